@@ -1,0 +1,3 @@
+from oltplab.cli import main
+
+main()

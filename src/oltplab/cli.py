@@ -1,0 +1,198 @@
+"""The `oltplab` command line."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from oltplab.display import RichDisplay, failed_table, status_table, tps_tables
+from oltplab.engines.catalog import CATALOG
+from oltplab.engines.supplier import is_available, source_of, supply
+from oltplab.errors import OltplabError
+from oltplab.export import cell_rows, to_csv, to_json
+from oltplab.ledger import Ledger
+from oltplab.runner import Outcome, run as run_matrix
+from oltplab.spec import EngineSpec, Spec, load_spec, parse_spec
+
+app = typer.Typer(
+    help="oltplab: benchmark MySQL-compatible engines with sysbench, reproducibly.\n\n"
+    "Write a spec (see examples/quick.toml), then `oltplab run SPEC --results DIR`.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+engines_app = typer.Typer(help="The engine catalog and the binary cache.", no_args_is_help=True)
+app.add_typer(engines_app, name="engines")
+
+console = Console()
+errors = Console(stderr=True)
+
+ResultsOption = Annotated[
+    Path, typer.Option("--results", "-r", help="Results directory (ledger, raw outputs, log).")
+]
+
+
+def _spec_engines(spec_path: Path | None) -> list[EngineSpec]:
+    engines = [EngineSpec(name=name) for name in CATALOG]
+    if spec_path is not None:
+        engines += [e for e in load_spec(spec_path).engines if e.name not in CATALOG]
+    return engines
+
+
+@engines_app.command("list")
+def engines_list(
+    spec: Annotated[
+        Path | None, typer.Option(help="Also list the engines this spec defines.")
+    ] = None,
+) -> None:
+    """The engines oltplab knows: name, family, version, source and whether they are fetched."""
+    table = Table(title="Engines")
+    for column in ("name", "family", "version", "source", "fetched"):
+        table.add_column(column)
+    for engine in _spec_engines(spec):
+        entry = CATALOG.get(engine.name)
+        source = source_of(engine)
+        kind = next(iter(source))
+        table.add_row(
+            engine.name,
+            entry.family if entry else (engine.family or "detected on fetch"),
+            entry.version if entry else (engine.version or "detected on fetch"),
+            f"{kind}: {source[kind]}",
+            "yes" if is_available(engine) else "no",
+        )
+    console.print(table)
+
+
+@engines_app.command("fetch")
+def engines_fetch(
+    names: Annotated[list[str], typer.Argument(help="Engine names from `oltplab engines list`.")],
+    spec: Annotated[
+        Path | None, typer.Option(help="A spec whose own engines may be named too.")
+    ] = None,
+) -> None:
+    """Download, unpack and checksum engine binaries into the cache (~/.cache/oltplab)."""
+    known = {engine.name: engine for engine in _spec_engines(spec)}
+    for name in names:
+        if name not in known:
+            raise OltplabError(
+                f"unknown engine {name!r}: see `oltplab engines list` (or pass --spec)"
+            )
+    for name in names:
+        with console.status(f"fetching {name}"):
+            distribution = supply(known[name])
+        console.print(
+            f"{name}: {distribution.family} {distribution.version} at {distribution.basedir}\n"
+            f"  sha256 {distribution.binary_sha256}  {distribution.mysqld.name}"
+        )
+
+
+def _report_outcome(results: Path, outcome: Outcome) -> None:
+    ledger = Ledger.open(results, create=False)
+    try:
+        cells = ledger.cells()
+    finally:
+        ledger.close()
+    for table in tps_tables(cells):
+        console.print(table)
+    console.print(status_table(outcome.counts))
+    if outcome.failed:
+        console.print(failed_table(outcome.failed))
+    console.print(f"Results in {results} (ledger.sqlite, raw outputs, oltplab.log)")
+    if outcome.interrupted:
+        errors.print("interrupted: run the same command again to resume")
+        raise typer.Exit(130)
+    if outcome.failed:
+        raise typer.Exit(1)
+
+
+def _run(spec: Spec, text: str, origin: str, results: Path, retry_failed: bool) -> None:
+    display = RichDisplay(console)
+    outcome = run_matrix(spec, text, origin, results, display, retry_failed=retry_failed)
+    _report_outcome(results, outcome)
+
+
+@app.command()
+def run(
+    spec: Annotated[Path, typer.Argument(help="The spec file (TOML).")],
+    results: ResultsOption,
+    retry_failed: Annotated[
+        bool, typer.Option(help="Run cells that failed in an earlier run again.")
+    ] = False,
+) -> None:
+    """Run a benchmark matrix; the same command on the same directory resumes it.
+
+    Cells already done are skipped and the cell a killed run had in flight runs again.
+    Exits 1 when any cell failed (the final table lists them with their reasons).
+    """
+    parsed = load_spec(spec)
+    _run(parsed, spec.read_text(), str(spec), results, retry_failed)
+
+
+@app.command()
+def demo(
+    results: Annotated[
+        Path, typer.Option("--results", "-r", help="Results directory.")
+    ] = Path("runs/demo"),
+) -> None:
+    """A small real matrix with the built-in spec: MySQL 8.0.31 and MariaDB 10.11.5."""
+    text = resources.files("oltplab").joinpath("specs/demo.toml").read_text()
+    _run(parse_spec(text, "demo spec"), text, "demo spec", results, False)
+
+
+@app.command()
+def status(results: Annotated[Path, typer.Argument(help="A results directory.")]) -> None:
+    """How many cells are done, failed and pending, and why the failed ones failed."""
+    ledger = Ledger.open(results, create=False)
+    try:
+        counts = ledger.counts()
+        failed = [(r["key"], r["reason"] or "") for r in ledger.cells() if r["status"] == "failed"]
+        runs = ledger.runs()
+    finally:
+        ledger.close()
+    console.print(status_table(counts))
+    if failed:
+        console.print(failed_table(failed))
+    if runs:
+        last = runs[-1]
+        console.print(f"last run: started {last['started_at']}, {last['status']}")
+
+
+class Format(str, Enum):
+    csv = "csv"
+    json = "json"
+
+
+@app.command()
+def export(
+    results: Annotated[Path, typer.Argument(help="A results directory.")],
+    format: Annotated[Format, typer.Option("--format", "-f", help="csv or json.")] = Format.csv,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+) -> None:
+    """One row per measured cell: engine, tier, workload, threads, TPS, latency, flags..."""
+    ledger = Ledger.open(results, create=False)
+    try:
+        rows = cell_rows(ledger.cells())
+    finally:
+        ledger.close()
+    text = to_csv(rows) if format is Format.csv else to_json(rows)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
+
+
+def main() -> None:
+    try:
+        app()
+    except OltplabError as exc:
+        errors.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+        sys.exit(2)

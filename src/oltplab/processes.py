@@ -1,0 +1,81 @@
+"""Child processes that die with us, and clean-up of the ones a killed run left behind."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import IO
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    # If oltplab is killed (even with SIGKILL) the kernel kills its engines and sysbench too,
+    # so a resumed run never finds a stray server holding the datadir.
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def spawn(
+    command: list[str],
+    stdout: IO[bytes] | int | None = subprocess.DEVNULL,
+    stderr: IO[bytes] | int | None = subprocess.STDOUT,
+    env: dict[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        env=env,
+        preexec_fn=_die_with_parent,  # noqa: PLW1509 - spawned from the main thread only
+        start_new_session=True,  # a Ctrl-C in the terminal reaches oltplab, which stops them
+    )
+
+
+def terminate(process: subprocess.Popen[bytes], timeout: float) -> bool:
+    """SIGTERM, wait up to timeout, then SIGKILL. True when it stopped on its own."""
+    if process.poll() is not None:
+        return True
+    process.terminate()
+    try:
+        process.wait(timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return False
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def kill_stale(pid_file: Path, marker: str) -> bool:
+    """Kill the process named in pid_file if its command line still contains marker.
+
+    The marker (our own option file path) makes sure we never kill a process that merely
+    reuses a pid we once had.
+    """
+    try:
+        pid = int(pid_file.read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except (OSError, ValueError):
+        return False
+    if marker not in cmdline:
+        return False
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return True

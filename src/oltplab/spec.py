@@ -1,0 +1,392 @@
+"""The benchmark spec: a validated TOML description of the whole matrix.
+
+Everything the runner does is derived from a `Spec`; nothing is provisioned before the
+spec, and the host it runs on, have been checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainSerializer,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from oltplab.engines.catalog import CATALOG
+from oltplab.errors import SpecError
+from oltplab.sizes import format_size, parse_size
+
+Family = Literal["mysql", "mariadb", "percona-server"]
+FAMILIES: tuple[str, ...] = ("mysql", "mariadb", "percona-server")
+Scalar = str | int | float | bool
+
+ByteSize = Annotated[int, BeforeValidator(parse_size), PlainSerializer(format_size, return_type=str)]
+PositiveInt = Annotated[int, Field(gt=0)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64)]
+
+SYSBENCH_TESTS = (
+    "oltp_read_write",
+    "oltp_read_only",
+    "oltp_write_only",
+    "oltp_point_select",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
+    "oltp_delete",
+    "select_random_points",
+    "select_random_ranges",
+)
+READ_ONLY_TESTS = frozenset(
+    {"oltp_read_only", "oltp_point_select", "select_random_points", "select_random_ranges"}
+)
+# Options the runner sets itself; letting a workload override them would break the protocol.
+RESERVED_SYSBENCH_OPTIONS = frozenset(
+    {"threads", "time", "events", "tables", "table-size", "table_size", "report-interval",
+     "rand-type", "db-driver", "percentile", "histogram"}
+)
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- engine sources -------------------------------------------------------------------------
+
+
+class MavenSource(StrictModel):
+    maven: Annotated[str, Field(pattern=r"^[\w.-]+:[\w.-]+:[\w.-]+$")]
+
+
+class TarballSource(StrictModel):
+    tarball: str
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+
+
+class BasedirSource(StrictModel):
+    basedir: Path
+
+
+class DebianSource(StrictModel):
+    debian: str
+
+
+class EndpointSource(StrictModel):
+    endpoint: Annotated[str, Field(pattern=r"^[^:\s]+:\d+$")]
+    user: str
+    password_env: str | None = None
+    password_file: Path | None = None
+
+
+SOURCE_KINDS = ("maven", "tarball", "basedir", "debian", "endpoint")
+
+
+def _source_kind(value: Any) -> str | None:
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    if isinstance(value, dict):
+        kinds = [kind for kind in SOURCE_KINDS if kind in value]
+        if len(kinds) == 1:
+            return kinds[0]
+    return None
+
+
+EngineSource = Annotated[
+    Annotated[MavenSource, Tag("maven")]
+    | Annotated[TarballSource, Tag("tarball")]
+    | Annotated[BasedirSource, Tag("basedir")]
+    | Annotated[DebianSource, Tag("debian")]
+    | Annotated[EndpointSource, Tag("endpoint")],
+    Discriminator(
+        _source_kind,
+        custom_error_type="source_kind",
+        custom_error_message="expected exactly one of the keys " + ", ".join(SOURCE_KINDS),
+    ),
+]
+
+
+class EngineSpec(StrictModel):
+    name: Name
+    source: EngineSource | None = None
+    family: Family | None = None
+    version: str | None = None
+    extra: dict[str, Scalar] = {}
+
+    @model_validator(mode="after")
+    def _known_or_sourced(self) -> EngineSpec:
+        if self.source is None and self.name not in CATALOG:
+            known = ", ".join(sorted(CATALOG))
+            raise ValueError(
+                f"unknown engine {self.name!r}: use one of {known}, "
+                "or give it a source (maven, tarball, basedir, debian or endpoint)"
+            )
+        return self
+
+    @property
+    def is_endpoint(self) -> bool:
+        return isinstance(self.source, EndpointSource)
+
+
+# --- configuration intent --------------------------------------------------------------------
+
+
+class Intent(StrictModel):
+    """What the server should be like, said once and translated per family and version."""
+
+    buffer_pool: ByteSize | None = None
+    redo_capacity: ByteSize | None = None
+    flush_log_at_trx_commit: Literal[0, 1, 2] | None = None
+    binlog: bool | None = None
+    sync_binlog: NonNegativeInt | None = None
+    binlog_format: Literal["ROW", "STATEMENT", "MIXED"] | None = None
+    doublewrite: bool | None = None
+    io_capacity: PositiveInt | None = None
+    io_capacity_max: PositiveInt | None = None
+    max_connections: PositiveInt | None = None
+    charset: Annotated[str, Field(pattern=r"^\w+$")] | None = None
+    flush_method: Annotated[str, Field(pattern=r"^\w+$")] | None = None
+    extra: dict[Family, dict[str, Scalar]] = {}
+
+
+DEFAULT_INTENT = Intent(
+    buffer_pool=128 * 1024**2,
+    redo_capacity=256 * 1024**2,
+    flush_log_at_trx_commit=1,
+    binlog=True,
+    sync_binlog=1,
+    binlog_format="ROW",
+    doublewrite=True,
+    io_capacity=2500,
+    io_capacity_max=5000,
+    charset="utf8mb4",
+)
+
+
+class TierSpec(Intent):
+    name: Name
+
+
+@dataclass(frozen=True)
+class ResolvedIntent:
+    """An intent with every field decided: defaults < [config] < the tier."""
+
+    buffer_pool: int
+    redo_capacity: int
+    flush_log_at_trx_commit: int
+    binlog: bool
+    sync_binlog: int
+    binlog_format: str
+    doublewrite: bool
+    io_capacity: int
+    io_capacity_max: int
+    max_connections: int
+    charset: str
+    flush_method: str | None
+    extra: dict[str, dict[str, Scalar]]
+
+
+# --- workload, dataset, protocol --------------------------------------------------------------
+
+
+class WorkloadSpec(StrictModel):
+    name: Literal[SYSBENCH_TESTS]  # type: ignore[valid-type]
+    options: dict[str, Scalar] = {}
+
+    @field_validator("options")
+    @classmethod
+    def _no_reserved(cls, options: dict[str, Scalar]) -> dict[str, Scalar]:
+        for key in options:
+            if key in RESERVED_SYSBENCH_OPTIONS or key.startswith(("mysql-", "pgsql-")):
+                raise ValueError(f"option {key!r} is set by oltplab and cannot be overridden")
+        return options
+
+    @property
+    def read_only(self) -> bool:
+        return self.name in READ_ONLY_TESTS
+
+
+def _workload_from_name(value: Any) -> Any:
+    return {"name": value} if isinstance(value, str) else value
+
+
+class DatasetSpec(StrictModel):
+    tables: PositiveInt = 20
+    table_size: PositiveInt = 5_000_000
+    rand_type: Literal["uniform", "gaussian", "special", "pareto", "zipfian"] = "uniform"
+
+
+class ProtocolSpec(StrictModel):
+    warmup_ro_seconds: NonNegativeInt = 180
+    warmup_rw_seconds: NonNegativeInt = 600
+    warmup_threads: PositiveInt = 16
+    measure_seconds: PositiveInt = 900
+    report_interval: PositiveInt = 1
+    threads: Annotated[list[PositiveInt], Field(min_length=1)] = [1, 4, 16, 32, 64, 128, 256, 512]
+    repetitions: PositiveInt = 1
+    order: Literal["as-listed", "interleaved", "random"] = "as-listed"
+    seed: int = 0
+    sysbench_grace_seconds: PositiveInt = 60
+    start_timeout_seconds: PositiveInt = 300
+    stop_timeout_seconds: PositiveInt = 300
+
+    @field_validator("threads")
+    @classmethod
+    def _distinct_threads(cls, threads: list[int]) -> list[int]:
+        if len(set(threads)) != len(threads):
+            raise ValueError("thread counts must be distinct")
+        return threads
+
+
+class Spec(StrictModel):
+    name: Name = "oltplab"
+    engines: Annotated[list[EngineSpec], Field(min_length=1)]
+    config: Intent = Intent()
+    tiers: list[TierSpec] = []
+    dataset: DatasetSpec = DatasetSpec()
+    workloads: Annotated[
+        list[Annotated[WorkloadSpec, BeforeValidator(_workload_from_name)]], Field(min_length=1)
+    ] = [WorkloadSpec(name="oltp_read_write")]
+    protocol: ProtocolSpec = ProtocolSpec()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Spec:
+        for label, items in (("engines", self.engines), ("tiers", self.tiers)):
+            names = [item.name for item in items]
+            duplicates = sorted({n for n in names if names.count(n) > 1})
+            if duplicates:
+                raise ValueError(f"{label}: duplicate name {duplicates[0]!r}")
+        workload_names = [w.name for w in self.workloads]
+        if len(set(workload_names)) != len(workload_names):
+            raise ValueError("workloads: each sysbench test may be listed once")
+        for tier in self.tier_list:
+            intent = self.resolve(tier)
+            if intent.io_capacity_max < intent.io_capacity:
+                raise ValueError(
+                    f"tier {tier.name!r}: io_capacity_max ({intent.io_capacity_max}) "
+                    f"must be at least io_capacity ({intent.io_capacity})"
+                )
+        return self
+
+    @property
+    def tier_list(self) -> list[TierSpec]:
+        """The tiers to run; without any, a single tier named after the buffer pool size."""
+        if self.tiers:
+            return list(self.tiers)
+        pool = self.config.buffer_pool or DEFAULT_INTENT.buffer_pool
+        assert pool is not None
+        return [TierSpec(name=format_size(pool))]
+
+    def engine(self, name: str) -> EngineSpec:
+        return next(e for e in self.engines if e.name == name)
+
+    def tier(self, name: str) -> TierSpec:
+        return next(t for t in self.tier_list if t.name == name)
+
+    def workload(self, name: str) -> WorkloadSpec:
+        return next(w for w in self.workloads if w.name == name)
+
+    def resolve(self, tier: TierSpec) -> ResolvedIntent:
+        layers = [DEFAULT_INTENT, self.config, tier]
+        fields: dict[str, Any] = {}
+        extra: dict[str, dict[str, Scalar]] = {}
+        for layer in layers:
+            for key, value in layer.model_dump(exclude={"name", "extra"}).items():
+                if value is not None:
+                    fields[key] = getattr(layer, key)
+            for family, options in layer.extra.items():
+                extra.setdefault(family, {}).update(options)
+        if "max_connections" not in fields:
+            busiest = max(max(self.protocol.threads), self.protocol.warmup_threads)
+            fields["max_connections"] = max(151, busiest + 32)
+        fields.setdefault("flush_method", None)
+        return ResolvedIntent(**fields, extra=extra)
+
+    def digest(self) -> str:
+        return _digest(self.model_dump(mode="json"))
+
+
+def _digest(data: Any) -> str:
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) -> str:
+    """What a cell's numbers depend on; a changed digest means the stored cell is not comparable."""
+    protocol = spec.protocol.model_dump(
+        include={"warmup_ro_seconds", "warmup_rw_seconds", "warmup_threads", "measure_seconds",
+                 "report_interval"}
+    )
+    resolved = spec.resolve(spec.tier(tier))
+    return _digest(
+        {
+            "engine": spec.engine(engine).model_dump(mode="json"),
+            "intent": {**resolved.__dict__},
+            "dataset": spec.dataset.model_dump(),
+            "workload": spec.workload(workload).model_dump(),
+            "protocol": protocol,
+        }
+    )
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif re.match(r"^[a-z_]+$", part) or not path:
+            path += f".{part}" if path else part
+        # Pydantic adds union tags and validator names to the location; they mean nothing to users.
+    return path or "(top level)"
+
+
+def _describe(error: dict[str, Any]) -> str:
+    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and "[" in p))
+    where = _location(loc)
+    if error["type"] == "extra_forbidden":
+        return f"{where}: unknown key; remove it or check its spelling"
+    message = error["msg"].removeprefix("Value error, ")
+    value = error.get("input")
+    if error["type"] == "missing" or isinstance(value, dict | list) or "got" in message:
+        return f"{where}: {message}"
+    return f"{where}: {message} (got {value!r})"
+
+
+def parse_spec(text: str, origin: str) -> Spec:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{origin}: not valid TOML: {exc}") from None
+    try:
+        return Spec.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise SpecError(f"{origin}: {_describe(errors[0])}{more}") from None
+
+
+def load_spec(path: Path) -> Spec:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such spec file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{path}: cannot read the spec: {exc}") from None
+    return parse_spec(text, str(path))

@@ -1,0 +1,270 @@
+"""The sysbench driver: build its command lines and parse what it prints (sysbench 1.0.x)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oltplab.errors import OltplabError
+from oltplab.spec import Scalar
+
+PASSWORD_OPTIONS = ("--mysql-password=", "--pgsql-password=")
+
+
+@dataclass(frozen=True)
+class Target:
+    host: str
+    port: int
+    user: str
+    password: str
+    database: str = "sbtest"
+
+
+def find_sysbench() -> str:
+    path = shutil.which("sysbench")
+    if path is None:
+        raise OltplabError(
+            "sysbench not found on PATH: install it with `apt-get install sysbench` "
+            "(or run scripts/setup.sh)"
+        )
+    return path
+
+
+def sysbench_version(binary: str) -> str:
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
+    return out.stdout.strip().removeprefix("sysbench ").split(" ")[0] or "unknown"
+
+
+def command(
+    binary: str,
+    test: str,
+    action: str,
+    target: Target,
+    *,
+    tables: int,
+    table_size: int,
+    threads: int,
+    seconds: int | None = None,
+    report_interval: int | None = None,
+    rand_type: str = "uniform",
+    options: dict[str, Scalar] | None = None,
+) -> list[str]:
+    args = [
+        binary,
+        test,
+        "--db-driver=mysql",
+        f"--mysql-host={target.host}",
+        f"--mysql-port={target.port}",
+        f"--mysql-user={target.user}",
+        f"--mysql-password={target.password}",
+        f"--mysql-db={target.database}",
+        f"--tables={tables}",
+        f"--table-size={table_size}",
+        f"--threads={threads}",
+        f"--rand-type={rand_type}",
+    ]
+    if seconds is not None:
+        args += [f"--time={seconds}", "--events=0"]
+    if report_interval is not None:
+        args.append(f"--report-interval={report_interval}")
+    if action == "run":
+        args += ["--percentile=95", "--histogram=off"]
+    for key, value in (options or {}).items():
+        rendered = ("on" if value else "off") if isinstance(value, bool) else value
+        args.append(f"--{key}={rendered}")
+    args.append(action)
+    return args
+
+
+def redact(args: list[str]) -> str:
+    """The command line as it may be logged: passwords replaced."""
+    shown = []
+    for arg in args:
+        for prefix in PASSWORD_OPTIONS:
+            if arg.startswith(prefix):
+                arg = prefix + "***"
+        shown.append(arg)
+    return " ".join(shown)
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interval:
+    second: float
+    threads: int
+    tps: float
+    qps: float
+    reads_per_s: float
+    writes_per_s: float
+    other_per_s: float
+    lat_pct_ms: float
+    errors_per_s: float
+    reconnects_per_s: float
+
+
+@dataclass(frozen=True)
+class Summary:
+    reads: int
+    writes: int
+    other: int
+    queries: int
+    transactions: int
+    tps: float
+    qps: float
+    errors: int
+    errors_per_s: float
+    reconnects: int
+    reconnects_per_s: float
+    total_time_s: float
+    events: int
+    lat_min_ms: float
+    lat_avg_ms: float
+    lat_max_ms: float
+    lat_pct_ms: float
+    percentile: int
+
+    @property
+    def reads_per_s(self) -> float:
+        return self.reads / self.total_time_s if self.total_time_s else 0.0
+
+    @property
+    def writes_per_s(self) -> float:
+        return self.writes / self.total_time_s if self.total_time_s else 0.0
+
+    @property
+    def other_per_s(self) -> float:
+        return self.other / self.total_time_s if self.total_time_s else 0.0
+
+
+@dataclass(frozen=True)
+class SysbenchOutput:
+    version: str | None
+    threads: int | None
+    intervals: tuple[Interval, ...]
+    summary: Summary | None
+    fatal: tuple[str, ...] = field(default=())
+    empty: bool = False
+
+
+_NUM = r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+_INTERVAL = re.compile(
+    rf"^\[\s*{_NUM}s\s*\]\s+thds:\s*(\d+)\s+tps:\s*{_NUM}\s+qps:\s*{_NUM}\s+"
+    rf"\(r/w/o:\s*{_NUM}/{_NUM}/{_NUM}\)\s+lat\s+\(ms,\d+%\):\s*{_NUM}\s+"
+    rf"err/s:?\s*{_NUM}\s+reconn/s:?\s*{_NUM}"
+)
+_FIELDS = {
+    "read": re.compile(rf"^\s*read:\s*{_NUM}"),
+    "write": re.compile(rf"^\s*write:\s*{_NUM}"),
+    "other": re.compile(rf"^\s*other:\s*{_NUM}"),
+    "transactions": re.compile(rf"^\s*transactions:\s*{_NUM}\s+\({_NUM} per sec\.\)"),
+    "queries": re.compile(rf"^\s*queries:\s*{_NUM}\s+\({_NUM} per sec\.\)"),
+    "errors": re.compile(rf"^\s*ignored errors:\s*{_NUM}\s+\({_NUM} per sec\.\)"),
+    "reconnects": re.compile(rf"^\s*reconnects:\s*{_NUM}\s+\({_NUM} per sec\.\)"),
+    "total_time": re.compile(rf"^\s*total time:\s*{_NUM}s"),
+    "events": re.compile(rf"^\s*total number of events:\s*{_NUM}"),
+    "min": re.compile(rf"^\s*min:\s*{_NUM}"),
+    "avg": re.compile(rf"^\s*avg:\s*{_NUM}"),
+    "max": re.compile(rf"^\s*max:\s*{_NUM}"),
+    "pct": re.compile(rf"^\s*(\d+)th percentile:\s*{_NUM}"),
+}
+_VERSION = re.compile(r"^sysbench\s+(\S+)")
+_THREADS = re.compile(r"^Number of threads:\s*(\d+)")
+
+
+def parse_output(text: str) -> SysbenchOutput:
+    """Every per-second line and the final summary; a missing part is None, never an error."""
+    if not text.strip():
+        return SysbenchOutput(None, None, (), None, (), empty=True)
+    version = threads = None
+    intervals: list[Interval] = []
+    found: dict[str, tuple[str, ...]] = {}
+    fatal: list[str] = []
+    section = ""
+    for line in text.splitlines():
+        if line.startswith(("FATAL", "ALERT")):
+            fatal.append(line.strip())
+        if (m := _VERSION.match(line)) and version is None:
+            version = m.group(1)
+            continue
+        if (m := _THREADS.match(line)) and threads is None:
+            threads = int(m.group(1))
+            continue
+        if m := _INTERVAL.match(line):
+            values = [float(v) for v in m.groups()]
+            intervals.append(Interval(values[0], int(values[1]), *values[2:]))
+            continue
+        stripped = line.strip()
+        if stripped.endswith(":") and not stripped.startswith(("read", "write", "other")):
+            section = stripped
+        for key, pattern in _FIELDS.items():
+            if key in found:
+                continue
+            if key in {"min", "avg", "max", "pct"} and section != "Latency (ms):":
+                continue
+            if m := pattern.match(line):
+                found[key] = m.groups()
+                break
+    return SysbenchOutput(version, threads, tuple(intervals), _summary(found), tuple(fatal))
+
+
+def _summary(found: dict[str, tuple[str, ...]]) -> Summary | None:
+    required = {"transactions", "queries", "total_time", "min", "avg", "max", "pct"}
+    if not required <= found.keys():
+        return None
+
+    def number(key: str, index: int = 0) -> float:
+        return float(found[key][index]) if key in found else 0.0
+
+    return Summary(
+        reads=int(number("read")),
+        writes=int(number("write")),
+        other=int(number("other")),
+        queries=int(number("queries")),
+        transactions=int(number("transactions")),
+        tps=number("transactions", 1),
+        qps=number("queries", 1),
+        errors=int(number("errors")),
+        errors_per_s=number("errors", 1),
+        reconnects=int(number("reconnects")),
+        reconnects_per_s=number("reconnects", 1),
+        total_time_s=number("total_time"),
+        events=int(number("events")),
+        lat_min_ms=number("min"),
+        lat_avg_ms=number("avg"),
+        lat_max_ms=number("max"),
+        lat_pct_ms=number("pct", 1),
+        percentile=int(number("pct")),
+    )
+
+
+def validity_flags(output: SysbenchOutput, seconds: int, interval: int) -> list[str]:
+    """Marks that make a measured cell suspect; each one is listed next to its numbers."""
+    if output.empty:
+        return ["empty"]
+    flags = []
+    if output.summary is None:
+        flags.append("truncated")
+    else:
+        if output.summary.errors > 0:
+            flags.append("errors")
+        if output.summary.reconnects > 0:
+            flags.append("reconnects")
+        if output.summary.total_time_s < seconds * 0.95:
+            flags.append("short")
+    expected = seconds // interval
+    seconds_seen = [round(i.second) for i in output.intervals]
+    gaps = any(b - a > interval for a, b in zip(seconds_seen, seconds_seen[1:], strict=False))
+    if len(seconds_seen) < expected - 1 or gaps:
+        flags.append("missing-intervals")
+    elif len(seconds_seen) > expected + 1:
+        flags.append("extra-intervals")
+    return flags
+
+
+def read_output(path: Path) -> SysbenchOutput:
+    return parse_output(path.read_text(encoding="utf-8", errors="replace"))
