@@ -18,7 +18,8 @@ from oltplab.engines.supplier import is_available, source_of, supply
 from oltplab.errors import OltplabError
 from oltplab.export import cell_rows, to_csv, to_json
 from oltplab.ledger import Ledger
-from oltplab.runner import Outcome, run as run_matrix
+from oltplab.runner import Outcome
+from oltplab.runner import run as run_matrix
 from oltplab.spec import EngineSpec, Spec, load_spec, parse_spec
 
 app = typer.Typer(
@@ -137,9 +138,9 @@ def run(
 
 @app.command()
 def demo(
-    results: Annotated[
-        Path, typer.Option("--results", "-r", help="Results directory.")
-    ] = Path("runs/demo"),
+    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = Path(
+        "runs/demo"
+    ),
 ) -> None:
     """A small real matrix with the built-in spec: MySQL 8.0.31 and MariaDB 10.11.5."""
     text = resources.files("oltplab").joinpath("specs/demo.toml").read_text()

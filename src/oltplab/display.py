@@ -116,6 +116,8 @@ def status_table(counts: dict[str, int]) -> Table:
     table = Table(title="Cells")
     for column in ("done", "failed", "pending", "running", "total"):
         table.add_column(column, justify="right")
-    table.add_row(*(str(counts.get(c, 0)) for c in ("done", "failed", "pending", "running")),
-                  str(sum(counts.values())))
+    table.add_row(
+        *(str(counts.get(c, 0)) for c in ("done", "failed", "pending", "running")),
+        str(sum(counts.values())),
+    )
     return table

@@ -9,9 +9,27 @@ import sqlite3
 from typing import Any
 
 CELL_COLUMNS = (
-    "scenario", "family", "version", "engine", "tier", "workload", "threads", "repetition",
-    "status", "tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "lat_avg_ms",
-    "lat_p95_ms", "lat_max_ms", "errors_per_s", "reconnects_per_s", "duration_s", "flags",
+    "scenario",
+    "family",
+    "version",
+    "engine",
+    "tier",
+    "workload",
+    "threads",
+    "repetition",
+    "status",
+    "tps",
+    "qps",
+    "reads_per_s",
+    "writes_per_s",
+    "other_per_s",
+    "lat_avg_ms",
+    "lat_p95_ms",
+    "lat_max_ms",
+    "errors_per_s",
+    "reconnects_per_s",
+    "duration_s",
+    "flags",
 )
 _RENAMED = {"lat_p95_ms": "lat_pct_ms", "duration_s": "total_time_s"}
 

@@ -208,10 +208,14 @@ class Ledger:
         with self.transaction() as db:
             db.execute(
                 f"DELETE FROM summaries WHERE cell_id IN "
-                f"(SELECT id FROM cells WHERE status IN ({marks}))", states)
+                f"(SELECT id FROM cells WHERE status IN ({marks}))",
+                states,
+            )
             db.execute(
                 f"DELETE FROM samples WHERE cell_id IN "
-                f"(SELECT id FROM cells WHERE status IN ({marks}))", states)
+                f"(SELECT id FROM cells WHERE status IN ({marks}))",
+                states,
+            )
             cursor = db.execute(
                 f"UPDATE cells SET status = 'pending', reason = NULL WHERE status IN ({marks})",
                 states,
@@ -243,19 +247,43 @@ class Ledger:
                 "INSERT OR REPLACE INTO summaries VALUES"
                 " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    cell_id, summary.tps, summary.qps, summary.reads_per_s,
-                    summary.writes_per_s, summary.other_per_s, summary.transactions,
-                    summary.queries, summary.errors, summary.errors_per_s, summary.reconnects,
-                    summary.reconnects_per_s, summary.lat_min_ms, summary.lat_avg_ms,
-                    summary.lat_max_ms, summary.lat_pct_ms, summary.percentile,
-                    summary.total_time_s, summary.events,
+                    cell_id,
+                    summary.tps,
+                    summary.qps,
+                    summary.reads_per_s,
+                    summary.writes_per_s,
+                    summary.other_per_s,
+                    summary.transactions,
+                    summary.queries,
+                    summary.errors,
+                    summary.errors_per_s,
+                    summary.reconnects,
+                    summary.reconnects_per_s,
+                    summary.lat_min_ms,
+                    summary.lat_avg_ms,
+                    summary.lat_max_ms,
+                    summary.lat_pct_ms,
+                    summary.percentile,
+                    summary.total_time_s,
+                    summary.events,
                 ),
             )
             db.executemany(
                 "INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (cell_id, i.second, i.threads, i.tps, i.qps, i.reads_per_s, i.writes_per_s,
-                     i.other_per_s, i.lat_pct_ms, i.errors_per_s, i.reconnects_per_s)
+                    (
+                        cell_id,
+                        i.second,
+                        i.threads,
+                        i.tps,
+                        i.qps,
+                        i.reads_per_s,
+                        i.writes_per_s,
+                        i.other_per_s,
+                        i.lat_pct_ms,
+                        i.errors_per_s,
+                        i.reconnects_per_s,
+                    )
                     for i in intervals
                 ],
             )

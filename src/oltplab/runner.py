@@ -372,8 +372,12 @@ def _prepare_dataset(ctx: _Context, state: EngineState) -> None:
     )
     prepare_log = instance.layout.work / "prepare.sysbench.txt"
     args = command(
-        ctx.sysbench, "oltp_read_write", "prepare", _target(state),
-        tables=spec.dataset.tables, table_size=spec.dataset.table_size,
+        ctx.sysbench,
+        "oltp_read_write",
+        "prepare",
+        _target(state),
+        tables=spec.dataset.tables,
+        table_size=spec.dataset.table_size,
         threads=max(1, min(spec.dataset.tables, os.cpu_count() or 1)),
     )
     result = execute(args, prepare_log, timeout=float("inf"), on_tick=lambda _: None)
@@ -449,8 +453,9 @@ def _recover(
     """After the engine died: restart it on a fresh snapshot copy and warm up again."""
     if not remaining:
         return
-    log.warning("%s died (%s); restarting", state.distribution.engine,
-                state.instance.exit_description())
+    log.warning(
+        "%s died (%s); restarting", state.distribution.engine, state.instance.exit_description()
+    )
     state.instance.stop(ctx.spec.protocol.stop_timeout_seconds)
     try:
         _start_session(ctx, state, session, stem)
@@ -487,21 +492,31 @@ def _start_session(ctx: _Context, state: EngineState, session: Session, stem: Pa
         ctx.display.phase(f"{label}: {name}", seconds)
         output = stem.with_name(f"{stem.name}_{name}.sysbench.txt")
         args = _run_args(ctx, state, test, spec.protocol.warmup_threads, seconds)
-        result = execute(args, output, seconds + spec.protocol.sysbench_grace_seconds,
-                         ctx.display.advance)
+        result = execute(
+            args, output, seconds + spec.protocol.sysbench_grace_seconds, ctx.display.advance
+        )
         if result.returncode != 0:
             parsed = read_output(output)
             raise EngineError(f"{name} failed: {_failure_reason(result, parsed.fatal, state)}")
 
 
-def _run_args(ctx: _Context, state: EngineState, test: str, threads: int, seconds: int) -> list[str]:
+def _run_args(
+    ctx: _Context, state: EngineState, test: str, threads: int, seconds: int
+) -> list[str]:
     spec = ctx.spec
     options = spec.workload(test).options if test in {w.name for w in spec.workloads} else {}
     return command(
-        ctx.sysbench, test, "run", _target(state),
-        tables=spec.dataset.tables, table_size=spec.dataset.table_size, threads=threads,
-        seconds=seconds, report_interval=spec.protocol.report_interval,
-        rand_type=spec.dataset.rand_type, options=options,
+        ctx.sysbench,
+        test,
+        "run",
+        _target(state),
+        tables=spec.dataset.tables,
+        table_size=spec.dataset.table_size,
+        threads=threads,
+        seconds=seconds,
+        report_interval=spec.protocol.report_interval,
+        rand_type=spec.dataset.rand_type,
+        options=options,
     )
 
 
@@ -530,8 +545,9 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
     ctx.display.phase(_label(cell), seconds)
     args = _run_args(ctx, state, cell.workload, cell.threads, seconds)
     try:
-        result = execute(args, output, seconds + spec.protocol.sysbench_grace_seconds,
-                         ctx.display.advance)
+        result = execute(
+            args, output, seconds + spec.protocol.sysbench_grace_seconds, ctx.display.advance
+        )
     except KeyboardInterrupt:
         ctx.ledger.requeue(failed_too=False)
         raise
@@ -539,16 +555,16 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
     if state.instance.alive():
         try:
             with state.instance.control() as control:
-                stem.with_name(stem.name + ".status.txt").write_text(
-                    format_pairs(control.status())
-                )
+                stem.with_name(stem.name + ".status.txt").write_text(format_pairs(control.status()))
         except EngineError as exc:
             log.warning("%s: status not recorded: %s", _label(cell), exc)
     if result.returncode == 0 and parsed.summary is not None and state.instance.alive():
         flags = validity_flags(parsed, seconds, spec.protocol.report_interval)
         ctx.ledger.record_done(cell, parsed.summary, parsed.intervals, flags, artifact)
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""
-        ctx.display.note(f"[green]done[/green] {_label(cell)}: {parsed.summary.tps:,.1f} tps{marks}")
+        ctx.display.note(
+            f"[green]done[/green] {_label(cell)}: {parsed.summary.tps:,.1f} tps{marks}"
+        )
         log.info("%s done: %.1f tps %s", _label(cell), parsed.summary.tps, flags)
     else:
         reason = _failure_reason(result, parsed.fatal, state)

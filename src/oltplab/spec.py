@@ -23,6 +23,7 @@ from pydantic import (
     PlainSerializer,
     Tag,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -35,7 +36,9 @@ Family = Literal["mysql", "mariadb", "percona-server"]
 FAMILIES: tuple[str, ...] = ("mysql", "mariadb", "percona-server")
 Scalar = str | int | float | bool
 
-ByteSize = Annotated[int, BeforeValidator(parse_size), PlainSerializer(format_size, return_type=str)]
+ByteSize = Annotated[
+    int, BeforeValidator(parse_size), PlainSerializer(format_size, return_type=str)
+]
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64)]
@@ -57,8 +60,19 @@ READ_ONLY_TESTS = frozenset(
 )
 # Options the runner sets itself; letting a workload override them would break the protocol.
 RESERVED_SYSBENCH_OPTIONS = frozenset(
-    {"threads", "time", "events", "tables", "table-size", "table_size", "report-interval",
-     "rand-type", "db-driver", "percentile", "histogram"}
+    {
+        "threads",
+        "time",
+        "events",
+        "tables",
+        "table-size",
+        "table_size",
+        "report-interval",
+        "rand-type",
+        "db-driver",
+        "percentile",
+        "histogram",
+    }
 )
 
 
@@ -73,13 +87,22 @@ class MavenSource(StrictModel):
     maven: Annotated[str, Field(pattern=r"^[\w.-]+:[\w.-]+:[\w.-]+$")]
 
 
+def _beside_spec(value: Any, info: ValidationInfo) -> Any:
+    """Relative paths in a spec are relative to the spec file, not to where oltplab runs."""
+    base = (info.context or {}).get("base")
+    if base is None or not isinstance(value, str | Path) or re.match(r"^https?://", str(value)):
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
 class TarballSource(StrictModel):
-    tarball: str
+    tarball: Annotated[str, BeforeValidator(_beside_spec)]
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
 
 
 class BasedirSource(StrictModel):
-    basedir: Path
+    basedir: Annotated[Path, BeforeValidator(_beside_spec)]
 
 
 class DebianSource(StrictModel):
@@ -328,8 +351,13 @@ def _digest(data: Any) -> str:
 def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) -> str:
     """What a cell's numbers depend on; a changed digest means the stored cell is not comparable."""
     protocol = spec.protocol.model_dump(
-        include={"warmup_ro_seconds", "warmup_rw_seconds", "warmup_threads", "measure_seconds",
-                 "report_interval"}
+        include={
+            "warmup_ro_seconds",
+            "warmup_rw_seconds",
+            "warmup_threads",
+            "measure_seconds",
+            "report_interval",
+        }
     )
     resolved = spec.resolve(spec.tier(tier))
     return _digest(
@@ -369,13 +397,13 @@ def _describe(error: dict[str, Any]) -> str:
     return f"{where}: {message} (got {value!r})"
 
 
-def parse_spec(text: str, origin: str) -> Spec:
+def parse_spec(text: str, origin: str, base: Path | None = None) -> Spec:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{origin}: not valid TOML: {exc}") from None
     try:
-        return Spec.model_validate(data)
+        return Spec.model_validate(data, context={"base": base})
     except ValidationError as exc:
         errors = exc.errors()
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
@@ -389,4 +417,4 @@ def load_spec(path: Path) -> Spec:
         raise SpecError(f"{path}: no such spec file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: cannot read the spec: {exc}") from None
-    return parse_spec(text, str(path))
+    return parse_spec(text, str(path), path.resolve().parent)

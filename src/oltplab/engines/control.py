@@ -77,7 +77,9 @@ class Control:
             self.execute("DROP USER %s@%s", (name, host))
         self.execute("CREATE DATABASE IF NOT EXISTS sbtest")
         plugin = "WITH mysql_native_password " if native_password else ""
-        self.execute(f"CREATE USER IF NOT EXISTS %s@'%%' IDENTIFIED {plugin}BY %s", (user, password))
+        self.execute(
+            f"CREATE USER IF NOT EXISTS %s@'%%' IDENTIFIED {plugin}BY %s", (user, password)
+        )
         self.execute("GRANT ALL PRIVILEGES ON sbtest.* TO %s@'%%'", (user,))
 
 

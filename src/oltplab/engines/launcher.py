@@ -128,15 +128,21 @@ class PrivateInstance:
         if dist.family == "mariadb":
             if dist.install_db is None:
                 raise EngineError(f"engine {dist.engine}: no mariadb-install-db script found")
-            command = [str(dist.install_db), cnf, f"--basedir={dist.basedir}",
-                       "--auth-root-authentication-method=normal", "--skip-test-db"]
+            command = [
+                str(dist.install_db),
+                cnf,
+                f"--basedir={dist.basedir}",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ]
         else:
             self.layout.datadir.mkdir()
             command = [str(dist.mysqld), cnf, "--initialize-insecure"]
         offset = self._log_size()
         try:
-            result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                                    check=False)
+            result = subprocess.run(
+                command, capture_output=True, text=True, timeout=timeout, check=False
+            )
         except subprocess.TimeoutExpired:
             raise EngineError(f"engine {dist.engine}: datadir initialisation timed out") from None
         if result.returncode != 0:
@@ -162,8 +168,9 @@ class PrivateInstance:
         self._log_offset = self._log_size()
         output = (self.layout.work / "mysqld.out").open("ab")
         try:
-            self.process = spawn([str(self.distribution.mysqld),
-                                  f"--defaults-file={self.layout.cnf}"], stdout=output)
+            self.process = spawn(
+                [str(self.distribution.mysqld), f"--defaults-file={self.layout.cnf}"], stdout=output
+            )
         finally:
             output.close()
         deadline = time.monotonic() + timeout

@@ -55,14 +55,17 @@ class Distribution:
     source: dict[str, Any]
 
     def to_json(self) -> dict[str, Any]:
-        return {key: str(value) if isinstance(value, Path) else value
-                for key, value in asdict(self).items()}
+        return {
+            key: str(value) if isinstance(value, Path) else value
+            for key, value in asdict(self).items()
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Distribution:
         paths = {"basedir", "mysqld", "install_db", "messages_dir"}
-        return cls(**{key: Path(value) if key in paths and value else value
-                      for key, value in data.items()})
+        return cls(
+            **{key: Path(value) if key in paths and value else value for key, value in data.items()}
+        )
 
 
 def cache_root() -> Path:
@@ -131,7 +134,11 @@ def describe(engine: str, basedir: Path, source: dict[str, Any]) -> Distribution
     family, version = identify(mysqld)
     install_db = next((basedir / s for s in INSTALL_DB_SCRIPTS if (basedir / s).is_file()), None)
     messages = None
-    for candidate in (basedir / "share", basedir / "share" / "mysql", basedir / "share" / "mariadb"):
+    for candidate in (
+        basedir / "share",
+        basedir / "share" / "mysql",
+        basedir / "share" / "mariadb",
+    ):
         if (candidate / "english" / "errmsg.sys").is_file():
             messages = candidate
             break
@@ -154,9 +161,18 @@ def _run_maven(coordinates: str, repo: Path) -> Path:
         raise EngineError("mvn not found on PATH: install Maven (apt-get install maven)")
     group, artifact, version = coordinates.split(":")
     result = subprocess.run(
-        [mvn, "-q", "-B", "dependency:get", f"-Dartifact={coordinates}", "-Dtransitive=false",
-         f"-Dmaven.repo.local={repo}"],
-        capture_output=True, text=True, check=False,
+        [
+            mvn,
+            "-q",
+            "-B",
+            "dependency:get",
+            f"-Dartifact={coordinates}",
+            "-Dtransitive=false",
+            f"-Dmaven.repo.local={repo}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     jar = repo / group.replace(".", "/") / artifact / version / f"{artifact}-{version}.jar"
     if result.returncode != 0 or not jar.is_file():

@@ -1,0 +1,101 @@
+"""Integration tests start real engines and run real sysbench, with tiny data."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.engine
+
+TINY = """
+[dataset]
+tables = 1
+table_size = 2000
+"""
+
+
+def spec_text(
+    engines: list[str],
+    *,
+    threads: list[int],
+    measure: int,
+    extra: str = "",
+    workloads: tuple[str, ...] = ("oltp_read_write",),
+    warmup: int = 1,
+) -> str:
+    engine_lines = "".join(f'[[engines]]\nname = "{name}"\n' for name in engines)
+    return (
+        f"workloads = {list(workloads)!r}\n".replace("'", '"')
+        + engine_lines
+        + extra
+        + TINY
+        + f"[protocol]\nwarmup_ro_seconds = {warmup}\nwarmup_rw_seconds = {warmup}\n"
+        + f"warmup_threads = 2\nmeasure_seconds = {measure}\nthreads = {threads}\n"
+        + "stop_timeout_seconds = 60\nstart_timeout_seconds = 120\n"
+    )
+
+
+def oltplab(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "oltplab", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def start_oltplab(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "oltplab", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def cells(results: Path) -> list[sqlite3.Row]:
+    db = sqlite3.connect(f"file:{results / 'ledger.sqlite'}?mode=ro", uri=True, timeout=30)
+    db.row_factory = sqlite3.Row
+    try:
+        return list(
+            db.execute(
+                "SELECT c.*, s.tps, e.server_version FROM cells c LEFT JOIN summaries s"
+                " ON s.cell_id = c.id LEFT JOIN engines e ON e.name = c.engine ORDER BY c.id"
+            )
+        )
+    finally:
+        db.close()
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if condition():
+                return
+        except sqlite3.Error:
+            pass  # the ledger may not exist yet
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def processes_using(marker: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(int(proc.name))
+    return found

@@ -1,0 +1,122 @@
+import csv
+import io
+import json
+
+import pytest
+
+from .conftest import cells, oltplab, spec_text
+
+pytestmark = pytest.mark.engine
+
+
+def test_two_engines_two_tiers_two_workloads_end_to_end(tmp_path):
+    tiers = (
+        '[[tiers]]\nname = "128M"\nbuffer_pool = "128M"\n'
+        '[[tiers]]\nname = "256M"\nbuffer_pool = "256M"\n'
+    )
+    (tmp_path / "m.toml").write_text(
+        spec_text(
+            ["mysql-8.0.31", "mariadb-10.11.5"],
+            threads=[1, 2],
+            measure=2,
+            extra=tiers,
+            workloads=("oltp_read_write", "oltp_read_only"),
+        )
+    )
+    result = oltplab("run", "m.toml", "--results", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = tmp_path / "out"
+    rows = cells(out)
+    assert len(rows) == 2 * 2 * 2 * 2
+    assert {r["status"] for r in rows} == {"done"}
+    assert all(r["tps"] > 0 for r in rows)
+    versions = {r["engine"]: r["server_version"] for r in rows}
+    assert versions["mysql-8.0.31"] == "8.0.31"
+    assert versions["mariadb-10.11.5"].startswith("10.11.5-MariaDB")
+
+    mysql = out / "benchmark_logs" / "mysql" / "8.0.31"
+    for name in (
+        "Tier128M_RW_1th.sysbench.txt",
+        "Tier256M_RW_2th.sysbench.txt",
+        "Tier128M_RW.cnf.txt",
+        "Tier128M_RW.vars.txt",
+        "Tier128M_RW.errlog.txt",
+        "Tier256M_RW_2th.status.txt",
+        "Tier128M_RW_warmupA.sysbench.txt",
+        "Tier128M_RW_warmupB.sysbench.txt",
+    ):
+        assert (mysql / name).is_file(), name
+    read_only = out / "benchmark_logs_read_only" / "mysql" / "8.0.31"
+    assert (read_only / "Tier256M_RO_1th.sysbench.txt").is_file()
+    assert not (read_only / "Tier256M_RO_warmupB.sysbench.txt").exists()  # no RW warm-up for RO
+    assert "innodb_buffer_pool_size\t268435456" in (mysql / "Tier256M_RW.vars.txt").read_text()
+    assert "innodb_redo_log_capacity" in (mysql / "Tier128M_RW.cnf.txt").read_text()
+    mariadb_cnf = next((out / "benchmark_logs" / "mariadb").glob("*/Tier128M_RW.cnf.txt"))
+    assert "innodb_redo_log_capacity" not in mariadb_cnf.read_text()
+
+    log = (out / "oltplab.log").read_text()
+    assert log.count(" prepare\n") == 2  # data prepared once per engine, not per tier
+    assert "--mysql-password=***" in log
+    secret = (out / ".work" / "mysql-8.0.31" / "secret").read_text()
+    for path in out.rglob("*.txt"):
+        assert secret not in path.read_text(errors="replace"), path
+    assert secret not in log
+
+    exported = oltplab("export", "out", "--format", "csv", cwd=tmp_path)
+    table = list(csv.DictReader(io.StringIO(exported.stdout)))
+    assert len(table) == 16
+    assert list(table[0]) == [
+        "scenario",
+        "family",
+        "version",
+        "engine",
+        "tier",
+        "workload",
+        "threads",
+        "repetition",
+        "status",
+        "tps",
+        "qps",
+        "reads_per_s",
+        "writes_per_s",
+        "other_per_s",
+        "lat_avg_ms",
+        "lat_p95_ms",
+        "lat_max_ms",
+        "errors_per_s",
+        "reconnects_per_s",
+        "duration_s",
+        "flags",
+    ]
+    assert {r["scenario"] for r in table} == {"rw-local", "ro-local"}
+    assert {r["tier"] for r in table} == {"128M", "256M"}
+    assert {r["version"] for r in table} == {"8.0.31", "10.11.5"}
+    as_json = json.loads(oltplab("export", "out", "--format", "json", cwd=tmp_path).stdout)
+    assert len(as_json) == 16 and as_json[0]["status"] == "done"
+
+    status = oltplab("status", "out", cwd=tmp_path)
+    assert status.returncode == 0 and "16" in status.stdout
+
+    again = oltplab("run", "m.toml", "--results", "out", cwd=tmp_path)
+    assert again.returncode == 0
+    assert [r["finished_at"] for r in cells(out)] == [r["finished_at"] for r in rows]
+
+
+def test_a_tier_whose_setting_does_not_take_is_aborted_with_intended_and_actual(tmp_path):
+    tiers = (
+        '[[tiers]]\nname = "200M"\nbuffer_pool = "200M"\n'
+        '[[tiers]]\nname = "128M"\nbuffer_pool = "128M"\n'
+    )
+    (tmp_path / "m.toml").write_text(
+        spec_text(["mysql-8.0.31"], threads=[1], measure=2, extra=tiers, warmup=0)
+    )
+    result = oltplab("run", "m.toml", "--results", "out", cwd=tmp_path)
+    assert result.returncode == 1
+    by_tier = {r["tier"]: r for r in cells(tmp_path / "out")}
+    assert by_tier["200M"]["status"] == "failed"
+    assert by_tier["200M"]["reason"].startswith(
+        "engine mysql-8.0.31 tier 200M: innodb_buffer_pool_size intended 209715200, "
+        "actual 268435456"
+    )
+    assert by_tier["128M"]["status"] == "done"
+    assert "Failed cells" in result.stdout

@@ -1,0 +1,161 @@
+from pathlib import Path
+
+import pytest
+
+from oltplab.engines.config import (
+    ServerPaths,
+    check_variables,
+    describe_mismatch,
+    expected_variables,
+    intent_settings,
+    render_cnf,
+    server_settings,
+)
+from oltplab.spec import parse_spec
+
+G = 1024**3
+M = 1024**2
+
+
+def intent(extra: str = ""):
+    spec = parse_spec(
+        f'engines = [{{name = "mysql-8.0.31"}}]\n[config]\nredo_capacity = "4G"\n{extra}', "t.toml"
+    )
+    return spec.resolve(spec.tier_list[0])
+
+
+def options(family, version, extra=""):
+    return {s.option: s.value for s in intent_settings(family, version, intent(extra))}
+
+
+@pytest.mark.parametrize(
+    ("family", "version", "redo"),
+    [
+        ("mysql", "5.7.44", {"innodb_log_file_size": 2 * G, "innodb_log_files_in_group": 2}),
+        (
+            "percona-server",
+            "5.7.44-48",
+            {"innodb_log_file_size": 2 * G, "innodb_log_files_in_group": 2},
+        ),
+        ("mysql", "8.0.15", {"innodb_log_file_size": 2 * G, "innodb_log_files_in_group": 2}),
+        ("mysql", "8.0.29", {"innodb_log_file_size": 2 * G, "innodb_log_files_in_group": 2}),
+        ("mysql", "8.0.30", {"innodb_redo_log_capacity": 4 * G}),
+        ("percona-server", "8.0.45-36", {"innodb_redo_log_capacity": 4 * G}),
+        ("mysql", "8.4.8", {"innodb_redo_log_capacity": 4 * G}),
+        ("mysql", "9.6.0", {"innodb_redo_log_capacity": 4 * G}),
+        ("mariadb", "10.4.30", {"innodb_log_file_size": 2 * G, "innodb_log_files_in_group": 2}),
+        ("mariadb", "10.11.5", {"innodb_log_file_size": 4 * G}),
+        ("mariadb", "11.4.5", {"innodb_log_file_size": 4 * G}),
+        ("mariadb", "12.1.2", {"innodb_log_file_size": 4 * G}),
+    ],
+)
+def test_the_same_redo_capacity_in_each_versions_own_terms(family, version, redo):
+    settings = options(family, version)
+    redo_keys = {"innodb_log_file_size", "innodb_log_files_in_group", "innodb_redo_log_capacity"}
+    assert {k: v for k, v in settings.items() if k in redo_keys} == redo
+
+
+@pytest.mark.parametrize(
+    ("family", "version", "has_cache"),
+    [
+        ("mysql", "5.7.22", True),
+        ("percona-server", "5.7.44-48", True),
+        ("mysql", "8.0.31", False),
+        ("mysql", "8.4.8", False),
+        ("mariadb", "10.11.5", True),
+        ("mariadb", "11.4.5", True),
+        ("mariadb", "12.1.2", False),
+    ],
+)
+def test_query_cache_is_disabled_where_it_exists_and_never_written_where_removed(
+    family, version, has_cache
+):
+    settings = options(family, version)
+    assert ("query_cache_type" in settings) is has_cache
+    assert ("query_cache_size" in settings) is has_cache
+
+
+def test_buffer_pool_instances_follow_size_and_are_not_written_for_modern_mariadb():
+    assert options("mysql", "8.0.31")["innodb_buffer_pool_instances"] == 1
+    big = options("mysql", "8.0.31", 'buffer_pool = "12G"')
+    assert big["innodb_buffer_pool_size"] == 12 * G and big["innodb_buffer_pool_instances"] == 8
+    assert "innodb_buffer_pool_instances" not in options("mariadb", "10.11.5")
+
+
+def test_binlog_on_and_off():
+    on = options("mysql", "8.0.31")
+    assert on["log_bin"] == "binlog" and on["sync_binlog"] == 1 and on["binlog_format"] == "ROW"
+    assert on["server_id"] == 1
+    off = intent_settings("mysql", "8.0.31", intent("binlog = false"))
+    assert "skip_log_bin" in {s.option for s in off}
+    assert expected_variables(off)["log_bin"] == "OFF"
+    assert "sync_binlog" not in {s.option for s in off}
+
+
+def test_family_extras_apply_only_to_their_family():
+    extra = '[config.extra.mariadb]\nthread_handling = "one-thread-per-connection"'
+    assert options("mariadb", "10.11.5", extra)["thread_handling"] == "one-thread-per-connection"
+    assert "thread_handling" not in options("mysql", "8.0.31", extra)
+
+
+def test_expected_variables_are_what_show_variables_prints():
+    expected = expected_variables(intent_settings("mysql", "8.0.31", intent()))
+    assert expected["innodb_buffer_pool_size"] == str(128 * M)
+    assert expected["innodb_doublewrite"] == "ON"
+    assert expected["log_bin"] == "ON"
+    assert expected["innodb_buffer_pool_dump_at_shutdown"] == "OFF"
+
+
+def test_mismatch_is_reported_with_intended_and_actual_values():
+    expected = {
+        "innodb_buffer_pool_size": "2147483648",
+        "innodb_doublewrite": "ON",
+        "innodb_flush_log_at_trx_commit": "1",
+    }
+    actual = {
+        "innodb_buffer_pool_size": "134217728",
+        "innodb_doublewrite": "1",
+        "innodb_flush_log_at_trx_commit": "1",
+    }
+    mismatches = check_variables(expected, actual)
+    assert len(mismatches) == 1
+    assert describe_mismatch(mismatches[0]).startswith(
+        "innodb_buffer_pool_size intended 2147483648, actual 134217728"
+    )
+    missing = check_variables({"no_such_variable": "1"}, actual)
+    assert describe_mismatch(missing[0]) == "no_such_variable intended 1, not a server variable"
+
+
+def test_rendered_option_file_has_paths_and_the_x_plugin_off_only_on_mysql_8():
+    paths = ServerPaths(
+        Path("/b"),
+        Path("/d"),
+        Path("/s.sock"),
+        4321,
+        Path("/p"),
+        Path("/e"),
+        Path("/t"),
+        Path("/b/share"),
+        "root",
+    )
+    text = render_cnf(
+        "e",
+        "t",
+        server_settings("mysql", "8.0.31", paths),
+        intent_settings("mysql", "8.0.31", intent()),
+    )
+    assert text.splitlines()[1] == "[mysqld]"
+    assert "port = 4321" in text and "datadir = /d" in text and "mysqlx = OFF" in text
+    assert "innodb_redo_log_capacity = 4294967296" in text
+    assert "mysqlx" not in render_cnf("e", "t", server_settings("mysql", "5.7.22", paths), [])
+    assert "mysqlx" not in render_cnf("e", "t", server_settings("mariadb", "10.11.5", paths), [])
+
+
+def test_sizes_and_booleans_compare_the_way_the_server_prints_them():
+    assert not check_variables(
+        {"innodb_log_buffer_size": "64M"}, {"innodb_log_buffer_size": "67108864"}
+    )
+    assert not check_variables({"skip_name_resolve": "ON"}, {"skip_name_resolve": "1"})
+    assert check_variables(
+        {"innodb_log_buffer_size": "64M"}, {"innodb_log_buffer_size": "16777216"}
+    )

@@ -1,0 +1,71 @@
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from oltplab.errors import OltplabError
+from oltplab.ledger import Ledger
+from oltplab.plan import Cell
+from oltplab.runner import check_compatible
+from oltplab.sysbench import read_output
+
+DATA = Path(__file__).parent.parent / "data" / "sysbench"
+A = Cell("e", "2G", "oltp_read_write", 1, 1, "rw-local")
+B = Cell("e", "2G", "oltp_read_write", 4, 1, "rw-local")
+
+
+def test_cells_move_from_pending_to_done_with_their_series(tmp_path):
+    ledger = Ledger.open(tmp_path)
+    ledger.register([(A, "d1"), (B, "d1")])
+    ledger.register([(A, "d1")])  # registering again changes nothing
+    run = ledger.begin_run("digest", {"host": {}})
+    out = read_output(DATA / "rw_4th.sysbench.txt")
+    ledger.mark_running(A, run)
+    assert ledger.requeue(failed_too=False) == 1  # a run killed here leaves A running
+    ledger.mark_running(A, run)
+    ledger.record_done(A, out.summary, out.intervals, ["short"], "x.sysbench.txt")
+    ledger.mark_running(B, run)
+    ledger.record_failed(B, "engine process killed by signal 9 during the cell", None)
+    assert ledger.counts() == {"pending": 0, "running": 0, "done": 1, "failed": 1}
+    rows = {r["key"]: r for r in ledger.cells()}
+    assert rows[A.key]["tps"] == 889.46 and rows[A.key]["flags"] == "short"
+    assert rows[A.key]["attempts"] == 2
+    assert rows[B.key]["reason"].startswith("engine process killed")
+    assert len(ledger.samples(A.key)) == 10
+    assert ledger.requeue(failed_too=True) == 1
+    ledger.close()
+
+
+def test_results_are_durable_across_connections(tmp_path):
+    ledger = Ledger.open(tmp_path)
+    ledger.register([(A, "d1")])
+    ledger.close()
+    again = Ledger.open(tmp_path, create=False)
+    assert again.definitions() == {A.key: "d1"}
+    again.close()
+
+
+def test_missing_and_foreign_ledgers_are_refused_with_a_clear_message(tmp_path):
+    with pytest.raises(OltplabError, match="no oltplab results here"):
+        Ledger.open(tmp_path / "nothing", create=False)
+    (tmp_path / "ledger.sqlite").write_text("not a database, just text " * 100)
+    with pytest.raises(OltplabError, match="not a readable oltplab ledger"):
+        Ledger.open(tmp_path)
+
+
+def test_newer_schema_is_refused(tmp_path):
+    Ledger.open(tmp_path).close()
+    db = sqlite3.connect(tmp_path / "ledger.sqlite")
+    db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(OltplabError, match="newer oltplab"):
+        Ledger.open(tmp_path)
+
+
+def test_a_spec_may_only_add_cells(tmp_path):
+    check_compatible({"a": "1"}, {"a": "1", "b": "1"}, tmp_path)
+    with pytest.raises(OltplabError, match="measured with a different"):
+        check_compatible({"a": "1"}, {"a": "2"}, tmp_path)
+    with pytest.raises(OltplabError, match="no longer has"):
+        check_compatible({"a": "1", "c": "1"}, {"a": "1"}, tmp_path)

@@ -1,0 +1,66 @@
+from oltplab.plan import build_plan, cell_stem, cells_of, scenario_dir
+from oltplab.spec import parse_spec
+
+SPEC = """
+engines = [{name = "mysql-8.0.31"}, {name = "mariadb-10.11.5"}]
+workloads = ["oltp_read_write", "oltp_read_only"]
+[[tiers]]
+name = "2G"
+buffer_pool = "2G"
+[[tiers]]
+name = "4G"
+buffer_pool = "4G"
+[protocol]
+threads = [1, 8]
+repetitions = 2
+"""
+
+
+def plan(order: str, seed: int = 0):
+    return build_plan(parse_spec(SPEC + f'order = "{order}"\nseed = {seed}\n', "t.toml"))
+
+
+def test_every_cell_appears_once_whatever_the_order():
+    for order in ("as-listed", "interleaved", "random"):
+        keys = [cell.key for cell in cells_of(plan(order))]
+        assert len(keys) == len(set(keys)) == 2 * 2 * 2 * 2 * 2
+
+
+def test_as_listed_runs_one_session_per_engine_tier_workload():
+    sessions = plan("as-listed")
+    assert [(s.engine, s.tier, s.workload) for s in sessions][:3] == [
+        ("mysql-8.0.31", "2G", "oltp_read_write"),
+        ("mysql-8.0.31", "2G", "oltp_read_only"),
+        ("mysql-8.0.31", "4G", "oltp_read_write"),
+    ]
+    assert [(c.threads, c.repetition) for c in sessions[0].cells] == [
+        (1, 1),
+        (1, 2),
+        (8, 1),
+        (8, 2),
+    ]
+
+
+def test_interleaved_alternates_engines_within_each_round():
+    sessions = plan("interleaved")
+    assert [s.engine for s in sessions[:4]] == ["mysql-8.0.31", "mariadb-10.11.5"] * 2
+    assert {c.repetition for s in sessions[:8] for c in s.cells} == {1}
+    assert {c.repetition for s in sessions[8:] for c in s.cells} == {2}
+
+
+def test_random_order_is_reproducible_from_its_seed():
+    same = [s.cells[0].key for s in plan("random", 7)]
+    assert same == [s.cells[0].key for s in plan("random", 7)]
+    assert same != [s.cells[0].key for s in plan("random", 8)]
+
+
+def test_scenarios_and_artifact_names_follow_the_2026_layout():
+    cells = cells_of(plan("as-listed"))
+    rw = next(c for c in cells if c.workload == "oltp_read_write" and c.repetition == 1)
+    ro = next(c for c in cells if c.workload == "oltp_read_only" and c.repetition == 2)
+    assert (rw.scenario, ro.scenario) == ("rw-local", "ro-local")
+    assert cell_stem(rw, read_only=False) == "Tier2G_RW_1th"
+    assert cell_stem(ro, read_only=True) == "run2_Tier2G_RO_1th"
+    assert scenario_dir("oltp_read_write") == "benchmark_logs"
+    assert scenario_dir("oltp_read_only") == "benchmark_logs_read_only"
+    assert scenario_dir("oltp_point_select") == "benchmark_logs_oltp_point_select"

@@ -1,0 +1,110 @@
+from pathlib import Path
+
+import pytest
+
+from oltplab.errors import SpecError
+from oltplab.spec import cell_definition_digest, load_spec, parse_spec
+
+ROOT = Path(__file__).parent.parent.parent
+ENGINE = 'engines = [{name = "mysql-8.0.31"}]\n'
+
+
+@pytest.mark.parametrize("name", ["quick.toml", "percona-2026.toml"])
+def test_shipped_examples_are_valid(name):
+    spec = load_spec(ROOT / "examples" / name)
+    assert spec.engines and spec.workloads
+
+
+def test_full_2026_matrix_is_what_the_report_ran():
+    spec = load_spec(ROOT / "examples" / "percona-2026.toml")
+    assert [t.name for t in spec.tier_list] == ["2G", "12G", "32G"]
+    assert spec.protocol.threads == [1, 4, 16, 32, 64, 128, 256, 512]
+    assert (spec.protocol.warmup_ro_seconds, spec.protocol.warmup_rw_seconds) == (180, 600)
+    assert spec.protocol.measure_seconds == 900
+    assert (spec.dataset.tables, spec.dataset.table_size) == (20, 5_000_000)
+
+
+def test_tier_overrides_config_which_overrides_defaults():
+    spec = parse_spec(
+        ENGINE + '[config]\nbuffer_pool = "1G"\nio_capacity = 100\nio_capacity_max = 200\n'
+        "[config.extra.mysql]\na = 1\n"
+        '[[tiers]]\nname = "small"\n[[tiers]]\nname = "big"\nbuffer_pool = "2G"\n'
+        "[tiers.extra.mysql]\nb = 2\n",
+        "t.toml",
+    )
+    small, big = (spec.resolve(t) for t in spec.tier_list)
+    assert small.buffer_pool == 1024**3 and big.buffer_pool == 2 * 1024**3
+    assert small.io_capacity == 100 and small.flush_log_at_trx_commit == 1
+    assert small.extra == {"mysql": {"a": 1}} and big.extra == {"mysql": {"a": 1, "b": 2}}
+
+
+def test_default_tier_is_named_after_the_buffer_pool_and_max_connections_fit_the_threads():
+    spec = parse_spec(ENGINE + "[protocol]\nthreads = [1, 300]\n", "t.toml")
+    assert [t.name for t in spec.tier_list] == ["128M"]
+    assert spec.resolve(spec.tier_list[0]).max_connections == 332
+
+
+def test_cell_definition_changes_with_what_the_numbers_depend_on():
+    base = parse_spec(ENGINE + "[protocol]\nthreads = [1, 2]\n", "t.toml")
+    longer = parse_spec(ENGINE + "[protocol]\nthreads = [1, 2]\nmeasure_seconds = 60\n", "t.toml")
+    more_threads = parse_spec(ENGINE + "[protocol]\nthreads = [1, 2, 3]\n", "t.toml")
+    args = ("mysql-8.0.31", "128M", "oltp_read_write")
+    assert cell_definition_digest(base, *args) != cell_definition_digest(longer, *args)
+    assert cell_definition_digest(base, *args) == cell_definition_digest(more_threads, *args)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('engines = [{name = "mysql-9.9"}]', "engines[0]: unknown engine 'mysql-9.9'"),
+        (ENGINE + "[protocol\n", "t.toml: not valid TOML: "),
+        (ENGINE + "colour = 1", "colour: unknown key"),
+        (ENGINE + "[protocol]\nthreds = [1]", "protocol.threds: unknown key"),
+        (
+            ENGINE + "[protocol]\nthreads = [1, 0]",
+            "protocol.threads[1]: Input should be greater than 0 (got 0)",
+        ),
+        (
+            ENGINE + "[protocol]\nthreads = [-4]",
+            "protocol.threads[0]: Input should be greater than 0 (got -4)",
+        ),
+        (ENGINE + "[protocol]\nthreads = []", "protocol.threads: List should have at least 1 item"),
+        (
+            ENGINE + '[config]\nbuffer_pool = "lots"',
+            "config.buffer_pool: expected a size such as 128M or 2G, got 'lots'",
+        ),
+        (
+            ENGINE + '[protocol]\norder = "sideways"',
+            "protocol.order: Input should be 'as-listed', 'interleaved' or 'random'",
+        ),
+        (
+            'engines = [{name = "x", source = {ftp = "y"}}]',
+            "engines[0].source: expected exactly one of the keys",
+        ),
+        (ENGINE + 'workloads = ["oltp_nonsense"]', "workloads[0].name: Input should be"),
+        (
+            ENGINE + '[[workloads]]\nname = "oltp_read_only"\noptions = {threads = 4}',
+            "option 'threads' is set by oltplab",
+        ),
+        (
+            ENGINE + "[config]\nio_capacity = 900\nio_capacity_max = 100",
+            "io_capacity_max (100) must be at least io_capacity (900)",
+        ),
+        (
+            'engines = [{name = "mysql-8.0.31"}, {name = "mysql-8.0.31"}]',
+            "engines: duplicate name 'mysql-8.0.31'",
+        ),
+    ],
+)
+def test_bad_specs_give_one_line_naming_file_key_and_expectation(text, message):
+    with pytest.raises(SpecError) as raised:
+        parse_spec(text, "t.toml")
+    error = str(raised.value)
+    assert message in error
+    assert error.startswith("t.toml: ")
+    assert "\n" not in error
+
+
+def test_malformed_toml_names_the_line():
+    with pytest.raises(SpecError, match=r"at line 3"):
+        parse_spec(ENGINE + "[protocol]\nthreads = = [1]\n", "t.toml")

@@ -1,0 +1,101 @@
+from pathlib import Path
+
+import pytest
+
+from oltplab.sysbench import Target, command, parse_output, read_output, redact, validity_flags
+
+DATA = Path(__file__).parent.parent / "data" / "sysbench"
+
+
+def test_full_read_write_run_is_parsed_line_by_line_and_in_summary():
+    out = read_output(DATA / "rw_4th.sysbench.txt")
+    assert out.version == "1.0.20"
+    assert out.threads == 4
+    assert len(out.intervals) == 10
+    first = out.intervals[0]
+    assert (first.second, first.threads, first.tps, first.qps) == (1, 4, 888.66, 17834.09)
+    assert (first.reads_per_s, first.writes_per_s, first.other_per_s) == (
+        12495.15,
+        3557.63,
+        1781.31,
+    )
+    assert first.lat_pct_ms == 6.43 and first.errors_per_s == 0 and first.reconnects_per_s == 0
+    s = out.summary
+    assert s is not None
+    assert (s.reads, s.writes, s.other, s.queries) == (124600, 35600, 17800, 178000)
+    assert (s.transactions, s.tps, s.qps) == (8900, 889.46, 17789.17)
+    assert s.errors == 0 and s.reconnects == 0
+    assert s.percentile == 95
+    assert s.reads_per_s == pytest.approx(124600 / s.total_time_s)
+    assert s.lat_min_ms <= s.lat_avg_ms <= s.lat_pct_ms <= s.lat_max_ms
+    assert validity_flags(out, seconds=10, interval=1) == []
+
+
+def test_read_only_run_has_no_writes():
+    out = read_output(DATA / "ro_1th.sysbench.txt")
+    assert out.summary is not None
+    assert out.summary.writes == 0
+    assert all(i.writes_per_s == 0 for i in out.intervals)
+    assert validity_flags(out, seconds=10, interval=1) == []
+
+
+def test_run_with_deadlock_errors_counts_them_and_is_flagged():
+    out = read_output(DATA / "deadlocks_16th.sysbench.txt")
+    assert out.summary is not None
+    assert out.summary.errors == 2625
+    assert out.summary.errors_per_s == 653.37
+    assert [i.errors_per_s for i in out.intervals] == [640.69, 647.18, 618.34, 714.09]
+    assert "errors" in validity_flags(out, seconds=4, interval=1)
+
+
+def test_empty_file_is_flagged_empty():
+    out = read_output(DATA / "empty.sysbench.txt")
+    assert out.empty and out.summary is None and out.intervals == ()
+    assert validity_flags(out, seconds=10, interval=1) == ["empty"]
+
+
+def test_truncated_file_keeps_its_intervals_but_has_no_summary():
+    out = read_output(DATA / "truncated.sysbench.txt")
+    assert out.summary is None
+    assert len(out.intervals) == 10
+    assert validity_flags(out, seconds=10, interval=1) == ["truncated"]
+
+
+def test_engine_killed_mid_run_shows_the_fatal_lines_and_missing_intervals():
+    out = read_output(DATA / "engine_killed.sysbench.txt")
+    assert out.summary is None
+    assert len(out.intervals) == 2
+    assert out.fatal[0].startswith("FATAL: mysql_stmt_execute() returned error 2013")
+    assert validity_flags(out, seconds=6, interval=1) == ["truncated", "missing-intervals"]
+
+
+def test_gap_in_intervals_is_flagged():
+    text = (DATA / "rw_4th.sysbench.txt").read_text()
+    lines = [line for line in text.splitlines() if not line.startswith("[ 5s ]")]
+    out = parse_output("\n".join(lines))
+    assert "missing-intervals" in validity_flags(out, seconds=10, interval=1)
+
+
+def test_short_run_is_flagged():
+    out = read_output(DATA / "rw_4th.sysbench.txt")
+    assert "short" in validity_flags(out, seconds=60, interval=1)
+
+
+def test_command_and_redaction():
+    args = command(
+        "sysbench",
+        "oltp_read_only",
+        "run",
+        Target("127.0.0.1", 3307, "u", "s3cret"),
+        tables=2,
+        table_size=100,
+        threads=8,
+        seconds=30,
+        report_interval=1,
+        options={"range_selects": False, "skip_trx": True},
+    )
+    assert args[1] == "oltp_read_only" and args[-1] == "run"
+    assert "--threads=8" in args and "--time=30" in args and "--report-interval=1" in args
+    assert "--range_selects=off" in args and "--skip_trx=on" in args
+    shown = redact(args)
+    assert "s3cret" not in shown and "--mysql-password=***" in shown
