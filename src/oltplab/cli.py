@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
+from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
@@ -165,7 +165,7 @@ def status(results: Annotated[Path, typer.Argument(help="A results directory.")]
         console.print(f"last run: started {last['started_at']}, {last['status']}")
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     csv = "csv"
     json = "json"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from types import TracebackType
 
@@ -48,10 +49,8 @@ class Control:
         self.close()
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(pymysql.MySQLError):
             self._conn.close()
-        except pymysql.MySQLError:
-            pass
 
     def rows(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         with self._conn.cursor() as cursor:

@@ -103,9 +103,10 @@ def identify(mysqld: Path) -> tuple[str, str]:
     if not match:
         raise EngineError(f"{mysqld}: --version printed no version ({out.strip()[:120]!r})")
     raw = match.group(1)
-    if "mariadb" in out.lower():
+    said = out[match.start() :].lower()  # what precedes "Ver" is the binary's path
+    if "mariadb" in said:
         return "mariadb", raw.split("-")[0]
-    if "percona" in out.lower():
+    if "percona" in said:
         return "percona-server", raw
     return "mysql", raw.split("-")[0]
 

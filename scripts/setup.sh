@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything oltplab needs on a fresh Debian machine (run as root, or with sudo
+# available): sysbench, the OS telemetry tools, the libraries MySQL binaries link to,
+# Debian's MariaDB server binaries (no service is started), Maven to fetch engine
+# distributions, and oltplab itself with its test dependencies.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+packages=(sysbench mariadb-server-core mariadb-client sysstat procps dstat percona-toolkit
+          libnuma1 maven)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
+done
+# libaio was renamed for the 64-bit time transition (Debian 13).
+if ! dpkg-query -W -f='${Status}' libaio1 2>/dev/null | grep -q "ok installed" \
+   && ! dpkg-query -W -f='${Status}' libaio1t64 2>/dev/null | grep -q "ok installed"; then
+  missing+=(libaio)
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  as_root apt-get update -q
+  for i in "${!missing[@]}"; do
+    if [ "${missing[$i]}" = libaio ]; then
+      if apt-cache show libaio1 >/dev/null 2>&1; then missing[$i]=libaio1; else missing[$i]=libaio1t64; fi
+    fi
+  done
+  # mariadb-server-core holds the binaries only: no database service is installed or started.
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
+
+python3 -m pip install -q --disable-pip-version-check -e '.[dev]'
+echo "oltplab installed: $(command -v oltplab)"

@@ -1,0 +1,73 @@
+"""What happens when oltplab or the engine is killed with SIGKILL in the middle of a cell."""
+
+import hashlib
+import os
+import signal
+
+import pytest
+
+from .conftest import cells, oltplab, processes_using, spec_text, start_oltplab, wait_for
+
+pytestmark = pytest.mark.engine
+
+
+def digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def running_threads(results):
+    return [r["threads"] for r in cells(results) if r["status"] == "running"]
+
+
+def test_killed_run_resumes_and_does_every_cell_exactly_once(tmp_path):
+    (tmp_path / "s.toml").write_text(spec_text(["mariadb-debian"], threads=[1, 2, 3], measure=3))
+    out = tmp_path / "out"
+    first = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    wait_for(lambda: running_threads(out) == [2], 180, "the second cell to start")
+    wait_for(
+        lambda: any((out / "benchmark_logs").rglob("Tier*_2th.sysbench.txt")), 30, "its output"
+    )
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    # The engine and sysbench die with oltplab instead of lingering on the datadir.
+    cnf = str(out / ".work" / "mariadb-debian" / "my.cnf")
+    wait_for(lambda: not processes_using(cnf), 30, "the engine to die with oltplab")
+
+    before = {r["key"]: r for r in cells(out)}
+    done_before = [k for k, r in before.items() if r["status"] == "done"]
+    assert [before[k]["threads"] for k in done_before] == [1]
+    first_file = out / before[done_before[0]]["artifact"]
+    first_digest, first_finished = digest(first_file), before[done_before[0]]["finished_at"]
+
+    second = oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    after = {r["key"]: r for r in cells(out)}
+    assert sorted(after) == sorted(before)
+    assert {r["status"] for r in after.values()} == {"done"}
+    assert {r["threads"]: r["attempts"] for r in after.values()} == {1: 1, 2: 2, 3: 1}
+    assert digest(first_file) == first_digest
+    assert after[done_before[0]]["finished_at"] == first_finished
+    assert not processes_using(cnf)
+
+
+def test_engine_killed_during_a_cell_fails_that_cell_and_the_matrix_goes_on(tmp_path):
+    (tmp_path / "s.toml").write_text(spec_text(["mariadb-debian"], threads=[1, 2, 3], measure=4))
+    out = tmp_path / "out"
+    run = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    wait_for(lambda: running_threads(out) == [2], 180, "the second cell to start")
+    wait_for(
+        lambda: any((out / "benchmark_logs").rglob("Tier*_2th.sysbench.txt")), 30, "its output"
+    )
+    pid = int((out / ".work" / "mariadb-debian" / "mysqld.pid").read_text())
+    os.kill(pid, signal.SIGKILL)
+    output, _ = run.communicate(timeout=300)
+    assert run.returncode == 1, output
+    by_threads = {r["threads"]: r for r in cells(out)}
+    assert by_threads[1]["status"] == "done"
+    assert by_threads[2]["status"] == "failed"
+    assert "engine process killed by signal 9 during the cell" in by_threads[2]["reason"]
+    assert "Lost connection" in by_threads[2]["reason"]
+    assert by_threads[3]["status"] == "done" and by_threads[3]["tps"] > 0
+    assert "Failed cells" in output and "killed by signal 9" in output
+    status = oltplab("status", "out", cwd=tmp_path)
+    assert "killed by signal 9" in status.stdout
