@@ -113,9 +113,24 @@ def _report_outcome(results: Path, outcome: Outcome) -> None:
         raise typer.Exit(1)
 
 
-def _run(spec: Spec, text: str, origin: str, results: Path, retry_failed: bool) -> None:
+def _run(
+    spec: Spec,
+    text: str,
+    origin: str,
+    results: Path,
+    retry_failed: bool = False,
+    prepare_endpoints: bool = False,
+) -> None:
     display = RichDisplay(console)
-    outcome = run_matrix(spec, text, origin, results, display, retry_failed=retry_failed)
+    outcome = run_matrix(
+        spec,
+        text,
+        origin,
+        results,
+        display,
+        retry_failed=retry_failed,
+        prepare_endpoints=prepare_endpoints,
+    )
     _report_outcome(results, outcome)
 
 
@@ -126,6 +141,10 @@ def run(
     retry_failed: Annotated[
         bool, typer.Option(help="Run cells that failed in an earlier run again.")
     ] = False,
+    prepare_endpoints: Annotated[
+        bool,
+        typer.Option(help="Create the sbtest tables on endpoint engines that lack them."),
+    ] = False,
 ) -> None:
     """Run a benchmark matrix; the same command on the same directory resumes it.
 
@@ -133,7 +152,7 @@ def run(
     Exits 1 when any cell failed (the final table lists them with their reasons).
     """
     parsed = load_spec(spec)
-    _run(parsed, spec.read_text(), str(spec), results, retry_failed)
+    _run(parsed, spec.read_text(), str(spec), results, retry_failed, prepare_endpoints)
 
 
 @app.command()
@@ -144,7 +163,7 @@ def demo(
 ) -> None:
     """A small real matrix with the built-in spec: MySQL 8.0.31 and MariaDB 10.11.5."""
     text = resources.files("oltplab").joinpath("specs/demo.toml").read_text()
-    _run(parse_spec(text, "demo spec"), text, "demo spec", results, False)
+    _run(parse_spec(text, "demo spec"), text, "demo spec", results)
 
 
 @app.command()

@@ -9,31 +9,17 @@ matrix goes on; a killed run resumes at the cell that was in flight.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import secrets
 import sys
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from oltplab import __version__
-from oltplab.engines.config import (
-    check_variables,
-    describe_mismatch,
-    expected_variables,
-    extra_settings,
-    intent_settings,
-    parse_version,
-    render_cnf,
-    server_settings,
-)
+from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
 from oltplab.engines.control import format_pairs
-from oltplab.engines.launcher import Layout, PrivateInstance, free_port
-from oltplab.engines.supplier import Distribution, check_tarball, supply
+from oltplab.engines.launcher import PrivateInstance, free_port
+from oltplab.engines.supplier import check_tarball, source_of
 from oltplab.errors import EngineError, OltplabError, SpecError
 from oltplab.hostinfo import describe_host, memory_bytes
 from oltplab.ledger import Ledger
@@ -47,21 +33,27 @@ from oltplab.plan import (
     scenario_dir,
     session_stem,
 )
-from oltplab.processes import spawn
+from oltplab.servers import (
+    EngineState,
+    artifact_dir,
+    endpoint_engine,
+    provisioned_engine,
+    tunables,
+    write_cnf,
+)
 from oltplab.sizes import format_size
 from oltplab.spec import Spec, TarballSource, cell_definition_digest
 from oltplab.sysbench import (
-    Target,
+    SysbenchRun,
     command,
+    execute,
     find_sysbench,
     read_output,
-    redact,
     sysbench_version,
     validity_flags,
 )
 
 log = logging.getLogger("oltplab")
-BENCH_USER = "sbtest"
 
 
 class Display(Protocol):
@@ -86,22 +78,6 @@ class Outcome:
 
 
 @dataclass
-class EngineState:
-    distribution: Distribution
-    instance: PrivateInstance
-    password: str
-    server_version: str = ""
-    artifact_dir: str = ""
-
-
-@dataclass
-class SysbenchRun:
-    returncode: int | None
-    timed_out: bool
-    seconds: float
-
-
-@dataclass
 class _Context:
     spec: Spec
     results: Path
@@ -109,6 +85,7 @@ class _Context:
     display: Display
     run_id: int
     sysbench: str
+    prepare_endpoints: bool
     engines: dict[str, EngineState] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)
     instances: list[PrivateInstance] = field(default_factory=list)
@@ -150,34 +127,6 @@ def check_compatible(stored: dict[str, str], planned: dict[str, str], results: P
             )
 
 
-# --- running sysbench -------------------------------------------------------------------------
-
-
-def execute(
-    args: list[str], output: Path, timeout: float, on_tick: Callable[[float], None]
-) -> SysbenchRun:
-    """Run sysbench with its output streamed to a file, so a killed run keeps what it printed."""
-    log.info("sysbench: %s", redact(args))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    with output.open("wb") as sink:
-        process = spawn(args, stdout=sink)
-        try:
-            while process.poll() is None:
-                elapsed = time.monotonic() - started
-                if elapsed > timeout:
-                    process.kill()
-                    process.wait()
-                    return SysbenchRun(None, True, elapsed)
-                on_tick(elapsed)
-                time.sleep(0.2)
-        except BaseException:
-            process.kill()
-            process.wait()
-            raise
-    return SysbenchRun(process.returncode, False, time.monotonic() - started)
-
-
 # --- the run ---------------------------------------------------------------------------------
 
 
@@ -203,6 +152,7 @@ def run(
     display: Display,
     *,
     retry_failed: bool = False,
+    prepare_endpoints: bool = False,
 ) -> Outcome:
     sysbench_binary = preflight(spec, origin)
     results = results.resolve()
@@ -229,7 +179,9 @@ def run(
             "host": describe_host(),
         }
         run_id = ledger.begin_run(spec.digest(), provenance)
-        context = _Context(spec, results, ledger, display, run_id, sysbench_binary)
+        context = _Context(
+            spec, results, ledger, display, run_id, sysbench_binary, prepare_endpoints
+        )
         return _run_sessions(context, sessions)
     finally:
         ledger.close()
@@ -272,123 +224,39 @@ def _run_sessions(ctx: _Context, sessions: list[Session]) -> Outcome:
     return Outcome(counts, failed, interrupted)
 
 
-# --- engines and datasets --------------------------------------------------------------------
-
-
-def _secret(layout: Layout) -> str:
-    path = layout.work / "secret"
-    if path.is_file():
-        return path.read_text().strip()
-    layout.work.mkdir(parents=True, exist_ok=True)
-    password = secrets.token_urlsafe(18)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(password)
-    return password
-
-
-def _write_cnf(ctx: _Context, state: EngineState, tier: str, port: int) -> str:
-    dist = state.distribution
-    engine = ctx.spec.engine(dist.engine)
-    intent = ctx.spec.resolve(ctx.spec.tier(tier))
-    tunables = intent_settings(dist.family, dist.version, intent) + extra_settings(engine.extra)
-    server = server_settings(dist.family, dist.version, state.instance.layout.paths(dist, port))
-    text = render_cnf(dist.engine, tier, server, tunables)
-    state.instance.layout.cnf.write_text(text)
-    return text
-
-
-def _expected(ctx: _Context, state: EngineState, tier: str) -> dict[str, str]:
-    dist = state.distribution
-    intent = ctx.spec.resolve(ctx.spec.tier(tier))
-    engine = ctx.spec.engine(dist.engine)
-    return expected_variables(
-        intent_settings(dist.family, dist.version, intent) + extra_settings(engine.extra)
-    )
-
-
-def _target(state: EngineState) -> Target:
-    return Target("127.0.0.1", state.instance.port, BENCH_USER, state.password)
+# --- engines ----------------------------------------------------------------------------------
 
 
 def _engine(ctx: _Context, name: str) -> EngineState:
-    """The engine ready to serve sessions: binaries supplied, dataset snapshot taken."""
+    """The engine ready to serve sessions, set up on first use."""
     if name in ctx.engines:
         return ctx.engines[name]
-    ctx.display.phase(f"{name}: fetching binaries", 0)
-    distribution = supply(ctx.spec.engine(name))
-    layout = Layout(ctx.results / ".work" / safe_name(name))
-    state = EngineState(distribution, PrivateInstance(distribution, layout), _secret(layout))
-    ctx.instances.append(state.instance)
-    state.instance.prepare_folders()
-    marker = layout.work / "snapshot.json"
-    dataset = json.dumps(ctx.spec.dataset.model_dump(), sort_keys=True)
-    known = json.loads(marker.read_text()) if marker.is_file() else {}
-    if known.get("dataset") == dataset and layout.snapshot.is_dir():
-        state.server_version = known["server_version"]
+    engine = ctx.spec.engine(name)
+    work = ctx.results / ".work" / safe_name(name)
+
+    def phase(label: str) -> None:
+        ctx.display.phase(label, 0)
+
+    if engine.is_endpoint:
+        state = endpoint_engine(ctx.spec, engine, work, ctx.sysbench, phase, ctx.prepare_endpoints)
     else:
-        _prepare_dataset(ctx, state)
-        marker.write_text(json.dumps({"dataset": dataset, "server_version": state.server_version}))
-    state.artifact_dir = _artifact_dir(ctx, state)
+        state = provisioned_engine(
+            ctx.spec, engine, work, ctx.sysbench, phase, ctx.instances.append
+        )
+    taken = {row["artifact_dir"] for n, row in ctx.ledger.engines().items() if n != name}
+    state.artifact_dir = artifact_dir(state, taken)
+    dist = state.distribution
     ctx.ledger.record_engine(
         name,
-        family=distribution.family,
-        version=distribution.version,
+        family=state.family,
+        version=state.version,
         server_version=state.server_version,
-        source=distribution.source,
-        binary_sha256=distribution.binary_sha256,
+        source=source_of(engine),
+        binary_sha256=dist.binary_sha256 if dist else None,
         artifact_dir=state.artifact_dir,
     )
     ctx.engines[name] = state
     return state
-
-
-def _artifact_dir(ctx: _Context, state: EngineState) -> str:
-    """`<family>/<SELECT VERSION()>`, made unique if two engines report the same version."""
-    dist = state.distribution
-    wanted = f"{dist.family}/{safe_name(state.server_version)}"
-    taken = {row["artifact_dir"] for n, row in ctx.ledger.engines().items() if n != dist.engine}
-    return wanted if wanted not in taken else f"{wanted}-{safe_name(dist.engine)}"
-
-
-def _prepare_dataset(ctx: _Context, state: EngineState) -> None:
-    spec, instance, dist = ctx.spec, state.instance, state.distribution
-    first_tier = spec.tier_list[0].name
-    timeout = spec.protocol.start_timeout_seconds
-    ctx.display.phase(f"{dist.engine}: initialising datadir", 0)
-    port = free_port()
-    _write_cnf(ctx, state, first_tier, port)
-    instance.initialise(timeout)
-    instance.start(port, timeout)
-    with instance.control() as control:
-        control.create_benchmark_user(
-            BENCH_USER,
-            state.password,
-            native_password=dist.family != "mariadb" and parse_version(dist.version) >= (8, 0),
-        )
-        state.server_version = control.version()
-    ctx.display.phase(
-        f"{dist.engine}: sysbench prepare ({spec.dataset.tables} x {spec.dataset.table_size:,})", 0
-    )
-    prepare_log = instance.layout.work / "prepare.sysbench.txt"
-    args = command(
-        ctx.sysbench,
-        "oltp_read_write",
-        "prepare",
-        _target(state),
-        tables=spec.dataset.tables,
-        table_size=spec.dataset.table_size,
-        threads=max(1, min(spec.dataset.tables, os.cpu_count() or 1)),
-    )
-    result = execute(args, prepare_log, timeout=float("inf"), on_tick=lambda _: None)
-    if result.returncode != 0:
-        detail = " | ".join(prepare_log.read_text(errors="replace").strip().splitlines()[-3:])
-        instance.stop(spec.protocol.stop_timeout_seconds)
-        raise EngineError(f"engine {dist.engine}: sysbench prepare failed: {detail}")
-    if not instance.stop(spec.protocol.stop_timeout_seconds):
-        raise EngineError(f"engine {dist.engine}: no clean shutdown after prepare; not snapshotted")
-    instance.take_snapshot()
-    log.info("%s: dataset prepared and snapshotted (%s)", dist.engine, state.server_version)
 
 
 # --- sessions and cells ----------------------------------------------------------------------
@@ -419,25 +287,29 @@ def _run_session(ctx: _Context, session: Session, cells: list[Cell]) -> None:
     workload = ctx.spec.workload(session.workload)
     folder = ctx.results / scenario_dir(workload.name) / state.artifact_dir
     folder.mkdir(parents=True, exist_ok=True)
-    stem = session_stem(session.tier, workload.read_only)
-    instance = state.instance
+    stem = folder / session_stem(session.tier, workload.read_only)
     try:
-        _start_session(ctx, state, session, folder / stem)
+        _start_session(ctx, state, session, stem)
     except EngineError as exc:
-        _save_error_log(instance, folder / f"{stem}.errlog.txt")
-        instance.stop(ctx.spec.protocol.stop_timeout_seconds)
+        _end_session(ctx, state, stem)
         _fail(ctx, cells, str(exc))
         return
     try:
-        for cell in cells:
+        for index, cell in enumerate(cells):
             _measure(ctx, state, cell, folder / cell_stem(cell, workload.read_only))
-            if not instance.alive():
-                _recover(ctx, state, session, folder / stem, cells[cells.index(cell) + 1 :])
+            if not state.server.alive() and index + 1 < len(cells):
+                _recover(ctx, state, session, stem, cells[index + 1 :])
     except _SessionLost as lost:
         _fail(ctx, lost.cells, lost.reason)
     finally:
-        instance.stop(ctx.spec.protocol.stop_timeout_seconds)
-        _save_error_log(instance, folder / f"{stem}.errlog.txt")
+        _end_session(ctx, state, stem)
+
+
+def _end_session(ctx: _Context, state: EngineState, stem: Path) -> None:
+    state.server.stop(ctx.spec.protocol.stop_timeout_seconds)
+    text = state.server.session_log()
+    if text:
+        stem.with_name(stem.name + ".errlog.txt").write_text(text)
 
 
 class _SessionLost(Exception):
@@ -451,12 +323,10 @@ def _recover(
     ctx: _Context, state: EngineState, session: Session, stem: Path, remaining: list[Cell]
 ) -> None:
     """After the engine died: restart it on a fresh snapshot copy and warm up again."""
-    if not remaining:
-        return
-    log.warning(
-        "%s died (%s); restarting", state.distribution.engine, state.instance.exit_description()
-    )
-    state.instance.stop(ctx.spec.protocol.stop_timeout_seconds)
+    if not state.provisioned:
+        raise _SessionLost(f"endpoint of {state.name} is unreachable", remaining)
+    log.warning("%s died (%s); restarting", state.name, state.server.exit_description())
+    state.server.stop(ctx.spec.protocol.stop_timeout_seconds)
     try:
         _start_session(ctx, state, session, stem)
     except EngineError as exc:
@@ -464,36 +334,45 @@ def _recover(
 
 
 def _start_session(ctx: _Context, state: EngineState, session: Session, stem: Path) -> None:
-    spec, instance = ctx.spec, state.instance
+    spec, server = ctx.spec, state.server
     label = f"{session.engine} {session.tier} {session.workload}"
-    ctx.display.phase(f"{label}: restoring datadir and starting", 0)
-    instance.restore()
-    port = free_port()
-    cnf = _write_cnf(ctx, state, session.tier, port)
-    stem.with_name(stem.name + ".cnf.txt").write_text(cnf)
-    instance.start(port, spec.protocol.start_timeout_seconds)
-    with instance.control() as control:
+    if isinstance(server, PrivateInstance):
+        ctx.display.phase(f"{label}: restoring datadir and starting", 0)
+        server.restore()
+        port = free_port()
+        cnf = write_cnf(spec, state, session.tier, port)
+        stem.with_name(stem.name + ".cnf.txt").write_text(cnf)
+        server.start(port, spec.protocol.start_timeout_seconds)
+    with server.control() as control:
         variables = control.variables()
     stem.with_name(stem.name + ".vars.txt").write_text(format_pairs(variables))
     ctx.ledger.record_variables(session.engine, session.tier, session.workload, variables)
-    mismatches = check_variables(_expected(ctx, state, session.tier), variables)
+    mismatches = check_variables(expected_variables(tunables(spec, state, session.tier)), variables)
     if mismatches:
+        first = describe_mismatch(mismatches[0])
         more = f" (and {len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
-        raise EngineError(
-            f"engine {session.engine} tier {session.tier}: {describe_mismatch(mismatches[0])}{more}"
-        )
-    workload = spec.workload(session.workload)
-    phases = [("warmupA", "oltp_read_only", spec.protocol.warmup_ro_seconds)]
-    if not workload.read_only:
-        phases.append(("warmupB", "oltp_read_write", spec.protocol.warmup_rw_seconds))
+        if state.provisioned:
+            raise EngineError(f"engine {session.engine} tier {session.tier}: {first}{more}")
+        # An endpoint is measured as it is; the differences are told, not fixed.
+        message = f"endpoint {session.engine} differs from the intent: {first}{more}"
+        log.warning(message)
+        ctx.display.note(f"[yellow]{message}[/yellow]")
+    _warm_up(ctx, state, session, stem, label)
+
+
+def _warm_up(ctx: _Context, state: EngineState, session: Session, stem: Path, label: str) -> None:
+    protocol = ctx.spec.protocol
+    phases = [("warmupA", "oltp_read_only", protocol.warmup_ro_seconds)]
+    if not ctx.spec.workload(session.workload).read_only:
+        phases.append(("warmupB", "oltp_read_write", protocol.warmup_rw_seconds))
     for name, test, seconds in phases:
         if seconds <= 0:
             continue
         ctx.display.phase(f"{label}: {name}", seconds)
         output = stem.with_name(f"{stem.name}_{name}.sysbench.txt")
-        args = _run_args(ctx, state, test, spec.protocol.warmup_threads, seconds)
+        args = _run_args(ctx, state, test, protocol.warmup_threads, seconds)
         result = execute(
-            args, output, seconds + spec.protocol.sysbench_grace_seconds, ctx.display.advance
+            args, output, seconds + protocol.sysbench_grace_seconds, ctx.display.advance
         )
         if result.returncode != 0:
             parsed = read_output(output)
@@ -509,7 +388,7 @@ def _run_args(
         ctx.sysbench,
         test,
         "run",
-        _target(state),
+        state.target(),
         tables=spec.dataset.tables,
         table_size=spec.dataset.table_size,
         threads=threads,
@@ -522,16 +401,17 @@ def _run_args(
 
 def _failure_reason(result: SysbenchRun, fatal: tuple[str, ...], state: EngineState) -> str:
     parts = []
-    if not state.instance.alive():
-        parts.append(f"engine process {state.instance.exit_description()} during the cell")
+    alive = state.server.alive()
+    if not alive:
+        parts.append(f"{state.server.exit_description()} during the cell")
     if result.timed_out:
         parts.append(f"sysbench did not finish within {result.seconds:.0f} s and was killed")
     elif result.returncode not in (0, None):
         parts.append(f"sysbench exited with code {result.returncode}")
     if fatal:
         parts.append(f"sysbench said: {fatal[0][:300]}")
-    log_tail = state.instance.session_log_tail(3)
-    if log_tail and not state.instance.alive():
+    log_tail = state.server.session_log_tail(3)
+    if log_tail and not alive:
         parts.append(f"error log: {log_tail[-600:]}")
     return "; ".join(parts) or "sysbench printed no summary"
 
@@ -552,13 +432,15 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
         ctx.ledger.requeue(failed_too=False)
         raise
     parsed = read_output(output)
-    if state.instance.alive():
+    alive = state.server.alive()
+    if alive:
         try:
-            with state.instance.control() as control:
-                stem.with_name(stem.name + ".status.txt").write_text(format_pairs(control.status()))
+            with state.server.control() as control:
+                status = format_pairs(control.status())
+            stem.with_name(stem.name + ".status.txt").write_text(status)
         except EngineError as exc:
             log.warning("%s: status not recorded: %s", _label(cell), exc)
-    if result.returncode == 0 and parsed.summary is not None and state.instance.alive():
+    if result.returncode == 0 and parsed.summary is not None and alive:
         flags = validity_flags(parsed, seconds, spec.protocol.report_interval)
         ctx.ledger.record_done(cell, parsed.summary, parsed.intervals, flags, artifact)
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""
@@ -571,9 +453,3 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
         ctx.ledger.record_failed(cell, reason, artifact)
         ctx.display.note(f"[red]failed[/red] {_label(cell)}: {reason}")
         log.error("%s failed: %s", _label(cell), reason)
-
-
-def _save_error_log(instance: PrivateInstance, target: Path) -> None:
-    text = instance.session_log()
-    if text:
-        target.write_text(text)

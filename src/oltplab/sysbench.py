@@ -1,15 +1,21 @@
-"""The sysbench driver: build its command lines and parse what it prints (sysbench 1.0.x)."""
+"""The sysbench driver: build its command lines, run it, parse what it prints (1.0.x)."""
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from oltplab.errors import OltplabError
+from oltplab.processes import spawn
 from oltplab.spec import Scalar
+
+log = logging.getLogger("oltplab")
 
 PASSWORD_OPTIONS = ("--mysql-password=", "--pgsql-password=")
 
@@ -88,6 +94,41 @@ def redact(args: list[str]) -> str:
                 arg = prefix + "***"
         shown.append(arg)
     return " ".join(shown)
+
+
+# --- running -------------------------------------------------------------------------------
+
+
+@dataclass
+class SysbenchRun:
+    returncode: int | None
+    timed_out: bool
+    seconds: float
+
+
+def execute(
+    args: list[str], output: Path, timeout: float, on_tick: Callable[[float], None]
+) -> SysbenchRun:
+    """Run sysbench with its output streamed to a file, so a killed run keeps what it printed."""
+    log.info("sysbench: %s", redact(args))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with output.open("wb") as sink:
+        process = spawn(args, stdout=sink)
+        try:
+            while process.poll() is None:
+                elapsed = time.monotonic() - started
+                if elapsed > timeout:
+                    process.kill()
+                    process.wait()
+                    return SysbenchRun(None, True, elapsed)
+                on_tick(elapsed)
+                time.sleep(0.2)
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
+    return SysbenchRun(process.returncode, False, time.monotonic() - started)
 
 
 # --- parsing ---------------------------------------------------------------------------------

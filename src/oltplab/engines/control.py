@@ -54,12 +54,12 @@ class Control:
 
     def rows(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         with self._conn.cursor() as cursor:
-            cursor.execute(sql, args)
+            cursor.execute(sql, args or None)
             return list(cursor.fetchall())
 
     def execute(self, sql: str, args: tuple[object, ...] = ()) -> None:
         with self._conn.cursor() as cursor:
-            cursor.execute(sql, args)
+            cursor.execute(sql, args or None)
 
     def version(self) -> str:
         return str(self.rows("SELECT VERSION()")[0][0])

@@ -17,8 +17,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pymysql
-
 from oltplab.engines.config import ServerPaths
 from oltplab.engines.control import Control
 from oltplab.engines.supplier import Distribution, cache_root
@@ -103,6 +101,8 @@ def copy_tree(source: Path, target: Path) -> None:
 
 class PrivateInstance:
     """One engine process on its own datadir, port and socket."""
+
+    host = "127.0.0.1"
 
     def __init__(self, distribution: Distribution, layout: Layout) -> None:
         self.distribution = distribution
@@ -200,9 +200,11 @@ class PrivateInstance:
 
     def exit_description(self) -> str:
         if self.process is None or self.process.returncode is None:
-            return "running"
+            return "engine process running"
         code = self.process.returncode
-        return f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        if code < 0:
+            return f"engine process killed by signal {-code}"
+        return f"engine process exited with code {code}"
 
     def stop(self, timeout: float) -> bool:
         """Clean shutdown; SIGKILL after timeout. True when it shut down cleanly."""
@@ -229,7 +231,3 @@ class PrivateInstance:
 
     def session_log_tail(self, lines: int = 8) -> str:
         return " | ".join(tail(self.layout.error_log, lines, self._log_offset).splitlines())
-
-
-def is_connection_error(exc: BaseException) -> bool:
-    return isinstance(exc, pymysql.OperationalError | EngineError)

@@ -1,0 +1,81 @@
+"""An existing server reached by its endpoint: measured as it is, never started or stopped."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from oltplab.engines.control import Control
+from oltplab.errors import EngineError
+from oltplab.spec import EndpointSource
+
+
+def endpoint_password(engine: str, source: EndpointSource) -> str:
+    """The password from an environment variable or a file only its owner can read."""
+    if source.password_env:
+        value = os.environ.get(source.password_env)
+        if value is None:
+            raise EngineError(
+                f"engine {engine}: environment variable {source.password_env} is not set "
+                "(it should hold the endpoint's password)"
+            )
+        return value
+    if source.password_file:
+        path = source.password_file.expanduser()
+        try:
+            mode = path.stat().st_mode
+            if mode & (stat.S_IRWXG | stat.S_IRWXO):
+                raise EngineError(
+                    f"engine {engine}: password file {path} is readable by others; "
+                    f"run chmod 600 {path}"
+                )
+            return path.read_text().strip()
+        except OSError as exc:
+            raise EngineError(f"engine {engine}: cannot read password file {path}: {exc}") from None
+    return ""
+
+
+def family_of(version: str, comment: str) -> str:
+    said = f"{version} {comment}".lower()
+    if "mariadb" in said:
+        return "mariadb"
+    if "percona" in said:
+        return "percona-server"
+    return "mysql"
+
+
+class Endpoint:
+    """The server side of a session on a server oltplab does not own."""
+
+    def __init__(self, source: EndpointSource, password: str) -> None:
+        host, port = source.endpoint.rsplit(":", 1)
+        self.host, self.port = host, int(port)
+        self.user = source.user
+        self._password = password
+
+    @property
+    def password(self) -> str:
+        return self._password
+
+    def control(self) -> Control:
+        return Control(host=self.host, port=self.port, user=self.user, password=self._password)
+
+    def alive(self) -> bool:
+        try:
+            self.control().close()
+        except EngineError:
+            return False
+        return True
+
+    def exit_description(self) -> str:
+        return "endpoint became unreachable"
+
+    def stop(self, timeout: float) -> bool:
+        """Never ours to stop."""
+        return True
+
+    def session_log(self) -> str:
+        return ""
+
+    def session_log_tail(self, lines: int = 8) -> str:
+        return ""

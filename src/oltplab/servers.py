@@ -1,0 +1,222 @@
+"""Engines made ready to serve sessions.
+
+A provisioned engine gets its binaries, a datadir initialised once, the benchmark user and
+`sysbench prepare`, then a snapshot that every session starts from. An endpoint is an
+existing server: oltplab only connects to it, checks that the sbtest tables are there, and
+prepares them only when asked to.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from oltplab.engines.config import (
+    Setting,
+    extra_settings,
+    intent_settings,
+    parse_version,
+    render_cnf,
+    server_settings,
+)
+from oltplab.engines.endpoint import Endpoint, endpoint_password, family_of
+from oltplab.engines.launcher import Layout, PrivateInstance, free_port
+from oltplab.engines.supplier import Distribution, supply
+from oltplab.errors import EngineError
+from oltplab.plan import safe_name
+from oltplab.spec import EndpointSource, EngineSpec, Spec
+from oltplab.sysbench import Target, command, execute
+
+log = logging.getLogger("oltplab")
+BENCH_USER = "sbtest"
+
+Server = PrivateInstance | Endpoint
+
+
+@dataclass
+class EngineState:
+    name: str
+    family: str
+    version: str
+    server: Server
+    user: str
+    password: str
+    server_version: str
+    distribution: Distribution | None = None
+    artifact_dir: str = ""
+
+    @property
+    def provisioned(self) -> bool:
+        return isinstance(self.server, PrivateInstance)
+
+    def target(self) -> Target:
+        return Target(self.server.host, self.server.port, self.user, self.password)
+
+
+def tunables(spec: Spec, state: EngineState, tier: str) -> list[Setting]:
+    """The tier's intent in this engine's own terms, then the engine's raw extras."""
+    intent = spec.resolve(spec.tier(tier))
+    engine = spec.engine(state.name)
+    return intent_settings(state.family, state.version, intent) + extra_settings(engine.extra)
+
+
+def write_cnf(spec: Spec, state: EngineState, tier: str, port: int) -> str:
+    assert isinstance(state.server, PrivateInstance)
+    instance = state.server
+    paths = instance.layout.paths(instance.distribution, port)
+    text = render_cnf(
+        state.name,
+        tier,
+        server_settings(state.family, state.version, paths),
+        tunables(spec, state, tier),
+    )
+    instance.layout.cnf.write_text(text)
+    return text
+
+
+def _secret(layout: Layout) -> str:
+    """The benchmark user's password: random, kept in a file only its owner can read."""
+    path = layout.work / "secret"
+    if path.is_file():
+        return path.read_text().strip()
+    layout.work.mkdir(parents=True, exist_ok=True)
+    password = secrets.token_urlsafe(18)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(password)
+    return password
+
+
+Phase = Callable[[str], None]
+
+
+def sysbench_prepare(spec: Spec, sysbench: str, state: EngineState, output: Path) -> None:
+    args = command(
+        sysbench,
+        "oltp_read_write",
+        "prepare",
+        state.target(),
+        tables=spec.dataset.tables,
+        table_size=spec.dataset.table_size,
+        threads=max(1, min(spec.dataset.tables, os.cpu_count() or 1)),
+    )
+    result = execute(args, output, timeout=float("inf"), on_tick=lambda _: None)
+    if result.returncode != 0:
+        detail = " | ".join(output.read_text(errors="replace").strip().splitlines()[-3:])
+        raise EngineError(f"engine {state.name}: sysbench prepare failed: {detail}")
+
+
+def provisioned_engine(
+    spec: Spec,
+    engine: EngineSpec,
+    work: Path,
+    sysbench: str,
+    phase: Phase,
+    on_instance: Callable[[PrivateInstance], None],
+) -> EngineState:
+    phase(f"{engine.name}: fetching binaries")
+    distribution = supply(engine)
+    layout = Layout(work)
+    instance = PrivateInstance(distribution, layout)
+    on_instance(instance)
+    instance.prepare_folders()
+    state = EngineState(
+        engine.name,
+        distribution.family,
+        distribution.version,
+        instance,
+        BENCH_USER,
+        _secret(layout),
+        "",
+        distribution,
+    )
+    marker = layout.work / "snapshot.json"
+    dataset = json.dumps(spec.dataset.model_dump(), sort_keys=True)
+    known = json.loads(marker.read_text()) if marker.is_file() else {}
+    if known.get("dataset") == dataset and layout.snapshot.is_dir():
+        state.server_version = known["server_version"]
+        return state
+    marker.unlink(missing_ok=True)
+    _prepare_snapshot(spec, state, instance, sysbench, phase)
+    marker.write_text(json.dumps({"dataset": dataset, "server_version": state.server_version}))
+    return state
+
+
+def _prepare_snapshot(
+    spec: Spec, state: EngineState, instance: PrivateInstance, sysbench: str, phase: Phase
+) -> None:
+    timeout = spec.protocol.start_timeout_seconds
+    phase(f"{state.name}: initialising datadir")
+    port = free_port()
+    write_cnf(spec, state, spec.tier_list[0].name, port)
+    instance.initialise(timeout)
+    instance.start(port, timeout)
+    try:
+        with instance.control() as control:
+            control.create_benchmark_user(
+                BENCH_USER,
+                state.password,
+                native_password=state.family != "mariadb"
+                and parse_version(state.version) >= (8, 0),
+            )
+            state.server_version = control.version()
+        phase(
+            f"{state.name}: sysbench prepare ({spec.dataset.tables} x "
+            f"{spec.dataset.table_size:,} rows)"
+        )
+        sysbench_prepare(spec, sysbench, state, instance.layout.work / "prepare.sysbench.txt")
+    finally:
+        clean = instance.stop(spec.protocol.stop_timeout_seconds)
+    if not clean:
+        raise EngineError(f"engine {state.name}: no clean shutdown after prepare; not snapshotted")
+    instance.take_snapshot()
+    log.info("%s: dataset prepared and snapshotted (%s)", state.name, state.server_version)
+
+
+def endpoint_engine(
+    spec: Spec, engine: EngineSpec, work: Path, sysbench: str, phase: Phase, prepare: bool
+) -> EngineState:
+    assert isinstance(engine.source, EndpointSource)
+    phase(f"{engine.name}: connecting to {engine.source.endpoint}")
+    password = endpoint_password(engine.name, engine.source)
+    server = Endpoint(engine.source, password)
+    with server.control() as control:
+        version = control.version()
+        comment = str(control.rows("SELECT @@version_comment")[0][0])
+        tables = int(
+            control.rows(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'"
+                " AND table_name REGEXP '^sbtest[0-9]+$'"
+            )[0][0]
+        )
+    state = EngineState(
+        engine.name,
+        engine.family or family_of(version, comment),
+        version.split("-")[0],
+        server,
+        engine.source.user,
+        password,
+        version,
+    )
+    if tables < spec.dataset.tables:
+        if not prepare:
+            raise EngineError(
+                f"engine {engine.name}: {engine.source.endpoint} has {tables} sbtest table(s), "
+                f"the dataset needs {spec.dataset.tables}; run with --prepare-endpoints to "
+                "create them (oltplab never writes to an endpoint unasked)"
+            )
+        phase(f"{engine.name}: sysbench prepare on the endpoint")
+        work.mkdir(parents=True, exist_ok=True)
+        sysbench_prepare(spec, sysbench, state, work / "prepare.sysbench.txt")
+    return state
+
+
+def artifact_dir(state: EngineState, taken: set[str]) -> str:
+    """`<family>/<SELECT VERSION()>`, made unique if two engines report the same version."""
+    wanted = f"{state.family}/{safe_name(state.server_version)}"
+    return wanted if wanted not in taken else f"{wanted}-{safe_name(state.name)}"

@@ -1,0 +1,83 @@
+"""An endpoint engine: a server oltplab did not start, measured as it is and left running."""
+
+import os
+import sys
+
+import pytest
+
+from oltplab.engines.config import intent_settings, render_cnf, server_settings
+from oltplab.engines.launcher import Layout, PrivateInstance, free_port
+from oltplab.engines.supplier import supply
+from oltplab.spec import parse_spec
+
+from .conftest import TINY, cells
+
+pytestmark = pytest.mark.engine
+PASSWORD = "Endpoint-pw-7f3a9c"
+
+
+@pytest.fixture
+def foreign_server(tmp_path):
+    """A MariaDB that stands for someone else's server."""
+    spec = parse_spec('engines = [{name = "mariadb-debian"}]', "t")
+    distribution = supply(spec.engines[0])
+    server = PrivateInstance(distribution, Layout(tmp_path / "foreign"))
+    server.prepare_folders()
+    port = free_port()
+    paths = server.layout.paths(distribution, port)
+    server.layout.cnf.write_text(render_cnf(
+        "foreign", "t", server_settings("mariadb", distribution.version, paths),
+        intent_settings("mariadb", distribution.version, spec.resolve(spec.tier_list[0]))))
+    server.initialise(timeout=120)
+    server.start(port, timeout=60)
+    with server.control() as control:
+        control.execute("CREATE DATABASE sbtest")
+        control.execute("CREATE USER 'bench'@'%%' IDENTIFIED BY %s", (PASSWORD,))
+        control.execute("GRANT ALL ON sbtest.* TO 'bench'@'%'")
+    yield server, port
+    server.stop(timeout=60)
+
+
+def run(tmp_path, port, *flags, password=PASSWORD):
+    import subprocess
+
+    (tmp_path / "e.toml").write_text(
+        'workloads = ["oltp_read_only"]\n'
+        f'[[engines]]\nname = "theirs"\n'
+        f'source = {{endpoint = "127.0.0.1:{port}", user = "bench", password_env = "THEIR_PW"}}\n'
+        + TINY
+        + "[protocol]\nwarmup_ro_seconds = 1\nmeasure_seconds = 2\nthreads = [1, 2]\n"
+    )
+    env = {**os.environ, "THEIR_PW": password}
+    return subprocess.run([sys.executable, "-m", "oltplab", "run", "e.toml", "-r", "out", *flags],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_endpoint_is_measured_without_being_started_configured_or_stopped(tmp_path, foreign_server):
+    server, port = foreign_server
+    refused = run(tmp_path, port)
+    assert refused.returncode == 1
+    reasons = {r["reason"] for r in cells(tmp_path / "out")}
+    assert len(reasons) == 1 and "--prepare-endpoints" in reasons.pop()
+
+    result = run(tmp_path, port, "--prepare-endpoints", "--retry-failed")
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = cells(tmp_path / "out")
+    assert {r["status"] for r in rows} == {"done"}
+    assert rows[0]["server_version"].startswith("10.11")
+    assert server.alive()  # still running: not ours to stop
+    out = tmp_path / "out"
+    assert list(out.glob("benchmark_logs_read_only/mariadb/*/Tier128M_RO.vars.txt"))
+    assert not list(out.rglob("*.cnf.txt"))  # nothing configured
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert PASSWORD.encode() not in path.read_bytes(), path
+
+
+def test_wrong_endpoint_password_fails_the_cells_without_echoing_it(tmp_path, foreign_server):
+    _, port = foreign_server
+    result = run(tmp_path, port, password="not-the-password-123")
+    assert result.returncode == 1
+    reason = cells(tmp_path / "out")[0]["reason"]
+    assert "Access denied for user 'bench'" in reason
+    assert "not-the-password-123" not in result.stdout + result.stderr + reason
