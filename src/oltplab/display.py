@@ -85,7 +85,8 @@ def tps_tables(cells: list[sqlite3.Row]) -> list[Table]:
     for key in sorted(groups):
         scenario, tier, workload = key
         threads = sorted(threads_seen[key])
-        table = Table(title=f"TPS, {scenario}, tier {tier}, {workload}")
+        title = f"TPS, {scenario}, tier {tier}, {workload}"
+        table = Table(title=title, min_width=len(title) + 4)
         table.add_column("engine")
         for count in threads:
             table.add_column(f"{count}t", justify="right")

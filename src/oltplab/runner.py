@@ -72,10 +72,6 @@ class Outcome:
     failed: list[tuple[str, str]]
     interrupted: bool = False
 
-    @property
-    def ok(self) -> bool:
-        return not self.failed and not self.interrupted
-
 
 @dataclass
 class _Context:
@@ -213,6 +209,8 @@ def _run_sessions(ctx: _Context, sessions: list[Session]) -> Outcome:
     finally:
         for instance in ctx.instances:
             instance.stop(ctx.spec.protocol.stop_timeout_seconds)
+            # Sessions always start from the snapshot, so the last datadir is only disk used.
+            instance.discard_datadir()
         ctx.display.stop()
     counts = ctx.ledger.counts()
     failed = [

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tests.cli import oltplab, start_oltplab  # noqa: F401 - shared with the tests here
 
 pytestmark = pytest.mark.engine
 
@@ -38,26 +38,6 @@ def spec_text(
         + f"[protocol]\nwarmup_ro_seconds = {warmup}\nwarmup_rw_seconds = {warmup}\n"
         + f"warmup_threads = 2\nmeasure_seconds = {measure}\nthreads = {threads}\n"
         + "stop_timeout_seconds = 60\nstart_timeout_seconds = 120\n"
-    )
-
-
-def oltplab(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "oltplab", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def start_oltplab(*args: str, cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "oltplab", *args],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
     )
 
 

@@ -1,7 +1,6 @@
 """An endpoint engine: a server oltplab did not start, measured as it is and left running."""
 
 import os
-import sys
 
 import pytest
 
@@ -10,7 +9,7 @@ from oltplab.engines.launcher import Layout, PrivateInstance, free_port
 from oltplab.engines.supplier import supply
 from oltplab.spec import parse_spec
 
-from .conftest import TINY, cells
+from .conftest import TINY, cells, oltplab
 
 pytestmark = pytest.mark.engine
 PASSWORD = "Endpoint-pw-7f3a9c"
@@ -25,9 +24,14 @@ def foreign_server(tmp_path):
     server.prepare_folders()
     port = free_port()
     paths = server.layout.paths(distribution, port)
-    server.layout.cnf.write_text(render_cnf(
-        "foreign", "t", server_settings("mariadb", distribution.version, paths),
-        intent_settings("mariadb", distribution.version, spec.resolve(spec.tier_list[0]))))
+    server.layout.cnf.write_text(
+        render_cnf(
+            "foreign",
+            "t",
+            server_settings("mariadb", distribution.version, paths),
+            intent_settings("mariadb", distribution.version, spec.resolve(spec.tier_list[0])),
+        )
+    )
     server.initialise(timeout=120)
     server.start(port, timeout=60)
     with server.control() as control:
@@ -39,8 +43,6 @@ def foreign_server(tmp_path):
 
 
 def run(tmp_path, port, *flags, password=PASSWORD):
-    import subprocess
-
     (tmp_path / "e.toml").write_text(
         'workloads = ["oltp_read_only"]\n'
         f'[[engines]]\nname = "theirs"\n'
@@ -49,8 +51,7 @@ def run(tmp_path, port, *flags, password=PASSWORD):
         + "[protocol]\nwarmup_ro_seconds = 1\nmeasure_seconds = 2\nthreads = [1, 2]\n"
     )
     env = {**os.environ, "THEIR_PW": password}
-    return subprocess.run([sys.executable, "-m", "oltplab", "run", "e.toml", "-r", "out", *flags],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    return oltplab("run", "e.toml", "-r", "out", *flags, cwd=tmp_path, env=env)
 
 
 def test_endpoint_is_measured_without_being_started_configured_or_stopped(tmp_path, foreign_server):

@@ -19,14 +19,22 @@ def running_threads(results):
     return [r["threads"] for r in cells(results) if r["status"] == "running"]
 
 
-def test_killed_run_resumes_and_does_every_cell_exactly_once(tmp_path):
-    (tmp_path / "s.toml").write_text(spec_text(["mariadb-debian"], threads=[1, 2, 3], measure=3))
+def run_until_second_cell(tmp_path, measure):
+    """A 3-cell matrix on one engine, started in the background and caught in cell 2."""
+    (tmp_path / "s.toml").write_text(
+        spec_text(["mariadb-debian"], threads=[1, 2, 3], measure=measure)
+    )
     out = tmp_path / "out"
-    first = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    run = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
     wait_for(lambda: running_threads(out) == [2], 180, "the second cell to start")
     wait_for(
         lambda: any((out / "benchmark_logs").rglob("Tier*_2th.sysbench.txt")), 30, "its output"
     )
+    return run, out
+
+
+def test_killed_run_resumes_and_does_every_cell_exactly_once(tmp_path):
+    first, out = run_until_second_cell(tmp_path, measure=3)
     os.kill(first.pid, signal.SIGKILL)
     first.wait()
     # The engine and sysbench die with oltplab instead of lingering on the datadir.
@@ -51,13 +59,7 @@ def test_killed_run_resumes_and_does_every_cell_exactly_once(tmp_path):
 
 
 def test_engine_killed_during_a_cell_fails_that_cell_and_the_matrix_goes_on(tmp_path):
-    (tmp_path / "s.toml").write_text(spec_text(["mariadb-debian"], threads=[1, 2, 3], measure=4))
-    out = tmp_path / "out"
-    run = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
-    wait_for(lambda: running_threads(out) == [2], 180, "the second cell to start")
-    wait_for(
-        lambda: any((out / "benchmark_logs").rglob("Tier*_2th.sysbench.txt")), 30, "its output"
-    )
+    run, out = run_until_second_cell(tmp_path, measure=4)
     pid = int((out / ".work" / "mariadb-debian" / "mysqld.pid").read_text())
     os.kill(pid, signal.SIGKILL)
     output, _ = run.communicate(timeout=300)

@@ -2,8 +2,6 @@
 
 import hashlib
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,19 +9,9 @@ import pytest
 from oltplab.ledger import Ledger
 from oltplab.plan import build_plan, cells_of
 from oltplab.spec import cell_definition_digest, parse_spec
+from tests.cli import oltplab
 
 ENGINE = 'engines = [{name = "mariadb-debian"}]\n'
-
-
-def oltplab(*args: str, cwd: Path, env: dict[str, str] | None = None):
-    return subprocess.run(
-        [sys.executable, "-m", "oltplab", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def assert_one_line_error(result, *fragments: str) -> None:

@@ -152,6 +152,9 @@ class PrivateInstance:
     def restore(self) -> None:
         copy_tree(self.layout.snapshot, self.layout.datadir)
 
+    def discard_datadir(self) -> None:
+        shutil.rmtree(self.layout.datadir, ignore_errors=True)
+
     def take_snapshot(self) -> None:
         copy_tree(self.layout.datadir, self.layout.snapshot)
 

@@ -238,7 +238,7 @@ def check_tarball(source: TarballSource) -> None:
 
 def _unpack_into_cache(engine: EngineSpec, target: Path) -> Path:
     """Fetch and unpack the source; returns the basedir inside target."""
-    source = engine.source if engine.source is not None else None
+    source = engine.source
     raw = source_of(engine)
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=target.parent))
     try:
