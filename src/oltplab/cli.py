@@ -88,10 +88,13 @@ def engines_fetch(
     for name in names:
         with console.status(f"fetching {name}"):
             distribution = supply(known[name])
-        console.print(
-            f"{name}: {distribution.family} {distribution.version} at {distribution.basedir}\n"
-            f"  sha256 {distribution.binary_sha256}  {distribution.mysqld.name}"
-        )
+        lines = [
+            f"{name}: {distribution.family} {distribution.version} at {distribution.basedir}",
+            f"  sha256 {distribution.binary_sha256}  {distribution.mysqld.name}",
+        ]
+        if distribution.archive_sha256:
+            lines.append(f"  sha256 {distribution.archive_sha256}  (archive)")
+        console.print("\n".join(lines), soft_wrap=True, highlight=False)
 
 
 def _report_outcome(results: Path, outcome: Outcome) -> None:

