@@ -175,7 +175,7 @@ def status(results: Annotated[Path, typer.Argument(help="A results directory.")]
     ledger = Ledger.open(results, create=False)
     try:
         counts = ledger.counts()
-        failed = [(r["key"], r["reason"] or "") for r in ledger.cells() if r["status"] == "failed"]
+        failed = [row for row in ledger.cells() if row["status"] == "failed"]
         runs = ledger.runs()
     finally:
         ledger.close()

@@ -103,13 +103,17 @@ def _tps_cell(values: list[float] | None) -> str:
     return f"{mean(values):,.0f}" if values else "[red]failed[/red]"
 
 
-def failed_table(failed: list[tuple[str, str]]) -> Table:
-    table = Table(title="Failed cells", title_style="bold red")
-    for column in ("engine", "tier", "workload", "threads", "run", "reason"):
-        table.add_column(column, overflow="fold")
-    for key, reason in failed:
-        engine, tier, workload, threads, repetition = key.split("|")
-        table.add_row(engine, tier, workload, threads, repetition, reason)
+def failed_table(failed: list[sqlite3.Row]) -> Table:
+    table = Table(title="Failed cells", title_style="bold red", show_lines=True)
+    table.add_column("cell", no_wrap=True)
+    table.add_column("reason", overflow="fold", ratio=1)
+    for row in failed:
+        run = f" run {row['repetition']}" if row["repetition"] > 1 else ""
+        cell = (
+            f"{row['engine']} {row['scenario']}\n{row['tier']} {row['workload']} "
+            f"{row['threads']}th{run}"
+        )
+        table.add_row(cell, row["reason"] or "")
     return table
 
 

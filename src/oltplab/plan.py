@@ -24,7 +24,16 @@ class Cell:
 
     @property
     def key(self) -> str:
-        return f"{self.engine}|{self.tier}|{self.workload}|{self.threads}|{self.repetition}"
+        return "|".join(
+            (
+                self.engine,
+                self.scenario,
+                self.tier,
+                self.workload,
+                str(self.threads),
+                str(self.repetition),
+            )
+        )
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,12 @@ matrix goes on; a killed run resumes at the cell that was in flight.
 from __future__ import annotations
 
 import logging
+import signal
+import sqlite3
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Protocol
 
 from oltplab import __version__
@@ -69,7 +72,7 @@ class Display(Protocol):
 @dataclass
 class Outcome:
     counts: dict[str, int]
-    failed: list[tuple[str, str]]
+    failed: list[sqlite3.Row]
     interrupted: bool = False
 
 
@@ -194,7 +197,13 @@ def _log_to(results: Path) -> None:
     log.setLevel(logging.INFO)
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def _run_sessions(ctx: _Context, sessions: list[Session]) -> Outcome:
+    # A SIGTERM (a scheduler's or CI's timeout) stops as cleanly as Ctrl-C does.
+    signal.signal(signal.SIGTERM, _interrupt)
     status = ctx.ledger.status_of()
     pending = {key for key, state in status.items() if state == "pending"}
     todo = [s for s in sessions if any(c.key in pending for c in s.cells)]
@@ -213,9 +222,7 @@ def _run_sessions(ctx: _Context, sessions: list[Session]) -> Outcome:
             instance.discard_datadir()
         ctx.display.stop()
     counts = ctx.ledger.counts()
-    failed = [
-        (row["key"], row["reason"] or "") for row in ctx.ledger.cells() if row["status"] == "failed"
-    ]
+    failed = [row for row in ctx.ledger.cells() if row["status"] == "failed"]
     ctx.ledger.finish_run(
         ctx.run_id, "interrupted" if interrupted else ("failed" if failed else "done")
     )
