@@ -233,42 +233,50 @@ class Ledger:
             (run_id, now(), cell.key),
         )
 
-    def record_done(
+    def record_result(
         self,
         cell: Cell,
-        summary: Summary,
+        summary: Summary | None,
         intervals: Iterable[Interval],
         flags: list[str],
         artifact: str,
+        reason: str | None = None,
     ) -> None:
+        """A measured cell in one transaction: done with its summary, or failed with a reason.
+
+        The per-second samples are kept either way: a truncated run still shows its timeline.
+        """
+        status = "done" if summary is not None and reason is None else "failed"
         with self.transaction() as db:
             cell_id = self._cell_id(cell)
             db.execute("DELETE FROM samples WHERE cell_id = ?", (cell_id,))
-            db.execute(
-                "INSERT OR REPLACE INTO summaries VALUES"
-                " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    cell_id,
-                    summary.tps,
-                    summary.qps,
-                    summary.reads_per_s,
-                    summary.writes_per_s,
-                    summary.other_per_s,
-                    summary.transactions,
-                    summary.queries,
-                    summary.errors,
-                    summary.errors_per_s,
-                    summary.reconnects,
-                    summary.reconnects_per_s,
-                    summary.lat_min_ms,
-                    summary.lat_avg_ms,
-                    summary.lat_max_ms,
-                    summary.lat_pct_ms,
-                    summary.percentile,
-                    summary.total_time_s,
-                    summary.events,
-                ),
-            )
+            db.execute("DELETE FROM summaries WHERE cell_id = ?", (cell_id,))
+            if summary is not None:
+                db.execute(
+                    "INSERT INTO summaries VALUES"
+                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        cell_id,
+                        summary.tps,
+                        summary.qps,
+                        summary.reads_per_s,
+                        summary.writes_per_s,
+                        summary.other_per_s,
+                        summary.transactions,
+                        summary.queries,
+                        summary.errors,
+                        summary.errors_per_s,
+                        summary.reconnects,
+                        summary.reconnects_per_s,
+                        summary.lat_min_ms,
+                        summary.lat_avg_ms,
+                        summary.lat_max_ms,
+                        summary.lat_pct_ms,
+                        summary.percentile,
+                        summary.total_time_s,
+                        summary.events,
+                    ),
+                )
             db.executemany(
                 "INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
@@ -289,10 +297,13 @@ class Ledger:
                 ],
             )
             db.execute(
-                "UPDATE cells SET status = 'done', reason = NULL, finished_at = ?, artifact = ?,"
+                "UPDATE cells SET status = ?, reason = ?, finished_at = ?, artifact = ?,"
                 " flags = ? WHERE id = ?",
-                (now(), artifact, ",".join(flags), cell_id),
+                (status, reason, now(), artifact, ",".join(flags), cell_id),
             )
+
+    def redefine(self, cell: Cell, definition: str) -> None:
+        self._db.execute("UPDATE cells SET definition = ? WHERE key = ?", (definition, cell.key))
 
     def record_failed(self, cell: Cell, reason: str, artifact: str | None) -> None:
         self._db.execute(
@@ -329,6 +340,24 @@ class Ledger:
             " ORDER BY s.second",
             (cell_key,),
         )
+
+    def tps_series(self) -> dict[str, list[float]]:
+        """Every cell's per-second TPS, in second order."""
+        series: dict[str, list[float]] = {}
+        for key, tps in self._db.execute(
+            "SELECT c.key, s.tps FROM samples s JOIN cells c ON c.id = s.cell_id"
+            " ORDER BY s.cell_id, s.second"
+        ):
+            series.setdefault(str(key), []).append(float(tps))
+        return series
+
+    def variables_by_tier(self) -> dict[tuple[str, str], dict[str, str]]:
+        found: dict[tuple[str, str], dict[str, str]] = {}
+        for engine, tier, name, value in self._db.execute(
+            "SELECT engine, tier, name, value FROM variables ORDER BY engine, tier, workload"
+        ):
+            found.setdefault((str(engine), str(tier)), {}).setdefault(str(name), str(value))
+        return found
 
     def counts(self) -> dict[str, int]:
         counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}

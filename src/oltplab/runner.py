@@ -448,7 +448,7 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
             log.warning("%s: status not recorded: %s", _label(cell), exc)
     if result.returncode == 0 and parsed.summary is not None and alive:
         flags = validity_flags(parsed, seconds, spec.protocol.report_interval)
-        ctx.ledger.record_done(cell, parsed.summary, parsed.intervals, flags, artifact)
+        ctx.ledger.record_result(cell, parsed.summary, parsed.intervals, flags, artifact)
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""
         ctx.display.note(
             f"[green]done[/green] {_label(cell)}: {parsed.summary.tps:,.1f} tps{marks}"
@@ -456,6 +456,7 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
         log.info("%s done: %.1f tps %s", _label(cell), parsed.summary.tps, flags)
     else:
         reason = _failure_reason(result, parsed.fatal, state)
-        ctx.ledger.record_failed(cell, reason, artifact)
+        flags = validity_flags(parsed, seconds, spec.protocol.report_interval)
+        ctx.ledger.record_result(cell, parsed.summary, parsed.intervals, flags, artifact, reason)
         ctx.display.note(f"[red]failed[/red] {_label(cell)}: {reason}")
         log.error("%s failed: %s", _label(cell), reason)

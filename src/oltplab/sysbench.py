@@ -283,26 +283,33 @@ def _summary(found: dict[str, tuple[str, ...]]) -> Summary | None:
     )
 
 
-def validity_flags(output: SysbenchOutput, seconds: int, interval: int) -> list[str]:
-    """Marks that make a measured cell suspect; each one is listed next to its numbers."""
+def validity_flags(output: SysbenchOutput, seconds: float | None, interval: int) -> list[str]:
+    """Marks that make a measured cell suspect; each one is listed next to its numbers.
+
+    `seconds` is how long the run was asked to last; for imported files it is unknown and
+    the summary's total time stands in for it.
+    """
     if output.empty:
         return ["empty"]
     flags = []
-    if output.summary is None:
+    summary = output.summary
+    if summary is None:
         flags.append("truncated")
     else:
-        if output.summary.errors > 0:
+        if summary.errors > 0:
             flags.append("errors")
-        if output.summary.reconnects > 0:
+        if summary.reconnects > 0:
             flags.append("reconnects")
-        if output.summary.total_time_s < seconds * 0.95:
+        if seconds is not None and summary.total_time_s < seconds * 0.95:
             flags.append("short")
-    expected = seconds // interval
+    if seconds is None and summary is not None:
+        seconds = summary.total_time_s
     seconds_seen = [round(i.second) for i in output.intervals]
     gaps = any(b - a > interval for a, b in zip(seconds_seen, seconds_seen[1:], strict=False))
-    if len(seconds_seen) < expected - 1 or gaps:
+    expected = int(seconds // interval) if seconds is not None else None
+    if gaps or (expected is not None and len(seconds_seen) < expected - 1):
         flags.append("missing-intervals")
-    elif len(seconds_seen) > expected + 1:
+    elif expected is not None and len(seconds_seen) > expected + 1:
         flags.append("extra-intervals")
     return flags
 

@@ -23,7 +23,7 @@ def test_cells_move_from_pending_to_done_with_their_series(tmp_path):
     ledger.mark_running(A, run)
     assert ledger.requeue(failed_too=False) == 1  # a run killed here leaves A running
     ledger.mark_running(A, run)
-    ledger.record_done(A, out.summary, out.intervals, ["short"], "x.sysbench.txt")
+    ledger.record_result(A, out.summary, out.intervals, ["short"], "x.sysbench.txt")
     ledger.mark_running(B, run)
     ledger.record_failed(B, "engine process killed by signal 9 during the cell", None)
     assert ledger.counts() == {"pending": 0, "running": 0, "done": 1, "failed": 1}

@@ -1,0 +1,192 @@
+"""Everything the analysis reads, loaded once from one or more results directories."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oltplab.engines.config import parse_version
+from oltplab.ledger import Ledger
+from oltplab.sizes import parse_size
+
+METRICS = ("tps", "qps", "lat_avg_ms", "lat_p95_ms", "lat_max_ms")
+
+
+@dataclass(frozen=True)
+class CellRecord:
+    key: str
+    source: str
+    engine: str
+    family: str
+    version: str
+    scenario: str
+    tier: str
+    workload: str
+    threads: int
+    repetition: int
+    status: str
+    reason: str
+    flags: tuple[str, ...]
+    artifact: str
+    tps: float | None
+    qps: float | None
+    lat_avg_ms: float | None
+    lat_p95_ms: float | None
+    lat_max_ms: float | None
+    errors_per_s: float | None
+    reconnects_per_s: float | None
+    duration_s: float | None
+
+    def metric(self, name: str) -> float | None:
+        return getattr(self, name)
+
+    @property
+    def measured(self) -> bool:
+        return self.status == "done" and self.tps is not None
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    name: str
+    family: str
+    version: str
+    server_version: str
+    binary_sha256: str | None
+    source: str
+    results: str
+
+
+@dataclass
+class Dataset:
+    sources: list[Path]
+    cells: list[CellRecord]
+    series: dict[str, list[float]]
+    engines: dict[str, EngineInfo]
+    variables: dict[tuple[str, str], dict[str, str]]
+    runs: list[dict[str, Any]]
+    specs: list[str]
+    tier_sizes: dict[str, int | None] = field(default_factory=dict)
+
+    @property
+    def scenarios(self) -> list[str]:
+        order = ["rw-local", "ro-local", "rw-network", "ro-network"]
+        found = {c.scenario for c in self.cells}
+        return [s for s in order if s in found] + sorted(found - set(order))
+
+    def tiers(self, scenario: str | None = None) -> list[str]:
+        found = {c.tier for c in self.cells if scenario in (None, c.scenario)}
+        return sorted(
+            found, key=lambda t: (self.tier_sizes.get(t) is None, self.tier_sizes.get(t) or 0, t)
+        )
+
+    def engine_names(self) -> list[str]:
+        return sorted(self.engines, key=self.engine_order)
+
+    def engine_order(self, name: str) -> tuple[Any, ...]:
+        info = self.engines[name]
+        try:
+            version: tuple[int, ...] = parse_version(info.version)
+        except ValueError:
+            version = ()
+        return (info.family, version, name)
+
+    def threads(self, scenario: str, tier: str) -> list[int]:
+        return sorted({c.threads for c in self.cells if c.scenario == scenario and c.tier == tier})
+
+
+def _tier_size(tier: str, variables: dict[tuple[str, str], dict[str, str]]) -> int | None:
+    try:
+        return parse_size(tier)
+    except ValueError:
+        pass
+    for (_, name), values in variables.items():
+        if name == tier and "innodb_buffer_pool_size" in values:
+            return int(values["innodb_buffer_pool_size"])
+    return None
+
+
+def load(results: list[Path]) -> Dataset:
+    """Cells, series, engines and provenance from each directory's ledger.
+
+    An engine name found in more than one directory is labelled `name@directory`, so two
+    runs of the same engine stay apart in every table.
+    """
+    ledgers = [(path, Ledger.open(path, create=False)) for path in results]
+    try:
+        names: dict[str, int] = defaultdict(int)
+        for _, ledger in ledgers:
+            for name in ledger.engines():
+                names[name] += 1
+        dataset = Dataset(list(results), [], {}, {}, {}, [], [])
+        for path, ledger in ledgers:
+            _load_one(dataset, path, ledger, {n for n, count in names.items() if count > 1})
+    finally:
+        for _, ledger in ledgers:
+            ledger.close()
+    dataset.tier_sizes = {t: _tier_size(t, dataset.variables) for t in dataset.tiers()}
+    return dataset
+
+
+def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) -> None:
+    def label(name: str) -> str:
+        return f"{name}@{path.name}" if name in shared else name
+
+    for name, row in ledger.engines().items():
+        dataset.engines[label(name)] = EngineInfo(
+            label(name),
+            row["family"],
+            row["version"],
+            row["server_version"] or "",
+            row["binary_sha256"],
+            row["source"],
+            str(path),
+        )
+    for row in ledger.cells():
+        if row["status"] not in ("done", "failed"):
+            continue
+        engine = label(row["engine"])
+        dataset.cells.append(
+            CellRecord(
+                key=f"{path.name}|{row['key']}",
+                source=str(path),
+                engine=engine,
+                family=row["family"] or "",
+                version=row["version"] or "",
+                scenario=row["scenario"],
+                tier=row["tier"],
+                workload=row["workload"],
+                threads=row["threads"],
+                repetition=row["repetition"],
+                status=row["status"],
+                reason=row["reason"] or "",
+                flags=tuple(f for f in row["flags"].split(",") if f),
+                artifact=row["artifact"] or "",
+                tps=row["tps"],
+                qps=row["qps"],
+                lat_avg_ms=row["lat_avg_ms"],
+                lat_p95_ms=row["lat_pct_ms"],
+                lat_max_ms=row["lat_max_ms"],
+                errors_per_s=row["errors_per_s"],
+                reconnects_per_s=row["reconnects_per_s"],
+                duration_s=row["total_time_s"],
+            )
+        )
+    for key, values in ledger.tps_series().items():
+        dataset.series[f"{path.name}|{key}"] = values
+    for (engine, tier), values in ledger.variables_by_tier().items():
+        dataset.variables[(label(engine), tier)] = values
+    for run in ledger.runs():
+        dataset.runs.append(
+            {
+                "results": str(path),
+                "started_at": run["started_at"],
+                "status": run["status"],
+                **json.loads(run["provenance"]),
+            }
+        )
+    spec = ledger.meta("spec")
+    if spec:
+        dataset.specs.append(spec)

@@ -1,0 +1,438 @@
+"""The tables and findings of the reference report, computed from the dataset.
+
+All pure: a Dataset in, plain rows out. A point is the mean of a cell's measured
+repetitions; a point with any flagged repetition carries those flags along.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import combinations
+from statistics import mean
+
+from oltplab.analysis.dataset import CellRecord, Dataset
+from oltplab.errors import OltplabError
+from oltplab.stats import jitter, steady
+
+Point = tuple[str, str, str, int]  # scenario, tier, engine, threads
+
+
+@dataclass(frozen=True)
+class Value:
+    value: float
+    runs: int
+    flags: tuple[str, ...]
+
+
+def points(dataset: Dataset, metric: str = "tps") -> dict[Point, Value]:
+    grouped: dict[Point, list[CellRecord]] = defaultdict(list)
+    for cell in dataset.cells:
+        grouped[(cell.scenario, cell.tier, cell.engine, cell.threads)].append(cell)
+    result = {}
+    for point, cells in grouped.items():
+        values = [c.metric(metric) for c in cells if c.measured and c.metric(metric) is not None]
+        if values:
+            flags = tuple(sorted({f for c in cells for f in c.flags}))
+            result[point] = Value(mean(values), len(values), flags)  # type: ignore[arg-type]
+    return result
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Engines as rows, thread counts as columns, like the report's Table 6.1.1."""
+
+    scenario: str
+    tier: str
+    metric: str
+    threads: list[int]
+    rows: list[tuple[str, list[Value | None]]]
+
+
+def grids(dataset: Dataset, metric: str) -> list[Grid]:
+    found = points(dataset, metric)
+    out = []
+    for scenario in dataset.scenarios:
+        for tier in dataset.tiers(scenario):
+            threads = dataset.threads(scenario, tier)
+            engines = [
+                e
+                for e in dataset.engine_names()
+                if any((scenario, tier, e, t) in found for t in threads)
+                or any(
+                    c.engine == e and c.scenario == scenario and c.tier == tier
+                    for c in dataset.cells
+                )
+            ]
+            rows = [(e, [found.get((scenario, tier, e, t)) for t in threads]) for e in engines]
+            out.append(Grid(scenario, tier, metric, threads, rows))
+    return out
+
+
+def diff_pct(value: float, baseline: float) -> float:
+    return (value / baseline - 1.0) * 100.0
+
+
+# --- version progression ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProgressionRow:
+    scenario: str
+    tier: str
+    family: str
+    baseline_engine: str
+    baseline_version: str
+    engine: str
+    version: str
+    threads: int
+    tps: float
+    baseline_tps: float
+    diff_pct: float
+    flags: tuple[str, ...]
+
+
+def baselines(dataset: Dataset, chosen: list[str] | None = None) -> dict[str, str]:
+    """The baseline engine per family: the one chosen, else the family's oldest version."""
+    result: dict[str, str] = {}
+    for name in dataset.engine_names():
+        result.setdefault(dataset.engines[name].family, name)
+    for name in chosen or []:
+        if name not in dataset.engines:
+            known = ", ".join(dataset.engine_names())
+            raise OltplabError(f"--baseline {name}: no such engine in these results ({known})")
+        result[dataset.engines[name].family] = name
+    return result
+
+
+def progression(dataset: Dataset, chosen: list[str] | None = None) -> list[ProgressionRow]:
+    found = points(dataset)
+    rows = []
+    for family, base in baselines(dataset, chosen).items():
+        members = [
+            e for e in dataset.engine_names() if dataset.engines[e].family == family and e != base
+        ]
+        for scenario in dataset.scenarios:
+            for tier in dataset.tiers(scenario):
+                for engine in members:
+                    for threads in dataset.threads(scenario, tier):
+                        b = found.get((scenario, tier, base, threads))
+                        v = found.get((scenario, tier, engine, threads))
+                        if b is None or v is None or b.value == 0:
+                            continue
+                        rows.append(
+                            ProgressionRow(
+                                scenario,
+                                tier,
+                                family,
+                                base,
+                                dataset.engines[base].version,
+                                engine,
+                                dataset.engines[engine].version,
+                                threads,
+                                v.value,
+                                b.value,
+                                diff_pct(v.value, b.value),
+                                tuple(sorted(set(v.flags + b.flags))),
+                            )
+                        )
+    return rows
+
+
+def differences(rows: list[ProgressionRow], threshold: float) -> list[ProgressionRow]:
+    """Rows beyond the threshold as they are shown (one decimal), so -5.0% is not listed."""
+    return [r for r in rows if abs(round(r.diff_pct, 1)) > threshold]
+
+
+# --- relative to a baseline engine -----------------------------------------------------------
+
+
+def relative(dataset: Dataset, baseline: str) -> dict[tuple[str, str], dict[str, dict[int, float]]]:
+    """Each engine's TPS over the baseline engine's, per thread count (baseline = 1.0)."""
+    found = points(dataset)
+    out: dict[tuple[str, str], dict[str, dict[int, float]]] = {}
+    for scenario in dataset.scenarios:
+        for tier in dataset.tiers(scenario):
+            table: dict[str, dict[int, float]] = {}
+            for engine in dataset.engine_names():
+                for threads in dataset.threads(scenario, tier):
+                    b = found.get((scenario, tier, baseline, threads))
+                    v = found.get((scenario, tier, engine, threads))
+                    if b and v and b.value:
+                        table.setdefault(engine, {})[threads] = v.value / b.value
+            if table:
+                out[(scenario, tier)] = table
+    return out
+
+
+# --- findings -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    scenario: str
+    tier: str
+    engine: str
+    value: float
+    detail: str
+
+
+def _peaks(dataset: Dataset) -> dict[tuple[str, str, str], tuple[int, float]]:
+    """(scenario, tier, engine) -> (thread count of the peak, peak TPS)."""
+    peaks: dict[tuple[str, str, str], tuple[int, float]] = {}
+    for (scenario, tier, engine, threads), value in points(dataset).items():
+        key = (scenario, tier, engine)
+        if key not in peaks or value.value > peaks[key][1]:
+            peaks[key] = (threads, value.value)
+    return peaks
+
+
+def findings(dataset: Dataset, close_pct: float = 3.0) -> list[Finding]:
+    found = points(dataset)
+    peaks = _peaks(dataset)
+    out: list[Finding] = []
+    for scenario in dataset.scenarios:
+        for tier in dataset.tiers(scenario):
+            here = sorted(
+                ((e, p) for (s, t, e), p in peaks.items() if (s, t) == (scenario, tier)),
+                key=lambda item: -item[1][1],
+            )
+            if not here:
+                continue
+            leader, (threads, tps) = here[0]
+            detail = f"peak {tps:,.0f} TPS at {threads} threads"
+            if len(here) > 1:
+                detail += (
+                    f", {diff_pct(tps, here[1][1][1]):+.1f}% ahead of {here[1][0]} "
+                    f"({here[1][1][1]:,.0f} TPS)"
+                )
+            out.append(Finding("leader", scenario, tier, leader, tps, detail))
+            top = max(dataset.threads(scenario, tier))
+            for engine, (peak_threads, peak) in sorted(
+                here, key=lambda i: dataset.engine_order(i[0])
+            ):
+                out.append(
+                    Finding(
+                        "saturation",
+                        scenario,
+                        tier,
+                        engine,
+                        peak_threads,
+                        f"peak {peak:,.0f} TPS at {peak_threads} threads",
+                    )
+                )
+                last = found.get((scenario, tier, engine, top))
+                if last is not None and peak_threads != top and peak:
+                    drop = diff_pct(last.value, peak)
+                    out.append(
+                        Finding(
+                            "collapse",
+                            scenario,
+                            tier,
+                            engine,
+                            drop,
+                            f"{peak:,.0f} TPS at {peak_threads} threads -> {last.value:,.0f} at "
+                            f"{top} threads ({drop:+.1f}%)",
+                        )
+                    )
+    out += _buffer_pool_lever(dataset, peaks)
+    out += _ro_rw_ratio(dataset, peaks)
+    out += _network_overhead(dataset, found)
+    out += _close_engines(dataset, found, close_pct)
+    return out
+
+
+def _buffer_pool_lever(
+    dataset: Dataset, peaks: dict[tuple[str, str, str], tuple[int, float]]
+) -> list[Finding]:
+    out = []
+    for scenario in dataset.scenarios:
+        tiers = dataset.tiers(scenario)
+        if len(tiers) < 2:
+            continue
+        small, large = tiers[0], tiers[-1]
+        for engine in dataset.engine_names():
+            low, high = peaks.get((scenario, small, engine)), peaks.get((scenario, large, engine))
+            if low and high and low[1]:
+                ratio = high[1] / low[1]
+                out.append(
+                    Finding(
+                        "buffer-pool-lever",
+                        scenario,
+                        f"{large}/{small}",
+                        engine,
+                        ratio,
+                        f"peak {high[1]:,.0f} TPS at {large} vs {low[1]:,.0f} at "
+                        f"{small}: {ratio:.1f}x",
+                    )
+                )
+    return out
+
+
+def _ro_rw_ratio(
+    dataset: Dataset, peaks: dict[tuple[str, str, str], tuple[int, float]]
+) -> list[Finding]:
+    out = []
+    for place in ("local", "network"):
+        for tier in dataset.tiers():
+            for engine in dataset.engine_names():
+                ro, rw = (
+                    peaks.get((f"ro-{place}", tier, engine)),
+                    peaks.get((f"rw-{place}", tier, engine)),
+                )
+                if ro and rw and rw[1]:
+                    ratio = ro[1] / rw[1]
+                    out.append(
+                        Finding(
+                            "ro-rw-ratio",
+                            f"ro/rw-{place}",
+                            tier,
+                            engine,
+                            ratio,
+                            f"peak read-only {ro[1]:,.0f} TPS / read-write "
+                            f"{rw[1]:,.0f} TPS = {ratio:.1f}x",
+                        )
+                    )
+    return out
+
+
+def _network_overhead(dataset: Dataset, found: dict[Point, Value]) -> list[Finding]:
+    out = []
+    for mode in ("rw", "ro"):
+        for tier in dataset.tiers():
+            for engine in dataset.engine_names():
+                diffs = []
+                for threads in dataset.threads(f"{mode}-local", tier):
+                    local = found.get((f"{mode}-local", tier, engine, threads))
+                    network = found.get((f"{mode}-network", tier, engine, threads))
+                    if local and network and local.value:
+                        diffs.append(diff_pct(network.value, local.value))
+                if diffs:
+                    average = mean(diffs)
+                    out.append(
+                        Finding(
+                            "network-overhead",
+                            f"{mode}-network vs {mode}-local",
+                            tier,
+                            engine,
+                            average,
+                            f"mean {average:+.1f}% over {len(diffs)} thread counts "
+                            f"(from {min(diffs):+.1f}% to {max(diffs):+.1f}%)",
+                        )
+                    )
+    return out
+
+
+def _close_engines(dataset: Dataset, found: dict[Point, Value], close_pct: float) -> list[Finding]:
+    by_engine: dict[str, dict[tuple[str, str, int], float]] = defaultdict(dict)
+    for (scenario, tier, engine, threads), value in found.items():
+        by_engine[engine][(scenario, tier, threads)] = value.value
+    out = []
+    for a, b in combinations(dataset.engine_names(), 2):
+        common = by_engine[a].keys() & by_engine[b].keys()
+        if not common:
+            continue
+        widest = max(
+            abs(diff_pct(by_engine[a][k], by_engine[b][k])) for k in common if by_engine[b][k]
+        )
+        if widest < close_pct:
+            out.append(
+                Finding(
+                    "close-engines",
+                    "all",
+                    "all",
+                    f"{a} ~ {b}",
+                    widest,
+                    f"within {widest:.1f}% of each other in all {len(common)} common points",
+                )
+            )
+    return out
+
+
+# --- stability and pairwise comparison ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stability:
+    cell: CellRecord
+    steady_from_s: int
+    mean_tps: float
+    jitter: float | None
+
+
+def stability(dataset: Dataset) -> list[Stability]:
+    """Per measured cell: where the steady part starts (MSER-5), its mean and its jitter."""
+    out = []
+    for cell in dataset.cells:
+        series = dataset.series.get(cell.key, [])
+        if not cell.measured or len(series) < 2:
+            continue
+        cut, part = steady(series)
+        out.append(Stability(cell, cut, float(part.mean()), jitter(part)))
+    return out
+
+
+@dataclass(frozen=True)
+class Pairwise:
+    scenario: str
+    tier: str
+    subject: str
+    others: list[str]
+    threads: list[int]
+    qps: dict[str, dict[int, float]]
+    p95: dict[str, dict[int, float]]
+    improvement: dict[str, dict[int, float]]
+
+    def average_improvement(self, other: str) -> float | None:
+        values = list(self.improvement.get(other, {}).values())
+        return mean(values) if values else None
+
+
+def pairwise(dataset: Dataset, subject: str) -> list[Pairwise]:
+    """QPS and p95 latency per thread count, and the subject's QPS improvement over others."""
+    qps, p95 = points(dataset, "qps"), points(dataset, "lat_p95_ms")
+    out = []
+    for scenario in dataset.scenarios:
+        for tier in dataset.tiers(scenario):
+            threads = dataset.threads(scenario, tier)
+            engines = [
+                e
+                for e in dataset.engine_names()
+                if any((scenario, tier, e, t) in qps for t in threads)
+            ]
+            if subject not in engines or len(engines) < 2:
+                continue
+            others = [e for e in engines if e != subject]
+            table_q = {
+                e: {
+                    t: qps[(scenario, tier, e, t)].value
+                    for t in threads
+                    if (scenario, tier, e, t) in qps
+                }
+                for e in engines
+            }
+            table_l = {
+                e: {
+                    t: p95[(scenario, tier, e, t)].value
+                    for t in threads
+                    if (scenario, tier, e, t) in p95
+                }
+                for e in engines
+            }
+            improvement = {
+                o: {
+                    t: diff_pct(table_q[subject][t], table_q[o][t])
+                    for t in threads
+                    if t in table_q[subject] and t in table_q[o] and table_q[o][t]
+                }
+                for o in others
+            }
+            out.append(
+                Pairwise(scenario, tier, subject, others, threads, table_q, table_l, improvement)
+            )
+    return out
+
+
+def flagged(dataset: Dataset) -> list[CellRecord]:
+    return [c for c in dataset.cells if c.flags or c.status == "failed"]

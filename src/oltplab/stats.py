@@ -1,0 +1,46 @@
+"""Small statistics on per-second series."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+BATCH = 5
+
+
+def mser5_cut(series: Sequence[float]) -> int:
+    """Seconds to drop from the start so that what remains is steady (MSER-5).
+
+    MSER (White, 1997; Spratt's MSER-5 variant, 1998) batches the series into means of
+    5 observations and picks the truncation point d that minimises the marginal standard
+    error of the remaining batches, sum((y_i - mean)^2) / (n - d)^2, searching d over the
+    first half only (beyond that the estimate is too noisy to trust). Returns seconds.
+    """
+    values = np.asarray(series, dtype=float)
+    batches = len(values) // BATCH
+    if batches < 4:
+        return 0
+    means = values[: batches * BATCH].reshape(batches, BATCH).mean(axis=1)
+    # Suffix sums give every candidate's mean and squared deviations in one pass.
+    suffix_sum = np.cumsum(means[::-1])[::-1]
+    suffix_sq = np.cumsum((means**2)[::-1])[::-1]
+    remaining = np.arange(batches, 0, -1, dtype=float)
+    candidates = batches // 2
+    mean = suffix_sum[:candidates] / remaining[:candidates]
+    deviations = suffix_sq[:candidates] - remaining[:candidates] * mean**2
+    statistic = deviations / remaining[:candidates] ** 2
+    return int(np.argmin(statistic)) * BATCH
+
+
+def jitter(series: Sequence[float]) -> float | None:
+    """Standard deviation over mean (coefficient of variation) of a per-second series."""
+    values = np.asarray(series, dtype=float)
+    if len(values) < 2 or values.mean() == 0:
+        return None
+    return float(values.std(ddof=1) / values.mean())
+
+
+def steady(series: Sequence[float]) -> tuple[int, np.ndarray]:
+    cut = mser5_cut(series)
+    return cut, np.asarray(series[cut:], dtype=float)

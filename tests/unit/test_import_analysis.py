@@ -1,0 +1,122 @@
+"""Golden tests: a hand-written tree imports into exact tables, flags and findings."""
+
+import pytest
+
+from oltplab.analysis.dataset import load
+from oltplab.analysis.tables import differences, findings, grids, progression
+from oltplab.errors import OltplabError
+from oltplab.export import table_rows
+from oltplab.importers import import_tree, version_of
+from oltplab.ledger import Ledger
+from tests.golden import build_tree
+
+MYSQL57, MYSQL80, MARIADB = "mysql-5.7.44", "mysql-8.0.45", "mariadb-10.11.16"
+
+
+@pytest.fixture
+def imported(tmp_path):
+    tree = build_tree(tmp_path / "benchmark_data")
+    ledger = Ledger.open(tmp_path / "results")
+    report = import_tree(tree, ledger)
+    ledger.close()
+    return tmp_path / "results", report, tree
+
+
+def test_import_counts_and_flags_every_odd_file(imported):
+    results, report, _ = imported
+    assert (report.imported, report.updated, report.unchanged) == (19, 0, 0)
+    assert sorted(report.flagged) == [
+        (f"{MARIADB} ro-local 8G 4th", "truncated"),
+        (f"{MARIADB} rw-local 2G 4th", "empty"),
+        (f"{MARIADB} rw-local 8G 4th", "errors"),
+    ]
+
+
+def test_reimport_is_idempotent(imported):
+    results, _, tree = imported
+    before = Ledger.open(results, create=False)
+    rows_before = [tuple(r) for r in before.cells()]
+    before.close()
+    ledger = Ledger.open(results, create=False)
+    again = import_tree(tree, ledger)
+    rows_after = [tuple(r) for r in ledger.cells()]
+    ledger.close()
+    assert (again.imported, again.updated, again.unchanged) == (0, 0, 19)
+    assert rows_after == rows_before
+
+
+def test_scenario_comes_from_the_directory_and_version_from_its_name(imported):
+    results, _, _ = imported
+    dataset = load([results])
+    assert dataset.scenarios == ["rw-local", "ro-local"]
+    assert dataset.engine_names() == [MARIADB, MYSQL57, MYSQL80]
+    assert dataset.engines[MARIADB].server_version == "10.11.16-MariaDB-ubu2204"
+    assert version_of("12.1.2-MariaDB-ubu2404") == "12.1.2"
+    assert version_of("8.0.45-36") == "8.0.45-36"
+    assert dataset.tiers() == ["2G", "8G"]
+    assert dataset.variables[(MYSQL80, "8G")]["innodb_redo_log_capacity"] == "4294967296"
+    assert dataset.variables[(MYSQL57, "8G")]["innodb_log_files_in_group"] == "2"
+
+
+def test_tps_grid_by_thread_count(imported):
+    dataset = load([imported[0]])
+    rw8 = next(g for g in grids(dataset, "tps") if (g.scenario, g.tier) == ("rw-local", "8G"))
+    assert rw8.threads == [1, 4]
+    values = {engine: [v.value if v else None for v in row] for engine, row in rw8.rows}
+    assert values == {MARIADB: [250, 400], MYSQL57: [200, 500], MYSQL80: [190, 620]}
+    runs = {engine: [v.runs if v else None for v in row] for engine, row in rw8.rows}
+    assert runs[MYSQL80] == [1, 2]
+    rw2 = next(g for g in grids(dataset, "tps") if (g.scenario, g.tier) == ("rw-local", "2G"))
+    assert dict(rw2.rows)[MARIADB][1] is None  # the empty file has no number
+
+
+def test_progression_and_differences(imported):
+    dataset = load([imported[0]])
+    rows = progression(dataset)
+    got = [(r.scenario, r.tier, r.engine, r.threads, round(r.diff_pct, 1)) for r in rows]
+    assert got == [
+        ("rw-local", "2G", MYSQL80, 1, 10.0),
+        ("rw-local", "2G", MYSQL80, 4, -10.0),
+        ("rw-local", "8G", MYSQL80, 1, -5.0),
+        ("rw-local", "8G", MYSQL80, 4, 24.0),
+        ("ro-local", "8G", MYSQL80, 1, 5.0),
+        ("ro-local", "8G", MYSQL80, 4, -10.0),
+    ]
+    assert {r.baseline_engine for r in rows} == {MYSQL57}
+    assert [round(r.diff_pct, 1) for r in differences(rows, 5.0)] == [10.0, -10.0, 24.0, -10.0]
+    columns, exported = table_rows("progression", dataset)
+    assert exported[3] == {"scenario": "rw-local", "tier": "8G", "family": "mysql",
+                           "baseline_version": "5.7.44", "version": "8.0.45", "threads": 4,
+                           "tps": 620.0, "baseline_tps": 500.0, "diff_pct": 24.0}
+    with pytest.raises(OltplabError, match="--baseline mysql-9: no such engine"):
+        progression(dataset, ["mysql-9"])
+    reversed_rows = progression(dataset, [MYSQL80])
+    assert {r.baseline_engine for r in reversed_rows} == {MYSQL80}
+
+
+def test_findings_are_computed(imported):
+    dataset = load([imported[0]])
+    got = {(f.kind, f.scenario, f.tier, f.engine): (round(f.value, 2), f.detail)
+           for f in findings(dataset)}
+    assert got[("leader", "rw-local", "2G", MYSQL57)] == (
+        300, "peak 300 TPS at 4 threads, +11.1% ahead of mysql-8.0.45 (270 TPS)")
+    assert got[("leader", "rw-local", "8G", MYSQL80)][0] == 620
+    assert got[("leader", "ro-local", "8G", MYSQL57)][0] == 1000
+    assert got[("saturation", "rw-local", "2G", MARIADB)][0] == 1
+    assert ("collapse", "rw-local", "2G", MARIADB) not in got  # no number at 4 threads
+    assert got[("buffer-pool-lever", "rw-local", "8G/2G", MYSQL57)][0] == 1.67
+    assert got[("buffer-pool-lever", "rw-local", "8G/2G", MYSQL80)][0] == 2.30
+    assert got[("buffer-pool-lever", "rw-local", "8G/2G", MARIADB)][0] == 3.33
+    assert got[("ro-rw-ratio", "ro/rw-local", "8G", MYSQL57)][0] == 2.0
+    assert got[("ro-rw-ratio", "ro/rw-local", "8G", MYSQL80)][0] == 1.45
+    assert not [k for k in got if k[0] in ("network-overhead", "close-engines")]
+
+
+def test_flags_table_lists_every_flagged_cell(imported):
+    columns, rows = table_rows("flags", load([imported[0]]))
+    assert [(r["scenario"], r["tier"], r["threads"], r["status"], r["flags"]) for r in rows] == [
+        ("rw-local", "2G", 4, "failed", "empty"),
+        ("rw-local", "8G", 4, "done", "errors"),
+        ("ro-local", "8G", 4, "failed", "truncated"),
+    ]
+    assert rows[0]["reason"] == "empty file"
