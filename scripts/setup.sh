@@ -2,14 +2,15 @@
 # Installs everything oltplab needs on a fresh Debian machine (run as root, or with sudo
 # available): sysbench, the OS telemetry tools, the libraries MySQL binaries link to,
 # Debian's MariaDB server binaries (no service is started), Maven to fetch engine
-# distributions, and oltplab itself with its test dependencies.
+# distributions, Chromium for the HTML report's browser tests (Playwright drives it; it
+# never downloads a browser of its own), and oltplab itself with its test dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 packages=(sysbench mariadb-server-core mariadb-client sysstat procps dstat percona-toolkit
-          libnuma1 maven)
+          libnuma1 maven chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")

@@ -12,11 +12,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from oltplab.analysis.dataset import load
 from oltplab.display import RichDisplay, failed_table, status_table, tps_tables
 from oltplab.engines.catalog import CATALOG
 from oltplab.engines.supplier import is_available, source_of, supply
 from oltplab.errors import OltplabError
-from oltplab.export import cell_rows, to_csv, to_json
+from oltplab.export import CELL_COLUMNS, cell_rows, table_rows, to_csv, to_json
+from oltplab.importers import import_tree
 from oltplab.ledger import Ledger
 from oltplab.runner import Outcome
 from oltplab.runner import run as run_matrix
@@ -192,25 +194,124 @@ class Format(StrEnum):
     json = "json"
 
 
+class ExportTable(StrEnum):
+    summary = "summary"
+    progression = "progression"
+    differences = "differences"
+    findings = "findings"
+    flags = "flags"
+
+
+BaselineOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--baseline",
+        help="Baseline engine of its family (repeat per family); "
+        "default: each family's oldest version.",
+    ),
+]
+ThresholdOption = Annotated[float, typer.Option(help="List differences beyond this many percent.")]
+
+
 @app.command()
 def export(
     results: Annotated[Path, typer.Argument(help="A results directory.")],
     format: Annotated[Format, typer.Option("--format", "-f", help="csv or json.")] = Format.csv,
+    table: Annotated[
+        ExportTable,
+        typer.Option(
+            "--table",
+            "-t",
+            help="summary (one row per measured cell), progression, "
+            "differences, findings or flags.",
+        ),
+    ] = ExportTable.summary,
+    baseline: BaselineOption = None,
+    threshold: ThresholdOption = 5.0,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
 ) -> None:
-    """One row per measured cell: engine, tier, workload, threads, TPS, latency, flags..."""
-    ledger = Ledger.open(results, create=False)
-    try:
-        rows = cell_rows(ledger.cells())
-    finally:
-        ledger.close()
-    text = to_csv(rows) if format is Format.csv else to_json(rows)
+    """Export one table of a results directory as CSV or JSON."""
+    if table is ExportTable.summary:
+        ledger = Ledger.open(results, create=False)
+        try:
+            columns, rows = CELL_COLUMNS, cell_rows(ledger.cells())
+        finally:
+            ledger.close()
+    else:
+        columns, rows = table_rows(
+            table.value, load([results]), baselines=baseline, threshold=threshold
+        )
+    text = to_csv(rows, columns) if format is Format.csv else to_json(rows)
     if output is None:
         sys.stdout.write(text)
     else:
         output.write_text(text)
+
+
+@app.command("import")
+def import_(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="A tree of sysbench outputs: benchmark_logs, benchmark_logs_read_only, "
+            "benchmark_remote_logs[_read_only], or a folder holding several of them."
+        ),
+    ],
+    results: ResultsOption,
+) -> None:
+    """Import existing sysbench results so that `report` and `export` can read them.
+
+    Empty, truncated and erroneous files are imported as flagged cells, never skipped.
+    Importing the same tree again changes nothing.
+    """
+    ledger = Ledger.open(results)
+    try:
+        report = import_tree(source, ledger)
+    finally:
+        ledger.close()
+    console.print(
+        f"{source}: {report.imported} cell(s) imported, {report.updated} updated, "
+        f"{report.unchanged} unchanged, into {results}",
+        soft_wrap=True,
+    )
+    if report.flagged:
+        flags = Table(title="Flagged cells")
+        flags.add_column("cell")
+        flags.add_column("flags")
+        for cell, marks in report.flagged:
+            flags.add_row(cell, marks)
+        console.print(flags)
+
+
+@app.command()
+def report(
+    results: Annotated[list[Path], typer.Argument(help="One or more results directories.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Report folder (default: FIRST_RESULTS/report)."),
+    ] = None,
+    baseline: BaselineOption = None,
+    threshold: ThresholdOption = 5.0,
+    relative_to: Annotated[
+        str | None, typer.Option(help="Engine that the relative chart normalises to (= 1.0).")
+    ] = None,
+    compare: Annotated[
+        str | None, typer.Option(help="Engine whose improvement over each other is tabled.")
+    ] = None,
+) -> None:
+    """Write report.md, report.html (self-contained, works offline) and charts/*.png."""
+    from oltplab.report import ReportOptions, build
+
+    options = ReportOptions(baseline or [], threshold, relative_to, compare)
+    with console.status("writing the report"):
+        files = build(results, output or results[0] / "report", options)
+    console.print(
+        f"{files.markdown}\n{files.html}\n{len(files.charts)} chart(s) in "
+        f"{files.markdown.parent / 'charts'}",
+        soft_wrap=True,
+    )
 
 
 def main() -> None:

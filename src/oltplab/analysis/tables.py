@@ -188,6 +188,10 @@ def _peaks(dataset: Dataset) -> dict[tuple[str, str, str], tuple[int, float]]:
     return peaks
 
 
+def _threads(count: int) -> str:
+    return f"{count} thread{'s' if count != 1 else ''}"
+
+
 def findings(dataset: Dataset, close_pct: float = 3.0) -> list[Finding]:
     found = points(dataset)
     peaks = _peaks(dataset)
@@ -201,7 +205,7 @@ def findings(dataset: Dataset, close_pct: float = 3.0) -> list[Finding]:
             if not here:
                 continue
             leader, (threads, tps) = here[0]
-            detail = f"peak {tps:,.0f} TPS at {threads} threads"
+            detail = f"peak {tps:,.0f} TPS at {_threads(threads)}"
             if len(here) > 1:
                 detail += (
                     f", {diff_pct(tps, here[1][1][1]):+.1f}% ahead of {here[1][0]} "
@@ -219,7 +223,7 @@ def findings(dataset: Dataset, close_pct: float = 3.0) -> list[Finding]:
                         tier,
                         engine,
                         peak_threads,
-                        f"peak {peak:,.0f} TPS at {peak_threads} threads",
+                        f"peak {peak:,.0f} TPS at {_threads(peak_threads)}",
                     )
                 )
                 last = found.get((scenario, tier, engine, top))
@@ -232,8 +236,8 @@ def findings(dataset: Dataset, close_pct: float = 3.0) -> list[Finding]:
                             tier,
                             engine,
                             drop,
-                            f"{peak:,.0f} TPS at {peak_threads} threads -> {last.value:,.0f} at "
-                            f"{top} threads ({drop:+.1f}%)",
+                            f"{peak:,.0f} TPS at {_threads(peak_threads)} -> {last.value:,.0f} "
+                            f"at {_threads(top)} ({drop:+.1f}%)",
                         )
                     )
     out += _buffer_pool_lever(dataset, peaks)

@@ -1,0 +1,56 @@
+"""Reports over one or more results directories: Markdown, PNG charts and one HTML page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oltplab.analysis.dataset import Dataset, load
+from oltplab.errors import OltplabError
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    baselines: list[str] = field(default_factory=list)
+    threshold: float = 5.0
+    relative_to: str | None = None
+    compare: str | None = None
+
+    def relative_engine(self, dataset: Dataset) -> str:
+        return self._engine(dataset, self.relative_to, "--relative-to")
+
+    def compare_engine(self, dataset: Dataset) -> str:
+        return self._engine(dataset, self.compare, "--compare")
+
+    @staticmethod
+    def _engine(dataset: Dataset, chosen: str | None, option: str) -> str:
+        names = dataset.engine_names()
+        if chosen is None:
+            return names[0]
+        if chosen not in dataset.engines:
+            raise OltplabError(
+                f"{option} {chosen}: no such engine in these results ({', '.join(names)})"
+            )
+        return chosen
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    markdown: Path
+    html: Path
+    charts: list[Path]
+
+
+def build(results: list[Path], out: Path, options: ReportOptions) -> ReportFiles:
+    from oltplab.report import charts, html, markdown
+
+    dataset = load(results)
+    if not dataset.cells:
+        raise OltplabError(f"{', '.join(map(str, results))}: no measured cells to report on")
+    out.mkdir(parents=True, exist_ok=True)
+    chart_files = charts.write_all(dataset, out / "charts", options)
+    md = out / "report.md"
+    md.write_text(markdown.render(dataset, options, [p.relative_to(out) for p in chart_files]))
+    page = out / "report.html"
+    page.write_text(html.render(dataset, options))
+    return ReportFiles(md, page, chart_files)

@@ -1,0 +1,106 @@
+"""PNG charts with Matplotlib: TPS by threads, relative to a baseline, timelines, boxplots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on a benchmark host
+import matplotlib.pyplot as plt  # noqa: E402
+
+from oltplab.analysis.dataset import Dataset  # noqa: E402
+from oltplab.analysis.tables import points, relative  # noqa: E402
+from oltplab.plan import safe_name  # noqa: E402
+from oltplab.report import ReportOptions  # noqa: E402
+from oltplab.stats import steady  # noqa: E402
+
+
+def _save(figure: plt.Figure, path: Path) -> Path:
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
+
+
+def _threads_axis(axis: plt.Axes, threads: list[int]) -> None:
+    axis.set_xscale("log", base=2)
+    axis.set_xticks(threads, [str(t) for t in threads])
+    axis.set_xlabel("threads")
+    axis.grid(alpha=0.3)
+
+
+def write_all(dataset: Dataset, folder: Path, options: ReportOptions) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    found = points(dataset)
+    ratios = relative(dataset, options.relative_engine(dataset))
+    written = []
+    for scenario in dataset.scenarios:
+        for tier in dataset.tiers(scenario):
+            threads = dataset.threads(scenario, tier)
+            name = f"{scenario}_{safe_name(tier)}"
+            figure, axis = plt.subplots(figsize=(8, 4.5))
+            for engine in dataset.engine_names():
+                xs = [t for t in threads if (scenario, tier, engine, t) in found]
+                if xs:
+                    axis.plot(
+                        xs,
+                        [found[(scenario, tier, engine, t)].value for t in xs],
+                        marker="o",
+                        label=engine,
+                    )
+            _threads_axis(axis, threads)
+            axis.set_ylabel("TPS")
+            axis.set_title(f"TPS by thread count, {scenario}, tier {tier}")
+            axis.legend(fontsize="small")
+            written.append(_save(figure, folder / f"tps_{name}.png"))
+
+            if (scenario, tier) in ratios:
+                figure, axis = plt.subplots(figsize=(8, 4.5))
+                for engine, values in ratios[(scenario, tier)].items():
+                    xs = sorted(values)
+                    axis.plot(xs, [values[t] for t in xs], marker="o", label=engine)
+                axis.axhline(1.0, color="grey", linewidth=0.8)
+                _threads_axis(axis, threads)
+                axis.set_ylabel(f"TPS / {options.relative_engine(dataset)}")
+                axis.set_title(f"Relative throughput, {scenario}, tier {tier}")
+                axis.legend(fontsize="small")
+                written.append(_save(figure, folder / f"relative_{name}.png"))
+            written += _stability_charts(dataset, scenario, tier, max(threads), folder, name)
+    return written
+
+
+def _stability_charts(
+    dataset: Dataset, scenario: str, tier: str, threads: int, folder: Path, name: str
+) -> list[Path]:
+    """Per-second TPS at the highest thread count: the timeline, and a boxplot after the cut."""
+    series = {}
+    for cell in dataset.cells:
+        if (cell.scenario, cell.tier, cell.threads, cell.repetition) == (
+            scenario,
+            tier,
+            threads,
+            1,
+        ):
+            values = dataset.series.get(cell.key)
+            if values:
+                series[cell.engine] = values
+    if not series:
+        return []
+    figure, axis = plt.subplots(figsize=(8, 4.5))
+    for engine, values in series.items():
+        axis.plot(range(1, len(values) + 1), values, linewidth=0.8, label=engine)
+    axis.set_xlabel("second")
+    axis.set_ylabel("TPS")
+    axis.set_title(f"Per-second TPS at {threads} threads, {scenario}, tier {tier}")
+    axis.legend(fontsize="small")
+    axis.grid(alpha=0.3)
+    timeline = _save(figure, folder / f"timeline_{name}.png")
+    figure, axis = plt.subplots(figsize=(8, 4.5))
+    engines = list(series)
+    axis.boxplot([steady(series[e])[1] for e in engines], showfliers=True)
+    axis.set_xticks(range(1, len(engines) + 1), engines, rotation=20, fontsize="small")
+    axis.set_ylabel("TPS per second (steady part)")
+    axis.set_title(f"Spread of per-second TPS at {threads} threads, {scenario}, tier {tier}")
+    axis.grid(alpha=0.3, axis="y")
+    return [timeline, _save(figure, folder / f"boxplot_{name}.png")]

@@ -1,0 +1,405 @@
+"""The report as Markdown: the reference report's sections, computed from the data."""
+
+from __future__ import annotations
+
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from oltplab.analysis.dataset import Dataset
+from oltplab.analysis.tables import (
+    Grid,
+    Value,
+    differences,
+    findings,
+    flagged,
+    grids,
+    pairwise,
+    progression,
+    relative,
+    stability,
+)
+from oltplab.report import ReportOptions
+from oltplab.report.format import number, percent, setting
+
+SCENARIO_TITLES = {
+    "rw-local": "Read-write, local",
+    "ro-local": "Read-only, local",
+    "rw-network": "Read-write, network",
+    "ro-network": "Read-only, network",
+}
+METRIC_TITLES = {
+    "tps": "TPS",
+    "qps": "QPS",
+    "lat_p95_ms": "p95 latency (ms)",
+    "lat_avg_ms": "average latency (ms)",
+    "lat_max_ms": "max latency (ms)",
+}
+# Settings that decide an OLTP result; the redo capacity is derived from whichever
+# variables the version has.
+KEY_SETTINGS = (
+    "innodb_buffer_pool_size",
+    "innodb_buffer_pool_instances",
+    "redo capacity",
+    "innodb_flush_log_at_trx_commit",
+    "log_bin",
+    "sync_binlog",
+    "binlog_format",
+    "binlog_row_image",
+    "innodb_doublewrite",
+    "innodb_io_capacity",
+    "innodb_io_capacity_max",
+    "innodb_flush_method",
+    "max_connections",
+    "character_set_server",
+    "collation_server",
+    "performance_schema",
+    "query_cache_type",
+    "thread_handling",
+    "innodb_change_buffering",
+    "innodb_adaptive_hash_index",
+    "transaction_isolation",
+    "tx_isolation",
+)
+
+
+def scenario_title(scenario: str) -> str:
+    return SCENARIO_TITLES.get(scenario, scenario)
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    def escape(cell: str) -> str:
+        return cell.replace("|", "\\|").replace("\n", " ")
+
+    lines = [
+        "| " + " | ".join(escape(h) for h in header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
+    lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
+    return lines + [""]
+
+
+def mark(value: Value | None, formatted: str) -> str:
+    return f"{formatted} †" if value is not None and value.flags else formatted
+
+
+def redo_capacity(values: dict[str, str]) -> str | None:
+    if values.get("innodb_redo_log_capacity"):
+        return values["innodb_redo_log_capacity"]
+    size, files = values.get("innodb_log_file_size"), values.get("innodb_log_files_in_group", "1")
+    if size and size.isdigit() and files.isdigit():
+        return str(int(size) * int(files))
+    return size
+
+
+def effective(values: dict[str, str], name: str) -> str | None:
+    return redo_capacity(values) if name == "redo capacity" else values.get(name)
+
+
+# --- sections ----------------------------------------------------------------------------------
+
+
+def _environment(dataset: Dataset) -> list[str]:
+    out = ["## 1. Environment and provenance", ""]
+    for run in dataset.runs:
+        if "imported_from" in run:
+            out.append(
+                f"- `{run['results']}`: imported from `{run['imported_from']}` "
+                f"({run['started_at']})"
+            )
+            continue
+        host = run.get("host", {})
+        memory = host.get("memory_bytes", 0) / 1024**3
+        out.append(
+            f"- `{run['results']}`: run of {run['started_at']} ({run['status']}); host "
+            f"{host.get('hostname', '?')}, {host.get('cpu_model', '?')}, "
+            f"{host.get('cores', '?')} cores, {memory:.1f} GiB, kernel {host.get('kernel', '?')}; "
+            f"sysbench {run.get('sysbench', '?')}, oltplab {run.get('oltplab', '?')}"
+        )
+    out.append("")
+    rows = [
+        [e.name, e.family, e.version, e.server_version, (e.binary_sha256 or "-")[:16], e.source]
+        for e in (dataset.engines[n] for n in dataset.engine_names())
+    ]
+    out += table(
+        ["engine", "family", "version", "SELECT VERSION()", "binary sha256", "source"], rows
+    )
+    for text in dataset.specs:
+        try:
+            spec: dict[str, Any] = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            continue
+        dataset_part = spec.get("dataset", {})
+        protocol = spec.get("protocol", {})
+        out.append(
+            f"Dataset: {dataset_part.get('tables', 20)} tables x "
+            f"{number(dataset_part.get('table_size', 5_000_000))} rows, "
+            f"rand-type {dataset_part.get('rand_type', 'uniform')}. "
+            f"Protocol: warm-up A {protocol.get('warmup_ro_seconds', 180)} s read-only, "
+            f"warm-up B {protocol.get('warmup_rw_seconds', 600)} s read-write (not for "
+            f"read-only workloads), {protocol.get('measure_seconds', 900)} s per "
+            f"measurement, {protocol.get('repetitions', 1)} repetition(s), order "
+            f"{protocol.get('order', 'as-listed')}."
+        )
+        out.append("")
+    return out
+
+
+def _configuration(dataset: Dataset) -> list[str]:
+    out = ["## 2. Configuration", ""]
+    if not dataset.variables:
+        return out + ["No server variables were recorded for these results.", ""]
+    differing: list[list[str]] = []
+    for tier in dataset.tiers():
+        engines = [e for e in dataset.engine_names() if (e, tier) in dataset.variables]
+        if not engines:
+            continue
+        out += [f"### Tier {tier}", ""]
+        rows = []
+        for name in KEY_SETTINGS:
+            values = [effective(dataset.variables[(e, tier)], name) for e in engines]
+            if all(v is None for v in values):
+                continue
+            shown = [setting(name, v) for v in values]
+            differs = len({s for s in shown if s != "-"}) > 1
+            rows.append([f"**{name}**" if differs else name, *shown])
+            if differs:
+                differing.append(
+                    [tier, name, *(f"{e}: {s}" for e, s in zip(engines, shown, strict=True))]
+                )
+        out += table(["setting", *engines], rows)
+    out += ["### Settings that differ between engines", ""]
+    if differing:
+        out.append(
+            "Bold settings above differ between engines of the same tier; a comparison "
+            "across them measures the configuration as well as the engine."
+        )
+        out.append("")
+        out += table(
+            ["tier", "setting", "values"], [[r[0], r[1], "; ".join(r[2:])] for r in differing]
+        )
+    else:
+        out += ["None: every recorded key setting is equal across engines.", ""]
+    return out
+
+
+def _grid(grid: Grid, fmt: Any = number) -> list[str]:
+    rows = [
+        [engine, *(mark(v, fmt(v.value)) if v else "-" for v in values)]
+        for engine, values in grid.rows
+    ]
+    return table(["Engine", *(f"{t}t" for t in grid.threads)], rows)
+
+
+def _results(dataset: Dataset) -> list[str]:
+    out = [
+        "## 3. Results by scenario and tier",
+        "",
+        "† marks a value with a validity flag (see section 10).",
+        "",
+    ]
+    by_metric = {m: {(g.scenario, g.tier): g for g in grids(dataset, m)} for m in METRIC_TITLES}
+    for scenario in dataset.scenarios:
+        out += [f"### {scenario_title(scenario)}", ""]
+        for tier in dataset.tiers(scenario):
+            for metric, title in METRIC_TITLES.items():
+                grid = by_metric[metric].get((scenario, tier))
+                if grid and grid.rows:
+                    out += [f"**{title} by thread count, tier {tier} ({scenario})**", ""]
+                    out += _grid(grid)
+    return out
+
+
+def _progression(dataset: Dataset, options: ReportOptions) -> list[str]:
+    rows = progression(dataset, options.baselines)
+    out = ["## 4. Version progression", ""]
+    if not rows:
+        return out + ["No family has more than one version in these results.", ""]
+    grouped: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
+    for row in rows:
+        grouped[(row.family, row.scenario, row.tier)].append(row)
+    for (family, scenario, tier), members in grouped.items():
+        base = members[0].baseline_engine
+        threads = sorted({r.threads for r in members})
+        out += [f"**{family}, tier {tier}, {scenario}: baseline {base}**", ""]
+        base_tps = {r.threads: r.baseline_tps for r in members}
+        lines = [[f"{base} (TPS)", *(number(base_tps.get(t)) for t in threads)]]
+        for engine in dict.fromkeys(r.engine for r in members):
+            mine = {r.threads: r for r in members if r.engine == engine}
+            lines.append(
+                [f"{engine} (TPS)", *(number(mine[t].tps) if t in mine else "-" for t in threads)]
+            )
+            lines.append(
+                [f"vs {base}", *(percent(mine[t].diff_pct) if t in mine else "-" for t in threads)]
+            )
+        out += table(["Engine", *(f"{t}t" for t in threads)], lines)
+    return out
+
+
+def _differences(dataset: Dataset, options: ReportOptions) -> list[str]:
+    rows = differences(progression(dataset, options.baselines), options.threshold)
+    out = [f"## 5. All differences greater than {options.threshold:g}% versus the baseline", ""]
+    if not rows:
+        return out + [f"No difference beyond {options.threshold:g}%.", ""]
+    for scenario in dataset.scenarios:
+        mine = [r for r in rows if r.scenario == scenario]
+        if mine:
+            out += [f"### {scenario_title(scenario)}", ""]
+            out += table(
+                ["Comparison", "Tier", "Thread count", "Difference vs baseline"],
+                [
+                    [
+                        f"{r.engine} vs {r.baseline_engine}",
+                        r.tier,
+                        str(r.threads),
+                        percent(r.diff_pct) + (" †" if r.flags else ""),
+                    ]
+                    for r in mine
+                ],
+            )
+    return out
+
+
+FINDING_TITLES = {
+    "leader": "Leader",
+    "saturation": "Saturation point",
+    "collapse": "Collapse after the peak",
+    "buffer-pool-lever": "Buffer pool lever",
+    "ro-rw-ratio": "Read-only / read-write ratio",
+    "network-overhead": "Network overhead",
+    "close-engines": "Engines within 3% everywhere",
+}
+
+
+def _findings(dataset: Dataset) -> list[str]:
+    rows = [
+        [FINDING_TITLES.get(f.kind, f.kind), f.scenario, f.tier, f.engine, f.detail]
+        for f in findings(dataset)
+    ]
+    out = ["## 6. Key findings", "", "Computed from the data above, never written by hand.", ""]
+    return out + table(["Finding", "Scenario", "Tier", "Engine", "Detail"], rows)
+
+
+def _relative(dataset: Dataset, options: ReportOptions, charts: list[Path]) -> list[str]:
+    base = options.relative_engine(dataset)
+    out = [f"## 7. Relative throughput (baseline {base} = 1.0)", ""]
+    for (scenario, tier), table_ in relative(dataset, base).items():
+        threads = dataset.threads(scenario, tier)
+        out += [f"**{scenario}, tier {tier}**", ""]
+        out += _chart(charts, f"relative_{scenario}_{tier}")
+        out += table(
+            ["Engine", *(f"{t}t" for t in threads)],
+            [[e, *(f"{v[t]:.2f}" if t in v else "-" for t in threads)] for e, v in table_.items()],
+        )
+    return out
+
+
+def _chart(charts: list[Path], stem: str) -> list[str]:
+    return [f"![{stem}]({p.as_posix()})\n" for p in charts if p.stem == stem]
+
+
+def _stability(dataset: Dataset, charts: list[Path]) -> list[str]:
+    out = [
+        "## 8. Stability",
+        "",
+        "Jitter is the standard deviation of per-second TPS over its mean, after the warm-up "
+        "transient is cut (MSER-5); 'steady from' is where the cut fell.",
+        "",
+    ]
+    rows = stability(dataset)
+    for scenario in dataset.scenarios:
+        for tier in dataset.tiers(scenario):
+            mine = [s for s in rows if (s.cell.scenario, s.cell.tier) == (scenario, tier)]
+            if not mine:
+                continue
+            out += [f"**{scenario}, tier {tier}**", ""]
+            out += _chart(charts, f"timeline_{scenario}_{tier}")
+            out += _chart(charts, f"boxplot_{scenario}_{tier}")
+            out += table(
+                ["Engine", "Threads", "Run", "Steady from (s)", "Mean TPS", "Jitter"],
+                [
+                    [
+                        s.cell.engine,
+                        str(s.cell.threads),
+                        str(s.cell.repetition),
+                        str(s.steady_from_s),
+                        number(s.mean_tps),
+                        "-" if s.jitter is None else f"{s.jitter * 100:.1f}%",
+                    ]
+                    for s in mine
+                ],
+            )
+    return out
+
+
+def _pairwise(dataset: Dataset, options: ReportOptions) -> list[str]:
+    subject = options.compare_engine(dataset)
+    out = [f"## 9. Pairwise comparison: {subject} against each other engine", ""]
+    for pair in pairwise(dataset, subject):
+        engines = [subject, *pair.others]
+        out += [f"**QPS, {pair.scenario}, tier {pair.tier}**", ""]
+        out += table(
+            ["Threads", *engines],
+            [[str(t), *(number(pair.qps[e].get(t)) for e in engines)] for t in pair.threads],
+        )
+        out += [f"**p95 latency (ms), {pair.scenario}, tier {pair.tier}**", ""]
+        out += table(
+            ["Threads", *engines],
+            [[str(t), *(number(pair.p95[e].get(t)) for e in engines)] for t in pair.threads],
+        )
+        out += [f"**QPS improvement of {subject}, {pair.scenario}, tier {pair.tier}**", ""]
+        lines = [
+            [str(t), *(percent(pair.improvement[o].get(t)) for o in pair.others)]
+            for t in pair.threads
+        ]
+        lines.append(["**Average**", *(percent(pair.average_improvement(o)) for o in pair.others)])
+        out += table(["Threads", *(f"vs {o}" for o in pair.others)], lines)
+    if len(out) == 2:
+        out += ["Only one engine in these results.", ""]
+    return out
+
+
+def _flags(dataset: Dataset) -> list[str]:
+    out = ["## 10. Flagged and failed cells", ""]
+    cells = flagged(dataset)
+    if not cells:
+        return out + ["None: every cell ran its full length without errors.", ""]
+    out += [
+        "Legend: `empty` no output; `truncated` no final summary; `errors` / `reconnects` "
+        "sysbench counted some; `missing-intervals` / `extra-intervals` per-second lines "
+        "do not match the run length; `short` the run ended early.",
+        "",
+    ]
+    return out + table(
+        ["Scenario", "Engine", "Tier", "Threads", "Run", "Status", "Flags", "Reason"],
+        [
+            [
+                c.scenario,
+                c.engine,
+                c.tier,
+                str(c.threads),
+                str(c.repetition),
+                c.status,
+                ", ".join(c.flags),
+                c.reason,
+            ]
+            for c in cells
+        ],
+    )
+
+
+def render(dataset: Dataset, options: ReportOptions, charts: list[Path]) -> str:
+    title = ", ".join(str(p) for p in dataset.sources)
+    lines = [f"# oltplab report: {title}", ""]
+    lines += _environment(dataset)
+    lines += _configuration(dataset)
+    lines += _results(dataset)
+    lines += _progression(dataset, options)
+    lines += _differences(dataset, options)
+    lines += _findings(dataset)
+    lines += _relative(dataset, options, charts)
+    lines += _stability(dataset, charts)
+    lines += _pairwise(dataset, options)
+    lines += _flags(dataset)
+    return "\n".join(lines)

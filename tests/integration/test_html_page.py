@@ -1,0 +1,138 @@
+"""The HTML report in a real headless Chromium (Debian's), driven by Playwright."""
+
+from pathlib import Path
+
+import pytest
+
+from oltplab.importers import import_tree
+from oltplab.ledger import Ledger
+from oltplab.report import ReportOptions, build
+from tests.golden import build_tree
+
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync"]
+HOSTILE = "<img src=x onerror=alert(1)>"  # a results directory name that must stay text
+
+
+@pytest.fixture(scope="module")
+def page_url(tmp_path_factory):
+    root = tmp_path_factory.mktemp("html")
+    tree = build_tree(root / "tree")
+    for name in ("plain", HOSTILE):
+        ledger = Ledger.open(root / name)
+        import_tree(tree, ledger)
+        ledger.close()
+    only_one = build([root / "plain"], root / "report", ReportOptions())
+    both = build([root / "plain", root / HOSTILE], root / "report2", ReportOptions())
+    return only_one.html.as_uri(), both.html.as_uri()
+
+
+@pytest.fixture
+def browser_page():
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
+        yield page, errors
+        browser.close()
+
+
+def traces(page) -> dict[str, list]:
+    return page.evaluate(
+        "() => Object.fromEntries(document.getElementById('chart').data.map(t => [t.name, t.y]))"
+    )
+
+
+def test_page_renders_and_every_control_changes_the_chart(page_url, browser_page):
+    page, errors = browser_page
+    page.goto(page_url[0])
+    page.wait_for_selector("#chart .main-svg")
+    assert page.locator("#chart .scatterlayer .trace").count() == 6  # 3 engines x 2 tiers
+    assert traces(page)["mysql-8.0.45 8G"] == [190, 620]
+
+    page.locator("#engines input[value='mysql-5.7.44']").uncheck()
+    assert page.locator("#chart .scatterlayer .trace").count() == 4
+    assert "engine=mysql-5.7.44" not in page.url
+
+    page.select_option("#metric", "qps")
+    assert page.locator("#chart .ytitle").text_content() == "QPS"
+    assert traces(page)["mysql-8.0.45 8G"] == [3800, 12400]
+
+    page.locator("#normalise").check()
+    assert page.locator("#chart .ytitle").text_content() == "QPS / mariadb-10.11.16"
+    assert traces(page)["mariadb-10.11.16 8G"] == [1, 1]
+    assert traces(page)["mysql-8.0.45 8G"] == [0.76, 1.55]
+
+    page.select_option("#xaxis", "tier")
+    assert page.evaluate("document.getElementById('chart').layout.xaxis.type") == "category"
+    assert set(traces(page)) == {"mariadb-10.11.16 1t", "mariadb-10.11.16 4t",
+                                 "mysql-8.0.45 1t", "mysql-8.0.45 4t"}
+    page.select_option("#xaxis", "threads")
+
+    page.locator("#tiers input[value='2G']").uncheck()
+    assert set(traces(page)) == {"mariadb-10.11.16 8G", "mysql-8.0.45 8G"}
+
+    page.select_option("#scenario", "ro-local")
+    assert set(traces(page)) == {"mariadb-10.11.16 8G", "mysql-8.0.45 8G"}
+
+    shared = page.url
+    page.goto("about:blank")
+    page.goto(shared)
+    page.wait_for_selector("#chart .main-svg")
+    assert page.input_value("#metric") == "qps"
+    assert page.is_checked("#normalise")
+    assert page.input_value("#scenario") == "ro-local"
+    assert not page.is_checked("#engines input[value='mysql-5.7.44']")
+    assert errors == []
+
+
+def test_clicking_a_point_shows_its_timeline(page_url, browser_page):
+    page, errors = browser_page
+    page.goto(page_url[0] + "#scenario=rw-local&engine=mysql-8.0.45&tier=8G&metric=tps")
+    page.wait_for_selector("#chart .main-svg")
+    point = page.locator("#chart .scatterlayer .trace .points path").last.bounding_box()
+    page.mouse.click(point["x"] + point["width"] / 2, point["y"] + point["height"] / 2)
+    page.wait_for_selector("#timeline .scatterlayer .trace", state="attached")
+    title = page.locator("#timeline-title").text_content()
+    assert "mysql-8.0.45 rw-local 8G 4 threads, run 1" in title
+    assert "run 2" in title  # both repetitions of the point
+    lines = page.evaluate("document.getElementById('timeline').data.map(t => t.y.length)")
+    assert lines == [10, 10]
+    assert errors == []
+
+
+def test_names_from_files_stay_text(page_url, browser_page):
+    page, errors = browser_page
+    page.goto(page_url[1])
+    page.wait_for_selector("#chart .main-svg")
+    label = f"mysql-8.0.45@{HOSTILE}"
+    assert page.locator("#engines label", has_text=label).count() == 1
+    assert page.locator("img").count() == 0
+    legend = page.locator("#chart .legendtext").all_text_contents()
+    assert f"{label} 8G" in legend
+    assert errors == []
+
+
+def test_the_page_needs_no_network(page_url, browser_page):
+    page, errors = browser_page
+    requested: list[str] = []
+
+    def block_all_but_the_file(route):
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            requested.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", block_all_but_the_file)
+    page.goto(page_url[0])
+    page.wait_for_selector("#chart .main-svg")
+    assert page.locator("#chart .scatterlayer .trace").count() == 6
+    assert requested == []
+    assert errors == []
