@@ -28,8 +28,12 @@ CELLS = {
     ("benchmark_logs_read_only", "mysql", "8.0.45", "Tier8G_RW_1th"): 420,
     ("benchmark_logs_read_only", "mysql", "8.0.45", "Tier8G_RW_4th"): 900,
     ("benchmark_logs_read_only", "mariadb", "10.11.16-MariaDB-ubu2204", "Tier8G_RW_1th"): 800,
-    ("benchmark_logs_read_only", "mariadb", "10.11.16-MariaDB-ubu2204", "Tier8G_RW_4th"):
-        "truncated",
+    (
+        "benchmark_logs_read_only",
+        "mariadb",
+        "10.11.16-MariaDB-ubu2204",
+        "Tier8G_RW_4th",
+    ): "truncated",
 }
 VARS = {
     ("mysql", "5.7.44"): "Variable_name\tValue\ninnodb_buffer_pool_size\t8589934592\n"

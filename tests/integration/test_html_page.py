@@ -11,8 +11,14 @@ from tests.golden import build_tree
 
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 HOSTILE = "<img src=x onerror=alert(1)>"  # a results directory name that must stay text
 
 
@@ -71,8 +77,12 @@ def test_page_renders_and_every_control_changes_the_chart(page_url, browser_page
 
     page.select_option("#xaxis", "tier")
     assert page.evaluate("document.getElementById('chart').layout.xaxis.type") == "category"
-    assert set(traces(page)) == {"mariadb-10.11.16 1t", "mariadb-10.11.16 4t",
-                                 "mysql-8.0.45 1t", "mysql-8.0.45 4t"}
+    assert set(traces(page)) == {
+        "mariadb-10.11.16 1t",
+        "mariadb-10.11.16 4t",
+        "mysql-8.0.45 1t",
+        "mysql-8.0.45 4t",
+    }
     page.select_option("#xaxis", "threads")
 
     page.locator("#tiers input[value='2G']").uncheck()

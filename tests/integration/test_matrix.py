@@ -94,6 +94,28 @@ def test_two_engines_two_tiers_two_workloads_end_to_end(tmp_path):
     as_json = json.loads(oltplab("export", "out", "--format", "json", cwd=tmp_path).stdout)
     assert len(as_json) == 16 and as_json[0]["status"] == "done"
 
+    report = oltplab("report", "out", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    markdown = (out / "report" / "report.md").read_text()
+    for section in (
+        "1. Environment",
+        "2. Configuration",
+        "3. Results",
+        "4. Version progression",
+        "5. All differences",
+        "6. Key findings",
+        "7. Relative throughput",
+        "8. Stability",
+        "9. Pairwise comparison",
+        "10. Flagged",
+    ):
+        assert f"## {section}" in markdown
+    assert "| mysql-8.0.31 | mysql | 8.0.31 | 8.0.31 |" in markdown
+    assert "**innodb_buffer_pool_size**" not in markdown  # equal across engines per tier
+    assert "| Leader | rw-local | 128M |" in markdown
+    assert (out / "report" / "report.html").is_file()
+    assert (out / "report" / "charts" / "tps_rw-local_256M.png").is_file()
+
     status = oltplab("status", "out", cwd=tmp_path)
     assert status.returncode == 0 and "16" in status.stdout
 

@@ -85,9 +85,17 @@ def test_progression_and_differences(imported):
     assert {r.baseline_engine for r in rows} == {MYSQL57}
     assert [round(r.diff_pct, 1) for r in differences(rows, 5.0)] == [10.0, -10.0, 24.0, -10.0]
     columns, exported = table_rows("progression", dataset)
-    assert exported[3] == {"scenario": "rw-local", "tier": "8G", "family": "mysql",
-                           "baseline_version": "5.7.44", "version": "8.0.45", "threads": 4,
-                           "tps": 620.0, "baseline_tps": 500.0, "diff_pct": 24.0}
+    assert exported[3] == {
+        "scenario": "rw-local",
+        "tier": "8G",
+        "family": "mysql",
+        "baseline_version": "5.7.44",
+        "version": "8.0.45",
+        "threads": 4,
+        "tps": 620.0,
+        "baseline_tps": 500.0,
+        "diff_pct": 24.0,
+    }
     with pytest.raises(OltplabError, match="--baseline mysql-9: no such engine"):
         progression(dataset, ["mysql-9"])
     reversed_rows = progression(dataset, [MYSQL80])
@@ -96,10 +104,14 @@ def test_progression_and_differences(imported):
 
 def test_findings_are_computed(imported):
     dataset = load([imported[0]])
-    got = {(f.kind, f.scenario, f.tier, f.engine): (round(f.value, 2), f.detail)
-           for f in findings(dataset)}
+    got = {
+        (f.kind, f.scenario, f.tier, f.engine): (round(f.value, 2), f.detail)
+        for f in findings(dataset)
+    }
     assert got[("leader", "rw-local", "2G", MYSQL57)] == (
-        300, "peak 300 TPS at 4 threads, +11.1% ahead of mysql-8.0.45 (270 TPS)")
+        300,
+        "peak 300 TPS at 4 threads, +11.1% ahead of mysql-8.0.45 (270 TPS)",
+    )
     assert got[("leader", "rw-local", "8G", MYSQL80)][0] == 620
     assert got[("leader", "ro-local", "8G", MYSQL57)][0] == 1000
     assert got[("saturation", "rw-local", "2G", MARIADB)][0] == 1

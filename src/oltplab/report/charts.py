@@ -74,7 +74,7 @@ def _stability_charts(
     dataset: Dataset, scenario: str, tier: str, threads: int, folder: Path, name: str
 ) -> list[Path]:
     """Per-second TPS at the highest thread count: the timeline, and a boxplot after the cut."""
-    series = {}
+    series, measured = {}, set()
     for cell in dataset.cells:
         if (cell.scenario, cell.tier, cell.threads, cell.repetition) == (
             scenario,
@@ -85,6 +85,8 @@ def _stability_charts(
             values = dataset.series.get(cell.key)
             if values:
                 series[cell.engine] = values
+                if cell.measured:
+                    measured.add(cell.engine)
     if not series:
         return []
     figure, axis = plt.subplots(figsize=(8, 4.5))
@@ -97,7 +99,10 @@ def _stability_charts(
     axis.grid(alpha=0.3)
     timeline = _save(figure, folder / f"timeline_{name}.png")
     figure, axis = plt.subplots(figsize=(8, 4.5))
-    engines = list(series)
+    engines = [e for e in series if e in measured]
+    if not engines:
+        plt.close(figure)
+        return [timeline]
     axis.boxplot([steady(series[e])[1] for e in engines], showfliers=True)
     axis.set_xticks(range(1, len(engines) + 1), engines, rotation=20, fontsize="small")
     axis.set_ylabel("TPS per second (steady part)")

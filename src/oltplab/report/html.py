@@ -50,7 +50,8 @@ def page_data(dataset: Dataset, options: ReportOptions) -> dict[str, Any]:
     series_keys = {k for record in records for k in record["cells"]}
     labels = {
         c.key: f"{c.engine} {c.scenario} {c.tier} {c.threads} threads, run {c.repetition}"
-        for c in dataset.cells if c.key in series_keys
+        for c in dataset.cells
+        if c.key in series_keys
     }
     return {
         "scenarios": dataset.scenarios,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections import defaultdict
 from pathlib import Path
@@ -20,6 +21,7 @@ from oltplab.analysis.tables import (
     relative,
     stability,
 )
+from oltplab.plan import safe_name
 from oltplab.report import ReportOptions
 from oltplab.report.format import number, percent, setting
 
@@ -119,7 +121,14 @@ def _environment(dataset: Dataset) -> list[str]:
         )
     out.append("")
     rows = [
-        [e.name, e.family, e.version, e.server_version, (e.binary_sha256 or "-")[:16], e.source]
+        [
+            e.name,
+            e.family,
+            e.version,
+            e.server_version,
+            (e.binary_sha256 or "-")[:16],
+            _source(e.source),
+        ]
         for e in (dataset.engines[n] for n in dataset.engine_names())
     ]
     out += table(
@@ -144,6 +153,14 @@ def _environment(dataset: Dataset) -> list[str]:
         )
         out.append("")
     return out
+
+
+def _source(text: str) -> str:
+    try:
+        source = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    return "; ".join(f"{k}: {v}" for k, v in source.items() if k != "password_env")
 
 
 def _configuration(dataset: Dataset) -> list[str]:
@@ -184,9 +201,14 @@ def _configuration(dataset: Dataset) -> list[str]:
     return out
 
 
-def _grid(grid: Grid, fmt: Any = number) -> list[str]:
+def _grid(grid: Grid, failed: set[tuple[str, str, str, int]]) -> list[str]:
+    def shown(engine: str, threads: int, value: Value | None) -> str:
+        if value is not None:
+            return mark(value, number(value.value))
+        return "failed" if (grid.scenario, grid.tier, engine, threads) in failed else "-"
+
     rows = [
-        [engine, *(mark(v, fmt(v.value)) if v else "-" for v in values)]
+        [engine, *(shown(engine, t, v) for t, v in zip(grid.threads, values, strict=True))]
         for engine, values in grid.rows
     ]
     return table(["Engine", *(f"{t}t" for t in grid.threads)], rows)
@@ -200,6 +222,9 @@ def _results(dataset: Dataset) -> list[str]:
         "",
     ]
     by_metric = {m: {(g.scenario, g.tier): g for g in grids(dataset, m)} for m in METRIC_TITLES}
+    failed = {
+        (c.scenario, c.tier, c.engine, c.threads) for c in dataset.cells if c.status == "failed"
+    }
     for scenario in dataset.scenarios:
         out += [f"### {scenario_title(scenario)}", ""]
         for tier in dataset.tiers(scenario):
@@ -207,7 +232,7 @@ def _results(dataset: Dataset) -> list[str]:
                 grid = by_metric[metric].get((scenario, tier))
                 if grid and grid.rows:
                     out += [f"**{title} by thread count, tier {tier} ({scenario})**", ""]
-                    out += _grid(grid)
+                    out += _grid(grid, failed)
     return out
 
 
@@ -287,7 +312,7 @@ def _relative(dataset: Dataset, options: ReportOptions, charts: list[Path]) -> l
     for (scenario, tier), table_ in relative(dataset, base).items():
         threads = dataset.threads(scenario, tier)
         out += [f"**{scenario}, tier {tier}**", ""]
-        out += _chart(charts, f"relative_{scenario}_{tier}")
+        out += _chart(charts, f"relative_{scenario}_{safe_name(tier)}")
         out += table(
             ["Engine", *(f"{t}t" for t in threads)],
             [[e, *(f"{v[t]:.2f}" if t in v else "-" for t in threads)] for e, v in table_.items()],
@@ -314,8 +339,8 @@ def _stability(dataset: Dataset, charts: list[Path]) -> list[str]:
             if not mine:
                 continue
             out += [f"**{scenario}, tier {tier}**", ""]
-            out += _chart(charts, f"timeline_{scenario}_{tier}")
-            out += _chart(charts, f"boxplot_{scenario}_{tier}")
+            out += _chart(charts, f"timeline_{scenario}_{safe_name(tier)}")
+            out += _chart(charts, f"boxplot_{scenario}_{safe_name(tier)}")
             out += table(
                 ["Engine", "Threads", "Run", "Steady from (s)", "Mean TPS", "Jitter"],
                 [
