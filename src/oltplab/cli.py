@@ -298,13 +298,17 @@ def report(
         str | None, typer.Option(help="Engine that the relative chart normalises to (= 1.0).")
     ] = None,
     compare: Annotated[
-        str | None, typer.Option(help="Engine whose improvement over each other is tabled.")
+        list[str] | None,
+        typer.Option(
+            help="Pairwise tables: the first engine given, against the others given "
+            "(or against every other engine when only one is given)."
+        ),
     ] = None,
 ) -> None:
     """Write report.md, report.html (self-contained, works offline) and charts/*.png."""
     from oltplab.report import ReportOptions, build
 
-    options = ReportOptions(baseline or [], threshold, relative_to, compare)
+    options = ReportOptions(baseline or [], threshold, relative_to, compare or [])
     with console.status("writing the report"):
         files = build(results, output or results[0] / "report", options)
     console.print(

@@ -150,6 +150,33 @@ ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,no summary: the
     )
 
 
+def test_pairwise_tables_for_chosen_engines(workspace):
+    oltplab(
+        "report",
+        "res",
+        "-o",
+        "chosen",
+        "--compare",
+        "mysql-8.0.45",
+        "--compare",
+        "mysql-5.7.44",
+        cwd=workspace,
+    )
+    md = (workspace / "chosen" / "report.md").read_text()
+    assert "## 9. Pairwise comparison: mysql-8.0.45 against mysql-5.7.44" in md
+    assert (
+        block(md, "**QPS improvement of mysql-8.0.45, rw-local, tier 8G**", 8)
+        == """\
+**QPS improvement of mysql-8.0.45, rw-local, tier 8G**
+
+| Threads | vs mysql-5.7.44 |
+|---|---|
+| 1 | -5.0% |
+| 4 | +24.0% |
+| **Average** | +9.5% |"""
+    )
+
+
 def test_bad_import_source_and_baseline_are_one_line_errors(workspace):
     missing = oltplab("import", "nowhere", "--results", "x", cwd=workspace)
     assert missing.returncode == 2 and "nowhere: no such directory" in missing.stderr

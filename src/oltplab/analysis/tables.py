@@ -393,7 +393,7 @@ class Pairwise:
         return mean(values) if values else None
 
 
-def pairwise(dataset: Dataset, subject: str) -> list[Pairwise]:
+def pairwise(dataset: Dataset, subject: str, chosen: list[str] | None = None) -> list[Pairwise]:
     """QPS and p95 latency per thread count, and the subject's QPS improvement over others."""
     qps, p95 = points(dataset, "qps"), points(dataset, "lat_p95_ms")
     out = []
@@ -404,6 +404,7 @@ def pairwise(dataset: Dataset, subject: str) -> list[Pairwise]:
                 e
                 for e in dataset.engine_names()
                 if any((scenario, tier, e, t) in qps for t in threads)
+                and (chosen is None or e == subject or e in chosen)
             ]
             if subject not in engines or len(engines) < 2:
                 continue

@@ -14,13 +14,17 @@ class ReportOptions:
     baselines: list[str] = field(default_factory=list)
     threshold: float = 5.0
     relative_to: str | None = None
-    compare: str | None = None
+    compare: list[str] = field(default_factory=list)
 
     def relative_engine(self, dataset: Dataset) -> str:
         return self._engine(dataset, self.relative_to, "--relative-to")
 
-    def compare_engine(self, dataset: Dataset) -> str:
-        return self._engine(dataset, self.compare, "--compare")
+    def compared(self, dataset: Dataset) -> tuple[str, list[str] | None]:
+        """The subject of the pairwise tables, and the engines it is set against (None: all)."""
+        chosen = [self._engine(dataset, name, "--compare") for name in self.compare]
+        if not chosen:
+            return dataset.engine_names()[0], None
+        return chosen[0], chosen[1:] or None
 
     @staticmethod
     def _engine(dataset: Dataset, chosen: str | None, option: str) -> str:

@@ -359,9 +359,10 @@ def _stability(dataset: Dataset, charts: list[Path]) -> list[str]:
 
 
 def _pairwise(dataset: Dataset, options: ReportOptions) -> list[str]:
-    subject = options.compare_engine(dataset)
-    out = [f"## 9. Pairwise comparison: {subject} against each other engine", ""]
-    for pair in pairwise(dataset, subject):
+    subject, chosen = options.compared(dataset)
+    against = ", ".join(chosen) if chosen else "each other engine"
+    out = [f"## 9. Pairwise comparison: {subject} against {against}", ""]
+    for pair in pairwise(dataset, subject, chosen):
         engines = [subject, *pair.others]
         out += [f"**QPS, {pair.scenario}, tier {pair.tier}**", ""]
         out += table(
