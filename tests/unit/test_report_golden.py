@@ -165,7 +165,7 @@ def test_pairwise_tables_for_chosen_engines(workspace):
     md = (workspace / "chosen" / "report.md").read_text()
     assert "## 9. Pairwise comparison: mysql-8.0.45 against mysql-5.7.44" in md
     assert (
-        block(md, "**QPS improvement of mysql-8.0.45, rw-local, tier 8G**", 8)
+        block(md, "**QPS improvement of mysql-8.0.45, rw-local, tier 8G**", 7)
         == """\
 **QPS improvement of mysql-8.0.45, rw-local, tier 8G**
 
