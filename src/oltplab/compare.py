@@ -1,0 +1,187 @@
+"""Which differences are real: bootstrap confidence intervals for ratios of mean TPS.
+
+A point (engine, scenario, tier, threads) is a set of repetitions, each a steady
+per-second series. Its mean TPS is the mean of the repetition means.
+
+* Two or more repetitions on both sides: bootstrap over repetitions. With as few as 3-5
+  repetitions a plain percentile interval is too narrow, so the interval is the expanded
+  percentile interval (Hesterberg 2015, "What teachers should know about the bootstrap"):
+  the percentiles are taken at the level whose normal quantile equals
+  sqrt(n/(n-1)) * t(n-1). When the rounds were interleaved (A B A B ...), repetitions are
+  paired by round and resampled jointly, which cancels the drift both engines saw.
+* One run on either side: a circular block bootstrap over the per-second series, which
+  keeps its autocorrelation; the block length is the plug-in rule for an AR(1) series
+  (after Politis & White 2004), b = (6 rho^2)^(1/3) / (1 - rho^2)^(2/3) * n^(1/3).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+DRAWS = 4000
+CONFIDENCE = 0.95
+MIN_SECONDS = 20
+SIGNIFICANT = "significant"
+NOT_SIGNIFICANT = "not significant"
+INCONCLUSIVE = "inconclusive (too few samples)"
+
+
+@dataclass(frozen=True)
+class PointSample:
+    """The steady per-second series of each repetition of one point, by repetition number."""
+
+    series: dict[int, np.ndarray]
+
+    @property
+    def reps(self) -> int:
+        return len(self.series)
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean([s.mean() for s in self.series.values()]))
+
+    @property
+    def shortest(self) -> int:
+        return min((len(s) for s in self.series.values()), default=0)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    diff_pct: float
+    low_pct: float
+    high_pct: float
+    verdict: str
+    n: int
+    method: str
+
+    def interval(self) -> str:
+        return f"[{self.low_pct:+.1f}, {self.high_pct:+.1f}]"
+
+
+def _rng(*labels: object) -> np.random.Generator:
+    # Seeded from what is compared, so a report is the same every time it is written.
+    return np.random.default_rng(zlib.crc32("|".join(map(str, labels)).encode()))
+
+
+def block_length(series: np.ndarray) -> int:
+    n = len(series)
+    if n < 4:
+        return 1
+    centred = series - series.mean()
+    denominator = float(np.dot(centred, centred))
+    rho = float(np.dot(centred[:-1], centred[1:]) / denominator) if denominator else 0.0
+    rho = min(max(rho, 0.0), 0.95)
+    length = (6 * rho**2) ** (1 / 3) / (1 - rho**2) ** (2 / 3) * n ** (1 / 3)
+    return int(min(max(1, round(length)), max(1, n // 4)))
+
+
+def block_bootstrap_means(series: np.ndarray, rng: np.random.Generator, draws: int) -> np.ndarray:
+    """Means of circular block bootstrap resamples, from the means of all n circular blocks."""
+    n = len(series)
+    b = block_length(series)
+    wrapped = np.concatenate([series, series[: b - 1]])
+    sums = np.convolve(wrapped, np.ones(b), mode="valid")[:n]  # every circular block's sum
+    blocks = math.ceil(n / b)
+    picks = rng.integers(0, n, size=(draws, blocks))
+    # A resample is `blocks` whole blocks trimmed to n values; the trim is spread evenly.
+    return sums[picks].sum(axis=1) / (blocks * b)
+
+
+def _expanded_quantiles(n: int, confidence: float) -> tuple[float, float]:
+    if n < 2:
+        alpha = 1 - confidence
+        return alpha / 2, 1 - alpha / 2
+    t = scipy_stats.t.ppf(1 - (1 - confidence) / 2, n - 1)
+    z = math.sqrt(n / (n - 1)) * t
+    tail = float(scipy_stats.norm.sf(z))
+    return tail, 1 - tail
+
+
+def _verdict(low: float, high: float) -> str:
+    return SIGNIFICANT if low > 0 or high < 0 else NOT_SIGNIFICANT
+
+
+def compare(
+    a: PointSample,
+    b: PointSample,
+    *,
+    paired: bool = False,
+    label: str = "",
+    draws: int = DRAWS,
+    confidence: float = CONFIDENCE,
+) -> Comparison:
+    """mean(a) / mean(b) - 1, in percent, with its interval and verdict."""
+    diff = (a.mean / b.mean - 1) * 100 if b.mean else float("nan")
+    rng = _rng(label, a.reps, b.reps)
+    if a.reps >= 2 and b.reps >= 2:
+        rounds = sorted(a.series.keys() & b.series.keys())
+        if paired and len(rounds) >= 2:
+            means_a = np.array([a.series[r].mean() for r in rounds])
+            means_b = np.array([b.series[r].mean() for r in rounds])
+            picks = rng.integers(0, len(rounds), size=(draws, len(rounds)))
+            ratios = means_a[picks].mean(axis=1) / means_b[picks].mean(axis=1)
+            n, method = len(rounds), "bootstrap over rounds, paired"
+        else:
+            ratios = _resampled_means(a, rng, draws) / _resampled_means(b, rng, draws)
+            n, method = min(a.reps, b.reps), "bootstrap over repetitions"
+        low_q, high_q = _expanded_quantiles(n, confidence)
+    else:
+        if min(a.shortest, b.shortest) < MIN_SECONDS:
+            return Comparison(diff, float("nan"), float("nan"), INCONCLUSIVE,
+                              min(a.shortest, b.shortest), "too few seconds")
+        ratios = _block_means(a, rng, draws) / _block_means(b, rng, draws)
+        n, method = min(a.shortest, b.shortest), "block bootstrap over seconds"
+        low_q, high_q = _expanded_quantiles(0, confidence)
+    low, high = (np.quantile(ratios, [low_q, high_q]) - 1) * 100
+    return Comparison(diff, float(low), float(high), _verdict(low, high), n, method)
+
+
+def _resampled_means(sample: PointSample, rng: np.random.Generator, draws: int) -> np.ndarray:
+    means = np.array([s.mean() for s in sample.series.values()])
+    return means[rng.integers(0, len(means), size=(draws, len(means)))].mean(axis=1)
+
+
+def _block_means(sample: PointSample, rng: np.random.Generator, draws: int) -> np.ndarray:
+    return np.mean([block_bootstrap_means(s, rng, draws) for s in sample.series.values()], axis=0)
+
+
+def mean_interval(sample: PointSample, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The mean of repetition means with its interval (t for repetitions, blocks for one run)."""
+    if sample.reps >= 2:
+        means = np.array([s.mean() for s in sample.series.values()])
+        half = scipy_stats.t.ppf(1 - (1 - confidence) / 2, len(means) - 1) * means.std(
+            ddof=1
+        ) / math.sqrt(len(means))
+        return float(means.mean() - half), float(means.mean() + half)
+    series = next(iter(sample.series.values()))
+    if len(series) < MIN_SECONDS:
+        return float("nan"), float("nan")
+    boot = block_bootstrap_means(series, _rng("mean", len(series), float(series.sum())), DRAWS)
+    low, high = np.quantile(boot, [(1 - confidence) / 2, 1 - (1 - confidence) / 2])
+    return float(low), float(high)
+
+
+def stalls(series: Sequence[float], fraction: float = 0.1, seconds: int = 3
+           ) -> list[tuple[int, int]]:
+    """Runs of at least `seconds` seconds below `fraction` of the median: (first, last), 1-based."""
+    values = np.asarray(series, dtype=float)
+    if len(values) == 0:
+        return []
+    floor = fraction * float(np.median(values))
+    found, start = [], None
+    for index, value in enumerate(values, start=1):
+        if value < floor:
+            start = index if start is None else start
+            continue
+        if start is not None and index - start >= seconds:
+            found.append((start, index - 1))
+        start = None
+    if start is not None and len(values) + 1 - start >= seconds:
+        found.append((start, len(values)))
+    return found

@@ -1,0 +1,92 @@
+"""Simulations with known truth for the comparison statistics and the warm-up cut."""
+
+import numpy as np
+import pytest
+
+from oltplab.compare import (
+    INCONCLUSIVE,
+    NOT_SIGNIFICANT,
+    SIGNIFICANT,
+    PointSample,
+    compare,
+    mean_interval,
+    stalls,
+)
+from oltplab.stats import mser5_cut
+
+PHI, NOISE, RUN_NOISE = 0.7, 0.05, 0.02  # per-second AR(1) and run-to-run spread
+
+
+def ar1(rng, level, seconds):
+    shocks = rng.normal(0, NOISE * np.sqrt(1 - PHI**2), seconds)
+    error = np.empty(seconds)
+    error[0] = rng.normal(0, NOISE)
+    for t in range(1, seconds):
+        error[t] = PHI * error[t - 1] + shocks[t]
+    return level * (1 + error)
+
+
+def point(rng, level, reps=5, seconds=60):
+    return PointSample({r: ar1(rng, level * (1 + rng.normal(0, RUN_NOISE)), seconds)
+                        for r in range(1, reps + 1)})
+
+
+def significant_share(true_diff, trials=200, **kwargs):
+    rng = np.random.default_rng(20261122 + int(true_diff * 1000))
+    hits = 0
+    for trial in range(trials):
+        a, b = point(rng, 1000 * (1 + true_diff), **kwargs), point(rng, 1000, **kwargs)
+        hits += compare(a, b, label=str(trial)).verdict == SIGNIFICANT
+    return hits / trials
+
+
+def test_a_true_ten_percent_difference_is_found():
+    assert significant_share(0.10) >= 0.90
+
+
+def test_no_difference_is_rarely_called_significant():
+    assert significant_share(0.0) <= 0.05
+
+
+def test_one_long_run_per_side_uses_the_block_bootstrap():
+    rng = np.random.default_rng(7)
+    a, b = point(rng, 1100, reps=1, seconds=300), point(rng, 1000, reps=1, seconds=300)
+    result = compare(a, b, label="x")
+    assert result.method == "block bootstrap over seconds"
+    assert result.verdict == SIGNIFICANT and result.low_pct < 10 < result.high_pct + 5
+
+
+def test_too_few_seconds_is_inconclusive():
+    rng = np.random.default_rng(8)
+    result = compare(point(rng, 1100, reps=1, seconds=10), point(rng, 1000, reps=1, seconds=10))
+    assert result.verdict == INCONCLUSIVE
+
+
+def test_pairing_by_round_cancels_drift_that_hit_both_engines():
+    rng = np.random.default_rng(9)
+    drift = [0.8, 1.2, 0.9, 1.1, 1.0]  # the host got faster and slower between rounds
+    a = PointSample({r: ar1(rng, 1050 * d, 60) for r, d in enumerate(drift, 1)})
+    b = PointSample({r: ar1(rng, 1000 * d, 60) for r, d in enumerate(drift, 1)})
+    assert compare(a, b, label="d").verdict == NOT_SIGNIFICANT
+    paired = compare(a, b, paired=True, label="d")
+    assert paired.verdict == SIGNIFICANT and paired.method == "bootstrap over rounds, paired"
+
+
+def test_mean_interval_covers_the_truth():
+    rng = np.random.default_rng(10)
+    low, high = mean_interval(point(rng, 1000))
+    assert low < 1000 < high and high - low < 100
+
+
+@pytest.mark.parametrize("ramp", [10, 30, 60])
+def test_mser5_finds_a_planted_warm_up_ramp(ramp):
+    rng = np.random.default_rng(ramp)
+    warm = np.linspace(200, 1000, ramp) * (1 + rng.normal(0, 0.02, ramp))
+    series = np.concatenate([warm, ar1(rng, 1000, 240)])
+    assert abs(mser5_cut(series) - ramp) <= 5
+
+
+def test_stalls_are_found_with_their_seconds():
+    series = [100.0] * 10 + [3.0, 0.0, 5.0, 2.0] + [100.0] * 5 + [1.0, 1.0] + [100.0]
+    assert stalls(series) == [(11, 14)]
+    assert stalls([100.0] * 5 + [0.0] * 3) == [(6, 8)]
