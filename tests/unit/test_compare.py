@@ -27,8 +27,9 @@ def ar1(rng, level, seconds):
 
 
 def point(rng, level, reps=5, seconds=60):
-    return PointSample({r: ar1(rng, level * (1 + rng.normal(0, RUN_NOISE)), seconds)
-                        for r in range(1, reps + 1)})
+    return PointSample(
+        {r: ar1(rng, level * (1 + rng.normal(0, RUN_NOISE)), seconds) for r in range(1, reps + 1)}
+    )
 
 
 def significant_share(true_diff, trials=200, **kwargs):
@@ -46,6 +47,11 @@ def test_a_true_ten_percent_difference_is_found():
 
 def test_no_difference_is_rarely_called_significant():
     assert significant_share(0.0) <= 0.05
+
+
+def test_three_repetitions_use_a_t_interval_that_keeps_its_error_rate():
+    assert significant_share(0.0, reps=3, seconds=30) <= 0.07
+    assert significant_share(0.10, reps=3, seconds=30) >= 0.65  # t(2) is wide: the price of 3
 
 
 def test_one_long_run_per_side_uses_the_block_bootstrap():
@@ -70,6 +76,12 @@ def test_pairing_by_round_cancels_drift_that_hit_both_engines():
     assert compare(a, b, label="d").verdict == NOT_SIGNIFICANT
     paired = compare(a, b, paired=True, label="d")
     assert paired.verdict == SIGNIFICANT and paired.method == "bootstrap over rounds, paired"
+    three = (
+        PointSample({r: a.series[r] for r in (1, 2, 3)}),
+        PointSample({r: b.series[r] for r in (1, 2, 3)}),
+    )
+    assert compare(*three, label="d").verdict == NOT_SIGNIFICANT
+    assert compare(*three, paired=True, label="d").method == "t interval over rounds, paired"
 
 
 def test_mean_interval_covers_the_truth():
