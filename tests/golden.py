@@ -6,7 +6,7 @@ from pathlib import Path
 
 from oltplab.synthetic import sysbench_text
 
-SECONDS = 10
+SECONDS = 30
 # (scenario dir, db, version dir, file name) -> constant TPS, or a special case
 CELLS = {
     ("benchmark_logs", "mysql", "5.7.44", "Tier2G_RW_1th"): 100,

@@ -17,7 +17,7 @@ from oltplab.display import RichDisplay, failed_table, status_table, tps_tables
 from oltplab.engines.catalog import CATALOG
 from oltplab.engines.supplier import is_available, source_of, supply
 from oltplab.errors import OltplabError
-from oltplab.export import CELL_COLUMNS, cell_rows, table_rows, to_csv, to_json
+from oltplab.export import table_rows, to_csv, to_json
 from oltplab.importers import import_tree
 from oltplab.ledger import Ledger
 from oltplab.runner import Outcome
@@ -210,6 +210,9 @@ BaselineOption = Annotated[
         "default: each family's oldest version.",
     ),
 ]
+IncludeFlaggedOption = Annotated[
+    bool, typer.Option(help="Let cells with validity flags count in the key findings.")
+]
 ThresholdOption = Annotated[float, typer.Option(help="List differences beyond this many percent.")]
 
 
@@ -228,21 +231,19 @@ def export(
     ] = ExportTable.summary,
     baseline: BaselineOption = None,
     threshold: ThresholdOption = 5.0,
+    include_flagged: IncludeFlaggedOption = False,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
 ) -> None:
     """Export one table of a results directory as CSV or JSON."""
-    if table is ExportTable.summary:
-        ledger = Ledger.open(results, create=False)
-        try:
-            columns, rows = CELL_COLUMNS, cell_rows(ledger.cells())
-        finally:
-            ledger.close()
-    else:
-        columns, rows = table_rows(
-            table.value, load([results]), baselines=baseline, threshold=threshold
-        )
+    columns, rows = table_rows(
+        table.value,
+        load([results]),
+        baselines=baseline,
+        threshold=threshold,
+        include_flagged=include_flagged,
+    )
     text = to_csv(rows, columns) if format is Format.csv else to_json(rows)
     if output is None:
         sys.stdout.write(text)
@@ -297,6 +298,7 @@ def report(
     relative_to: Annotated[
         str | None, typer.Option(help="Engine that the relative chart normalises to (= 1.0).")
     ] = None,
+    include_flagged: IncludeFlaggedOption = False,
     compare: Annotated[
         list[str] | None,
         typer.Option(
@@ -306,9 +308,13 @@ def report(
     ] = None,
 ) -> None:
     """Write report.md, report.html (self-contained, works offline) and charts/*.png."""
+    from oltplab.calibrate import load_for
     from oltplab.report import ReportOptions, build
 
-    options = ReportOptions(baseline or [], threshold, relative_to, compare or [])
+    hosts = {run["host"]["hostname"] for run in load(results).runs if "host" in run}
+    options = ReportOptions(
+        baseline or [], threshold, relative_to, compare or [], include_flagged, load_for(hosts)
+    )
     with console.status("writing the report"):
         files = build(results, output or results[0] / "report", options)
     console.print(
@@ -316,6 +322,51 @@ def report(
         f"{files.markdown.parent / 'charts'}",
         soft_wrap=True,
     )
+
+
+@app.command()
+def calibrate(
+    engine: Annotated[str, typer.Argument(help="A catalog engine, e.g. mariadb-10.11.5.")],
+    results: Annotated[
+        Path | None, typer.Option("--results", "-r", help="Default: runs/calibrate-ENGINE.")
+    ] = None,
+    repetitions: Annotated[int, typer.Option(min=2, help="Rounds of A and B.")] = 5,
+    seconds: Annotated[int, typer.Option(min=5, help="Seconds per measurement.")] = 30,
+    threads: Annotated[
+        list[int] | None, typer.Option(help="Thread counts (repeat the option).")
+    ] = None,
+    workload: Annotated[str, typer.Option(help="The sysbench test.")] = "oltp_read_only",
+) -> None:
+    """Measure this host's noise floor: one engine as A and as B, interleaved.
+
+    Any difference between A and B is noise; the widest bound of their 95% intervals is
+    printed, stored for this host, and shown by `oltplab report` next to its threshold.
+    """
+    from oltplab.calibrate import calibration_spec, noise_floor, save
+
+    text = calibration_spec(engine, repetitions, seconds, threads or [1, 4], workload)
+    spec = parse_spec(text, f"calibrate {engine}")
+    folder = results or Path("runs") / f"calibrate-{engine}"
+    display = RichDisplay(console)
+    outcome = run_matrix(spec, text, f"calibrate {engine}", folder, display)
+    if outcome.failed or outcome.interrupted:
+        _report_outcome(folder, outcome)
+    floor = noise_floor(load([folder]), engine)
+    table = Table(title=f"No-change comparison: {engine}-a vs {engine}-b")
+    for column in ("scenario", "threads", "difference", "95% interval", "verdict", "method"):
+        table.add_column(column)
+    for (scenario, count), found in floor.comparisons.items():
+        table.add_row(
+            scenario,
+            str(count),
+            f"{found.diff_pct:+.1f}%",
+            found.interval(),
+            found.verdict,
+            found.method,
+        )
+    console.print(table)
+    save(floor, folder)
+    console.print(f"noise floor on this host: ±{floor.value:.1f}% (stored for `oltplab report`)")
 
 
 def main() -> None:

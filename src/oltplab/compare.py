@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -204,24 +203,3 @@ def mean_interval(sample: PointSample, confidence: float = CONFIDENCE) -> tuple[
     boot = block_bootstrap_means(series, _rng("mean", len(series), float(series.sum())), DRAWS)
     low, high = np.quantile(boot, [(1 - confidence) / 2, 1 - (1 - confidence) / 2])
     return float(low), float(high)
-
-
-def stalls(
-    series: Sequence[float], fraction: float = 0.1, seconds: int = 3
-) -> list[tuple[int, int]]:
-    """Runs of at least `seconds` seconds below `fraction` of the median: (first, last), 1-based."""
-    values = np.asarray(series, dtype=float)
-    if len(values) == 0:
-        return []
-    floor = fraction * float(np.median(values))
-    found, start = [], None
-    for index, value in enumerate(values, start=1):
-        if value < floor:
-            start = index if start is None else start
-            continue
-        if start is not None and index - start >= seconds:
-            found.append((start, index - 1))
-        start = None
-    if start is not None and len(values) + 1 - start >= seconds:
-        found.append((start, len(values)))
-    return found

@@ -1,87 +1,66 @@
-"""Flat exports: the measured cells, and the report's tables, as CSV or JSON."""
+"""Flat exports: the measured cells and the report's tables, as CSV or JSON."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-import sqlite3
+import math
 from typing import Any
 
 from oltplab.analysis.dataset import Dataset
-from oltplab.analysis.tables import differences, findings, flagged, progression
+from oltplab.analysis.tables import differences, findings, flagged, progression, stability
 
+# fmt: off
 CELL_COLUMNS = (
-    "scenario",
-    "family",
-    "version",
-    "engine",
-    "tier",
-    "workload",
-    "threads",
-    "repetition",
-    "status",
-    "tps",
-    "qps",
-    "reads_per_s",
-    "writes_per_s",
-    "other_per_s",
-    "lat_avg_ms",
-    "lat_p95_ms",
-    "lat_max_ms",
-    "errors_per_s",
-    "reconnects_per_s",
-    "duration_s",
-    "flags",
+    "scenario", "family", "version", "engine", "tier", "workload", "threads", "repetition",
+    "status", "tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "lat_avg_ms",
+    "lat_p95_ms", "lat_max_ms", "errors_per_s", "reconnects_per_s", "duration_s", "flags",
 )
+SUMMARY_COLUMNS = (*CELL_COLUMNS, "tps_ci_low", "tps_ci_high", "cv", "steady_from_s", "notes")
 PROGRESSION_COLUMNS = (
-    "scenario",
-    "tier",
-    "family",
-    "baseline_version",
-    "version",
-    "threads",
-    "tps",
-    "baseline_tps",
-    "diff_pct",
+    "scenario", "tier", "family", "baseline_version", "version", "threads", "tps",
+    "baseline_tps", "diff_pct", "ci_low_pct", "ci_high_pct", "verdict", "n",
 )
 FINDING_COLUMNS = ("kind", "scenario", "tier", "engine", "value", "detail")
 FLAG_COLUMNS = (
-    "scenario",
-    "engine",
-    "tier",
-    "workload",
-    "threads",
-    "repetition",
-    "status",
-    "flags",
-    "reason",
+    "scenario", "engine", "tier", "workload", "threads", "repetition", "status", "flags",
+    "reason", "notes",
 )
-_RENAMED = {"lat_p95_ms": "lat_pct_ms", "duration_s": "total_time_s"}
+# fmt: on
 TABLES = ("summary", "progression", "differences", "findings", "flags")
 
 
-def cell_rows(cells: list[sqlite3.Row]) -> list[dict[str, Any]]:
-    """Measured cells (done or failed) in ledger order; pending cells have nothing to export."""
+def _round(value: float | None, digits: int) -> float | None:
+    if value is None or math.isnan(value):
+        return None
+    return round(value, digits)
+
+
+def _summary(dataset: Dataset) -> list[dict[str, Any]]:
+    """One row per measured cell (done or failed), with its steady-state statistics."""
+    stats = {s.cell.key: s for s in stability(dataset)}
     rows = []
-    for cell in cells:
-        if cell["status"] not in ("done", "failed"):
-            continue
-        row = {column: cell[_RENAMED.get(column, column)] for column in CELL_COLUMNS}
-        row["flags"] = row["flags"] or ""
+    for cell in dataset.cells:
+        row: dict[str, Any] = {c: getattr(cell, c) for c in CELL_COLUMNS if c != "flags"}
+        found = stats.get(cell.key)
+        row |= {
+            "flags": ",".join(cell.flags),
+            "tps_ci_low": _round(found.ci_low, 2) if found else None,
+            "tps_ci_high": _round(found.ci_high, 2) if found else None,
+            "cv": _round(found.jitter, 4) if found and found.jitter is not None else None,
+            "steady_from_s": found.steady_from_s if found else None,
+            "notes": cell.notes,
+        }
         rows.append(row)
     return rows
 
 
-def table_rows(
-    table: str, dataset: Dataset, *, baselines: list[str] | None = None, threshold: float = 5.0
-) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
-    """Columns and rows of one of the report's tables (not `summary`, which is per cell)."""
-    if table in ("progression", "differences"):
-        rows = progression(dataset, baselines)
-        if table == "differences":
-            rows = differences(rows, threshold)
-        return PROGRESSION_COLUMNS, [
+def _progression(dataset: Dataset, rows: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
+        c = r.comparison
+        out.append(
             {
                 "scenario": r.scenario,
                 "tier": r.tier,
@@ -92,9 +71,31 @@ def table_rows(
                 "tps": round(r.tps, 2),
                 "baseline_tps": round(r.baseline_tps, 2),
                 "diff_pct": round(r.diff_pct, 1),
+                "ci_low_pct": _round(c.low_pct, 1) if c else None,
+                "ci_high_pct": _round(c.high_pct, 1) if c else None,
+                "verdict": c.verdict if c else "",
+                "n": c.n if c else None,
             }
-            for r in rows
-        ]
+        )
+    return out
+
+
+def table_rows(
+    table: str,
+    dataset: Dataset,
+    *,
+    baselines: list[str] | None = None,
+    threshold: float = 5.0,
+    include_flagged: bool = False,
+) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+    """Columns and rows of one table."""
+    if table == "summary":
+        return SUMMARY_COLUMNS, _summary(dataset)
+    if table in ("progression", "differences"):
+        rows = progression(dataset, baselines)
+        if table == "differences":
+            rows = differences(rows, threshold)
+        return PROGRESSION_COLUMNS, _progression(dataset, rows)
     if table == "findings":
         return FINDING_COLUMNS, [
             {
@@ -105,7 +106,7 @@ def table_rows(
                 "value": round(f.value, 3),
                 "detail": f.detail,
             }
-            for f in findings(dataset)
+            for f in findings(dataset, include_flagged=include_flagged)
         ]
     if table == "flags":
         return FLAG_COLUMNS, [
@@ -119,13 +120,14 @@ def table_rows(
                 "status": c.status,
                 "flags": ",".join(c.flags),
                 "reason": c.reason,
+                "notes": c.notes,
             }
             for c in flagged(dataset)
         ]
     raise ValueError(f"unknown table {table!r}")
 
 
-def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...] = CELL_COLUMNS) -> str:
+def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()

@@ -18,7 +18,7 @@ from oltplab.errors import OltplabError
 from oltplab.ledger import Ledger
 from oltplab.plan import Cell
 from oltplab.spec import READ_ONLY_TESTS, SYSBENCH_TESTS
-from oltplab.sysbench import parse_output, validity_flags
+from oltplab.sysbench import parse_output, stall_notes, validity_flags
 
 SCENARIO_DIRS = {
     "benchmark_logs": ("rw-local", "oltp_read_write"),
@@ -152,7 +152,9 @@ def _import_version(
         reason = None
         if output.summary is None:
             reason = "empty file" if output.empty else "no summary: the output is truncated"
-        ledger.record_result(cell, output.summary, output.intervals, flags, str(path), reason)
+        ledger.record_result(
+            cell, output.summary, output.intervals, flags, str(path), reason, stall_notes(output)
+        )
         if flags:
             report.flagged.append(
                 (

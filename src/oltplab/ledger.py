@@ -19,7 +19,11 @@ from oltplab.errors import OltplabError
 from oltplab.plan import Cell
 from oltplab.sysbench import Interval, Summary
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# How to bring an older ledger up to date, step by step; each step runs in one transaction.
+MIGRATIONS = {
+    1: ["ALTER TABLE cells ADD COLUMN notes TEXT NOT NULL DEFAULT ''"],
+}
 LEDGER_NAME = "ledger.sqlite"
 
 _SCHEMA = """
@@ -59,7 +63,8 @@ CREATE TABLE IF NOT EXISTS cells (
     started_at TEXT,
     finished_at TEXT,
     artifact TEXT,
-    flags TEXT NOT NULL DEFAULT ''
+    flags TEXT NOT NULL DEFAULT '',
+    notes TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS summaries (
     cell_id INTEGER PRIMARY KEY REFERENCES cells(id) ON DELETE CASCADE,
@@ -115,7 +120,19 @@ class Ledger:
             raise OltplabError(
                 f"{path}: written by a newer oltplab (schema {stored}); upgrade oltplab to read it"
             )
+        else:
+            ledger._migrate(int(stored))
         return ledger
+
+    def _migrate(self, version: int) -> None:
+        while version < SCHEMA_VERSION:
+            with self.transaction() as db:
+                for statement in MIGRATIONS[version]:
+                    db.execute(statement)
+                version += 1
+                db.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),)
+                )
 
     def close(self) -> None:
         self._db.close()
@@ -241,6 +258,7 @@ class Ledger:
         flags: list[str],
         artifact: str,
         reason: str | None = None,
+        notes: str = "",
     ) -> None:
         """A measured cell in one transaction: done with its summary, or failed with a reason.
 
@@ -298,8 +316,8 @@ class Ledger:
             )
             db.execute(
                 "UPDATE cells SET status = ?, reason = ?, finished_at = ?, artifact = ?,"
-                " flags = ? WHERE id = ?",
-                (status, reason, now(), artifact, ",".join(flags), cell_id),
+                " flags = ?, notes = ? WHERE id = ?",
+                (status, reason, now(), artifact, ",".join(flags), notes, cell_id),
             )
 
     def redefine(self, cell: Cell, definition: str) -> None:

@@ -10,6 +10,7 @@ matrix goes on; a killed run resumes at the cell that was in flight.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sqlite3
 import sys
@@ -47,11 +48,14 @@ from oltplab.servers import (
 from oltplab.sizes import format_size
 from oltplab.spec import Spec, TarballSource, cell_definition_digest
 from oltplab.sysbench import (
+    CLIENT_BOUND_SHARE,
     SysbenchRun,
+    client_share,
     command,
     execute,
     find_sysbench,
     read_output,
+    stall_notes,
     sysbench_version,
     validity_flags,
 )
@@ -412,6 +416,8 @@ def _failure_reason(result: SysbenchRun, fatal: tuple[str, ...], state: EngineSt
         parts.append(f"{state.server.exit_description()} during the cell")
     if result.timed_out:
         parts.append(f"sysbench did not finish within {result.seconds:.0f} s and was killed")
+    elif result.returncode is not None and result.returncode < 0:
+        parts.append(f"sysbench was killed by signal {-result.returncode}")
     elif result.returncode not in (0, None):
         parts.append(f"sysbench exited with code {result.returncode}")
     if fatal:
@@ -446,9 +452,15 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
             stem.with_name(stem.name + ".status.txt").write_text(status)
         except EngineError as exc:
             log.warning("%s: status not recorded: %s", _label(cell), exc)
+    flags = validity_flags(parsed, seconds, spec.protocol.report_interval)
+    share = client_share(result.cpu_seconds, result.seconds, cell.threads, os.cpu_count() or 1)
+    if share > CLIENT_BOUND_SHARE:
+        flags.append("client-bound")
+    notes = ", ".join(filter(None, [stall_notes(parsed), f"client CPU {share:.0%}"]))
     if result.returncode == 0 and parsed.summary is not None and alive:
-        flags = validity_flags(parsed, seconds, spec.protocol.report_interval)
-        ctx.ledger.record_result(cell, parsed.summary, parsed.intervals, flags, artifact)
+        ctx.ledger.record_result(
+            cell, parsed.summary, parsed.intervals, flags, artifact, notes=notes
+        )
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""
         ctx.display.note(
             f"[green]done[/green] {_label(cell)}: {parsed.summary.tps:,.1f} tps{marks}"
@@ -456,7 +468,8 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
         log.info("%s done: %.1f tps %s", _label(cell), parsed.summary.tps, flags)
     else:
         reason = _failure_reason(result, parsed.fatal, state)
-        flags = validity_flags(parsed, seconds, spec.protocol.report_interval)
-        ctx.ledger.record_result(cell, parsed.summary, parsed.intervals, flags, artifact, reason)
+        ctx.ledger.record_result(
+            cell, parsed.summary, parsed.intervals, flags, artifact, reason, notes
+        )
         ctx.display.note(f"[red]failed[/red] {_label(cell)}: {reason}")
         log.error("%s failed: %s", _label(cell), reason)

@@ -72,6 +72,11 @@ RESERVED_SYSBENCH_OPTIONS = frozenset(
         "db-driver",
         "percentile",
         "histogram",
+        *(
+            f"{driver}-{what}"
+            for driver in ("mysql", "pgsql")
+            for what in ("host", "port", "user", "password", "db", "socket")
+        ),
     }
 )
 
@@ -234,7 +239,7 @@ class WorkloadSpec(StrictModel):
     @classmethod
     def _no_reserved(cls, options: dict[str, Scalar]) -> dict[str, Scalar]:
         for key in options:
-            if key in RESERVED_SYSBENCH_OPTIONS or key.startswith(("mysql-", "pgsql-")):
+            if key in RESERVED_SYSBENCH_OPTIONS:
                 raise ValueError(f"option {key!r} is set by oltplab and cannot be overridden")
         return options
 

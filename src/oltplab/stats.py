@@ -44,3 +44,24 @@ def jitter(series: Sequence[float]) -> float | None:
 def steady(series: Sequence[float]) -> tuple[int, np.ndarray]:
     cut = mser5_cut(series)
     return cut, np.asarray(series[cut:], dtype=float)
+
+
+def stalls(
+    series: Sequence[float], fraction: float = 0.1, seconds: int = 3
+) -> list[tuple[int, int]]:
+    """Runs of at least `seconds` seconds below `fraction` of the median: (first, last), 1-based."""
+    values = np.asarray(series, dtype=float)
+    if len(values) == 0:
+        return []
+    floor = fraction * float(np.median(values))
+    found, start = [], None
+    for index, value in enumerate(values, start=1):
+        if value < floor:
+            start = index if start is None else start
+            continue
+        if start is not None and index - start >= seconds:
+            found.append((start, index - 1))
+        start = None
+    if start is not None and len(values) + 1 - start >= seconds:
+        found.append((start, len(values)))
+    return found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import resource
 import shutil
 import subprocess
 import time
@@ -14,6 +15,7 @@ from pathlib import Path
 from oltplab.errors import OltplabError
 from oltplab.processes import spawn
 from oltplab.spec import Scalar
+from oltplab.stats import stalls
 
 log = logging.getLogger("oltplab")
 
@@ -104,6 +106,17 @@ class SysbenchRun:
     returncode: int | None
     timed_out: bool
     seconds: float
+    cpu_seconds: float = 0.0  # user + system time of the sysbench process
+
+
+CLIENT_BOUND_SHARE = 0.9
+
+
+def client_share(cpu_seconds: float, wall_seconds: float, threads: int, cores: int) -> float:
+    """The part of the CPU sysbench could get that it used: it can keep at most
+    min(threads, cores) cores busy."""
+    available = wall_seconds * max(1, min(threads, cores))
+    return cpu_seconds / available if available > 0 else 0.0
 
 
 def execute(
@@ -113,6 +126,8 @@ def execute(
     log.info("sysbench: %s", redact(args))
     output.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    # sysbench is the only child that ends during a run, so the children's rusage delta is it.
+    cpu_before = _children_cpu()
     with output.open("wb") as sink:
         process = spawn(args, stdout=sink)
         try:
@@ -128,7 +143,14 @@ def execute(
             process.kill()
             process.wait()
             raise
-    return SysbenchRun(process.returncode, False, time.monotonic() - started)
+    return SysbenchRun(
+        process.returncode, False, time.monotonic() - started, _children_cpu() - cpu_before
+    )
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 # --- parsing ---------------------------------------------------------------------------------
@@ -304,6 +326,8 @@ def validity_flags(output: SysbenchOutput, seconds: float | None, interval: int)
             flags.append("short")
     if seconds is None and summary is not None:
         seconds = summary.total_time_s
+    if stalls([i.tps for i in output.intervals]):
+        flags.append("stall")
     seconds_seen = [round(i.second) for i in output.intervals]
     gaps = any(b - a > interval for a, b in zip(seconds_seen, seconds_seen[1:], strict=False))
     expected = int(seconds // interval) if seconds is not None else None
@@ -312,6 +336,12 @@ def validity_flags(output: SysbenchOutput, seconds: float | None, interval: int)
     elif expected is not None and len(seconds_seen) > expected + 1:
         flags.append("extra-intervals")
     return flags
+
+
+def stall_notes(output: SysbenchOutput) -> str:
+    """Where the stalls were, as seconds of the run: "stall 12-16 s"."""
+    found = stalls([i.tps for i in output.intervals])
+    return ", ".join(f"stall {first}-{last} s" for first, last in found)
 
 
 def read_output(path: Path) -> SysbenchOutput:

@@ -10,9 +10,8 @@ from oltplab.compare import (
     PointSample,
     compare,
     mean_interval,
-    stalls,
 )
-from oltplab.stats import mser5_cut
+from oltplab.stats import mser5_cut, stalls
 
 PHI, NOISE, RUN_NOISE = 0.7, 0.05, 0.02  # per-second AR(1) and run-to-run spread
 

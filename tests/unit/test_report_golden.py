@@ -55,7 +55,7 @@ def test_report_tables_are_exact(workspace):
 | mysql-8.0.45 | 190 | 620 |"""
     )
     assert (
-        block(md, "**mysql, tier 8G, rw-local: baseline mysql-5.7.44**", 7)
+        block(md, "**mysql, tier 8G, rw-local: baseline mysql-5.7.44**", 8)
         == """\
 **mysql, tier 8G, rw-local: baseline mysql-5.7.44**
 
@@ -63,26 +63,27 @@ def test_report_tables_are_exact(workspace):
 |---|---|---|
 | mysql-5.7.44 (TPS) | 200 | 500 |
 | mysql-8.0.45 (TPS) | 190 | 620 |
-| vs mysql-5.7.44 | -5.0% | +24.0% |"""
+| vs mysql-5.7.44 | -5.0% [-5.0, -5.0] | +24.0% [+24.0, +24.0] |
+| verdict | significant | significant |"""
     )
     assert (
         block(md, "### Read-write, local\n\n| Comparison", 7)
         == """\
 ### Read-write, local
 
-| Comparison | Tier | Thread count | Difference vs baseline |
-|---|---|---|---|
-| mysql-8.0.45 vs mysql-5.7.44 | 2G | 1 | +10.0% |
-| mysql-8.0.45 vs mysql-5.7.44 | 2G | 4 | -10.0% |
-| mysql-8.0.45 vs mysql-5.7.44 | 8G | 4 | +24.0% |"""
+| Comparison | Tier | Thread count | Difference vs baseline [95% interval] | n |
+|---|---|---|---|---|
+| mysql-8.0.45 vs mysql-5.7.44 | 2G | 1 | +10.0% [+10.0, +10.0] | 30 |
+| mysql-8.0.45 vs mysql-5.7.44 | 2G | 4 | -10.0% [-10.0, -10.0] | 30 |
+| mysql-8.0.45 vs mysql-5.7.44 | 8G | 4 | +24.0% [+24.0, +24.0] | 30 |"""
     )
     assert (
         "| Leader | rw-local | 2G | mysql-5.7.44 | peak 300 TPS at 4 threads, +11.1% ahead "
         "of mysql-8.0.45 (270 TPS) |"
     ) in md
     assert (
-        "| Buffer pool lever | rw-local | 8G/2G | mariadb-10.11.16 | peak 400 TPS at 8G vs 120 "
-        "at 2G: 3.3x |" in md
+        "| Buffer pool lever | rw-local | 8G/2G | mysql-8.0.45 | peak 620 TPS at 8G vs 270 "
+        "at 2G: 2.3x [2.3x, 2.3x] |" in md
     )
     assert "| 8G | redo capacity | mysql-5.7.44: 2G; mysql-8.0.45: 4G |" in md
     assert (
@@ -171,8 +172,8 @@ def test_pairwise_tables_for_chosen_engines(workspace):
 
 | Threads | vs mysql-5.7.44 |
 |---|---|
-| 1 | -5.0% |
-| 4 | +24.0% |
+| 1 | -5.0% [-5.0, -5.0] |
+| 4 | +24.0% [+24.0, +24.0] |
 | **Average** | +9.5% |"""
     )
 

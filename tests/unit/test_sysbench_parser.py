@@ -99,3 +99,30 @@ def test_command_and_redaction():
     assert "--range_selects=off" in args and "--skip_trx=on" in args
     shown = redact(args)
     assert "s3cret" not in shown and "--mysql-password=***" in shown
+
+
+def test_reconnects_are_counted_and_flagged():
+    # sysbench 1.0.20 crashes when it reconnects (see tests/integration/test_flags.py), so no
+    # real run can show reconnects here: this is a real recording with its counts edited.
+    text = (DATA / "rw_4th.sysbench.txt").read_text()
+    text = text.replace("reconn/s: 0.00", "reconn/s: 1.00").replace(
+        "reconnects:                          0      (0.00 per sec.)",
+        "reconnects:                          10     (1.00 per sec.)",
+    )
+    out = parse_output(text)
+    assert out.summary.reconnects == 10 and out.summary.reconnects_per_s == 1.0
+    assert all(i.reconnects_per_s == 1.0 for i in out.intervals)
+    assert validity_flags(out, seconds=10, interval=1) == ["reconnects"]
+
+
+def test_more_intervals_than_the_run_was_asked_for_is_flagged():
+    out = read_output(DATA / "rw_4th.sysbench.txt")  # a 10 s run, checked as if asked for 5 s
+    assert validity_flags(out, seconds=5, interval=1) == ["extra-intervals"]
+
+
+def test_client_share_is_cpu_over_what_the_client_could_use():
+    from oltplab.sysbench import client_share
+
+    assert client_share(9.5, 10, threads=1, cores=2) == 0.95  # one thread: one core at most
+    assert client_share(9.5, 10, threads=8, cores=2) == 0.475
+    assert client_share(0, 0, threads=1, cores=2) == 0.0

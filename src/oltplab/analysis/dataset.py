@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,12 +34,16 @@ class CellRecord:
     artifact: str
     tps: float | None
     qps: float | None
+    reads_per_s: float | None
+    writes_per_s: float | None
+    other_per_s: float | None
     lat_avg_ms: float | None
     lat_p95_ms: float | None
     lat_max_ms: float | None
     errors_per_s: float | None
     reconnects_per_s: float | None
     duration_s: float | None
+    notes: str = ""
 
     def metric(self, name: str) -> float | None:
         return getattr(self, name)
@@ -69,6 +74,8 @@ class Dataset:
     runs: list[dict[str, Any]]
     specs: list[str]
     tier_sizes: dict[str, int | None] = field(default_factory=dict)
+    # Repetitions are paired by round when the engines were interleaved within each round.
+    paired: bool = False
 
     @property
     def scenarios(self) -> list[str]:
@@ -166,12 +173,16 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
                 artifact=row["artifact"] or "",
                 tps=row["tps"],
                 qps=row["qps"],
+                reads_per_s=row["reads_per_s"],
+                writes_per_s=row["writes_per_s"],
+                other_per_s=row["other_per_s"],
                 lat_avg_ms=row["lat_avg_ms"],
                 lat_p95_ms=row["lat_pct_ms"],
                 lat_max_ms=row["lat_max_ms"],
                 errors_per_s=row["errors_per_s"],
                 reconnects_per_s=row["reconnects_per_s"],
                 duration_s=row["total_time_s"],
+                notes=row["notes"] or "",
             )
         )
     for key, values in ledger.tps_series().items():
@@ -190,3 +201,8 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
     spec = ledger.meta("spec")
     if spec:
         dataset.specs.append(spec)
+        try:
+            order = tomllib.loads(spec).get("protocol", {}).get("order", "as-listed")
+        except tomllib.TOMLDecodeError:
+            order = "as-listed"
+        dataset.paired = order in ("interleaved", "random")

@@ -11,7 +11,17 @@ from dataclasses import dataclass
 from itertools import combinations
 from statistics import mean
 
+import numpy as np
+
 from oltplab.analysis.dataset import CellRecord, Dataset
+from oltplab.compare import (
+    INCONCLUSIVE,
+    SIGNIFICANT,
+    Comparison,
+    PointSample,
+    compare,
+    mean_interval,
+)
 from oltplab.errors import OltplabError
 from oltplab.stats import jitter, steady
 
@@ -25,10 +35,17 @@ class Value:
     flags: tuple[str, ...]
 
 
-def points(dataset: Dataset, metric: str = "tps") -> dict[Point, Value]:
+def _usable(cell: CellRecord, include_flagged: bool) -> bool:
+    return cell.measured and (include_flagged or not cell.flags)
+
+
+def points(
+    dataset: Dataset, metric: str = "tps", include_flagged: bool = True
+) -> dict[Point, Value]:
     grouped: dict[Point, list[CellRecord]] = defaultdict(list)
     for cell in dataset.cells:
-        grouped[(cell.scenario, cell.tier, cell.engine, cell.threads)].append(cell)
+        if include_flagged or not cell.flags:
+            grouped[(cell.scenario, cell.tier, cell.engine, cell.threads)].append(cell)
     result = {}
     for point, cells in grouped.items():
         values = [c.metric(metric) for c in cells if c.measured and c.metric(metric) is not None]
@@ -73,6 +90,26 @@ def diff_pct(value: float, baseline: float) -> float:
     return (value / baseline - 1.0) * 100.0
 
 
+def samples(dataset: Dataset, include_flagged: bool = True) -> dict[Point, PointSample]:
+    """Each point's steady per-second TPS series (MSER-5 cut), by repetition."""
+    found: dict[Point, dict[int, np.ndarray]] = defaultdict(dict)
+    for cell in dataset.cells:
+        series = dataset.series.get(cell.key)
+        if series and _usable(cell, include_flagged):
+            point = (cell.scenario, cell.tier, cell.engine, cell.threads)
+            found[point][cell.repetition] = steady(series)[1]
+    return {point: PointSample(reps) for point, reps in found.items()}
+
+
+def comparison(
+    dataset: Dataset, sample: dict[Point, PointSample], a: Point, b: Point
+) -> Comparison | None:
+    """a against b with its interval; None when either has no per-second data."""
+    if a not in sample or b not in sample:
+        return None
+    return compare(sample[a], sample[b], paired=dataset.paired, label=f"{a}|{b}")
+
+
 # --- version progression ------------------------------------------------------------------
 
 
@@ -90,6 +127,7 @@ class ProgressionRow:
     baseline_tps: float
     diff_pct: float
     flags: tuple[str, ...]
+    comparison: Comparison | None
 
 
 def baselines(dataset: Dataset, chosen: list[str] | None = None) -> dict[str, str]:
@@ -107,6 +145,7 @@ def baselines(dataset: Dataset, chosen: list[str] | None = None) -> dict[str, st
 
 def progression(dataset: Dataset, chosen: list[str] | None = None) -> list[ProgressionRow]:
     found = points(dataset)
+    sample = samples(dataset)
     rows = []
     for family, base in baselines(dataset, chosen).items():
         members = [
@@ -134,32 +173,72 @@ def progression(dataset: Dataset, chosen: list[str] | None = None) -> list[Progr
                                 b.value,
                                 diff_pct(v.value, b.value),
                                 tuple(sorted(set(v.flags + b.flags))),
+                                comparison(
+                                    dataset,
+                                    sample,
+                                    (scenario, tier, engine, threads),
+                                    (scenario, tier, base, threads),
+                                ),
                             )
                         )
     return rows
 
 
 def differences(rows: list[ProgressionRow], threshold: float) -> list[ProgressionRow]:
-    """Rows beyond the threshold as they are shown (one decimal), so -5.0% is not listed."""
-    return [r for r in rows if abs(round(r.diff_pct, 1)) > threshold]
+    """Significant rows beyond the threshold as shown (one decimal): -5.0% is not listed.
+
+    Without per-second data a row has no interval and is kept on its size alone.
+    """
+    return [
+        r
+        for r in rows
+        if abs(round(r.diff_pct, 1)) > threshold
+        and (r.comparison is None or r.comparison.verdict == SIGNIFICANT)
+    ]
 
 
 # --- relative to a baseline engine -----------------------------------------------------------
 
 
-def relative(dataset: Dataset, baseline: str) -> dict[tuple[str, str], dict[str, dict[int, float]]]:
+@dataclass(frozen=True)
+class Ratio:
+    value: float
+    comparison: Comparison | None
+
+    def interval(self) -> str:
+        c = self.comparison
+        if c is None or c.verdict.startswith("inconclusive"):
+            return ""
+        return f" [{1 + c.low_pct / 100:.2f}, {1 + c.high_pct / 100:.2f}]"
+
+
+RelativeTable = dict[tuple[str, str], dict[str, dict[int, Ratio]]]
+
+
+def relative(dataset: Dataset, baseline: str) -> RelativeTable:
     """Each engine's TPS over the baseline engine's, per thread count (baseline = 1.0)."""
     found = points(dataset)
-    out: dict[tuple[str, str], dict[str, dict[int, float]]] = {}
+    sample = samples(dataset)
+    out: RelativeTable = {}
     for scenario in dataset.scenarios:
         for tier in dataset.tiers(scenario):
-            table: dict[str, dict[int, float]] = {}
+            table: dict[str, dict[int, Ratio]] = {}
             for engine in dataset.engine_names():
                 for threads in dataset.threads(scenario, tier):
                     b = found.get((scenario, tier, baseline, threads))
                     v = found.get((scenario, tier, engine, threads))
                     if b and v and b.value:
-                        table.setdefault(engine, {})[threads] = v.value / b.value
+                        versus = (
+                            None
+                            if engine == baseline
+                            else comparison(
+                                dataset,
+                                sample,
+                                (scenario, tier, engine, threads),
+                                (scenario, tier, baseline, threads),
+                            )
+                        )
+                        table.setdefault(engine, {})[threads] = Ratio(v.value / b.value, versus)
             if table:
                 out[(scenario, tier)] = table
     return out
@@ -178,10 +257,10 @@ class Finding:
     detail: str
 
 
-def _peaks(dataset: Dataset) -> dict[tuple[str, str, str], tuple[int, float]]:
+def _peaks(found: dict[Point, Value]) -> dict[tuple[str, str, str], tuple[int, float]]:
     """(scenario, tier, engine) -> (thread count of the peak, peak TPS)."""
     peaks: dict[tuple[str, str, str], tuple[int, float]] = {}
-    for (scenario, tier, engine, threads), value in points(dataset).items():
+    for (scenario, tier, engine, threads), value in found.items():
         key = (scenario, tier, engine)
         if key not in peaks or value.value > peaks[key][1]:
             peaks[key] = (threads, value.value)
@@ -192,9 +271,13 @@ def _threads(count: int) -> str:
     return f"{count} thread{'s' if count != 1 else ''}"
 
 
-def findings(dataset: Dataset, close_pct: float = 3.0) -> list[Finding]:
-    found = points(dataset)
-    peaks = _peaks(dataset)
+def findings(
+    dataset: Dataset, close_pct: float = 3.0, include_flagged: bool = False
+) -> list[Finding]:
+    """The key findings; cells with validity flags are left out unless include_flagged."""
+    found = points(dataset, include_flagged=include_flagged)
+    peaks = _peaks(found)
+    sample = samples(dataset, include_flagged)
     out: list[Finding] = []
     for scenario in dataset.scenarios:
         for tier in dataset.tiers(scenario):
@@ -240,15 +323,17 @@ def findings(dataset: Dataset, close_pct: float = 3.0) -> list[Finding]:
                             f"at {_threads(top)} ({drop:+.1f}%)",
                         )
                     )
-    out += _buffer_pool_lever(dataset, peaks)
+    out += _buffer_pool_lever(dataset, peaks, sample)
     out += _ro_rw_ratio(dataset, peaks)
-    out += _network_overhead(dataset, found)
+    out += _network_overhead(dataset, found, sample)
     out += _close_engines(dataset, found, close_pct)
     return out
 
 
 def _buffer_pool_lever(
-    dataset: Dataset, peaks: dict[tuple[str, str, str], tuple[int, float]]
+    dataset: Dataset,
+    peaks: dict[tuple[str, str, str], tuple[int, float]],
+    sample: dict[Point, PointSample],
 ) -> list[Finding]:
     out = []
     for scenario in dataset.scenarios:
@@ -260,6 +345,12 @@ def _buffer_pool_lever(
             low, high = peaks.get((scenario, small, engine)), peaks.get((scenario, large, engine))
             if low and high and low[1]:
                 ratio = high[1] / low[1]
+                versus = comparison(
+                    dataset,
+                    sample,
+                    (scenario, large, engine, high[0]),
+                    (scenario, small, engine, low[0]),
+                )
                 out.append(
                     Finding(
                         "buffer-pool-lever",
@@ -268,10 +359,16 @@ def _buffer_pool_lever(
                         engine,
                         ratio,
                         f"peak {high[1]:,.0f} TPS at {large} vs {low[1]:,.0f} at "
-                        f"{small}: {ratio:.1f}x",
+                        f"{small}: {ratio:.1f}x{_ratio_interval(versus)}",
                     )
                 )
     return out
+
+
+def _ratio_interval(versus: Comparison | None) -> str:
+    if versus is None or versus.verdict.startswith("inconclusive"):
+        return ""
+    return f" [{1 + versus.low_pct / 100:.1f}x, {1 + versus.high_pct / 100:.1f}x]"
 
 
 def _ro_rw_ratio(
@@ -301,17 +398,22 @@ def _ro_rw_ratio(
     return out
 
 
-def _network_overhead(dataset: Dataset, found: dict[Point, Value]) -> list[Finding]:
+def _network_overhead(
+    dataset: Dataset, found: dict[Point, Value], sample: dict[Point, PointSample]
+) -> list[Finding]:
     out = []
     for mode in ("rw", "ro"):
         for tier in dataset.tiers():
             for engine in dataset.engine_names():
-                diffs = []
+                diffs, verdicts = [], []
                 for threads in dataset.threads(f"{mode}-local", tier):
-                    local = found.get((f"{mode}-local", tier, engine, threads))
-                    network = found.get((f"{mode}-network", tier, engine, threads))
+                    here = (f"{mode}-local", tier, engine, threads)
+                    there = (f"{mode}-network", tier, engine, threads)
+                    local, network = found.get(here), found.get(there)
                     if local and network and local.value:
                         diffs.append(diff_pct(network.value, local.value))
+                        versus = comparison(dataset, sample, there, here)
+                        verdicts.append(versus is not None and versus.verdict == SIGNIFICANT)
                 if diffs:
                     average = mean(diffs)
                     out.append(
@@ -322,7 +424,8 @@ def _network_overhead(dataset: Dataset, found: dict[Point, Value]) -> list[Findi
                             engine,
                             average,
                             f"mean {average:+.1f}% over {len(diffs)} thread counts "
-                            f"(from {min(diffs):+.1f}% to {max(diffs):+.1f}%)",
+                            f"(from {min(diffs):+.1f}% to {max(diffs):+.1f}%; significant at "
+                            f"{sum(verdicts)} of {len(verdicts)})",
                         )
                     )
     return out
@@ -359,21 +462,70 @@ def _close_engines(dataset: Dataset, found: dict[Point, Value], close_pct: float
 
 @dataclass(frozen=True)
 class Stability:
+    """Statistics of one cell's per-second TPS after the warm-up cut."""
+
     cell: CellRecord
     steady_from_s: int
     mean_tps: float
+    median: float
+    std: float
     jitter: float | None
+    minimum: float
+    p5: float
+    p95: float
+    ci_low: float
+    ci_high: float
 
 
 def stability(dataset: Dataset) -> list[Stability]:
-    """Per measured cell: where the steady part starts (MSER-5), its mean and its jitter."""
+    """Per measured cell: where the steady part starts (MSER-5) and what it looks like."""
     out = []
     for cell in dataset.cells:
         series = dataset.series.get(cell.key, [])
         if not cell.measured or len(series) < 2:
             continue
         cut, part = steady(series)
-        out.append(Stability(cell, cut, float(part.mean()), jitter(part)))
+        low, high = mean_interval(PointSample({cell.repetition: part}))
+        p5, p95 = np.percentile(part, [5, 95])
+        out.append(
+            Stability(
+                cell,
+                cut,
+                float(part.mean()),
+                float(np.median(part)),
+                float(part.std(ddof=1)),
+                jitter(part),
+                float(part.min()),
+                float(p5),
+                float(p95),
+                low,
+                high,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """A point measured more than once: the mean of its repetition means, with its interval."""
+
+    point: Point
+    reps: int
+    mean: float
+    low: float
+    high: float
+
+    @property
+    def cv(self) -> float:
+        return (self.high - self.low) / 2 / self.mean if self.mean else 0.0
+
+
+def repetitions(dataset: Dataset) -> list[Repeated]:
+    out = []
+    for point, sample in sorted(samples(dataset).items()):
+        if sample.reps >= 2:
+            low, high = mean_interval(sample)
+            out.append(Repeated(point, sample.reps, sample.mean, low, high))
     return out
 
 
@@ -386,16 +538,17 @@ class Pairwise:
     threads: list[int]
     qps: dict[str, dict[int, float]]
     p95: dict[str, dict[int, float]]
-    improvement: dict[str, dict[int, float]]
+    improvement: dict[str, dict[int, Comparison]]
 
     def average_improvement(self, other: str) -> float | None:
-        values = list(self.improvement.get(other, {}).values())
+        values = [c.diff_pct for c in self.improvement.get(other, {}).values()]
         return mean(values) if values else None
 
 
 def pairwise(dataset: Dataset, subject: str, chosen: list[str] | None = None) -> list[Pairwise]:
     """QPS and p95 latency per thread count, and the subject's QPS improvement over others."""
     qps, p95 = points(dataset, "qps"), points(dataset, "lat_p95_ms")
+    sample = samples(dataset)
     out = []
     for scenario in dataset.scenarios:
         for tier in dataset.tiers(scenario):
@@ -427,7 +580,14 @@ def pairwise(dataset: Dataset, subject: str, chosen: list[str] | None = None) ->
             }
             improvement = {
                 o: {
-                    t: diff_pct(table_q[subject][t], table_q[o][t])
+                    t: _improvement(
+                        dataset,
+                        sample,
+                        (scenario, tier, subject, t),
+                        (scenario, tier, o, t),
+                        table_q[subject][t],
+                        table_q[o][t],
+                    )
                     for t in threads
                     if t in table_q[subject] and t in table_q[o] and table_q[o][t]
                 }
@@ -437,6 +597,24 @@ def pairwise(dataset: Dataset, subject: str, chosen: list[str] | None = None) ->
                 Pairwise(scenario, tier, subject, others, threads, table_q, table_l, improvement)
             )
     return out
+
+
+def _improvement(
+    dataset: Dataset,
+    sample: dict[Point, PointSample],
+    a: Point,
+    b: Point,
+    qps_a: float,
+    qps_b: float,
+) -> Comparison:
+    """QPS improvement; its interval comes from the TPS series (QPS moves with TPS)."""
+    versus = comparison(dataset, sample, a, b)
+    diff = diff_pct(qps_a, qps_b)
+    if versus is None:
+        return Comparison(diff, float("nan"), float("nan"), INCONCLUSIVE, 0, "no series")
+    return Comparison(
+        diff, versus.low_pct, versus.high_pct, versus.verdict, versus.n, versus.method
+    )
 
 
 def flagged(dataset: Dataset) -> list[CellRecord]:

@@ -18,7 +18,7 @@ import tarfile
 import tempfile
 import urllib.request
 import zipfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +80,10 @@ def source_of(engine: EngineSpec) -> dict[str, Any]:
 
 
 def _engine_dir(engine: EngineSpec) -> Path:
-    digest = hashlib.sha256(json.dumps(source_of(engine), sort_keys=True).encode()).hexdigest()
-    return cache_root() / "engines" / f"{engine.name}-{digest[:12]}"
+    """Keyed by the source alone, so engines that share binaries share one copy."""
+    source = source_of(engine)
+    digest = hashlib.sha256(json.dumps(source, sort_keys=True).encode()).hexdigest()
+    return cache_root() / "engines" / f"{next(iter(source))}-{digest[:16]}"
 
 
 def sha256_file(path: Path) -> str:
@@ -304,7 +306,7 @@ def supply(engine: EngineSpec) -> Distribution:
         return describe(engine.name, basedir, source_of(engine))
     known = cached(engine)
     if known is not None and known.mysqld.is_file():
-        return known
+        return replace(known, engine=engine.name)
     engine_dir = _engine_dir(engine)
     engine_dir.mkdir(parents=True, exist_ok=True)
     basedir, archive_sha256 = _unpack_into_cache(engine, engine_dir / "dist")

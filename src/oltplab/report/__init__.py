@@ -15,6 +15,8 @@ class ReportOptions:
     threshold: float = 5.0
     relative_to: str | None = None
     compare: list[str] = field(default_factory=list)
+    include_flagged: bool = False
+    noise_floor: float | None = None
 
     def relative_engine(self, dataset: Dataset) -> str:
         return self._engine(dataset, self.relative_to, "--relative-to")

@@ -59,7 +59,7 @@ def write_all(dataset: Dataset, folder: Path, options: ReportOptions) -> list[Pa
                 figure, axis = plt.subplots(figsize=(8, 4.5))
                 for engine, values in ratios[(scenario, tier)].items():
                     xs = sorted(values)
-                    axis.plot(xs, [values[t] for t in xs], marker="o", label=engine)
+                    axis.plot(xs, [values[t].value for t in xs], marker="o", label=engine)
                 axis.axhline(1.0, color="grey", linewidth=0.8)
                 _threads_axis(axis, threads)
                 axis.set_ylabel(f"TPS / {options.relative_engine(dataset)}")

@@ -19,8 +19,10 @@ from oltplab.analysis.tables import (
     pairwise,
     progression,
     relative,
+    repetitions,
     stability,
 )
+from oltplab.compare import INCONCLUSIVE, Comparison
 from oltplab.plan import safe_name
 from oltplab.report import ReportOptions
 from oltplab.report.format import number, percent, setting
@@ -80,6 +82,19 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
     ]
     lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
     return lines + [""]
+
+
+def with_interval(versus: Comparison | None, diff: float | None = None) -> str:
+    """-20.2% [-23.1, -17.0]; the interval is left out when there is none."""
+    if versus is None:
+        return percent(diff)
+    if versus.verdict == INCONCLUSIVE:
+        return f"{percent(versus.diff_pct)} (too few samples)"
+    return f"{percent(versus.diff_pct)} {versus.interval()}"
+
+
+def verdict(versus: Comparison | None) -> str:
+    return "-" if versus is None else versus.verdict
 
 
 def mark(value: Value | None, formatted: str) -> str:
@@ -256,7 +271,16 @@ def _progression(dataset: Dataset, options: ReportOptions) -> list[str]:
                 [f"{engine} (TPS)", *(number(mine[t].tps) if t in mine else "-" for t in threads)]
             )
             lines.append(
-                [f"vs {base}", *(percent(mine[t].diff_pct) if t in mine else "-" for t in threads)]
+                [
+                    f"vs {base}",
+                    *(
+                        with_interval(mine[t].comparison, mine[t].diff_pct) if t in mine else "-"
+                        for t in threads
+                    ),
+                ]
+            )
+            lines.append(
+                ["verdict", *(verdict(mine[t].comparison) if t in mine else "-" for t in threads)]
             )
         out += table(["Engine", *(f"{t}t" for t in threads)], lines)
     return out
@@ -264,21 +288,40 @@ def _progression(dataset: Dataset, options: ReportOptions) -> list[str]:
 
 def _differences(dataset: Dataset, options: ReportOptions) -> list[str]:
     rows = differences(progression(dataset, options.baselines), options.threshold)
-    out = [f"## 5. All differences greater than {options.threshold:g}% versus the baseline", ""]
+    out = [
+        f"## 5. All significant differences greater than {options.threshold:g}% versus the "
+        "baseline",
+        "",
+        "Only differences whose 95% interval excludes zero are listed; "
+        + (
+            f"a no-change comparison on this host spans ±{options.noise_floor:.1f}% "
+            "(`oltplab calibrate`)."
+            if options.noise_floor is not None
+            else "no noise floor was measured on this host (`oltplab calibrate ENGINE`)."
+        ),
+        "",
+    ]
     if not rows:
-        return out + [f"No difference beyond {options.threshold:g}%.", ""]
+        return out + [f"No significant difference beyond {options.threshold:g}%.", ""]
     for scenario in dataset.scenarios:
         mine = [r for r in rows if r.scenario == scenario]
         if mine:
             out += [f"### {scenario_title(scenario)}", ""]
             out += table(
-                ["Comparison", "Tier", "Thread count", "Difference vs baseline"],
+                [
+                    "Comparison",
+                    "Tier",
+                    "Thread count",
+                    "Difference vs baseline [95% interval]",
+                    "n",
+                ],
                 [
                     [
                         f"{r.engine} vs {r.baseline_engine}",
                         r.tier,
                         str(r.threads),
-                        percent(r.diff_pct) + (" †" if r.flags else ""),
+                        with_interval(r.comparison, r.diff_pct) + (" †" if r.flags else ""),
+                        str(r.comparison.n) if r.comparison else "-",
                     ]
                     for r in mine
                 ],
@@ -297,10 +340,10 @@ FINDING_TITLES = {
 }
 
 
-def _findings(dataset: Dataset) -> list[str]:
+def _findings(dataset: Dataset, options: ReportOptions) -> list[str]:
     rows = [
         [FINDING_TITLES.get(f.kind, f.kind), f.scenario, f.tier, f.engine, f.detail]
-        for f in findings(dataset)
+        for f in findings(dataset, include_flagged=options.include_flagged)
     ]
     out = ["## 6. Key findings", "", "Computed from the data above, never written by hand.", ""]
     return out + table(["Finding", "Scenario", "Tier", "Engine", "Detail"], rows)
@@ -315,7 +358,10 @@ def _relative(dataset: Dataset, options: ReportOptions, charts: list[Path]) -> l
         out += _chart(charts, f"relative_{scenario}_{safe_name(tier)}")
         out += table(
             ["Engine", *(f"{t}t" for t in threads)],
-            [[e, *(f"{v[t]:.2f}" if t in v else "-" for t in threads)] for e, v in table_.items()],
+            [
+                [e, *(f"{v[t].value:.2f}{v[t].interval()}" if t in v else "-" for t in threads)]
+                for e, v in table_.items()
+            ],
         )
     return out
 
@@ -342,19 +388,54 @@ def _stability(dataset: Dataset, charts: list[Path]) -> list[str]:
             out += _chart(charts, f"timeline_{scenario}_{safe_name(tier)}")
             out += _chart(charts, f"boxplot_{scenario}_{safe_name(tier)}")
             out += table(
-                ["Engine", "Threads", "Run", "Steady from (s)", "Mean TPS", "Jitter"],
+                [
+                    "Engine",
+                    "Threads",
+                    "Run",
+                    "Steady from (s)",
+                    "Mean TPS [95%]",
+                    "Median",
+                    "Std dev",
+                    "Jitter (CV)",
+                    "Min",
+                    "p5",
+                    "p95",
+                ],
                 [
                     [
                         s.cell.engine,
                         str(s.cell.threads),
                         str(s.cell.repetition),
                         str(s.steady_from_s),
-                        number(s.mean_tps),
+                        f"{number(s.mean_tps)} [{number(s.ci_low)}, {number(s.ci_high)}]",
+                        number(s.median),
+                        number(s.std),
                         "-" if s.jitter is None else f"{s.jitter * 100:.1f}%",
+                        number(s.minimum),
+                        number(s.p5),
+                        number(s.p95),
                     ]
                     for s in mine
                 ],
             )
+    repeated = repetitions(dataset)
+    if repeated:
+        out += ["**Across repetitions: mean of the repetition means, with its 95% interval**", ""]
+        out += table(
+            ["Scenario", "Tier", "Engine", "Threads", "Runs", "Mean TPS", "95% interval"],
+            [
+                [
+                    r.point[0],
+                    r.point[1],
+                    r.point[2],
+                    str(r.point[3]),
+                    str(r.reps),
+                    number(r.mean),
+                    f"[{number(r.low)}, {number(r.high)}]",
+                ]
+                for r in repeated
+            ],
+        )
     return out
 
 
@@ -376,7 +457,7 @@ def _pairwise(dataset: Dataset, options: ReportOptions) -> list[str]:
         )
         out += [f"**QPS improvement of {subject}, {pair.scenario}, tier {pair.tier}**", ""]
         lines = [
-            [str(t), *(percent(pair.improvement[o].get(t)) for o in pair.others)]
+            [str(t), *(with_interval(pair.improvement[o].get(t)) for o in pair.others)]
             for t in pair.threads
         ]
         lines.append(["**Average**", *(percent(pair.average_improvement(o)) for o in pair.others)])
@@ -423,7 +504,7 @@ def render(dataset: Dataset, options: ReportOptions, charts: list[Path]) -> str:
     lines += _results(dataset)
     lines += _progression(dataset, options)
     lines += _differences(dataset, options)
-    lines += _findings(dataset)
+    lines += _findings(dataset, options)
     lines += _relative(dataset, options, charts)
     lines += _stability(dataset, charts)
     lines += _pairwise(dataset, options)

@@ -1,0 +1,102 @@
+"""The noise floor: what a no-change comparison shows on this host.
+
+The same engine runs as A and as B in interleaved rounds; any difference between them is
+noise. The widest bound of their 95% intervals is the smallest difference this host can
+tell apart, and is stored per host so reports can print it next to their threshold.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from oltplab.analysis.dataset import Dataset
+from oltplab.analysis.tables import samples
+from oltplab.compare import Comparison, compare
+from oltplab.engines.catalog import CATALOG
+from oltplab.engines.supplier import cache_root
+from oltplab.errors import OltplabError
+
+
+def calibration_spec(
+    engine: str, repetitions: int, seconds: int, threads: list[int], workload: str
+) -> str:
+    """The spec of a calibration run, as TOML text (it is stored with the results)."""
+    if engine not in CATALOG:
+        raise OltplabError(
+            f"unknown engine {engine!r}: calibrate takes one of {', '.join(sorted(CATALOG))}"
+        )
+    kind, value = next(iter(CATALOG[engine].source.items()))
+    engines = "".join(
+        f'[[engines]]\nname = "{engine}-{side}"\nsource = {{ {kind} = "{value}" }}\n\n'
+        for side in ("a", "b")
+    )
+    return (
+        f"# oltplab calibrate {engine}: the same engine as A and B, interleaved\n"
+        f'name = "calibrate-{engine}"\nworkloads = ["{workload}"]\n\n{engines}'
+        "[dataset]\ntables = 2\ntable_size = 10000\n\n"
+        "[protocol]\nwarmup_ro_seconds = 5\nwarmup_rw_seconds = 5\nwarmup_threads = 2\n"
+        f"measure_seconds = {seconds}\nthreads = {threads}\nrepetitions = {repetitions}\n"
+        'order = "interleaved"\n'
+    )
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    engine: str
+    comparisons: dict[tuple[str, int], Comparison]
+
+    @property
+    def value(self) -> float:
+        bounds = [
+            max(abs(c.low_pct), abs(c.high_pct))
+            for c in self.comparisons.values()
+            if not c.verdict.startswith("inconclusive")
+        ]
+        if not bounds:
+            raise OltplabError("calibration gave no usable comparison: run longer cells")
+        return max(bounds)
+
+
+def noise_floor(dataset: Dataset, engine: str) -> NoiseFloor:
+    found = samples(dataset)
+    comparisons = {}
+    for (scenario, tier, name, threads), sample in sorted(found.items()):
+        if name != f"{engine}-a":
+            continue
+        other = found.get((scenario, tier, f"{engine}-b", threads))
+        if other is not None:
+            comparisons[(scenario, threads)] = compare(
+                sample, other, paired=True, label=f"calibrate|{scenario}|{threads}"
+            )
+    return NoiseFloor(engine, comparisons)
+
+
+def _store() -> Path:
+    return cache_root() / "noise-floor.json"
+
+
+def save(floor: NoiseFloor, results: Path) -> None:
+    path = _store()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    known: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+    known[platform.node()] = {
+        "engine": floor.engine,
+        "noise_floor_pct": round(floor.value, 2),
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "results": str(results),
+    }
+    path.write_text(json.dumps(known, indent=2))
+
+
+def load_for(hosts: set[str]) -> float | None:
+    """The noise floor measured on the host these results came from, if there is one."""
+    path = _store()
+    if len(hosts) != 1 or not path.is_file():
+        return None
+    entry = json.loads(path.read_text()).get(next(iter(hosts)))
+    return None if entry is None else float(entry["noise_floor_pct"])

@@ -1,0 +1,84 @@
+"""Validity flags produced by real runs: a stall, reconnects, and the client's CPU share."""
+
+import os
+import signal
+import time
+
+import pymysql
+import pytest
+
+from .conftest import cells, spec_text, start_oltplab, wait_for
+
+pytestmark = pytest.mark.engine
+
+
+def output_of(results, threads):
+    files = list((results / "benchmark_logs").rglob(f"Tier*_{threads}th.sysbench.txt"))
+    return files[0].read_text() if files else ""
+
+
+def notes_and_flags(results):
+    import sqlite3
+
+    db = sqlite3.connect(results / "ledger.sqlite")
+    try:
+        return list(db.execute("SELECT threads, flags, notes, status FROM cells ORDER BY id"))
+    finally:
+        db.close()
+
+
+def test_pausing_the_engine_for_five_seconds_is_flagged_as_a_stall(tmp_path):
+    (tmp_path / "s.toml").write_text(spec_text(["mariadb-debian"], threads=[2], measure=14))
+    out = tmp_path / "out"
+    run = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    wait_for(lambda: "[ 3s ]" in output_of(out, 2), 180, "three seconds of the cell")
+    pid = int((out / ".work" / "mariadb-debian" / "mysqld.pid").read_text())
+    os.kill(pid, signal.SIGSTOP)
+    time.sleep(5)
+    os.kill(pid, signal.SIGCONT)
+    output, _ = run.communicate(timeout=120)
+    assert run.returncode == 0, output
+    [(threads, flags, notes, status)] = notes_and_flags(out)
+    assert status == "done" and "stall" in flags.split(",")
+    first, last = (int(s) for s in notes.split("stall ")[1].split(" s")[0].split("-"))
+    assert 3 <= first <= 6 and 4 <= last - first + 1 <= 7
+    assert "stall" in output  # the run's own summary marks it
+
+
+def test_killed_connections_crash_sysbench_and_fail_the_cell_naming_the_signal(tmp_path):
+    """sysbench 1.0.20 asked to reconnect (--mysql-ignore-errors=all) segfaults instead;
+    the cell must fail with that said, not pass with half a run."""
+    extra = '[[workloads]]\nname = "oltp_read_write"\noptions = { "mysql-ignore-errors" = "all", "db-ps-mode" = "disable" }\n'
+    text = spec_text(["mariadb-debian"], threads=[2], measure=8).replace(
+        'workloads = ["oltp_read_write"]\n', ""
+    )
+    (tmp_path / "s.toml").write_text(extra + text)
+    out = tmp_path / "out"
+    run = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    wait_for(lambda: "[ 2s ]" in output_of(out, 2), 180, "two seconds of the cell")
+    from oltplab.engines.launcher import Layout
+
+    socket = Layout((out / ".work" / "mariadb-debian").resolve()).socket
+    connection = pymysql.connect(unix_socket=str(socket), user="root", autocommit=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM information_schema.processlist WHERE user = 'sbtest'")
+        for (thread_id,) in cursor.fetchall():
+            cursor.execute(f"KILL {int(thread_id)}")
+    connection.close()
+    output, _ = run.communicate(timeout=120)
+    rows = cells(out)
+    assert run.returncode == 1, output
+    assert rows[0]["status"] == "failed"
+    assert "sysbench was killed by signal 11" in rows[0]["reason"]
+    assert "truncated" in rows[0]["flags"].split(",")
+
+
+def test_every_cell_records_the_share_of_cpu_its_client_used(tmp_path):
+    (tmp_path / "s.toml").write_text(spec_text(["mariadb-debian"], threads=[1, 4], measure=3))
+    run = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    output, _ = run.communicate(timeout=300)
+    assert run.returncode == 0, output
+    for threads, flags, notes, _ in notes_and_flags(tmp_path / "out"):
+        share = int(notes.split("client CPU ")[1].rstrip("%"))
+        assert 1 <= share <= 100, (threads, notes)
+        assert ("client-bound" in flags) == (share > 90)
