@@ -87,6 +87,11 @@ def test_two_engines_two_tiers_two_workloads_end_to_end(tmp_path):
         "reconnects_per_s",
         "duration_s",
         "flags",
+        "tps_ci_low",
+        "tps_ci_high",
+        "cv",
+        "steady_from_s",
+        "notes",
     ]
     assert {r["scenario"] for r in table} == {"rw-local", "ro-local"}
     assert {r["tier"] for r in table} == {"128M", "256M"}

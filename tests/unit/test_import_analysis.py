@@ -95,6 +95,10 @@ def test_progression_and_differences(imported):
         "tps": 620.0,
         "baseline_tps": 500.0,
         "diff_pct": 24.0,
+        "ci_low_pct": 24.0,
+        "ci_high_pct": 24.0,
+        "verdict": "significant",
+        "n": 30,
     }
     with pytest.raises(OltplabError, match="--baseline mysql-9: no such engine"):
         progression(dataset, ["mysql-9"])

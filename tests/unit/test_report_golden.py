@@ -111,13 +111,13 @@ def test_exports_are_exact(workspace):
     assert (
         export("--table", "progression")
         == """\
-scenario,tier,family,baseline_version,version,threads,tps,baseline_tps,diff_pct
-rw-local,2G,mysql,5.7.44,8.0.45,1,110.0,100.0,10.0
-rw-local,2G,mysql,5.7.44,8.0.45,4,270.0,300.0,-10.0
-rw-local,8G,mysql,5.7.44,8.0.45,1,190.0,200.0,-5.0
-rw-local,8G,mysql,5.7.44,8.0.45,4,620.0,500.0,24.0
-ro-local,8G,mysql,5.7.44,8.0.45,1,420.0,400.0,5.0
-ro-local,8G,mysql,5.7.44,8.0.45,4,900.0,1000.0,-10.0
+scenario,tier,family,baseline_version,version,threads,tps,baseline_tps,diff_pct,ci_low_pct,ci_high_pct,verdict,n
+rw-local,2G,mysql,5.7.44,8.0.45,1,110.0,100.0,10.0,10.0,10.0,significant,30
+rw-local,2G,mysql,5.7.44,8.0.45,4,270.0,300.0,-10.0,-10.0,-10.0,significant,30
+rw-local,8G,mysql,5.7.44,8.0.45,1,190.0,200.0,-5.0,-5.0,-5.0,significant,30
+rw-local,8G,mysql,5.7.44,8.0.45,4,620.0,500.0,24.0,24.0,24.0,significant,30
+ro-local,8G,mysql,5.7.44,8.0.45,1,420.0,400.0,5.0,5.0,5.0,significant,30
+ro-local,8G,mysql,5.7.44,8.0.45,4,900.0,1000.0,-10.0,-10.0,-10.0,significant,30
 """
     )
     differences = json.loads(export("--table", "differences", "--format", "json"))
@@ -132,10 +132,10 @@ ro-local,8G,mysql,5.7.44,8.0.45,4,900.0,1000.0,-10.0
     assert (
         export("--table", "flags")
         == """\
-scenario,engine,tier,workload,threads,repetition,status,flags,reason
-rw-local,mariadb-10.11.16,2G,oltp_read_write,4,1,failed,empty,empty file
-rw-local,mariadb-10.11.16,8G,oltp_read_write,4,1,done,errors,
-ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,no summary: the output is truncated
+scenario,engine,tier,workload,threads,repetition,status,flags,reason,notes
+rw-local,mariadb-10.11.16,2G,oltp_read_write,4,1,failed,empty,empty file,
+rw-local,mariadb-10.11.16,8G,oltp_read_write,4,1,done,errors,,
+ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,no summary: the output is truncated,
 """
     )
     findings = export("--table", "findings").splitlines()
@@ -146,6 +146,11 @@ ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,no summary: the
     )
     summary = export("--table", "summary").splitlines()
     assert len(summary) == 1 + 19
+    assert summary[0].endswith(",flags,tps_ci_low,tps_ci_high,cv,steady_from_s,notes")
+    # a constant 30 s series: its interval is the value itself, its jitter zero, no cut
+    assert summary[1] == ("rw-local,mariadb,10.11.16,mariadb-10.11.16,2G,oltp_read_write,1,1,"
+                          "done,120.0,2400.0,1680.0,480.0,240.0,5.0,9.0,40.0,0.0,0.0,30.0,,"
+                          "120.0,120.0,0.0,0,")
     assert "rw-local,mysql,8.0.45,mysql-8.0.45,8G,oltp_read_write,4,2,done,640.0" in "\n".join(
         summary
     )
