@@ -6,7 +6,7 @@ import sys
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -118,24 +118,9 @@ def _report_outcome(results: Path, outcome: Outcome) -> None:
         raise typer.Exit(1)
 
 
-def _run(
-    spec: Spec,
-    text: str,
-    origin: str,
-    results: Path,
-    retry_failed: bool = False,
-    prepare_endpoints: bool = False,
-) -> None:
+def _run(spec: Spec, text: str, origin: str, results: Path, **options: Any) -> None:
     display = RichDisplay(console)
-    outcome = run_matrix(
-        spec,
-        text,
-        origin,
-        results,
-        display,
-        retry_failed=retry_failed,
-        prepare_endpoints=prepare_endpoints,
-    )
+    outcome = run_matrix(spec, text, origin, results, display, **options)
     _report_outcome(results, outcome)
 
 
@@ -150,6 +135,17 @@ def run(
         bool,
         typer.Option(help="Create the sbtest tables on endpoint engines that lack them."),
     ] = False,
+    until_cv: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="Adaptive: repeat each cell group until the coefficient of "
+            "variation of its TPS across repetitions is below this (e.g. 0.03).",
+        ),
+    ] = None,
+    max_repetitions: Annotated[
+        int, typer.Option(min=2, help="Adaptive: at most this many repetitions per cell.")
+    ] = 10,
 ) -> None:
     """Run a benchmark matrix; the same command on the same directory resumes it.
 
@@ -157,7 +153,16 @@ def run(
     Exits 1 when any cell failed (the final table lists them with their reasons).
     """
     parsed = load_spec(spec)
-    _run(parsed, spec.read_text(), str(spec), results, retry_failed, prepare_endpoints)
+    _run(
+        parsed,
+        spec.read_text(),
+        str(spec),
+        results,
+        retry_failed=retry_failed,
+        prepare_endpoints=prepare_endpoints,
+        until_cv=until_cv,
+        max_repetitions=max_repetitions,
+    )
 
 
 @app.command()

@@ -59,6 +59,12 @@ class RichDisplay:
             description=f"{self.label} [dim]{left:.0f} s left[/dim]",
         )
 
+    def extend(self, seconds: float) -> None:
+        """More work than planned (an adaptive round): the bar's total grows."""
+        assert self.task is not None
+        total = self.progress.tasks[0].total or 0
+        self.progress.update(self.task, total=total + seconds)
+
     def note(self, message: str) -> None:
         self.progress.console.print(message)
 

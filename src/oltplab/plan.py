@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import re
+import statistics
 from dataclasses import dataclass
 
 from oltplab.spec import Spec, WorkloadSpec
@@ -21,6 +22,11 @@ class Cell:
     threads: int
     repetition: int
     scenario: str
+
+    @property
+    def group(self) -> str:
+        """The cell without its repetition number: what repetitions repeat."""
+        return self.key.rsplit("|", 1)[0]
 
     @property
     def key(self) -> str:
@@ -88,6 +94,41 @@ def build_plan(spec: Spec) -> list[Session]:
 
 def cells_of(plan: list[Session]) -> list[Cell]:
     return [cell for session in plan for cell in session.cells]
+
+
+def needing_more(tps: dict[str, list[float]], target_cv: float, max_repetitions: int) -> set[str]:
+    """Groups whose repetitions still disagree by more than the target coefficient of
+    variation (a single repetition has none yet), and that may still be repeated."""
+    result = set()
+    for group, values in tps.items():
+        if len(values) >= max_repetitions:
+            continue
+        if (
+            len(values) < 2
+            or statistics.mean(values) == 0
+            or statistics.stdev(values) / statistics.mean(values) > target_cv
+        ):
+            result.add(group)
+    return result
+
+
+def extra_round(
+    template: list[Session], needing: set[str], next_rep: dict[str, int]
+) -> list[Session]:
+    """One more repetition of each group that needs it, engines interleaved as in a round."""
+    sessions = []
+    for session in template:
+        cells = tuple(
+            Cell(c.engine, c.tier, c.workload, c.threads, next_rep[c.group], c.scenario)
+            for c in session.cells
+            if c.group in needing and c.repetition == 1
+        )
+        if cells:
+            sessions.append(Session(session.engine, session.tier, session.workload, cells))
+    tiers = list(dict.fromkeys(s.tier for s in template))
+    workloads = list(dict.fromkeys(s.workload for s in template))
+    # Sorting is stable: within one tier and workload the engines keep their turn.
+    return sorted(sessions, key=lambda s: (tiers.index(s.tier), workloads.index(s.workload)))
 
 
 # --- artifact names: the layout of the 2026 report's raw data ----------------------------------

@@ -33,6 +33,8 @@ from oltplab.plan import (
     build_plan,
     cell_stem,
     cells_of,
+    extra_round,
+    needing_more,
     safe_name,
     scenario_dir,
     session_stem,
@@ -69,6 +71,7 @@ class Display(Protocol):
     def start(self, total_seconds: float) -> None: ...
     def phase(self, label: str, seconds: float) -> None: ...
     def advance(self, seconds: float) -> None: ...
+    def extend(self, seconds: float) -> None: ...
     def note(self, message: str) -> None: ...
     def stop(self) -> None: ...
 
@@ -89,6 +92,9 @@ class _Context:
     run_id: int
     sysbench: str
     prepare_endpoints: bool
+    definitions: dict[Cell, str]
+    until_cv: float | None
+    max_repetitions: int
     engines: dict[str, EngineState] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)
     instances: list[PrivateInstance] = field(default_factory=list)
@@ -116,17 +122,23 @@ def preflight(spec: Spec, origin: str) -> str:
 
 
 def check_compatible(stored: dict[str, str], planned: dict[str, str], results: Path) -> None:
-    """A results directory only accepts the spec it was made with, or one that adds cells."""
+    """A results directory only accepts the spec it was made with, or one that adds cells.
+
+    Cells are compared by group (the cell without its repetition), so repetitions beyond
+    the spec's, which adaptive runs add, belong to their group.
+    """
+    groups = {key.rsplit("|", 1)[0]: definition for key, definition in planned.items()}
     for key, definition in stored.items():
-        if key not in planned:
+        group = key.rsplit("|", 1)[0]
+        if group not in groups:
             raise OltplabError(
-                f"{results}: holds results for cell {key.replace('|', ' ')} that this spec no "
+                f"{results}: holds results for cell {group.replace('|', ' ')} that this spec no "
                 "longer has; use a new --results directory (a spec may only add cells)"
             )
-        if planned[key] != definition:
+        if groups[group] != definition:
             raise OltplabError(
-                f"{results}: cell {key.replace('|', ' ')} was measured with a different engine, "
-                "config, dataset, workload or protocol; use a new --results directory"
+                f"{results}: cell {group.replace('|', ' ')} was measured with a different "
+                "engine, config, dataset, workload or protocol; use a new --results directory"
             )
 
 
@@ -156,6 +168,8 @@ def run(
     *,
     retry_failed: bool = False,
     prepare_endpoints: bool = False,
+    until_cv: float | None = None,
+    max_repetitions: int = 10,
 ) -> Outcome:
     sysbench_binary = preflight(spec, origin)
     results = results.resolve()
@@ -183,7 +197,16 @@ def run(
         }
         run_id = ledger.begin_run(spec.digest(), provenance)
         context = _Context(
-            spec, results, ledger, display, run_id, sysbench_binary, prepare_endpoints
+            spec,
+            results,
+            ledger,
+            display,
+            run_id,
+            sysbench_binary,
+            prepare_endpoints,
+            {cell: planned[cell.key] for cell in cells_of(sessions)},
+            until_cv,
+            max_repetitions,
         )
         return _run_sessions(context, sessions)
     finally:
@@ -216,6 +239,8 @@ def _run_sessions(ctx: _Context, sessions: list[Session]) -> Outcome:
     try:
         for session in todo:
             _run_session(ctx, session, [c for c in session.cells if c.key in pending])
+        if ctx.until_cv is not None:
+            _adaptive_rounds(ctx, sessions)
     except KeyboardInterrupt:
         interrupted = True
         log.warning("interrupted; the cell in flight will run again on resume")
@@ -231,6 +256,33 @@ def _run_sessions(ctx: _Context, sessions: list[Session]) -> Outcome:
         ctx.run_id, "interrupted" if interrupted else ("failed" if failed else "done")
     )
     return Outcome(counts, failed, interrupted)
+
+
+def _adaptive_rounds(ctx: _Context, sessions: list[Session]) -> None:
+    """Repeat cell groups whose TPS still varies more than --until-cv, round by round."""
+    assert ctx.until_cv is not None
+    template = [s for s in sessions if all(c.repetition == 1 for c in s.cells)] or sessions
+    definitions = {c.group: d for c, d in ctx.definitions.items()}
+    while True:
+        tps: dict[str, list[float]] = {}
+        reps: dict[str, int] = {}
+        for row in ctx.ledger.cells():
+            group = row["key"].rsplit("|", 1)[0]
+            reps[group] = max(reps.get(group, 0), row["repetition"])
+            if row["status"] == "done":
+                tps.setdefault(group, []).append(row["tps"])
+        needing = needing_more(tps, ctx.until_cv, ctx.max_repetitions)
+        needing &= {g for g in needing if reps[g] < ctx.max_repetitions}
+        if not needing:
+            return
+        round_ = extra_round(template, needing, {g: reps[g] + 1 for g in reps})
+        log.info(
+            "adaptive: %d cell group(s) above CV %.3f; one more round", len(needing), ctx.until_cv
+        )
+        ctx.ledger.register((c, definitions[c.group]) for s in round_ for c in s.cells)
+        ctx.display.extend(plan_seconds(ctx.spec, round_, {c.key for s in round_ for c in s.cells}))
+        for session in round_:
+            _run_session(ctx, session, list(session.cells))
 
 
 # --- engines ----------------------------------------------------------------------------------

@@ -64,3 +64,44 @@ def test_scenarios_and_artifact_names_follow_the_2026_layout():
     assert scenario_dir("oltp_read_write") == "benchmark_logs"
     assert scenario_dir("oltp_read_only") == "benchmark_logs_read_only"
     assert scenario_dir("oltp_point_select") == "benchmark_logs_oltp_point_select"
+
+
+def test_groups_are_repeated_until_their_spread_is_small_enough():
+    from oltplab.plan import needing_more
+
+    tps = {
+        "steady": [100.0, 101.0, 99.0],
+        "noisy": [100.0, 130.0, 70.0],
+        "once": [100.0],
+        "capped": [100.0, 200.0, 50.0, 150.0],
+    }
+    assert needing_more(tps, target_cv=0.03, max_repetitions=4) == {"noisy", "once"}
+
+
+def test_an_extra_round_repeats_only_what_needs_it_with_engines_interleaved():
+    from oltplab.plan import extra_round
+
+    sessions = plan("as-listed")
+    mysql_1t = next(
+        c
+        for c in cells_of(sessions)
+        if c.engine == "mysql-8.0.31"
+        and c.tier == "4G"
+        and c.workload == "oltp_read_only"
+        and c.threads == 1
+    )
+    maria_8t = next(
+        c
+        for c in cells_of(sessions)
+        if c.engine == "mariadb-10.11.5"
+        and c.tier == "4G"
+        and c.workload == "oltp_read_only"
+        and c.threads == 8
+    )
+    round_ = extra_round(
+        sessions, {mysql_1t.group, maria_8t.group}, {mysql_1t.group: 3, maria_8t.group: 5}
+    )
+    assert [(s.engine, [(c.threads, c.repetition) for c in s.cells]) for s in round_] == [
+        ("mysql-8.0.31", [(1, 3)]),
+        ("mariadb-10.11.5", [(8, 5)]),
+    ]
