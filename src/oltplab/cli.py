@@ -215,6 +215,14 @@ BaselineOption = Annotated[
         "default: each family's oldest version.",
     ),
 ]
+CutOption = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        help="Cut this many seconds from the start of every series instead of "
+        "detecting the end of the warm-up (MSER-5).",
+    ),
+]
 IncludeFlaggedOption = Annotated[
     bool, typer.Option(help="Let cells with validity flags count in the key findings.")
 ]
@@ -237,6 +245,7 @@ def export(
     baseline: BaselineOption = None,
     threshold: ThresholdOption = 5.0,
     include_flagged: IncludeFlaggedOption = False,
+    cut_seconds: CutOption = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
@@ -244,7 +253,7 @@ def export(
     """Export one table of a results directory as CSV or JSON."""
     columns, rows = table_rows(
         table.value,
-        load([results]),
+        load([results], cut_seconds),
         baselines=baseline,
         threshold=threshold,
         include_flagged=include_flagged,
@@ -304,6 +313,7 @@ def report(
         str | None, typer.Option(help="Engine that the relative chart normalises to (= 1.0).")
     ] = None,
     include_flagged: IncludeFlaggedOption = False,
+    cut_seconds: CutOption = None,
     compare: Annotated[
         list[str] | None,
         typer.Option(
@@ -316,12 +326,13 @@ def report(
     from oltplab.calibrate import load_for
     from oltplab.report import ReportOptions, build
 
-    hosts = {run["host"]["hostname"] for run in load(results).runs if "host" in run}
+    dataset = load(results, cut_seconds)
+    hosts = {run["host"]["hostname"] for run in dataset.runs if "host" in run}
     options = ReportOptions(
         baseline or [], threshold, relative_to, compare or [], include_flagged, load_for(hosts)
     )
     with console.status("writing the report"):
-        files = build(results, output or results[0] / "report", options)
+        files = build(dataset, output or results[0] / "report", options)
     console.print(
         f"{files.markdown}\n{files.html}\n{len(files.charts)} chart(s) in "
         f"{files.markdown.parent / 'charts'}",

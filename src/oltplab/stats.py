@@ -41,8 +41,9 @@ def jitter(series: Sequence[float]) -> float | None:
     return float(values.std(ddof=1) / values.mean())
 
 
-def steady(series: Sequence[float]) -> tuple[int, np.ndarray]:
-    cut = mser5_cut(series)
+def steady(series: Sequence[float], fixed_cut: int | None = None) -> tuple[int, np.ndarray]:
+    """The steady part of a series: after the MSER-5 cut, or after `fixed_cut` seconds."""
+    cut = mser5_cut(series) if fixed_cut is None else min(fixed_cut, max(0, len(series) - 2))
     return cut, np.asarray(series[cut:], dtype=float)
 
 

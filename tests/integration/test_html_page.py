@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.analysis.dataset import load
 from oltplab.importers import import_tree
 from oltplab.ledger import Ledger
 from oltplab.report import ReportOptions, build
@@ -34,8 +35,8 @@ def page_url(tmp_path_factory):
         ledger = Ledger.open(root / name)
         import_tree(tree, ledger)
         ledger.close()
-    only_one = build([root / "plain"], root / "report", ReportOptions())
-    both = build([root / "plain", root / HOSTILE], root / "report2", ReportOptions())
+    only_one = build(load([root / "plain"]), root / "report", ReportOptions())
+    both = build(load([root / "plain", root / HOSTILE]), root / "report2", ReportOptions())
     return only_one.html.as_uri(), both.html.as_uri()
 
 
@@ -117,7 +118,7 @@ def test_clicking_a_point_shows_its_timeline(page_url, browser_page):
     assert "mysql-8.0.45 rw-local 8G 4 threads, run 1" in title
     assert "run 2" in title  # both repetitions of the point
     lines = page.evaluate("document.getElementById('timeline').data.map(t => t.y.length)")
-    assert lines == [10, 10]
+    assert lines == [30, 30]
     assert errors == []
 
 

@@ -87,13 +87,15 @@ def test_report_tables_are_exact(workspace):
     )
     assert "| 8G | redo capacity | mysql-5.7.44: 2G; mysql-8.0.45: 4G |" in md
     assert (
-        block(md, "| Scenario | Engine | Tier | Threads | Run | Status | Flags | Reason |", 5)
+        block(
+            md, "| Scenario | Engine | Tier | Threads | Run | Status | Flags | Reason | Notes |", 5
+        )
         == """\
-| Scenario | Engine | Tier | Threads | Run | Status | Flags | Reason |
-|---|---|---|---|---|---|---|---|
-| rw-local | mariadb-10.11.16 | 2G | 4 | 1 | failed | empty | empty file |
-| rw-local | mariadb-10.11.16 | 8G | 4 | 1 | done | errors |  |
-| ro-local | mariadb-10.11.16 | 8G | 4 | 1 | failed | truncated | no summary: the output is truncated |"""
+| Scenario | Engine | Tier | Threads | Run | Status | Flags | Reason | Notes |
+|---|---|---|---|---|---|---|---|---|
+| rw-local | mariadb-10.11.16 | 2G | 4 | 1 | failed | empty | empty file |  |
+| rw-local | mariadb-10.11.16 | 8G | 4 | 1 | done | errors |  |  |
+| ro-local | mariadb-10.11.16 | 8G | 4 | 1 | failed | truncated | no summary: the output is truncated |  |"""
     )
     for number in range(1, 11):
         assert f"\n## {number}. " in md
@@ -197,3 +199,12 @@ def test_bad_import_source_and_baseline_are_one_line_errors(workspace):
         "error: --baseline mysql-9: no such engine in these results (mariadb-10.11.16, "
         "mysql-5.7.44, mysql-8.0.45)"
     ]
+
+
+def test_a_fixed_cut_replaces_the_detected_one(workspace):
+    result = oltplab("export", "res", "--table", "summary", "--cut-seconds", "8", cwd=workspace)
+    rows = result.stdout.splitlines()
+    assert rows[1].endswith(",120.0,120.0,0.0,8,")  # steady_from_s is the fixed cut
+    report = oltplab("report", "res", "-o", "cut", "--cut-seconds", "8", cwd=workspace)
+    assert "a fixed 8 s, --cut-seconds" in (workspace / "cut" / "report.md").read_text()
+    assert report.returncode == 0

@@ -76,6 +76,8 @@ class Dataset:
     tier_sizes: dict[str, int | None] = field(default_factory=dict)
     # Repetitions are paired by round when the engines were interleaved within each round.
     paired: bool = False
+    # Seconds cut from the start of every series instead of the MSER-5 cut (--cut-seconds).
+    fixed_cut: int | None = None
 
     @property
     def scenarios(self) -> list[str]:
@@ -115,7 +117,7 @@ def _tier_size(tier: str, variables: dict[tuple[str, str], dict[str, str]]) -> i
     return None
 
 
-def load(results: list[Path]) -> Dataset:
+def load(results: list[Path], cut_seconds: int | None = None) -> Dataset:
     """Cells, series, engines and provenance from each directory's ledger.
 
     An engine name found in more than one directory is labelled `name@directory`, so two
@@ -134,6 +136,7 @@ def load(results: list[Path]) -> Dataset:
         for _, ledger in ledgers:
             ledger.close()
     dataset.tier_sizes = {t: _tier_size(t, dataset.variables) for t in dataset.tiers()}
+    dataset.fixed_cut = cut_seconds
     return dataset
 
 

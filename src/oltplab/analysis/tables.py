@@ -97,7 +97,7 @@ def samples(dataset: Dataset, include_flagged: bool = True) -> dict[Point, Point
         series = dataset.series.get(cell.key)
         if series and _usable(cell, include_flagged):
             point = (cell.scenario, cell.tier, cell.engine, cell.threads)
-            found[point][cell.repetition] = steady(series)[1]
+            found[point][cell.repetition] = steady(series, dataset.fixed_cut)[1]
     return {point: PointSample(reps) for point, reps in found.items()}
 
 
@@ -484,7 +484,7 @@ def stability(dataset: Dataset) -> list[Stability]:
         series = dataset.series.get(cell.key, [])
         if not cell.measured or len(series) < 2:
             continue
-        cut, part = steady(series)
+        cut, part = steady(series, dataset.fixed_cut)
         low, high = mean_interval(PointSample({cell.repetition: part}))
         p5, p95 = np.percentile(part, [5, 95])
         out.append(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oltplab.analysis.dataset import Dataset, load
+from oltplab.analysis.dataset import Dataset
 from oltplab.errors import OltplabError
 
 
@@ -47,12 +47,13 @@ class ReportFiles:
     charts: list[Path]
 
 
-def build(results: list[Path], out: Path, options: ReportOptions) -> ReportFiles:
+def build(dataset: Dataset, out: Path, options: ReportOptions) -> ReportFiles:
+    # Imported here so that commands that write no report never load Matplotlib.
     from oltplab.report import charts, html, markdown
 
-    dataset = load(results)
     if not dataset.cells:
-        raise OltplabError(f"{', '.join(map(str, results))}: no measured cells to report on")
+        sources = ", ".join(map(str, dataset.sources))
+        raise OltplabError(f"{sources}: no measured cells to report on")
     out.mkdir(parents=True, exist_ok=True)
     chart_files = charts.write_all(dataset, out / "charts", options)
     md = out / "report.md"

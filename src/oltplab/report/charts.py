@@ -103,7 +103,7 @@ def _stability_charts(
     if not engines:
         plt.close(figure)
         return [timeline]
-    axis.boxplot([steady(series[e])[1] for e in engines], showfliers=True)
+    axis.boxplot([steady(series[e], dataset.fixed_cut)[1] for e in engines], showfliers=True)
     axis.set_xticks(range(1, len(engines) + 1), engines, rotation=20, fontsize="small")
     axis.set_ylabel("TPS per second (steady part)")
     axis.set_title(f"Spread of per-second TPS at {threads} threads, {scenario}, tier {tier}")

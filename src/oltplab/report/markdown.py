@@ -375,7 +375,13 @@ def _stability(dataset: Dataset, charts: list[Path]) -> list[str]:
         "## 8. Stability",
         "",
         "Jitter is the standard deviation of per-second TPS over its mean, after the warm-up "
-        "transient is cut (MSER-5); 'steady from' is where the cut fell.",
+        "transient is cut ("
+        + (
+            "MSER-5, White 1997"
+            if dataset.fixed_cut is None
+            else f"a fixed {dataset.fixed_cut} s, --cut-seconds"
+        )
+        + "); 'steady from' is where the cut fell.",
         "",
     ]
     rows = stability(dataset)
@@ -475,11 +481,15 @@ def _flags(dataset: Dataset) -> list[str]:
     out += [
         "Legend: `empty` no output; `truncated` no final summary; `errors` / `reconnects` "
         "sysbench counted some; `missing-intervals` / `extra-intervals` per-second lines "
-        "do not match the run length; `short` the run ended early.",
+        "do not match the run length; `short` the run ended early; `stall` per-second TPS "
+        "under 10% of the cell's median for 3 s or more (notes give the seconds); "
+        "`client-bound` sysbench used over 90% of the CPU it could get, so the client, not "
+        "the engine, may have set the pace. Flagged cells are left out of the key findings "
+        "unless --include-flagged.",
         "",
     ]
     return out + table(
-        ["Scenario", "Engine", "Tier", "Threads", "Run", "Status", "Flags", "Reason"],
+        ["Scenario", "Engine", "Tier", "Threads", "Run", "Status", "Flags", "Reason", "Notes"],
         [
             [
                 c.scenario,
@@ -490,6 +500,7 @@ def _flags(dataset: Dataset) -> list[str]:
                 c.status,
                 ", ".join(c.flags),
                 c.reason,
+                c.notes,
             ]
             for c in cells
         ],
