@@ -69,3 +69,26 @@ def test_a_spec_may_only_add_cells(tmp_path):
         check_compatible({"a": "1"}, {"a": "2"}, tmp_path)
     with pytest.raises(OltplabError, match="no longer has"):
         check_compatible({"a": "1", "c": "1"}, {"a": "1"}, tmp_path)
+
+
+def test_a_ledger_of_schema_1_is_migrated_and_keeps_its_cells(tmp_path):
+    db = sqlite3.connect(tmp_path / "ledger.sqlite")
+    db.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema_version', '1');"
+        "CREATE TABLE cells (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, engine TEXT NOT"
+        " NULL, tier TEXT NOT NULL, workload TEXT NOT NULL, scenario TEXT NOT NULL, threads"
+        " INTEGER NOT NULL, repetition INTEGER NOT NULL, definition TEXT NOT NULL, status TEXT"
+        " NOT NULL, reason TEXT, attempts INTEGER NOT NULL DEFAULT 0, run_id INTEGER, started_at"
+        " TEXT, finished_at TEXT, artifact TEXT, flags TEXT NOT NULL DEFAULT '');"
+        f"INSERT INTO cells (key, engine, tier, workload, scenario, threads, repetition,"
+        f" definition, status) VALUES ('{A.key}', 'e', '2G', 'oltp_read_write', 'rw-local', 1,"
+        " 1, 'd1', 'done');"
+    )
+    db.commit()
+    db.close()
+    ledger = Ledger.open(tmp_path)
+    assert ledger.meta("schema_version") == "2"
+    [row] = ledger.cells()
+    assert row["key"] == A.key and row["notes"] == ""
+    ledger.close()

@@ -9,7 +9,7 @@ ROOT = Path(__file__).parent.parent.parent
 ENGINE = 'engines = [{name = "mysql-8.0.31"}]\n'
 
 
-@pytest.mark.parametrize("name", ["quick.toml", "percona-2026.toml"])
+@pytest.mark.parametrize("name", ["quick.toml", "percona-2026.toml", "repeated.toml"])
 def test_shipped_examples_are_valid(name):
     spec = load_spec(ROOT / "examples" / name)
     assert spec.engines and spec.workloads
