@@ -28,7 +28,6 @@ FLAG_COLUMNS = (
     "reason", "notes",
 )
 # fmt: on
-TABLES = ("summary", "progression", "differences", "findings", "flags")
 
 
 def _round(value: float | None, digits: int) -> float | None:

@@ -562,22 +562,9 @@ def pairwise(dataset: Dataset, subject: str, chosen: list[str] | None = None) ->
             if subject not in engines or len(engines) < 2:
                 continue
             others = [e for e in engines if e != subject]
-            table_q = {
-                e: {
-                    t: qps[(scenario, tier, e, t)].value
-                    for t in threads
-                    if (scenario, tier, e, t) in qps
-                }
-                for e in engines
-            }
-            table_l = {
-                e: {
-                    t: p95[(scenario, tier, e, t)].value
-                    for t in threads
-                    if (scenario, tier, e, t) in p95
-                }
-                for e in engines
-            }
+
+            table_q = _by_threads(qps, scenario, tier, threads, engines)
+            table_l = _by_threads(p95, scenario, tier, threads, engines)
             improvement = {
                 o: {
                     t: _improvement(
@@ -597,6 +584,19 @@ def pairwise(dataset: Dataset, subject: str, chosen: list[str] | None = None) ->
                 Pairwise(scenario, tier, subject, others, threads, table_q, table_l, improvement)
             )
     return out
+
+
+def _by_threads(
+    found: dict[Point, Value], scenario: str, tier: str, threads: list[int], engines: list[str]
+) -> dict[str, dict[int, float]]:
+    return {
+        e: {
+            t: found[(scenario, tier, e, t)].value
+            for t in threads
+            if (scenario, tier, e, t) in found
+        }
+        for e in engines
+    }
 
 
 def _improvement(
