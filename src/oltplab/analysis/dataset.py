@@ -78,6 +78,8 @@ class Dataset:
     paired: bool = False
     # Seconds cut from the start of every series instead of the MSER-5 cut (--cut-seconds).
     fixed_cut: int | None = None
+    # Derived values the analysis computes once per dataset (steady parts, bootstrap draws).
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @property
     def scenarios(self) -> list[str]:

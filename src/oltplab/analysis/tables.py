@@ -90,15 +90,38 @@ def diff_pct(value: float, baseline: float) -> float:
     return (value / baseline - 1.0) * 100.0
 
 
+def cell_sample(dataset: Dataset, cell: CellRecord) -> tuple[int, PointSample] | None:
+    """A cell's warm-up cut and steady series, computed once per dataset."""
+    key = ("cell", cell.key)
+    if key not in dataset.memo:
+        series = dataset.series.get(cell.key)
+        found = None
+        if series and len(series) >= 2:
+            cut, part = steady(series, dataset.fixed_cut)
+            found = (cut, PointSample({cell.repetition: part}))
+        dataset.memo[key] = found
+    return dataset.memo[key]  # type: ignore[no-any-return]
+
+
 def samples(dataset: Dataset, include_flagged: bool = True) -> dict[Point, PointSample]:
     """Each point's steady per-second TPS series (MSER-5 cut), by repetition."""
-    found: dict[Point, dict[int, np.ndarray]] = defaultdict(dict)
+    key = ("samples", include_flagged)
+    if key in dataset.memo:
+        return dataset.memo[key]  # type: ignore[no-any-return]
+    found: dict[Point, list[PointSample]] = defaultdict(list)
     for cell in dataset.cells:
-        series = dataset.series.get(cell.key)
-        if series and _usable(cell, include_flagged):
-            point = (cell.scenario, cell.tier, cell.engine, cell.threads)
-            found[point][cell.repetition] = steady(series, dataset.fixed_cut)[1]
-    return {point: PointSample(reps) for point, reps in found.items()}
+        cut_and_sample = cell_sample(dataset, cell)
+        if cut_and_sample and _usable(cell, include_flagged):
+            found[(cell.scenario, cell.tier, cell.engine, cell.threads)].append(cut_and_sample[1])
+    # A point with one run is that run's sample, so its bootstrap draws are shared.
+    result = {
+        point: parts[0]
+        if len(parts) == 1
+        else PointSample({r: s for part in parts for r, s in part.series.items()})
+        for point, parts in found.items()
+    }
+    dataset.memo[key] = result
+    return result
 
 
 def comparison(
@@ -484,8 +507,12 @@ def stability(dataset: Dataset) -> list[Stability]:
         series = dataset.series.get(cell.key, [])
         if not cell.measured or len(series) < 2:
             continue
-        cut, part = steady(series, dataset.fixed_cut)
-        low, high = mean_interval(PointSample({cell.repetition: part}))
+        cut_and_sample = cell_sample(dataset, cell)
+        if cut_and_sample is None:
+            continue
+        cut, sample = cut_and_sample
+        part = sample.series[cell.repetition]
+        low, high = mean_interval(sample)
         p5, p95 = np.percentile(part, [5, 95])
         out.append(
             Stability(
