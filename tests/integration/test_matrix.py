@@ -107,7 +107,7 @@ def test_two_engines_two_tiers_two_workloads_end_to_end(tmp_path):
         "2. Configuration",
         "3. Results",
         "4. Version progression",
-        "5. All differences",
+        "5. All significant differences",
         "6. Key findings",
         "7. Relative throughput",
         "8. Stability",
