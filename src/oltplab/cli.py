@@ -129,11 +129,14 @@ def run(
     spec: Annotated[Path, typer.Argument(help="The spec file (TOML).")],
     results: ResultsOption,
     retry_failed: Annotated[
-        bool, typer.Option(help="Run cells that failed in an earlier run again.")
+        bool, typer.Option("--retry-failed", help="Run cells that failed in an earlier run again.")
     ] = False,
     prepare_endpoints: Annotated[
         bool,
-        typer.Option(help="Create the sbtest tables on endpoint engines that lack them."),
+        typer.Option(
+            "--prepare-endpoints",
+            help="Create the sbtest tables on endpoint engines that lack them.",
+        ),
     ] = False,
     until_cv: Annotated[
         float | None,
@@ -224,7 +227,10 @@ CutOption = Annotated[
     ),
 ]
 IncludeFlaggedOption = Annotated[
-    bool, typer.Option(help="Let cells with validity flags count in the key findings.")
+    bool,
+    typer.Option(
+        "--include-flagged", help="Let cells with validity flags count in the key findings."
+    ),
 ]
 ThresholdOption = Annotated[float, typer.Option(help="List differences beyond this many percent.")]
 
