@@ -104,6 +104,11 @@ class Dataset:
             version = ()
         return (info.family, version, name)
 
+    def engines_in(self, scenario: str, tier: str) -> list[str]:
+        """Engines with any cell (measured or failed) in this scenario and tier, in order."""
+        found = {c.engine for c in self.cells if c.scenario == scenario and c.tier == tier}
+        return [e for e in self.engine_names() if e in found]
+
     def threads(self, scenario: str, tier: str) -> list[int]:
         return sorted({c.threads for c in self.cells if c.scenario == scenario and c.tier == tier})
 

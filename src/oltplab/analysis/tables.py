@@ -72,15 +72,7 @@ def grids(dataset: Dataset, metric: str) -> list[Grid]:
     for scenario in dataset.scenarios:
         for tier in dataset.tiers(scenario):
             threads = dataset.threads(scenario, tier)
-            engines = [
-                e
-                for e in dataset.engine_names()
-                if any((scenario, tier, e, t) in found for t in threads)
-                or any(
-                    c.engine == e and c.scenario == scenario and c.tier == tier
-                    for c in dataset.cells
-                )
-            ]
+            engines = dataset.engines_in(scenario, tier)
             rows = [(e, [found.get((scenario, tier, e, t)) for t in threads]) for e in engines]
             out.append(Grid(scenario, tier, metric, threads, rows))
     return out
@@ -582,7 +574,7 @@ def pairwise(dataset: Dataset, subject: str, chosen: list[str] | None = None) ->
             threads = dataset.threads(scenario, tier)
             engines = [
                 e
-                for e in dataset.engine_names()
+                for e in dataset.engines_in(scenario, tier)
                 if any((scenario, tier, e, t) in qps for t in threads)
                 and (chosen is None or e == subject or e in chosen)
             ]
