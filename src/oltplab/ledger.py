@@ -352,13 +352,6 @@ class Ledger:
             " LEFT JOIN engines e ON e.name = c.engine ORDER BY c.id"
         )
 
-    def samples(self, cell_key: str) -> list[sqlite3.Row]:
-        return self._query(
-            "SELECT s.* FROM samples s JOIN cells c ON c.id = s.cell_id WHERE c.key = ?"
-            " ORDER BY s.second",
-            (cell_key,),
-        )
-
     def tps_series(self) -> dict[str, list[float]]:
         """Every cell's per-second TPS, in second order."""
         series: dict[str, list[float]] = {}

@@ -461,9 +461,11 @@ def _run_args(
     )
 
 
-def _failure_reason(result: SysbenchRun, fatal: tuple[str, ...], state: EngineState) -> str:
+def _failure_reason(
+    result: SysbenchRun, fatal: tuple[str, ...], state: EngineState, alive: bool | None = None
+) -> str:
     parts = []
-    alive = state.server.alive()
+    alive = state.server.alive() if alive is None else alive
     if not alive:
         parts.append(f"{state.server.exit_description()} during the cell")
     if result.timed_out:
@@ -519,7 +521,7 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
         )
         log.info("%s done: %.1f tps %s", _label(cell), parsed.summary.tps, flags)
     else:
-        reason = _failure_reason(result, parsed.fatal, state)
+        reason = _failure_reason(result, parsed.fatal, state, alive)
         ctx.ledger.record_result(
             cell, parsed.summary, parsed.intervals, flags, artifact, reason, notes
         )

@@ -31,7 +31,7 @@ def test_cells_move_from_pending_to_done_with_their_series(tmp_path):
     assert rows[A.key]["tps"] == 889.46 and rows[A.key]["flags"] == "short"
     assert rows[A.key]["attempts"] == 2
     assert rows[B.key]["reason"].startswith("engine process killed")
-    assert len(ledger.samples(A.key)) == 10
+    assert len(ledger.tps_series()[A.key]) == 10
     assert ledger.requeue(failed_too=True) == 1
     ledger.close()
 

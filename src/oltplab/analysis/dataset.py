@@ -13,8 +13,6 @@ from oltplab.engines.config import parse_version
 from oltplab.ledger import Ledger
 from oltplab.sizes import parse_size
 
-METRICS = ("tps", "qps", "lat_avg_ms", "lat_p95_ms", "lat_max_ms")
-
 
 @dataclass(frozen=True)
 class CellRecord:

@@ -221,10 +221,7 @@ class Ratio:
     comparison: Comparison | None
 
     def interval(self) -> str:
-        c = self.comparison
-        if c is None or c.verdict.startswith("inconclusive"):
-            return ""
-        return f" [{1 + c.low_pct / 100:.2f}, {1 + c.high_pct / 100:.2f}]"
+        return ratio_interval(self.comparison, "{:.2f}")
 
 
 RelativeTable = dict[tuple[str, str], dict[str, dict[int, Ratio]]]
@@ -374,16 +371,18 @@ def _buffer_pool_lever(
                         engine,
                         ratio,
                         f"peak {high[1]:,.0f} TPS at {large} vs {low[1]:,.0f} at "
-                        f"{small}: {ratio:.1f}x{_ratio_interval(versus)}",
+                        f"{small}: {ratio:.1f}x{ratio_interval(versus, '{:.1f}x')}",
                     )
                 )
     return out
 
 
-def _ratio_interval(versus: Comparison | None) -> str:
-    if versus is None or versus.verdict.startswith("inconclusive"):
+def ratio_interval(versus: Comparison | None, number: str) -> str:
+    """A comparison's interval as ratios (" [0.70, 0.82]"); empty when there is none."""
+    if versus is None or versus.verdict == INCONCLUSIVE:
         return ""
-    return f" [{1 + versus.low_pct / 100:.1f}x, {1 + versus.high_pct / 100:.1f}x]"
+    low, high = 1 + versus.low_pct / 100, 1 + versus.high_pct / 100
+    return f" [{number.format(low)}, {number.format(high)}]"
 
 
 def _ro_rw_ratio(
@@ -533,10 +532,6 @@ class Repeated:
     mean: float
     low: float
     high: float
-
-    @property
-    def cv(self) -> float:
-        return (self.high - self.low) / 2 / self.mean if self.mean else 0.0
 
 
 def repetitions(dataset: Dataset) -> list[Repeated]:
