@@ -149,6 +149,14 @@ def run(
     max_repetitions: Annotated[
         int, typer.Option(min=2, help="Adaptive: at most this many repetitions per cell.")
     ] = 10,
+    no_telemetry: Annotated[
+        bool,
+        typer.Option(
+            "--no-telemetry",
+            help="Measure without the OS collectors and the engine probe (to check their "
+            "overhead; bench/telemetry_overhead.py does).",
+        ),
+    ] = False,
 ) -> None:
     """Run a benchmark matrix; the same command on the same directory resumes it.
 
@@ -165,6 +173,7 @@ def run(
         prepare_endpoints=prepare_endpoints,
         until_cv=until_cv,
         max_repetitions=max_repetitions,
+        telemetry=not no_telemetry,
     )
 
 

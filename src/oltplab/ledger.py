@@ -19,10 +19,12 @@ from oltplab.errors import OltplabError
 from oltplab.plan import Cell
 from oltplab.sysbench import Interval, Summary
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # How to bring an older ledger up to date, step by step; each step runs in one transaction.
-MIGRATIONS = {
+# (Tables new in a version need no step: the schema below creates them.)
+MIGRATIONS: dict[int, list[str]] = {
     1: ["ALTER TABLE cells ADD COLUMN notes TEXT NOT NULL DEFAULT ''"],
+    2: [],
 }
 LEDGER_NAME = "ledger.sqlite"
 
@@ -81,6 +83,12 @@ CREATE TABLE IF NOT EXISTS samples (
     lat_pct_ms REAL, errors_per_s REAL, reconnects_per_s REAL,
     PRIMARY KEY (cell_id, second)
 );
+-- OS and engine series on the sysbench clock: second k covers (k-1, k] of the run.
+CREATE TABLE IF NOT EXISTS telemetry (
+    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    source TEXT NOT NULL, metric TEXT NOT NULL, second INTEGER NOT NULL, value REAL NOT NULL,
+    PRIMARY KEY (cell_id, source, metric, second)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS variables (
     engine TEXT NOT NULL, tier TEXT NOT NULL, workload TEXT NOT NULL,
     name TEXT NOT NULL, value TEXT NOT NULL,
@@ -229,11 +237,12 @@ class Ledger:
                 f"(SELECT id FROM cells WHERE status IN ({marks}))",
                 states,
             )
-            db.execute(
-                f"DELETE FROM samples WHERE cell_id IN "
-                f"(SELECT id FROM cells WHERE status IN ({marks}))",
-                states,
-            )
+            for table in ("samples", "telemetry"):
+                db.execute(
+                    f"DELETE FROM {table} WHERE cell_id IN "
+                    f"(SELECT id FROM cells WHERE status IN ({marks}))",
+                    states,
+                )
             cursor = db.execute(
                 f"UPDATE cells SET status = 'pending', reason = NULL WHERE status IN ({marks})",
                 states,
@@ -259,16 +268,18 @@ class Ledger:
         artifact: str,
         reason: str | None = None,
         notes: str = "",
+        telemetry: Iterable[tuple[str, str, int, float]] = (),
     ) -> None:
         """A measured cell in one transaction: done with its summary, or failed with a reason.
 
-        The per-second samples are kept either way: a truncated run still shows its timeline.
+        The per-second samples and telemetry are kept either way: a truncated run still
+        shows its timeline.
         """
         status = "done" if summary is not None and reason is None else "failed"
         with self.transaction() as db:
             cell_id = self._cell_id(cell)
-            db.execute("DELETE FROM samples WHERE cell_id = ?", (cell_id,))
-            db.execute("DELETE FROM summaries WHERE cell_id = ?", (cell_id,))
+            for table in ("samples", "telemetry", "summaries"):
+                db.execute(f"DELETE FROM {table} WHERE cell_id = ?", (cell_id,))
             if summary is not None:
                 db.execute(
                     "INSERT INTO summaries VALUES"
@@ -313,6 +324,10 @@ class Ledger:
                     )
                     for i in intervals
                 ],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO telemetry VALUES (?, ?, ?, ?, ?)",
+                [(cell_id, *row) for row in telemetry],
             )
             db.execute(
                 "UPDATE cells SET status = ?, reason = ?, finished_at = ?, artifact = ?,"
@@ -361,6 +376,23 @@ class Ledger:
         ):
             series.setdefault(str(key), []).append(float(tps))
         return series
+
+    def telemetry(
+        self, metrics: Iterable[tuple[str, str]] | None = None
+    ) -> dict[str, dict[tuple[str, str], list[tuple[int, float]]]]:
+        """Series by cell key and (source, metric), in second order; all metrics, or those."""
+        wanted = None if metrics is None else set(metrics)
+        found: dict[str, dict[tuple[str, str], list[tuple[int, float]]]] = {}
+        for key, source, metric, second, value in self._db.execute(
+            "SELECT c.key, t.source, t.metric, t.second, t.value FROM telemetry t"
+            " JOIN cells c ON c.id = t.cell_id ORDER BY t.cell_id, t.source, t.metric, t.second"
+        ):
+            if wanted is not None and (source, metric) not in wanted:
+                continue
+            found.setdefault(str(key), {}).setdefault((str(source), str(metric)), []).append(
+                (int(second), float(value))
+            )
+        return found
 
     def variables_by_tier(self) -> dict[tuple[str, str], dict[str, str]]:
         found: dict[tuple[str, str], dict[str, str]] = {}

@@ -51,6 +51,7 @@ from oltplab.sizes import format_size
 from oltplab.spec import Spec, TarballSource, cell_definition_digest
 from oltplab.sysbench import (
     CLIENT_BOUND_SHARE,
+    TELEMETRY_GAP,
     SysbenchRun,
     client_share,
     command,
@@ -61,6 +62,7 @@ from oltplab.sysbench import (
     sysbench_version,
     validity_flags,
 )
+from oltplab.telemetry.collectors import CellTelemetry, Collected
 
 log = logging.getLogger("oltplab")
 
@@ -95,6 +97,7 @@ class _Context:
     definitions: dict[Cell, str]
     until_cv: float | None
     max_repetitions: int
+    telemetry: bool
     engines: dict[str, EngineState] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)
     instances: list[PrivateInstance] = field(default_factory=list)
@@ -170,6 +173,7 @@ def run(
     prepare_endpoints: bool = False,
     until_cv: float | None = None,
     max_repetitions: int = 10,
+    telemetry: bool = True,
 ) -> Outcome:
     sysbench_binary = preflight(spec, origin)
     results = results.resolve()
@@ -207,6 +211,7 @@ def run(
             {cell: planned[cell.key] for cell in cells_of(sessions)},
             until_cv,
             max_repetitions,
+            telemetry,
         )
         return _run_sessions(context, sessions)
     finally:
@@ -482,6 +487,12 @@ def _failure_reason(
     return "; ".join(parts) or "sysbench printed no summary"
 
 
+def _cell_telemetry(state: EngineState, stem: Path) -> CellTelemetry:
+    server = state.server
+    process = server.process if isinstance(server, PrivateInstance) else None
+    return CellTelemetry(stem, server.control, process.pid if process else None)
+
+
 def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
     spec = ctx.spec
     seconds = spec.protocol.measure_seconds
@@ -490,13 +501,19 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
     ctx.ledger.mark_running(cell, ctx.run_id)
     ctx.display.phase(_label(cell), seconds)
     args = _run_args(ctx, state, cell.workload, cell.threads, seconds)
+    telemetry = _cell_telemetry(state, stem) if ctx.telemetry else None
     try:
+        if telemetry:
+            telemetry.start()
         result = execute(
             args, output, seconds + spec.protocol.sysbench_grace_seconds, ctx.display.advance
         )
     except KeyboardInterrupt:
+        if telemetry:
+            telemetry.stop()
         ctx.ledger.requeue(failed_too=False)
         raise
+    collected = telemetry.finish(result.seconds) if telemetry else Collected()
     parsed = read_output(output)
     alive = state.server.alive()
     if alive:
@@ -510,10 +527,20 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
     share = client_share(result.cpu_seconds, result.seconds, cell.threads, os.cpu_count() or 1)
     if share > CLIENT_BOUND_SHARE:
         flags.append("client-bound")
-    notes = ", ".join(filter(None, [stall_notes(parsed), f"client CPU {share:.0%}"]))
+    if collected.gap:
+        flags.append(TELEMETRY_GAP)
+    notes = ", ".join(
+        filter(None, [stall_notes(parsed), f"client CPU {share:.0%}", *collected.notes])
+    )
     if result.returncode == 0 and parsed.summary is not None and alive:
         ctx.ledger.record_result(
-            cell, parsed.summary, parsed.intervals, flags, artifact, notes=notes
+            cell,
+            parsed.summary,
+            parsed.intervals,
+            flags,
+            artifact,
+            notes=notes,
+            telemetry=collected.rows,
         )
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""
         ctx.display.note(
@@ -523,7 +550,14 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
     else:
         reason = _failure_reason(result, parsed.fatal, state, alive)
         ctx.ledger.record_result(
-            cell, parsed.summary, parsed.intervals, flags, artifact, reason, notes
+            cell,
+            parsed.summary,
+            parsed.intervals,
+            flags,
+            artifact,
+            reason,
+            notes,
+            collected.rows,
         )
         ctx.display.note(f"[red]failed[/red] {_label(cell)}: {reason}")
         log.error("%s failed: %s", _label(cell), reason)

@@ -305,6 +305,11 @@ def _summary(found: dict[str, tuple[str, ...]]) -> Summary | None:
     )
 
 
+# Flags told next to a cell that do not make its numbers suspect.
+TELEMETRY_GAP = "telemetry-gap"
+INFORMATIONAL_FLAGS = frozenset({TELEMETRY_GAP})
+
+
 def validity_flags(output: SysbenchOutput, seconds: float | None, interval: int) -> list[str]:
     """Marks that make a measured cell suspect; each one is listed next to its numbers.
 

@@ -12,6 +12,7 @@ from typing import Any
 from oltplab.engines.config import parse_version
 from oltplab.ledger import Ledger
 from oltplab.sizes import parse_size
+from oltplab.sysbench import INFORMATIONAL_FLAGS
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,12 @@ class CellRecord:
 
     def metric(self, name: str) -> float | None:
         return getattr(self, name)
+
+    @property
+    def suspect_flags(self) -> tuple[str, ...]:
+        """The flags that put the numbers in doubt (telemetry-gap only says a side series
+        is incomplete)."""
+        return tuple(f for f in self.flags if f not in INFORMATIONAL_FLAGS)
 
     @property
     def measured(self) -> bool:

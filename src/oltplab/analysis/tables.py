@@ -36,7 +36,7 @@ class Value:
 
 
 def _usable(cell: CellRecord, include_flagged: bool) -> bool:
-    return cell.measured and (include_flagged or not cell.flags)
+    return cell.measured and (include_flagged or not cell.suspect_flags)
 
 
 def points(
@@ -44,13 +44,13 @@ def points(
 ) -> dict[Point, Value]:
     grouped: dict[Point, list[CellRecord]] = defaultdict(list)
     for cell in dataset.cells:
-        if include_flagged or not cell.flags:
+        if include_flagged or not cell.suspect_flags:
             grouped[(cell.scenario, cell.tier, cell.engine, cell.threads)].append(cell)
     result = {}
     for point, cells in grouped.items():
         values = [c.metric(metric) for c in cells if c.measured and c.metric(metric) is not None]
         if values:
-            flags = tuple(sorted({f for c in cells for f in c.flags}))
+            flags = tuple(sorted({f for c in cells for f in c.suspect_flags}))
             result[point] = Value(mean(values), len(values), flags)  # type: ignore[arg-type]
     return result
 

@@ -1,0 +1,243 @@
+"""Engine telemetry: status counters, InnoDB metrics and the server process, once a second.
+
+The probe keeps one extra connection open and samples on the sysbench clock (at the start
+of sysbench plus whole seconds), so sample k describes second k of the run. Its raw file
+holds one JSON line per sample with only the values that changed since the previous one;
+`engine_series` turns it into per-second rates and levels.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pymysql
+
+from oltplab.engines.control import Control
+from oltplab.errors import EngineError
+
+# Counters kept as per-second rates (when they moved at all during the cell).
+COUNTER_PREFIXES = (
+    "Com_",
+    "Questions",
+    "Queries",
+    "Bytes_",
+    "Handler_",
+    "Innodb_rows_",
+    "Innodb_data_",
+    "Innodb_os_log_",
+    "Innodb_log_w",
+    "Innodb_buffer_pool_read",
+    "Innodb_buffer_pool_write_requests",
+    "Innodb_buffer_pool_pages_flushed",
+    "Innodb_row_lock_",
+    "Innodb_dblwr_",
+    "Created_tmp_",
+)
+# Levels kept as they are.
+GAUGES = frozenset(
+    {
+        "Threads_running",
+        "Threads_connected",
+        "Innodb_buffer_pool_pages_dirty",
+        "Innodb_buffer_pool_pages_free",
+        "Innodb_buffer_pool_pages_data",
+        "Innodb_row_lock_current_waits",
+        "Innodb_row_lock_time_avg",
+        "Innodb_row_lock_time_max",
+    }
+)
+_GAUGE_PARTS = ("pending", "current", "_avg", "_max")
+# INNODB_METRICS counters read when enabled (they are by default; oltplab never enables any).
+INNODB_METRICS = ("trx_rseg_history_len", "log_lsn_checkpoint_age", "buffer_pool_pages_dirty")
+_LSN = re.compile(r"^Log sequence number\s+(\d+)", re.M)
+_CHECKPOINT = re.compile(r"^Last checkpoint at\s+(\d+)", re.M)
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _numeric(values: dict[str, str]) -> dict[str, float]:
+    found = {}
+    for name, value in values.items():
+        try:
+            found[name] = float(value)
+        except ValueError:
+            continue
+    return found
+
+
+def process_figures(pid: int) -> dict[str, float]:
+    """CPU seconds (all threads, user + system) and bytes read and written by the process."""
+    figures: dict[str, float] = {}
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        figures["cpu_seconds"] = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name in ("read_bytes", "write_bytes"):
+                figures[name] = float(value)
+    except (OSError, IndexError, ValueError):
+        pass
+    return figures
+
+
+def checkpoint_age(status: dict[str, float], innodb_status: str | None) -> float | None:
+    """Redo written but not yet checkpointed, from whichever source this engine has."""
+    if "Innodb_checkpoint_age" in status:  # MariaDB
+        return status["Innodb_checkpoint_age"]
+    if "Innodb_redo_log_current_lsn" in status:  # MySQL 8.0.30+
+        return status["Innodb_redo_log_current_lsn"] - status["Innodb_redo_log_checkpoint_lsn"]
+    if innodb_status:
+        lsn, checkpoint = _LSN.search(innodb_status), _CHECKPOINT.search(innodb_status)
+        if lsn and checkpoint:
+            return float(int(lsn.group(1)) - int(checkpoint.group(1)))
+    return None
+
+
+class EngineProbe(threading.Thread):
+    """Samples one engine every second on its own connection until stopped."""
+
+    def __init__(
+        self, connect: Callable[[], Control], pid: int | None, output: Path, reference: float
+    ) -> None:
+        super().__init__(name="oltplab-engine-probe", daemon=True)
+        self._connect = connect
+        self._pid = pid
+        self._output = output
+        self._reference = reference
+        self._stopping = threading.Event()
+        self.error: str | None = None
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join(timeout=15)
+
+    def run(self) -> None:
+        try:
+            with self._connect() as control, self._output.open("w") as sink:
+                self._sample_until_stopped(control, sink)
+        except (EngineError, pymysql.MySQLError, OSError) as exc:
+            self.error = str(exc.args[-1] if isinstance(exc, pymysql.MySQLError) else exc)
+
+    def _sample_until_stopped(self, control: Control, sink: Any) -> None:
+        metrics = _enabled_metrics(control)
+        previous: dict[str, Any] = {}
+        needs_innodb_status: bool | None = None
+        tick = 0
+        while not self._stopping.is_set():
+            status = _numeric(control.status())
+            if needs_innodb_status is None:
+                needs_innodb_status = checkpoint_age(status, None) is None
+            sample: dict[str, Any] = {"t": round(time.time() - self._reference, 3)}
+            derived: dict[str, float] = {}
+            if metrics:
+                marks = ", ".join(["%s"] * len(metrics))
+                for name, count in control.rows(
+                    f"SELECT NAME, COUNT FROM information_schema.INNODB_METRICS"
+                    f" WHERE NAME IN ({marks})",
+                    tuple(metrics),
+                ):
+                    derived[str(name)] = float(str(count))
+            innodb = None
+            if needs_innodb_status:
+                innodb = str(control.rows("SHOW ENGINE INNODB STATUS")[0][2])
+            age = checkpoint_age(status, innodb)
+            if age is not None:
+                derived["checkpoint_age"] = age
+            if self._pid is not None:
+                derived.update(process_figures(self._pid))
+            current = {"status": status, "derived": derived}
+            for part, values in current.items():
+                old = previous.get(part, {})
+                sample[part] = {k: v for k, v in values.items() if old.get(k) != v}
+            previous = current
+            sink.write(json.dumps(sample) + "\n")
+            sink.flush()
+            tick += 1
+            self._stopping.wait(max(0.0, self._reference + tick - time.time()))
+
+
+def _enabled_metrics(control: Control) -> list[str]:
+    marks = ", ".join(["%s"] * len(INNODB_METRICS))
+    for enabled in ("STATUS = 'enabled'", "ENABLED = 1"):  # MySQL, MariaDB
+        try:
+            rows = control.rows(
+                f"SELECT NAME FROM information_schema.INNODB_METRICS"
+                f" WHERE {enabled} AND NAME IN ({marks})",
+                INNODB_METRICS,
+            )
+        except pymysql.MySQLError:
+            continue
+        return [str(row[0]) for row in rows]
+    return []
+
+
+# --- reading the raw file back -----------------------------------------------------------------
+
+
+def read_samples(path: Path) -> list[dict[str, Any]]:
+    """The probe's samples with every value filled in (the file only holds changes)."""
+    samples = []
+    state: dict[str, dict[str, float]] = {"status": {}, "derived": {}}
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            sample = json.loads(line)
+        except json.JSONDecodeError:
+            break  # the probe was stopped mid-line
+        for part in state:
+            state[part] = {**state[part], **sample.get(part, {})}
+        samples.append({"t": float(sample["t"]), **state})
+    return samples
+
+
+def _is_counter(name: str) -> bool:
+    return name.startswith(COUNTER_PREFIXES) and not any(p in name.lower() for p in _GAUGE_PARTS)
+
+
+def engine_series(samples: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, float]]]:
+    """Per-second values on the sysbench clock: rates for counters, levels for gauges.
+
+    Names are the status variables' own, plus history_list_length, checkpoint_age,
+    dirty_pages and the server process's cpu_seconds, read_bytes and write_bytes per second.
+    """
+    series: list[tuple[int, dict[str, float]]] = []
+    previous: dict[str, Any] | None = None
+    for sample in samples:
+        if previous is not None and sample["t"] > previous["t"]:
+            elapsed = sample["t"] - previous["t"]
+            values = _levels(sample)
+            for name, value in sample["status"].items():
+                if _is_counter(name) and name in previous["status"]:
+                    delta = value - previous["status"][name]
+                    if delta >= 0:
+                        values[name] = delta / elapsed
+            for name in ("cpu_seconds", "read_bytes", "write_bytes"):
+                if name in sample["derived"] and name in previous["derived"]:
+                    delta = sample["derived"][name] - previous["derived"][name]
+                    values[f"server_{name}"] = max(0.0, delta) / elapsed
+            series.append((round(sample["t"]), values))
+        previous = sample
+    return series
+
+
+def _levels(sample: dict[str, Any]) -> dict[str, float]:
+    status, derived = sample["status"], sample["derived"]
+    values = {name: status[name] for name in GAUGES if name in status}
+    history = derived.get("trx_rseg_history_len", status.get("Innodb_history_list_length"))
+    if history is not None:
+        values["history_list_length"] = history
+    if "checkpoint_age" in derived:
+        values["checkpoint_age"] = derived["checkpoint_age"]
+    dirty = status.get("Innodb_buffer_pool_pages_dirty", derived.get("buffer_pool_pages_dirty"))
+    if dirty is not None:
+        values["dirty_pages"] = dirty
+    return values
