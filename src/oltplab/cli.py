@@ -20,6 +20,7 @@ from oltplab.errors import OltplabError
 from oltplab.export import table_rows, to_csv, to_json
 from oltplab.importers import import_tree
 from oltplab.ledger import Ledger
+from oltplab.provenance import RUN_JSON, RunRecord, differences, read_run_json
 from oltplab.runner import Outcome
 from oltplab.runner import run as run_matrix
 from oltplab.spec import EngineSpec, Spec, load_spec, parse_spec
@@ -174,7 +175,47 @@ def run(
         until_cv=until_cv,
         max_repetitions=max_repetitions,
         telemetry=not no_telemetry,
+        spec_base=spec.resolve().parent,
     )
+
+
+@app.command()
+def rerun(
+    original: Annotated[
+        Path, typer.Argument(help="A results directory written by `oltplab run` (has run.json).")
+    ],
+    results: ResultsOption,
+) -> None:
+    """Run again what ORIGINAL's run.json describes, into a new results directory.
+
+    The spec comes from run.json alone. What differs from the original run and could move
+    the numbers (kernel, CPU, governor, sysbench and its scripts, engine binaries) is printed
+    and written into the new run.json under "differences". Compare the two with
+    `oltplab report ORIGINAL NEW`.
+    """
+    recorded = read_run_json(original)
+    if results.resolve() == original.resolve():
+        raise OltplabError(f"--results {results}: must differ from {original} (the run to repeat)")
+    spec_info = recorded["spec"]
+    base = Path(spec_info["base"])
+    spec = parse_spec(spec_info["text"], f"{original / RUN_JSON} (spec.text)", base)
+    display = RichDisplay(console)
+    outcome = run_matrix(
+        spec,
+        spec_info["text"],
+        f"rerun of {original}",
+        results,
+        display,
+        telemetry=bool(recorded.get("telemetry", True)),
+        spec_base=base,
+        rerun_of={"results": str(original.resolve()), "spec_digest": spec_info.get("digest")},
+    )
+    repeat = RunRecord(results.resolve(), read_run_json(results))
+    repeat.data["differences"] = differences(recorded, repeat.data)
+    repeat.save()
+    for difference in repeat.data["differences"]:
+        errors.print(f"[yellow]differs from the original run:[/yellow] {difference}")
+    _report_outcome(results, outcome)
 
 
 @app.command()

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Protocol
+from typing import Any, Protocol
 
 from oltplab import __version__
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
@@ -39,6 +39,7 @@ from oltplab.plan import (
     scenario_dir,
     session_stem,
 )
+from oltplab.provenance import RunRecord, disk_of, sysbench_facts
 from oltplab.servers import (
     EngineState,
     artifact_dir,
@@ -63,6 +64,7 @@ from oltplab.sysbench import (
     validity_flags,
 )
 from oltplab.telemetry.collectors import CellTelemetry, Collected
+from oltplab.telemetry.snapshots import engine_summary, host_summary
 
 log = logging.getLogger("oltplab")
 
@@ -98,6 +100,7 @@ class _Context:
     until_cv: float | None
     max_repetitions: int
     telemetry: bool
+    record: RunRecord
     engines: dict[str, EngineState] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)
     instances: list[PrivateInstance] = field(default_factory=list)
@@ -174,6 +177,8 @@ def run(
     until_cv: float | None = None,
     max_repetitions: int = 10,
     telemetry: bool = True,
+    spec_base: Path | None = None,
+    rerun_of: dict[str, Any] | None = None,
 ) -> Outcome:
     sysbench_binary = preflight(spec, origin)
     results = results.resolve()
@@ -192,14 +197,28 @@ def run(
         _log_to(results)
         if requeued:
             log.info("%d cell(s) from an earlier run go back to pending", requeued)
+        sysbench = sysbench_version(sysbench_binary)
         provenance = {
             "oltplab": __version__,
-            "sysbench": sysbench_version(sysbench_binary),
+            "sysbench": sysbench,
             "command": " ".join(sys.argv),
             "spec_origin": origin,
             "host": describe_host(),
         }
         run_id = ledger.begin_run(spec.digest(), provenance)
+        record = RunRecord.begin(
+            results,
+            spec_text=spec_text,
+            spec_origin=origin,
+            spec_base=spec_base or Path.cwd(),
+            spec_digest=spec.digest(),
+            command=provenance["command"],
+            sysbench=sysbench_facts(sysbench_binary, sysbench),
+            telemetry=telemetry,
+            rerun_of=rerun_of,
+        )
+        if telemetry and (missing := host_summary(results)):
+            log.warning("host summary: %s", missing)
         context = _Context(
             spec,
             results,
@@ -212,6 +231,7 @@ def run(
             until_cv,
             max_repetitions,
             telemetry,
+            record,
         )
         return _run_sessions(context, sessions)
     finally:
@@ -322,6 +342,18 @@ def _engine(ctx: _Context, name: str) -> EngineState:
         archive_sha256=dist.archive_sha256 if dist else None,
         artifact_dir=state.artifact_dir,
     )
+    facts = {
+        "family": state.family,
+        "version": state.version,
+        "server_version": state.server_version,
+        "source": source_of(engine),
+        "binary_sha256": dist.binary_sha256 if dist else None,
+        "archive_sha256": dist.archive_sha256 if dist else None,
+        "artifact_dir": state.artifact_dir,
+    }
+    if isinstance(state.server, PrivateInstance):
+        facts["datadir_disk"] = disk_of(state.server.layout.work)
+    ctx.record.engine(name, facts)
     ctx.engines[name] = state
     return state
 
@@ -409,10 +441,13 @@ def _start_session(ctx: _Context, state: EngineState, session: Session, stem: Pa
         port = free_port()
         cnf = write_cnf(spec, state, session.tier, port)
         stem.with_name(stem.name + ".cnf.txt").write_text(cnf)
+        ctx.record.config(session.engine, session.tier, cnf)
         server.start(port, spec.protocol.start_timeout_seconds)
     with server.control() as control:
         variables = control.variables()
+        status = control.status()
     stem.with_name(stem.name + ".vars.txt").write_text(format_pairs(variables))
+    stem.with_name(stem.name + ".status.txt").write_text(format_pairs(status))
     ctx.ledger.record_variables(session.engine, session.tier, session.workload, variables)
     mismatches = check_variables(expected_variables(tunables(spec, state, session.tier)), variables)
     if mismatches:
@@ -424,6 +459,11 @@ def _start_session(ctx: _Context, state: EngineState, session: Session, stem: Pa
         message = f"endpoint {session.engine} differs from the intent: {first}{more}"
         log.warning(message)
         ctx.display.note(f"[yellow]{message}[/yellow]")
+    if ctx.telemetry:
+        ctx.display.phase(f"{label}: pt-mysql-summary", 0)
+        summary = stem.with_name(stem.name + ".pt-mysql-summary.txt")
+        if missing := engine_summary(server, summary):
+            log.warning("%s: %s", label, missing)
     _warm_up(ctx, state, session, stem, label)
 
 

@@ -1,0 +1,225 @@
+"""run.json: everything needed to know where a results directory's numbers came from, and
+to run them again (`oltplab rerun`).
+
+It holds the spec (secrets removed), the engines with their binaries' sha256 and the
+configuration files generated for them, sysbench with the sha256 of its Lua scripts, and
+the host: kernel, CPU, memory, governor, transparent huge pages, swappiness and the disk
+under each datadir. The file is rewritten atomically whenever the runner learns more.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from oltplab import __version__
+from oltplab.errors import OltplabError
+from oltplab.hostinfo import describe_host
+from oltplab.ledger import now
+
+RUN_JSON = "run.json"
+FORMAT = 1
+# Spec keys whose values would be secrets; *_env and *_file name where a secret is, which
+# is no secret.
+_SECRET_LINE = re.compile(
+    r"^(\s*[\"']?[\w.-]*(?:password|passwd|secret|token)[\w.-]*(?<!_env)(?<!_file)[\"']?\s*=\s*)(.+)$",
+    re.I | re.M,
+)
+
+
+def redact_spec(text: str) -> str:
+    return _SECRET_LINE.sub(lambda m: m.group(1) + '"***"', text)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _selected(choices: str | None) -> str | None:
+    """ "always [madvise] never" -> "madvise"."""
+    if choices is None:
+        return None
+    match = re.search(r"\[([^\]]+)\]", choices)
+    return match.group(1) if match else choices
+
+
+def host_facts() -> dict[str, Any]:
+    facts = describe_host()
+    facts["cpu_governor"] = (
+        _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") or "not exposed"
+    )
+    facts["transparent_hugepages"] = _selected(_read("/sys/kernel/mm/transparent_hugepage/enabled"))
+    facts["swappiness"] = _read("/proc/sys/vm/swappiness")
+    return facts
+
+
+def disk_of(path: Path) -> dict[str, Any]:
+    """The filesystem and block device a directory lives on."""
+    path = path.resolve()
+    best: tuple[str, str, str] | None = None
+    for line in (_read("/proc/self/mounts") or "").splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        device, mount, fstype = fields[0], fields[1].replace("\\040", " "), fields[2]
+        if (path == Path(mount) or Path(mount) in path.parents) and (
+            best is None or len(mount) > len(best[1])
+        ):
+            best = (device, mount, fstype)
+    facts: dict[str, Any] = {"path": str(path)}
+    if best:
+        facts.update(device=best[0], mount=best[1], filesystem=best[2])
+    usage = os.statvfs(path if path.exists() else path.parent)
+    facts["size_bytes"] = usage.f_blocks * usage.f_frsize
+    facts["free_bytes"] = usage.f_bavail * usage.f_frsize
+    block = (
+        Path("/sys/dev/block")
+        / f"{os.major(os.stat(path).st_dev)}:{os.minor(os.stat(path).st_dev)}"
+    )
+    if block.exists():
+        disk = block.resolve()
+        if (disk / "partition").exists():
+            disk = disk.parent
+        facts["block_device"] = disk.name
+        facts["rotational"] = _read(str(disk / "queue" / "rotational")) == "1"
+        facts["model"] = _read(str(disk / "device" / "model"))
+        facts["scheduler"] = _selected(_read(str(disk / "queue" / "scheduler")))
+    return facts
+
+
+def sysbench_facts(binary: str, version: str) -> dict[str, Any]:
+    path = Path(binary).resolve()
+    scripts = path.parent.parent / "share" / "sysbench"
+    return {
+        "version": version,
+        "path": str(path),
+        "sha256": sha256_of(path),
+        "scripts": {
+            str(lua.relative_to(scripts)): sha256_of(lua) for lua in sorted(scripts.rglob("*.lua"))
+        },
+    }
+
+
+class RunRecord:
+    """The results directory's run.json, updated as the run goes."""
+
+    def __init__(self, results: Path, data: dict[str, Any]) -> None:
+        self.path = results / RUN_JSON
+        self.data = data
+
+    @classmethod
+    def begin(
+        cls,
+        results: Path,
+        *,
+        spec_text: str,
+        spec_origin: str,
+        spec_base: Path,
+        spec_digest: str,
+        command: str,
+        sysbench: dict[str, Any],
+        telemetry: bool,
+        rerun_of: dict[str, Any] | None,
+    ) -> RunRecord:
+        path = results / RUN_JSON
+        data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+        started = data.get("runs", [])
+        data.update(
+            format=FORMAT,
+            oltplab=__version__,
+            spec={
+                "origin": spec_origin,
+                "base": str(spec_base.resolve()),
+                "digest": spec_digest,
+                "text": redact_spec(spec_text),
+            },
+            host=host_facts(),
+            sysbench=sysbench,
+            telemetry=telemetry,
+            runs=[*started, {"started_at": now(), "command": command}],
+        )
+        data.setdefault("engines", {})
+        data.setdefault("configs", {})
+        if rerun_of is not None:
+            data["rerun_of"] = rerun_of
+        record = cls(results, data)
+        record.save()
+        return record
+
+    def engine(self, name: str, facts: dict[str, Any]) -> None:
+        self.data["engines"][name] = facts
+        self.save()
+
+    def config(self, engine: str, tier: str, text: str) -> None:
+        configs = self.data["configs"].setdefault(engine, {})
+        if configs.get(tier) != text:
+            configs[tier] = text
+            self.save()
+
+    def save(self) -> None:
+        self.data["updated_at"] = now()
+        scratch = self.path.with_suffix(".json.tmp")
+        scratch.write_text(json.dumps(self.data, indent=2, sort_keys=True) + "\n")
+        os.replace(scratch, self.path)
+
+
+def read_run_json(results: Path) -> dict[str, Any]:
+    path = results / RUN_JSON
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise OltplabError(
+            f"{path}: not found; rerun needs a results directory written by oltplab run"
+        ) from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise OltplabError(f"{path}: not readable as JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("spec"), dict):
+        raise OltplabError(f"{path}: no spec recorded (key spec); it cannot be rerun")
+    for key in ("text", "base"):
+        if not isinstance(data["spec"].get(key), str):
+            raise OltplabError(f"{path}: spec.{key} is missing or not a string")
+    return data
+
+
+def differences(original: dict[str, Any], repeat: dict[str, Any]) -> list[str]:
+    """What differs between the run and its rerun that could move the numbers."""
+    found = []
+    for key in (
+        "kernel",
+        "cpu_model",
+        "cores",
+        "memory_bytes",
+        "cpu_governor",
+        "transparent_hugepages",
+        "swappiness",
+    ):
+        before, after = original.get("host", {}).get(key), repeat.get("host", {}).get(key)
+        if before != after:
+            found.append(f"host {key}: {before} -> {after}")
+    before_sb, after_sb = original.get("sysbench", {}), repeat.get("sysbench", {})
+    for key in ("version", "sha256", "scripts"):
+        if before_sb.get(key) != after_sb.get(key):
+            found.append(f"sysbench {key} differs")
+    for name, facts in original.get("engines", {}).items():
+        again = repeat.get("engines", {}).get(name)
+        if again is None:
+            continue
+        for key in ("server_version", "binary_sha256"):
+            if facts.get(key) != again.get(key):
+                found.append(f"engine {name} {key}: {facts.get(key)} -> {again.get(key)}")
+    return found
