@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -378,16 +378,15 @@ class Ledger:
         return series
 
     def telemetry(
-        self, metrics: Iterable[tuple[str, str]] | None = None
+        self, wanted: Callable[[str, str], bool] = lambda source, metric: True
     ) -> dict[str, dict[tuple[str, str], list[tuple[int, float]]]]:
-        """Series by cell key and (source, metric), in second order; all metrics, or those."""
-        wanted = None if metrics is None else set(metrics)
+        """Series by cell key and (source, metric), in second order; those wanted."""
         found: dict[str, dict[tuple[str, str], list[tuple[int, float]]]] = {}
         for key, source, metric, second, value in self._db.execute(
             "SELECT c.key, t.source, t.metric, t.second, t.value FROM telemetry t"
             " JOIN cells c ON c.id = t.cell_id ORDER BY t.cell_id, t.source, t.metric, t.second"
         ):
-            if wanted is not None and (source, metric) not in wanted:
+            if not wanted(source, metric):
                 continue
             found.setdefault(str(key), {}).setdefault((str(source), str(metric)), []).append(
                 (int(second), float(value))

@@ -156,10 +156,11 @@ def test_engine_series_rates_levels_and_process_figures(tmp_path: Path) -> None:
     first = series[0][1]
     assert first["Com_commit"] == pytest.approx(500)
     assert first["Innodb_os_log_written"] == pytest.approx(5000)
-    assert first["Threads_running"] == 4
+    assert first["Threads_running"] == 3  # without the probe's own query
     assert first["history_list_length"] == 5
     assert first["checkpoint_age"] == 7
     assert first["server_cpu_seconds"] == pytest.approx(0.5)
+    assert series[1][1]["server_cpu_seconds"] == pytest.approx(0.5 / 1.01)
     assert series[1][1]["Com_commit"] == pytest.approx(500 / 1.01)
 
 

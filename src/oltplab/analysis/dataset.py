@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tomllib
 from collections import defaultdict
@@ -11,6 +12,7 @@ from typing import Any
 
 from oltplab.engines.config import parse_version
 from oltplab.ledger import Ledger
+from oltplab.provenance import RUN_JSON
 from oltplab.sizes import parse_size
 from oltplab.sysbench import INFORMATIONAL_FLAGS
 
@@ -79,6 +81,12 @@ class Dataset:
     runs: list[dict[str, Any]]
     specs: list[str]
     tier_sizes: dict[str, int | None] = field(default_factory=dict)
+    # Per cell key: (source, metric) -> [(second, value)], for the metrics analysed.
+    telemetry: dict[str, dict[tuple[str, str], list[tuple[int, float]]]] = field(
+        default_factory=dict
+    )
+    # Each results directory's run.json (absent for imported trees).
+    run_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Repetitions are paired by round when the engines were interleaved within each round.
     paired: bool = False
     # Seconds cut from the start of every series instead of the MSER-5 cut (--cut-seconds).
@@ -116,6 +124,29 @@ class Dataset:
 
     def threads(self, scenario: str, tier: str) -> list[int]:
         return sorted({c.threads for c in self.cells if c.scenario == scenario and c.tier == tier})
+
+
+# The stored telemetry the analysis reads; the rest stays in the ledger and the raw files.
+ENGINE_METRICS = frozenset(
+    {
+        "server_cpu_seconds",
+        "Innodb_os_log_written",
+        "Threads_running",
+        "history_list_length",
+        "checkpoint_age",
+        "dirty_pages",
+    }
+)
+
+
+def analysed_telemetry(source: str, metric: str) -> bool:
+    if source == "engine":
+        return metric in ENGINE_METRICS
+    if source == "mpstat":
+        return metric in ("all:%usr", "all:%sys", "all:%iowait")
+    if source == "iostat":
+        return metric.endswith((":rMB/s", ":wMB/s"))
+    return source == "vmstat" and metric == "cs"
 
 
 def _tier_size(tier: str, variables: dict[tuple[str, str], dict[str, str]]) -> int | None:
@@ -202,6 +233,12 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         )
     for key, values in ledger.tps_series().items():
         dataset.series[f"{path.name}|{key}"] = values
+    for key, series in ledger.telemetry(analysed_telemetry).items():
+        dataset.telemetry[f"{path.name}|{key}"] = series
+    run_json = path / RUN_JSON
+    # Provenance is shown when readable; the numbers are in the ledger either way.
+    with contextlib.suppress(OSError, json.JSONDecodeError):
+        dataset.run_records[str(path)] = json.loads(run_json.read_text())
     for (engine, tier), values in ledger.variables_by_tier().items():
         dataset.variables[(label(engine), tier)] = values
     for run in ledger.runs():

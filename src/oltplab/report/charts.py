@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from oltplab.analysis.dataset import Dataset  # noqa: E402
 from oltplab.analysis.tables import points, relative  # noqa: E402
+from oltplab.analysis.telemetry import notable_cells, timeline  # noqa: E402
 from oltplab.plan import safe_name  # noqa: E402
 from oltplab.report import ReportOptions  # noqa: E402
 from oltplab.stats import steady  # noqa: E402
@@ -68,6 +69,48 @@ def write_all(dataset: Dataset, folder: Path, options: ReportOptions) -> list[Pa
                 axis.legend(fontsize="small")
                 written.append(_save(figure, folder / f"relative_{name}.png"))
             written += _stability_charts(dataset, scenario, tier, max(threads), folder, name)
+    return written + telemetry_charts(dataset, folder)
+
+
+def telemetry_chart_name(kind: str) -> str:
+    return f"telemetry_{kind.replace(' ', '_')}.png"
+
+
+def telemetry_charts(dataset: Dataset, folder: Path) -> list[Path]:
+    """The slowest and the most unstable cells: TPS over their telemetry, one time axis."""
+    written = []
+    for kind, cell in notable_cells(dataset):
+        found = timeline(dataset, cell)
+        if found is None:
+            continue
+        rows = 1 + len(found.panels)
+        figure, axes = plt.subplots(rows, 1, figsize=(9, 1.6 * rows + 0.8), sharex=True)
+        axes[0].plot(found.seconds, found.tps, color="black", linewidth=0.9)
+        axes[0].set_ylabel("TPS", fontsize="small")
+        for axis, panel in zip(axes[1:], found.panels, strict=True):
+            for label, values in panel.lines.items():
+                axis.plot(
+                    found.seconds,
+                    [float("nan") if v is None else v for v in values],
+                    linewidth=0.8,
+                    label=label,
+                )
+            axis.set_ylabel(panel.title, fontsize="small")
+            if len(panel.lines) > 1:
+                axis.legend(fontsize="x-small", loc="upper right")
+        for axis in axes:
+            for first, last in found.stalls:
+                axis.axvspan(first - 0.5, last + 0.5, color="red", alpha=0.15)
+            if found.cut:
+                axis.axvline(found.cut + 0.5, color="grey", linestyle="--", linewidth=0.8)
+            axis.grid(alpha=0.3)
+        axes[-1].set_xlabel("second")
+        figure.suptitle(f"{kind.capitalize()} cell: {found.label}", fontsize="medium")
+        figure.subplots_adjust(left=0.12, right=0.97, top=0.94, bottom=0.06, hspace=0.15)
+        path = folder / telemetry_chart_name(kind)
+        figure.savefig(path, dpi=90)
+        plt.close(figure)
+        written.append(path)
     return written
 
 

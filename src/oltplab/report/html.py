@@ -12,6 +12,7 @@ import plotly
 
 from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.tables import points
+from oltplab.analysis.telemetry import notable_cells, operation_table, timeline
 from oltplab.report import ReportOptions
 
 
@@ -54,6 +55,7 @@ def page_data(dataset: Dataset, options: ReportOptions) -> dict[str, Any]:
         if c.key in series_keys
     }
     return {
+        **telemetry_data(dataset),
         "scenarios": dataset.scenarios,
         "tiers": dataset.tiers(),
         "engines": dataset.engine_names(),
@@ -62,6 +64,44 @@ def page_data(dataset: Dataset, options: ReportOptions) -> dict[str, Any]:
         "series": {k: [round(v, 2) for v in dataset.series[k]] for k in sorted(series_keys)},
         "labels": labels,
     }
+
+
+def _rounded(values: list[float | None]) -> list[float | None]:
+    return [None if v is None else round(v, 3) for v in values]
+
+
+def telemetry_data(dataset: Dataset) -> dict[str, Any]:
+    """Each cell's timeline (TPS over the telemetry panels) and the per-operation table."""
+    timelines = {}
+    for cell in dataset.cells:
+        found = timeline(dataset, cell)
+        if found is None:
+            continue
+        timelines[cell.key] = {
+            "label": found.label,
+            "tps": _rounded(list(found.tps)),
+            "cut": found.cut,
+            "stalls": found.stalls,
+            "panels": [
+                {"title": p.title, "lines": {n: _rounded(v) for n, v in p.lines.items()}}
+                for p in found.panels
+            ],
+        }
+    notable = {name: cell.key for name, cell in notable_cells(dataset)}
+    operations = [
+        {
+            "scenario": r.scenario,
+            "tier": r.tier,
+            "workload": r.workload,
+            "engine": r.engine,
+            "threads": r.threads,
+            "runs": r.runs,
+            "tps": round(r.tps, 1),
+            **{name: None if v is None else round(v, 2) for name, v in vars(r.figures).items()},
+        }
+        for r in operation_table(dataset)
+    ]
+    return {"timelines": timelines, "notable": notable, "operations": operations}
 
 
 def embed_json(data: Any) -> str:

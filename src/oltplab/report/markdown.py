@@ -22,9 +22,11 @@ from oltplab.analysis.tables import (
     repetitions,
     stability,
 )
+from oltplab.analysis.telemetry import notable_cells, operation_table, timeline
 from oltplab.compare import INCONCLUSIVE, Comparison
 from oltplab.plan import safe_name
 from oltplab.report import ReportOptions
+from oltplab.report.charts import telemetry_chart_name
 from oltplab.report.format import number, percent, setting
 
 SCENARIO_TITLES = {
@@ -134,6 +136,7 @@ def _environment(dataset: Dataset) -> list[str]:
             f"{host.get('cores', '?')} cores, {memory:.1f} GiB, kernel {host.get('kernel', '?')}; "
             f"sysbench {run.get('sysbench', '?')}, oltplab {run.get('oltplab', '?')}"
         )
+    out += _run_records(dataset)
     out.append("")
     rows = [
         [
@@ -167,6 +170,35 @@ def _environment(dataset: Dataset) -> list[str]:
             f"{protocol.get('order', 'as-listed')}."
         )
         out.append("")
+    return out
+
+
+def _run_records(dataset: Dataset) -> list[str]:
+    """What each results directory's run.json adds: host tuning, disks, reruns."""
+    out = []
+    for results, record in dataset.run_records.items():
+        host = record.get("host", {})
+        sysbench = record.get("sysbench", {})
+        disks = {
+            f"{d.get('device', '?')} {d.get('filesystem', '?')}"
+            + (" rotational" if d.get("rotational") else "")
+            for e in record.get("engines", {}).values()
+            if (d := e.get("datadir_disk"))
+        }
+        out.append(
+            f"- `{results}` (run.json): CPU governor {host.get('cpu_governor', '?')}, "
+            f"transparent huge pages {host.get('transparent_hugepages', '?')}, swappiness "
+            f"{host.get('swappiness', '?')}; datadir on {', '.join(sorted(disks)) or '-'}; "
+            f"sysbench sha256 {str(sysbench.get('sha256', '?'))[:16]}, "
+            f"{len(sysbench.get('scripts', {}))} Lua scripts hashed; telemetry "
+            f"{'on' if record.get('telemetry', True) else 'off'}"
+        )
+        if "rerun_of" in record:
+            found = record.get("differences", [])
+            out.append(
+                f"  - rerun of `{record['rerun_of'].get('results')}`: "
+                + ("; ".join(found) if found else "same host, sysbench and engine binaries")
+            )
     return out
 
 
@@ -507,6 +539,71 @@ def _flags(dataset: Dataset) -> list[str]:
     )
 
 
+def _figure(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _telemetry(dataset: Dataset, charts: list[Path]) -> list[str]:
+    rows = operation_table(dataset)
+    if not rows:
+        return []
+    out = [
+        "## 11. Telemetry: per-operation figures and timelines",
+        "",
+        "Totals over each cell's steady seconds divided by its transactions, averaged over "
+        "repetitions. CPU is the server process's (user + system, all threads); context "
+        "switches (vmstat) and disk (iostat) are the host's, sysbench included.",
+        "",
+    ]
+    out += table(
+        [
+            "scenario",
+            "tier",
+            "workload",
+            "engine",
+            "threads",
+            "TPS",
+            "CPU µs/txn",
+            "cs/txn",
+            "KB read/txn",
+            "KB written/txn",
+            "redo B/txn",
+        ],
+        [
+            [
+                r.scenario,
+                r.tier,
+                r.workload,
+                r.engine,
+                str(r.threads),
+                number(r.tps),
+                _figure(r.figures.cpu_us, 0),
+                _figure(r.figures.context_switches),
+                _figure(r.figures.kb_read, 2),
+                _figure(r.figures.kb_written, 2),
+                _figure(r.figures.redo_bytes, 0),
+            ]
+            for r in rows
+        ],
+    )
+    for kind, cell in notable_cells(dataset):
+        found = timeline(dataset, cell)
+        if found is None:
+            continue
+        stalls = ", ".join(f"{a}-{b} s" for a, b in found.stalls) or "none"
+        out.append(
+            f"**{kind.capitalize()} cell**: {found.label}, {number(cell.tps or 0)} TPS; "
+            f"stalls: {stalls}; steady from second {found.cut + 1}."
+        )
+        out.append("")
+        out += [
+            f"![{kind} cell]({p.as_posix()})\n"
+            for p in charts
+            if p.name == telemetry_chart_name(kind)
+        ]
+    return out
+
+
 def render(dataset: Dataset, options: ReportOptions, charts: list[Path]) -> str:
     title = ", ".join(str(p) for p in dataset.sources)
     lines = [f"# oltplab report: {title}", ""]
@@ -520,4 +617,5 @@ def render(dataset: Dataset, options: ReportOptions, charts: list[Path]) -> str:
     lines += _stability(dataset, charts)
     lines += _pairwise(dataset, options)
     lines += _flags(dataset)
+    lines += _telemetry(dataset, charts)
     return "\n".join(lines)

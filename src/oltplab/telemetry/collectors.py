@@ -152,6 +152,8 @@ class CellTelemetry:
     def _add(
         self, collected: Collected, source: str, series: list[tuple[int, Values]], duration: int
     ) -> None:
+        # Samples after the run (waiting for the last second) describe an idle engine.
+        series = [(second, values) for second, values in series if 0 <= second <= duration + 1]
         collected.rows += to_rows(source, series)
         lost = missing_seconds({second for second, _ in series}, duration)
         if lost or source in self._exits:

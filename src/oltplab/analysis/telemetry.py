@@ -1,0 +1,228 @@
+"""What the telemetry says about a cell: per-operation figures and timelines.
+
+Per-operation figures (the way MySQL regression studies explain a slowdown) are totals over
+the cell's steady seconds, the same seconds its TPS is judged on, divided by the
+transactions sysbench counted in them:
+- CPU microseconds per transaction: the server process's user + system time (all threads);
+- context switches per transaction: the host's (vmstat cs), sysbench's included;
+- KB read and written per transaction: the host's disks (iostat);
+- redo bytes per transaction: Innodb_os_log_written.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from statistics import mean
+
+from oltplab.analysis.dataset import CellRecord, Dataset
+from oltplab.analysis.tables import cell_sample
+from oltplab.stats import jitter, stalls
+
+Series = list[tuple[int, float]]
+Metric = tuple[str, str]
+
+# --- per-operation figures ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PerOperation:
+    cpu_us: float | None
+    context_switches: float | None
+    kb_read: float | None
+    kb_written: float | None
+    redo_bytes: float | None
+
+
+def _steady_seconds(dataset: Dataset, cell: CellRecord) -> range | None:
+    found = cell_sample(dataset, cell)
+    series = dataset.series.get(cell.key)
+    if found is None or not series:
+        return None
+    return range(found[0] + 1, len(series) + 1)
+
+
+def _total(
+    series: dict[Metric, Series], seconds: range, match: Callable[[Metric], bool]
+) -> float | None:
+    chosen = [values for metric, values in series.items() if match(metric)]
+    if not chosen:
+        return None
+    return sum(v for values in chosen for s, v in values if s in seconds)
+
+
+def per_operation(dataset: Dataset, cell: CellRecord) -> PerOperation | None:
+    series = dataset.telemetry.get(cell.key)
+    seconds = _steady_seconds(dataset, cell)
+    if not series or seconds is None or not cell.measured:
+        return None
+    tps = dataset.series[cell.key]
+    transactions = sum(tps[s - 1] for s in seconds)
+    if transactions <= 0:
+        return None
+
+    def per_txn(match: Callable[[Metric], bool], scale: float = 1.0) -> float | None:
+        total = _total(series, seconds, match)
+        return None if total is None else total * scale / transactions
+
+    def engine(name: str) -> Callable[[Metric], bool]:
+        return lambda metric: metric == ("engine", name)
+
+    return PerOperation(
+        cpu_us=per_txn(engine("server_cpu_seconds"), 1e6),
+        context_switches=per_txn(lambda m: m == ("vmstat", "cs")),
+        kb_read=per_txn(lambda m: m[0] == "iostat" and m[1].endswith(":rMB/s"), 1024),
+        kb_written=per_txn(lambda m: m[0] == "iostat" and m[1].endswith(":wMB/s"), 1024),
+        redo_bytes=per_txn(engine("Innodb_os_log_written")),
+    )
+
+
+@dataclass(frozen=True)
+class OperationRow:
+    scenario: str
+    tier: str
+    engine: str
+    workload: str
+    threads: int
+    runs: int
+    tps: float
+    figures: PerOperation
+
+
+def _averaged(found: list[PerOperation]) -> PerOperation:
+    def average(name: str) -> float | None:
+        values = [getattr(f, name) for f in found if getattr(f, name) is not None]
+        return mean(values) if values else None
+
+    return PerOperation(
+        average("cpu_us"),
+        average("context_switches"),
+        average("kb_read"),
+        average("kb_written"),
+        average("redo_bytes"),
+    )
+
+
+def operation_table(dataset: Dataset) -> list[OperationRow]:
+    """Per-operation figures by point, averaged over repetitions."""
+    grouped: dict[tuple[str, str, str, str, int], list[tuple[CellRecord, PerOperation]]] = (
+        defaultdict(list)
+    )
+    for cell in dataset.cells:
+        figures = per_operation(dataset, cell)
+        if figures is not None and cell.tps is not None:
+            point = (cell.scenario, cell.tier, cell.engine, cell.workload, cell.threads)
+            grouped[point].append((cell, figures))
+    rows = []
+    for (scenario, tier, engine, workload, threads), found in grouped.items():
+        figures = _averaged([f for _, f in found])
+        tps = mean(c.tps for c, _ in found if c.tps is not None)
+        rows.append(
+            OperationRow(scenario, tier, engine, workload, threads, len(found), tps, figures)
+        )
+    order = {name: index for index, name in enumerate(dataset.engine_names())}
+    rows.sort(
+        key=lambda r: (
+            r.scenario,
+            dataset.tiers().index(r.tier),
+            r.workload,
+            order[r.engine],
+            r.threads,
+        )
+    )
+    return rows
+
+
+# --- timelines -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    lines: dict[str, list[float | None]]
+
+
+@dataclass(frozen=True)
+class Timeline:
+    cell: CellRecord
+    seconds: list[int]
+    tps: list[float]
+    panels: list[Panel]
+    stalls: list[tuple[int, int]]
+    cut: int = 0
+
+    @property
+    def label(self) -> str:
+        c = self.cell
+        run = f", run {c.repetition}" if c.repetition > 1 else ""
+        return f"{c.engine} {c.scenario} {c.tier} {c.workload} {c.threads} threads{run}"
+
+
+def _on(seconds: list[int], values: Series, scale: float = 1.0) -> list[float | None]:
+    by_second = dict(values)
+    return [by_second[s] * scale if s in by_second else None for s in seconds]
+
+
+def _summed(series: dict[Metric, Series], source: str, suffix: str) -> Series:
+    totals: dict[int, float] = defaultdict(float)
+    for (found_source, metric), values in series.items():
+        if found_source == source and metric.endswith(suffix):
+            for second, value in values:
+                totals[second] += value
+    return sorted(totals.items())
+
+
+def timeline(dataset: Dataset, cell: CellRecord) -> Timeline | None:
+    """TPS with CPU, disk, threads running, history length, checkpoint age and dirty pages."""
+    series = dataset.telemetry.get(cell.key)
+    tps = dataset.series.get(cell.key)
+    if not series or not tps:
+        return None
+    seconds = list(range(1, len(tps) + 1))
+
+    def get(source: str, metric: str) -> Series:
+        return series.get((source, metric), [])
+
+    panels = [
+        Panel(
+            "CPU %",
+            {
+                "user": _on(seconds, get("mpstat", "all:%usr")),
+                "system": _on(seconds, get("mpstat", "all:%sys")),
+                "iowait": _on(seconds, get("mpstat", "all:%iowait")),
+            },
+        ),
+        Panel(
+            "Disk MB/s",
+            {
+                "read": _on(seconds, _summed(series, "iostat", ":rMB/s")),
+                "written": _on(seconds, _summed(series, "iostat", ":wMB/s")),
+            },
+        ),
+        Panel("Threads running", {"threads": _on(seconds, get("engine", "Threads_running"))}),
+        Panel(
+            "History list length", {"length": _on(seconds, get("engine", "history_list_length"))}
+        ),
+        Panel(
+            "Checkpoint age MB", {"age": _on(seconds, get("engine", "checkpoint_age"), 1 / 2**20)}
+        ),
+        Panel("Dirty pages", {"pages": _on(seconds, get("engine", "dirty_pages"))}),
+    ]
+    panels = [p for p in panels if any(v is not None for line in p.lines.values() for v in line)]
+    found = cell_sample(dataset, cell)
+    return Timeline(cell, seconds, tps, panels, stalls(tps), found[0] if found else 0)
+
+
+def notable_cells(dataset: Dataset) -> list[tuple[str, CellRecord]]:
+    """The slowest cell (lowest TPS) and the most unstable one (highest per-second CV)."""
+    candidates = [
+        c
+        for c in dataset.cells
+        if c.measured and c.key in dataset.telemetry and c.key in dataset.series
+    ]
+    if not candidates:
+        return []
+    slowest = min(candidates, key=lambda c: c.tps or 0.0)
+    unstable = max(candidates, key=lambda c: jitter(dataset.series[c.key]) or 0.0)
+    return [("slowest", slowest), ("most unstable", unstable)]

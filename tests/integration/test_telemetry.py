@@ -1,0 +1,146 @@
+"""Telemetry on real runs: the demo's series in the ledger on the sysbench clock, a rerun
+from run.json alone reported side by side, and a killed collector."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from .conftest import cells, oltplab, spec_text, start_oltplab, wait_for
+
+pytestmark = pytest.mark.engine
+
+OS_SOURCES = {"iostat", "vmstat", "mpstat", "dstat"}
+DEMO_SECONDS = 10  # measure_seconds of the built-in demo spec
+
+
+def series(results: Path) -> dict[str, dict[tuple[str, str], dict[int, float]]]:
+    db = sqlite3.connect(f"file:{results / 'ledger.sqlite'}?mode=ro", uri=True)
+    found: dict[str, dict[tuple[str, str], dict[int, float]]] = {}
+    try:
+        for key, source, metric, second, value in db.execute(
+            "SELECT c.key, t.source, t.metric, t.second, t.value FROM telemetry t"
+            " JOIN cells c ON c.id = t.cell_id"
+        ):
+            found.setdefault(key, {}).setdefault((source, metric), {})[second] = value
+        for key, second, tps in db.execute(
+            "SELECT c.key, s.second, s.tps FROM samples s JOIN cells c ON c.id = s.cell_id"
+        ):
+            found.setdefault(key, {}).setdefault(("sysbench", "tps"), {})[round(second)] = tps
+    finally:
+        db.close()
+    return found
+
+
+def mismatch(commits: dict[int, float], tps: dict[int, float], lag: int) -> float:
+    """How far the engine's commits per second are from sysbench's TPS, shifted by lag."""
+    seconds = [s for s in tps if s + lag in commits]
+    return sum(abs(commits[s + lag] - tps[s]) for s in seconds) / sum(tps[s] for s in seconds)
+
+
+def test_demo_cells_have_aligned_series_and_a_rerun_compares_side_by_side(tmp_path):
+    first = oltplab("demo", "--results", "demo", cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    results = tmp_path / "demo"
+    measured = [r for r in cells(results) if r["status"] == "done"]
+    assert len(measured) == 8
+    found = series(results)
+    for cell in measured:
+        data = found[cell["key"]]
+        tps = data[("sysbench", "tps")]
+        duration = DEMO_SECONDS
+        sources = {source for source, _ in data}
+        assert OS_SOURCES | {"engine"} <= sources, (cell["key"], sources)
+        for source in OS_SOURCES | {"engine"}:
+            seconds = {s for (src, _), values in data.items() if src == source for s in values}
+            # Every second of the run is there, and nothing strays beyond one second of it.
+            assert set(range(2, duration)) <= seconds, (cell["key"], source, sorted(seconds))
+            assert min(seconds) >= 0 and max(seconds) <= duration + 1, (source, sorted(seconds))
+        # The engine's commits per second follow sysbench's TPS second by second: the
+        # alignment is right to within a second when no shift fits better than none.
+        commits = data[("engine", "Com_commit")]
+        at_zero = mismatch(commits, tps, 0)
+        assert at_zero < 0.15, (cell["key"], at_zero)
+        assert at_zero <= min(mismatch(commits, tps, lag) for lag in (-2, 2)), cell["key"]
+        assert "telemetry-gap" not in cell["flags"], cell["notes"]
+        assert data[("mpstat", "all:%usr")] and data[("engine", "server_cpu_seconds")]
+
+    record = json.loads((results / "run.json").read_text())
+    assert {"mysql-8.0.31", "mariadb-10.11.5"} <= set(record["engines"])
+    assert all(len(e["binary_sha256"]) == 64 for e in record["engines"].values())
+    assert record["configs"]["mysql-8.0.31"]["128M"].startswith("#")
+    assert "oltp_read_write.lua" in record["sysbench"]["scripts"]
+    for key in ("kernel", "cpu_model", "cores", "memory_bytes", "transparent_hugepages"):
+        assert record["host"][key], key
+    assert (results / "pt-summary.txt").stat().st_size > 0
+    assert list(results.rglob("*.pt-mysql-summary.txt"))
+
+    again = oltplab("rerun", "demo", "--results", "again", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    repeat = json.loads((tmp_path / "again" / "run.json").read_text())
+    assert repeat["rerun_of"]["results"] == str(results)
+    assert repeat["differences"] == []
+    assert len([r for r in cells(tmp_path / "again") if r["status"] == "done"]) == 8
+
+    report = oltplab("report", "demo", "again", "--output", "report", cwd=tmp_path)
+    assert report.returncode == 0, report.stdout + report.stderr
+    text = (tmp_path / "report" / "report.md").read_text()
+    for engine in ("mysql-8.0.31", "mariadb-10.11.5"):
+        for run in ("demo", "again"):
+            assert f"| {engine}@{run} |" in text
+    assert "rerun of `" in text and "same host, sysbench and engine binaries" in text
+    assert "## 11. Telemetry: per-operation figures and timelines" in text
+    assert (tmp_path / "report" / "charts" / "telemetry_slowest.png").stat().st_size > 0
+
+
+def collector_of(parent: int, name: str) -> int | None:
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        command = stat[stat.index("(") + 1 : stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        if command == name and ppid == parent:
+            return int(proc.name)
+    return None
+
+
+def test_killed_collector_leaves_the_cell_valid_and_flagged(tmp_path):
+    (tmp_path / "s.toml").write_text(spec_text(["mysql-8.0.31"], threads=[2], measure=10))
+    run = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    out = tmp_path / "out"
+
+    def measuring() -> bool:
+        files = list(out.glob("benchmark_logs/*/*/Tier*_2th.sysbench.txt"))
+        return bool(files) and "[ 3s ]" in files[0].read_text()
+
+    wait_for(measuring, 240, "the cell's third second")
+    vmstat = collector_of(run.pid, "vmstat")
+    assert vmstat is not None
+    os.kill(vmstat, signal.SIGKILL)
+    output, _ = run.communicate(timeout=120)
+    assert run.returncode == 0, output
+    (cell,) = cells(out)
+    assert cell["status"] == "done" and cell["tps"] > 0
+    assert "telemetry-gap" in cell["flags"].split(",")
+    assert "vmstat" in cell["notes"] and "signal 9" in cell["notes"]
+    data = series(out)[cell["key"]]
+    vmstat_seconds = {s for (src, _), v in data.items() if src == "vmstat" for s in v}
+    assert max(vmstat_seconds) <= 4  # nothing after the kill
+    assert {s for (src, _), v in data.items() if src == "iostat" for s in v} >= set(range(2, 10))
+    # The flag says a side series is incomplete; the cell's numbers still count.
+    report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "telemetry-gap" in text
+    results_section = text.split("## 3.")[1].split("## 4.")[0]
+    tps_rows = [line for line in results_section.splitlines() if line.startswith("| mysql")]
+    assert tps_rows and not any("†" in line for line in tps_rows)
