@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from oltplab.errors import OltplabError
-from oltplab.ledger import Ledger
+from oltplab.ledger import SCHEMA_VERSION, Ledger
 from oltplab.plan import Cell
 from oltplab.runner import check_compatible
 from oltplab.sysbench import read_output
@@ -33,6 +33,26 @@ def test_cells_move_from_pending_to_done_with_their_series(tmp_path):
     assert rows[B.key]["reason"].startswith("engine process killed")
     assert len(ledger.tps_series()[A.key]) == 10
     assert ledger.requeue(failed_too=True) == 1
+    ledger.close()
+
+
+def test_telemetry_is_stored_with_its_cell_and_dropped_when_the_cell_runs_again(tmp_path):
+    ledger = Ledger.open(tmp_path)
+    ledger.register([(A, "d1")])
+    run = ledger.begin_run("digest", {"host": {}})
+    out = read_output(DATA / "rw_4th.sysbench.txt")
+    rows = [("vmstat", "cs", 1, 900.0), ("vmstat", "cs", 2, 950.0), ("engine", "dirty_pages", 1, 7)]
+    ledger.mark_running(A, run)
+    ledger.record_result(
+        A, None, out.intervals, [], "x", "sysbench printed no summary", telemetry=rows
+    )
+    stored = ledger.telemetry()[A.key]
+    assert stored[("vmstat", "cs")] == [(1, 900.0), (2, 950.0)]
+    assert ledger.telemetry(lambda source, metric: source == "engine")[A.key].keys() == {
+        ("engine", "dirty_pages")
+    }
+    assert ledger.requeue(failed_too=True) == 1  # a failed cell run again starts afresh
+    assert ledger.telemetry() == {}
     ledger.close()
 
 
@@ -88,7 +108,8 @@ def test_a_ledger_of_schema_1_is_migrated_and_keeps_its_cells(tmp_path):
     db.commit()
     db.close()
     ledger = Ledger.open(tmp_path)
-    assert ledger.meta("schema_version") == "2"
+    assert ledger.meta("schema_version") == str(SCHEMA_VERSION)
     [row] = ledger.cells()
     assert row["key"] == A.key and row["notes"] == ""
+    assert ledger.telemetry() == {}
     ledger.close()

@@ -1,0 +1,120 @@
+"""Does telemetry change what it measures? TPS with telemetry on against off, interleaved.
+
+Runs the same read-write cell (MySQL 8.0.31, 4 threads, 30 s) 5 times with the OS
+collectors and the engine probe on and 5 times with `--no-telemetry`, alternating which
+goes first in each round (on/off, off/on, ...) so a drifting host hits both alike. Each
+round adds one repetition to each results directory through the real CLI, so every
+measurement restores the datadir snapshot, starts the engine and warms up as usual.
+Prints the TPS ratio on/off with its 95% interval (paired by round), computed by
+oltplab's own comparison code.
+
+    python bench/telemetry_overhead.py [--rounds 5] [--seconds 30] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from oltplab.compare import PointSample, compare
+from oltplab.stats import steady
+
+ENGINE = "mysql-8.0.31"
+
+
+def spec(repetitions: int, seconds: int) -> str:
+    return f"""
+name = "telemetry-overhead"
+workloads = ["oltp_read_write"]
+
+[[engines]]
+name = "{ENGINE}"
+
+[config]
+buffer_pool = "128M"
+redo_capacity = "128M"
+
+[dataset]
+tables = 2
+table_size = 10000
+
+[protocol]
+warmup_ro_seconds = 10
+warmup_rw_seconds = 10
+warmup_threads = 4
+measure_seconds = {seconds}
+threads = [4]
+repetitions = {repetitions}
+"""
+
+
+def run(work: Path, results: Path, telemetry: bool, repetitions: int, seconds: int) -> None:
+    spec_file = work / f"round{repetitions}.toml"
+    spec_file.write_text(spec(repetitions, seconds))
+    command = [sys.executable, "-m", "oltplab", "run", str(spec_file), "--results", str(results)]
+    if not telemetry:
+        command.append("--no-telemetry")
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"oltplab run failed ({results}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+
+
+def series_by_repetition(results: Path) -> dict[int, np.ndarray]:
+    db = sqlite3.connect(results / "ledger.sqlite")
+    try:
+        found: dict[int, list[float]] = {}
+        for repetition, tps in db.execute(
+            "SELECT c.repetition, s.tps FROM samples s JOIN cells c ON c.id = s.cell_id"
+            " WHERE c.status = 'done' ORDER BY c.repetition, s.second"
+        ):
+            found.setdefault(repetition, []).append(tps)
+    finally:
+        db.close()
+    return {rep: steady(values)[1] for rep, values in found.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=30)
+    parser.add_argument("--keep", type=Path, help="keep the results in this directory")
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="oltplab-telemetry-overhead-"))
+    work.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "oltplab", "engines", "fetch", ENGINE],
+        check=True,
+        capture_output=True,
+    )
+    on, off = work / "telemetry-on", work / "telemetry-off"
+    started = time.monotonic()
+    for round_ in range(1, args.rounds + 1):
+        order = [(on, True), (off, False)] if round_ % 2 else [(off, False), (on, True)]
+        for results, telemetry in order:
+            run(work, results, telemetry, round_, args.seconds)
+        print(f"round {round_}/{args.rounds} done ({time.monotonic() - started:.0f} s)", flush=True)
+    with_telemetry, without = series_by_repetition(on), series_by_repetition(off)
+    result = compare(
+        PointSample(with_telemetry), PointSample(without), paired=True, label="telemetry"
+    )
+    means_on = [float(s.mean()) for _, s in sorted(with_telemetry.items())]
+    means_off = [float(s.mean()) for _, s in sorted(without.items())]
+    print(f"TPS with telemetry, by round:    {', '.join(f'{m:.1f}' for m in means_on)}")
+    print(f"TPS without telemetry, by round: {', '.join(f'{m:.1f}' for m in means_off)}")
+    ratio, low, high = (1 + x / 100 for x in (result.diff_pct, result.low_pct, result.high_pct))
+    print(
+        f"TPS ratio on/off = {ratio:.3f}, 95% interval [{low:.3f}, {high:.3f}] "
+        f"({result.method}, n={result.n}): {result.verdict}"
+    )
+    print(f"results in {work}")
+
+
+if __name__ == "__main__":
+    main()
