@@ -258,6 +258,7 @@ class ExportTable(StrEnum):
     differences = "differences"
     findings = "findings"
     flags = "flags"
+    operations = "operations"
 
 
 BaselineOption = Annotated[
@@ -295,7 +296,8 @@ def export(
             "--table",
             "-t",
             help="summary (one row per measured cell), progression, "
-            "differences, findings or flags.",
+            "differences, findings, flags or operations (per-transaction CPU, context "
+            "switches, I/O and redo from the telemetry).",
         ),
     ] = ExportTable.summary,
     baseline: BaselineOption = None,

@@ -10,6 +10,7 @@ from typing import Any
 
 from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.tables import differences, findings, flagged, progression, stability
+from oltplab.analysis.telemetry import operation_table
 
 # fmt: off
 CELL_COLUMNS = (
@@ -23,6 +24,10 @@ PROGRESSION_COLUMNS = (
     "baseline_tps", "diff_pct", "ci_low_pct", "ci_high_pct", "verdict", "n",
 )
 FINDING_COLUMNS = ("kind", "scenario", "tier", "engine", "value", "detail")
+OPERATION_COLUMNS = (
+    "scenario", "tier", "workload", "engine", "threads", "runs", "tps", "cpu_us_per_txn",
+    "context_switches_per_txn", "kb_read_per_txn", "kb_written_per_txn", "redo_bytes_per_txn",
+)
 FLAG_COLUMNS = (
     "scenario", "engine", "tier", "workload", "threads", "repetition", "status", "flags",
     "reason", "notes",
@@ -122,6 +127,20 @@ def table_rows(
                 "notes": c.notes,
             }
             for c in flagged(dataset)
+        ]
+    if table == "operations":
+        return OPERATION_COLUMNS, [
+            {
+                "scenario": r.scenario,
+                "tier": r.tier,
+                "workload": r.workload,
+                "engine": r.engine,
+                "threads": r.threads,
+                "runs": r.runs,
+                "tps": _round(r.tps, 2),
+                **{f"{name}_per_txn": _round(value, 3) for name, value in vars(r.figures).items()},
+            }
+            for r in operation_table(dataset)
         ]
     raise ValueError(f"unknown table {table!r}")
 

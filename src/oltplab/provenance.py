@@ -9,7 +9,6 @@ under each datadir. The file is rewritten atomically whenever the runner learns 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from oltplab import __version__
+from oltplab.engines.supplier import sha256_file
 from oltplab.errors import OltplabError
 from oltplab.hostinfo import describe_host
 from oltplab.ledger import now
@@ -33,14 +33,6 @@ _SECRET_LINE = re.compile(
 
 def redact_spec(text: str) -> str:
     return _SECRET_LINE.sub(lambda m: m.group(1) + '"***"', text)
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _read(path: str) -> str | None:
@@ -108,9 +100,10 @@ def sysbench_facts(binary: str, version: str) -> dict[str, Any]:
     return {
         "version": version,
         "path": str(path),
-        "sha256": sha256_of(path),
+        "sha256": sha256_file(path),
         "scripts": {
-            str(lua.relative_to(scripts)): sha256_of(lua) for lua in sorted(scripts.rglob("*.lua"))
+            str(lua.relative_to(scripts)): sha256_file(lua)
+            for lua in sorted(scripts.rglob("*.lua"))
         },
     }
 

@@ -11,19 +11,12 @@ from oltplab.ledger import Ledger
 from oltplab.report import ReportOptions, build
 from tests.golden import build_tree
 
-CHROMIUM = "/usr/bin/chromium"
+from .conftest import CHROMIUM
+
 # CI installs Chromium (scripts/setup.sh); only a developer machine without it may skip.
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists() and not os.environ.get("CI"), reason="needs Debian's chromium"
 )
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 HOSTILE = "<img src=x onerror=alert(1)>"  # a results directory name that must stay text
 
 
@@ -38,20 +31,6 @@ def page_url(tmp_path_factory):
     only_one = build(load([root / "plain"]), root / "report", ReportOptions())
     both = build(load([root / "plain", root / HOSTILE]), root / "report2", ReportOptions())
     return only_one.html.as_uri(), both.html.as_uri()
-
-
-@pytest.fixture
-def browser_page():
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1300, "height": 1000})
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
-        yield page, errors
-        browser.close()
 
 
 def traces(page) -> dict[str, list]:

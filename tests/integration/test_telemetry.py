@@ -43,7 +43,7 @@ def mismatch(commits: dict[int, float], tps: dict[int, float], lag: int) -> floa
     return sum(abs(commits[s + lag] - tps[s]) for s in seconds) / sum(tps[s] for s in seconds)
 
 
-def test_demo_cells_have_aligned_series_and_a_rerun_compares_side_by_side(tmp_path):
+def test_demo_cells_have_aligned_series_and_a_rerun_compares_side_by_side(tmp_path, browser_page):
     first = oltplab("demo", "--results", "demo", cwd=tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr
     results = tmp_path / "demo"
@@ -80,6 +80,15 @@ def test_demo_cells_have_aligned_series_and_a_rerun_compares_side_by_side(tmp_pa
     assert (results / "pt-summary.txt").stat().st_size > 0
     assert list(results.rglob("*.pt-mysql-summary.txt"))
 
+    exported = oltplab("export", "demo", "--table", "operations", "--format", "json", cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    operations = json.loads(exported.stdout)
+    assert len(operations) == 8
+    for row in operations:
+        assert row["cpu_us_per_txn"] > 0 and row["context_switches_per_txn"] > 0, row
+        # A read-write transaction writes redo; a read-only one writes none.
+        assert (row["redo_bytes_per_txn"] or 0) > 0 or row["workload"] == "oltp_read_only", row
+
     again = oltplab("rerun", "demo", "--results", "again", cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
     repeat = json.loads((tmp_path / "again" / "run.json").read_text())
@@ -96,6 +105,31 @@ def test_demo_cells_have_aligned_series_and_a_rerun_compares_side_by_side(tmp_pa
     assert "rerun of `" in text and "same host, sysbench and engine binaries" in text
     assert "## 11. Telemetry: per-operation figures and timelines" in text
     assert (tmp_path / "report" / "charts" / "telemetry_slowest.png").stat().st_size > 0
+
+    # The page draws any cell's telemetry under its TPS, and the per-operation table.
+    page, errors = browser_page
+    page.goto((tmp_path / "report" / "report.html").as_uri())
+    page.wait_for_selector("#telemetry .main-svg")
+    assert page.is_visible("#telemetry-section")
+    names = page.evaluate("() => document.getElementById('telemetry').data.map(t => t.name)")
+    assert names[0] == "TPS"
+    for panel in (
+        "CPU %",
+        "Disk MB/s",
+        "Threads running",
+        "History list length",
+        "Checkpoint age MB",
+        "Dirty pages",
+    ):
+        assert any(name.startswith(panel) for name in names), (panel, names)
+    assert page.locator("#operations tbody tr").count() == 16  # 8 points x 2 results dirs
+    options = page.locator("#cell option")
+    assert options.count() == 16
+    other = options.nth(3).get_attribute("value")
+    page.select_option("#cell", other)
+    label = page.evaluate(f"() => DATA.timelines[{json.dumps(other)}].label")
+    assert page.locator("#cell option:checked").inner_text().startswith(label)
+    assert errors == []
 
 
 def collector_of(parent: int, name: str) -> int | None:
