@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 packages=(sysbench mariadb-server-core mariadb-client sysstat procps dstat percona-toolkit
-          libnuma1 maven chromium)
+          libnuma1 maven chromium libwrap0)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
@@ -29,6 +29,17 @@ if [ "${#missing[@]}" -gt 0 ]; then
   done
   # mariadb-server-core holds the binaries only: no database service is installed or started.
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
+
+# The network tests run a throwaway sshd inside a network namespace. Its binary is unpacked
+# from Debian's package into oltplab's cache: installing the package would start a system
+# SSH service, which is not ours to start.
+tools="${OLTPLAB_CACHE:-$HOME/.cache/oltplab}/tools"
+if [ ! -x /usr/sbin/sshd ] && [ ! -x "$tools/openssh-server/usr/sbin/sshd" ]; then
+  mkdir -p "$tools/debs"
+  (cd "$tools/debs" && apt-get download openssh-server >/dev/null 2>&1 \
+     || { as_root apt-get update -q && apt-get download openssh-server; })
+  dpkg-deb -x "$tools"/debs/openssh-server_*.deb "$tools/openssh-server"
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e '.[dev]'

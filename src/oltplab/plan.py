@@ -11,7 +11,7 @@ import re
 import statistics
 from dataclasses import dataclass
 
-from oltplab.spec import Spec, WorkloadSpec
+from oltplab.spec import LOCAL_HOST, PlacementSpec, Spec, WorkloadSpec
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,11 @@ class Session:
     tier: str
     workload: str
     cells: tuple[Cell, ...]
+    host: str = LOCAL_HOST  # where the engine runs
+
+    @property
+    def network(self) -> bool:
+        return self.host != LOCAL_HOST
 
 
 def scenario(workload: WorkloadSpec, network: bool = False) -> str:
@@ -63,29 +68,38 @@ def build_plan(spec: Spec) -> list[Session]:
     """
     reps = range(1, spec.protocol.repetitions + 1)
 
-    def session(engine: str, tier: str, workload: WorkloadSpec, rounds: range) -> Session:
+    def session(
+        engine: str, placement: PlacementSpec, tier: str, workload: WorkloadSpec, rounds: range
+    ) -> Session:
         cells = tuple(
-            Cell(engine, tier, workload.name, threads, rep, scenario(workload))
+            Cell(engine, tier, workload.name, threads, rep, scenario(workload, placement.network))
             for threads in spec.protocol.threads
             for rep in rounds
         )
-        return Session(engine, tier, workload.name, cells)
+        return Session(engine, tier, workload.name, cells, placement.server)
+
+    def placements(engine: str) -> list[PlacementSpec]:
+        # An endpoint is wherever it is: it is measured once, not once per placement.
+        return spec.placements[:1] if spec.engine(engine).is_endpoint else spec.placements
 
     tiers = [tier.name for tier in spec.tier_list]
     engines = [engine.name for engine in spec.engines]
     if spec.protocol.order == "as-listed":
         return [
-            session(engine, tier, workload, reps)
+            session(engine, placement, tier, workload, reps)
             for engine in engines
+            for placement in placements(engine)
             for tier in tiers
             for workload in spec.workloads
         ]
     sessions = [
-        session(engine, tier, workload, range(rep, rep + 1))
+        session(engine, placement, tier, workload, range(rep, rep + 1))
         for rep in reps
         for tier in tiers
         for workload in spec.workloads
+        for placement in spec.placements
         for engine in engines
+        if placement in placements(engine)
     ]
     if spec.protocol.order == "random":
         random.Random(spec.protocol.seed).shuffle(sessions)
@@ -124,7 +138,9 @@ def extra_round(
             if c.group in needing and c.repetition == 1
         )
         if cells:
-            sessions.append(Session(session.engine, session.tier, session.workload, cells))
+            sessions.append(
+                Session(session.engine, session.tier, session.workload, cells, session.host)
+            )
     tiers = list(dict.fromkeys(s.tier for s in template))
     workloads = list(dict.fromkeys(s.workload for s in template))
     # Sorting is stable: within one tier and workload the engines keep their turn.
@@ -133,11 +149,13 @@ def extra_round(
 
 # --- artifact names: the layout of the 2026 report's raw data ----------------------------------
 
-_DEFAULT_DIRS = {"oltp_read_write": "benchmark_logs", "oltp_read_only": "benchmark_logs_read_only"}
+_DEFAULT_DIRS = {"oltp_read_write": "", "oltp_read_only": "_read_only"}
 
 
-def scenario_dir(workload: str) -> str:
-    return _DEFAULT_DIRS.get(workload, f"benchmark_logs_{workload}")
+def scenario_dir(workload: str, network: bool = False) -> str:
+    """benchmark_logs[_read_only] locally, benchmark_remote_logs[_read_only] over a network."""
+    stem = "benchmark_remote_logs" if network else "benchmark_logs"
+    return stem + _DEFAULT_DIRS.get(workload, f"_{workload}")
 
 
 def safe_name(text: str) -> str:

@@ -25,10 +25,12 @@ def spawn(
     stdout: IO[bytes] | int | None = subprocess.DEVNULL,
     stderr: IO[bytes] | int | None = subprocess.STDOUT,
     env: dict[str, str] | None = None,
+    *,
+    stdin_pipe: bool = False,
 ) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         command,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
         stdout=stdout,
         stderr=stderr,
         env=env,

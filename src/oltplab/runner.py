@@ -15,17 +15,18 @@ import signal
 import sqlite3
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import FrameType
 from typing import Any, Protocol
 
 from oltplab import __version__
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
 from oltplab.engines.control import format_pairs
-from oltplab.engines.launcher import PrivateInstance, free_port
+from oltplab.engines.launcher import PrivateInstance
 from oltplab.engines.supplier import check_tarball, source_of
 from oltplab.errors import EngineError, OltplabError, SpecError
 from oltplab.hostinfo import describe_host, memory_bytes
+from oltplab.hosts import Host, SshHost
 from oltplab.ledger import Ledger
 from oltplab.plan import (
     Cell,
@@ -49,7 +50,7 @@ from oltplab.servers import (
     write_cnf,
 )
 from oltplab.sizes import format_size
-from oltplab.spec import Spec, TarballSource, cell_definition_digest
+from oltplab.spec import LOCAL_HOST, Spec, TarballSource, cell_definition_digest
 from oltplab.sysbench import (
     CLIENT_BOUND_SHARE,
     TELEMETRY_GAP,
@@ -313,12 +314,31 @@ def _adaptive_rounds(ctx: _Context, sessions: list[Session]) -> None:
 # --- engines ----------------------------------------------------------------------------------
 
 
-def _engine(ctx: _Context, name: str) -> EngineState:
-    """The engine ready to serve sessions, set up on first use."""
-    if name in ctx.engines:
-        return ctx.engines[name]
+def _machine(spec: Spec, host: str) -> Host:
+    if host == LOCAL_HOST:
+        return Host()
+    found = spec.host(host)
+    return SshHost(
+        name=found.name,
+        destination=found.ssh,
+        port=found.port,
+        identity_file=found.identity_file,
+        workdir=PurePosixPath(found.workdir),
+        options=tuple(found.options.items()),
+    )
+
+
+def _engine_key(name: str, host: str) -> str:
+    return name if host == LOCAL_HOST else f"{name}@{host}"
+
+
+def _engine(ctx: _Context, name: str, host: str) -> EngineState:
+    """The engine ready to serve sessions on a host, set up on first use."""
+    key = _engine_key(name, host)
+    if key in ctx.engines:
+        return ctx.engines[key]
     engine = ctx.spec.engine(name)
-    work = ctx.results / ".work" / safe_name(name)
+    work = ctx.results / ".work" / safe_name(key)
 
     def phase(label: str) -> None:
         ctx.display.phase(label, 0)
@@ -327,7 +347,13 @@ def _engine(ctx: _Context, name: str) -> EngineState:
         state = endpoint_engine(ctx.spec, engine, work, ctx.sysbench, phase, ctx.prepare_endpoints)
     else:
         state = provisioned_engine(
-            ctx.spec, engine, work, ctx.sysbench, phase, ctx.instances.append
+            ctx.spec,
+            engine,
+            work,
+            ctx.sysbench,
+            phase,
+            ctx.instances.append,
+            _machine(ctx.spec, host),
         )
     taken = {row["artifact_dir"] for n, row in ctx.ledger.engines().items() if n != name}
     state.artifact_dir = artifact_dir(state, taken)
@@ -351,10 +377,10 @@ def _engine(ctx: _Context, name: str) -> EngineState:
         "archive_sha256": dist.archive_sha256 if dist else None,
         "artifact_dir": state.artifact_dir,
     }
-    if isinstance(state.server, PrivateInstance):
+    if isinstance(state.server, PrivateInstance) and state.server.machine.is_local:
         facts["datadir_disk"] = disk_of(state.server.layout.work)
-    ctx.record.engine(name, facts)
-    ctx.engines[name] = state
+    ctx.record.engine(key, facts)
+    ctx.engines[key] = state
     return state
 
 
@@ -374,17 +400,18 @@ def _label(cell: Cell) -> str:
 
 
 def _run_session(ctx: _Context, session: Session, cells: list[Cell]) -> None:
-    if session.engine in ctx.broken:
-        _fail(ctx, cells, ctx.broken[session.engine])
+    key = _engine_key(session.engine, session.host)
+    if key in ctx.broken:
+        _fail(ctx, cells, ctx.broken[key])
         return
     try:
-        state = _engine(ctx, session.engine)
+        state = _engine(ctx, session.engine, session.host)
     except EngineError as exc:
-        ctx.broken[session.engine] = str(exc)
+        ctx.broken[key] = str(exc)
         _fail(ctx, cells, str(exc))
         return
     workload = ctx.spec.workload(session.workload)
-    folder = ctx.results / scenario_dir(workload.name) / state.artifact_dir
+    folder = ctx.results / scenario_dir(workload.name, session.network) / state.artifact_dir
     folder.mkdir(parents=True, exist_ok=True)
     stem = folder / session_stem(session.tier, workload.read_only)
     try:
@@ -438,7 +465,7 @@ def _start_session(ctx: _Context, state: EngineState, session: Session, stem: Pa
     if isinstance(server, PrivateInstance):
         ctx.display.phase(f"{label}: restoring datadir and starting", 0)
         server.restore()
-        port = free_port()
+        port = server.free_port()
         cnf = write_cnf(spec, state, session.tier, port)
         stem.with_name(stem.name + ".cnf.txt").write_text(cnf)
         ctx.record.config(session.engine, session.tier, cnf)
@@ -529,8 +556,12 @@ def _failure_reason(
 
 def _cell_telemetry(state: EngineState, stem: Path) -> CellTelemetry:
     server = state.server
-    process = server.process if isinstance(server, PrivateInstance) else None
-    return CellTelemetry(stem, server.control, process.pid if process else None)
+    if isinstance(server, PrivateInstance):
+        # The server process's CPU is read from /proc, so only where oltplab runs.
+        local = server.machine.is_local and server.process is not None
+        pid = server.process.pid if local and server.process else None
+        return CellTelemetry(stem, server.control, pid, server.machine)
+    return CellTelemetry(stem, server.control, None, Host())
 
 
 def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:

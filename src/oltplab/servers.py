@@ -25,9 +25,11 @@ from oltplab.engines.config import (
     server_settings,
 )
 from oltplab.engines.endpoint import Endpoint, endpoint_password, family_of
-from oltplab.engines.launcher import Layout, PrivateInstance, free_port
+from oltplab.engines.launcher import Layout, PrivateInstance
+from oltplab.engines.remote import RemoteInstance, RemoteLayout, place_on
 from oltplab.engines.supplier import Distribution, supply
 from oltplab.errors import EngineError
+from oltplab.hosts import Host, SshHost
 from oltplab.plan import safe_name
 from oltplab.spec import EndpointSource, EngineSpec, Spec
 from oltplab.sysbench import Target, command, execute
@@ -68,23 +70,22 @@ def tunables(spec: Spec, state: EngineState, tier: str) -> list[Setting]:
 def write_cnf(spec: Spec, state: EngineState, tier: str, port: int) -> str:
     assert isinstance(state.server, PrivateInstance)
     instance = state.server
-    paths = instance.layout.paths(instance.distribution, port)
     text = render_cnf(
         state.name,
         tier,
-        server_settings(state.family, state.version, paths),
+        server_settings(state.family, state.version, instance.paths(port)),
         tunables(spec, state, tier),
     )
-    instance.layout.cnf.write_text(text)
+    instance.write_option_file(text)
     return text
 
 
-def _secret(layout: Layout) -> str:
+def _secret(work: Path) -> str:
     """The benchmark user's password: random, kept in a file only its owner can read."""
-    path = layout.work / "secret"
+    path = work / "secret"
     if path.is_file():
         return path.read_text().strip()
-    layout.work.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
     password = secrets.token_urlsafe(18)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
@@ -118,11 +119,18 @@ def provisioned_engine(
     sysbench: str,
     phase: Phase,
     on_instance: Callable[[PrivateInstance], None],
+    machine: Host,
 ) -> EngineState:
+    """The engine ready on this machine, or on another one (machine is an SshHost)."""
     phase(f"{engine.name}: fetching binaries")
     distribution = supply(engine)
-    layout = Layout(work)
-    instance = PrivateInstance(distribution, layout)
+    instance: PrivateInstance
+    if isinstance(machine, SshHost):
+        phase(f"{engine.name}: copying binaries to host {machine.name}")
+        remote = RemoteLayout(machine.workdir / safe_name(engine.name))  # type: ignore[arg-type]
+        instance = RemoteInstance(place_on(distribution, machine), remote, machine)
+    else:
+        instance = PrivateInstance(distribution, Layout(work))
     on_instance(instance)
     instance.prepare_folders()
     state = EngineState(
@@ -131,28 +139,33 @@ def provisioned_engine(
         distribution.version,
         instance,
         BENCH_USER,
-        _secret(layout),
+        _secret(work),
         "",
         distribution,
     )
-    marker = layout.work / "snapshot.json"
+    marker = work / "snapshot.json"
     dataset = json.dumps(spec.dataset.model_dump(), sort_keys=True)
     known = json.loads(marker.read_text()) if marker.is_file() else {}
-    if known.get("dataset") == dataset and layout.snapshot.is_dir():
+    if known.get("dataset") == dataset and instance.has_snapshot():
         state.server_version = known["server_version"]
         return state
     marker.unlink(missing_ok=True)
-    _prepare_snapshot(spec, state, instance, sysbench, phase)
+    _prepare_snapshot(spec, state, instance, sysbench, phase, work)
     marker.write_text(json.dumps({"dataset": dataset, "server_version": state.server_version}))
     return state
 
 
 def _prepare_snapshot(
-    spec: Spec, state: EngineState, instance: PrivateInstance, sysbench: str, phase: Phase
+    spec: Spec,
+    state: EngineState,
+    instance: PrivateInstance,
+    sysbench: str,
+    phase: Phase,
+    work: Path,
 ) -> None:
     timeout = spec.protocol.start_timeout_seconds
     phase(f"{state.name}: initialising datadir")
-    port = free_port()
+    port = instance.free_port()
     write_cnf(spec, state, spec.tier_list[0].name, port)
     instance.initialise(timeout)
     instance.start(port, timeout)
@@ -163,13 +176,17 @@ def _prepare_snapshot(
                 state.password,
                 native_password=state.family != "mariadb"
                 and parse_version(state.version) >= (8, 0),
+                # Over a network, only sysbench's machine may log in as the benchmark user.
+                client=instance.machine.client_address()
+                if isinstance(instance.machine, SshHost)
+                else "%",
             )
             state.server_version = control.version()
         phase(
             f"{state.name}: sysbench prepare ({spec.dataset.tables} x "
             f"{spec.dataset.table_size:,} rows)"
         )
-        sysbench_prepare(spec, sysbench, state, instance.layout.work / "prepare.sysbench.txt")
+        sysbench_prepare(spec, sysbench, state, work / "prepare.sysbench.txt")
     finally:
         clean = instance.stop(spec.protocol.stop_timeout_seconds)
     if not clean:

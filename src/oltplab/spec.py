@@ -280,6 +280,53 @@ class ProtocolSpec(StrictModel):
         return threads
 
 
+# --- hosts and placements ---------------------------------------------------------------------
+
+LOCAL_HOST = "local"
+
+
+class HostSpec(StrictModel):
+    """Another machine, reached with the user's own OpenSSH client and ~/.ssh/config."""
+
+    name: Name
+    ssh: Annotated[str, Field(pattern=r"^[^\s-][^\s]*$")]  # user@host, or a ~/.ssh/config alias
+    port: Annotated[int, Field(gt=0, lt=65536)] | None = None
+    identity_file: Annotated[Path, BeforeValidator(_beside_spec)] | None = None
+    workdir: Annotated[str, Field(pattern=r"^/[^\s]*$")] = "/tmp/oltplab"
+    # Extra `ssh -o Key=Value` options, on top of what ~/.ssh/config says.
+    options: dict[Annotated[str, Field(pattern=r"^[A-Za-z]+$")], str] = {}
+
+    @field_validator("name")
+    @classmethod
+    def _not_local(cls, name: str) -> str:
+        if name == LOCAL_HOST:
+            raise ValueError('"local" is this machine; give the host another name')
+        return name
+
+
+class PlacementSpec(StrictModel):
+    """Where the engine runs and where sysbench runs; apart, the scenario is *-network."""
+
+    server: str = LOCAL_HOST
+    client: Literal["local"] = LOCAL_HOST
+
+    @property
+    def network(self) -> bool:
+        return self.server != self.client
+
+
+class NetworkSpec(StrictModel):
+    """Link shaping for what-if studies, on the server side of network placements."""
+
+    delay_ms: Annotated[float, Field(ge=0, le=10_000)] = 0
+    rate_mbit: Annotated[float, Field(gt=0)] | None = None
+    loss_pct: Annotated[float, Field(ge=0, le=100)] = 0
+
+    @property
+    def shaped(self) -> bool:
+        return self.delay_ms > 0 or self.rate_mbit is not None or self.loss_pct > 0
+
+
 class Spec(StrictModel):
     name: Name = "oltplab"
     engines: Annotated[list[EngineSpec], Field(min_length=1)]
@@ -290,10 +337,27 @@ class Spec(StrictModel):
         list[Annotated[WorkloadSpec, BeforeValidator(_workload_from_name)]], Field(min_length=1)
     ] = [WorkloadSpec(name="oltp_read_write")]
     protocol: ProtocolSpec = ProtocolSpec()
+    hosts: list[HostSpec] = []
+    placements: Annotated[list[PlacementSpec], Field(min_length=1)] = [PlacementSpec()]
+    network: NetworkSpec = NetworkSpec()
 
     @model_validator(mode="after")
     def _consistent(self) -> Spec:
-        for label, items in (("engines", self.engines), ("tiers", self.tiers)):
+        known = {LOCAL_HOST, *(h.name for h in self.hosts)}
+        for index, placement in enumerate(self.placements):
+            if placement.server not in known:
+                raise ValueError(
+                    f"placements[{index}].server: unknown host {placement.server!r} "
+                    f"(known: {', '.join(sorted(known))})"
+                )
+        pairs = [(p.server, p.client) for p in self.placements]
+        if len(set(pairs)) != len(pairs):
+            raise ValueError("placements: each server/client pair may be listed once")
+        for label, items in (
+            ("engines", self.engines),
+            ("tiers", self.tiers),
+            ("hosts", self.hosts),
+        ):
             names = [item.name for item in items]
             duplicates = sorted({n for n in names if names.count(n) > 1})
             if duplicates:
@@ -318,6 +382,9 @@ class Spec(StrictModel):
         pool = self.config.buffer_pool or DEFAULT_INTENT.buffer_pool
         assert pool is not None
         return [TierSpec(name=format_size(pool))]
+
+    def host(self, name: str) -> HostSpec:
+        return next(h for h in self.hosts if h.name == name)
 
     def engine(self, name: str) -> EngineSpec:
         return next(e for e in self.engines if e.name == name)

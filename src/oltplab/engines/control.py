@@ -70,16 +70,19 @@ class Control:
     def status(self) -> dict[str, str]:
         return {str(k): "" if v is None else str(v) for k, v in self.rows("SHOW GLOBAL STATUS")}
 
-    def create_benchmark_user(self, user: str, password: str, *, native_password: bool) -> None:
-        """A user sysbench can log in as over TCP; anonymous users would shadow it."""
+    def create_benchmark_user(
+        self, user: str, password: str, *, native_password: bool, client: str = "%"
+    ) -> None:
+        """A user sysbench can log in as over TCP from `client`; anonymous users would
+        shadow it."""
         for name, host in self.rows("SELECT User, Host FROM mysql.user WHERE User = ''"):
             self.execute("DROP USER %s@%s", (name, host))
         self.execute("CREATE DATABASE IF NOT EXISTS sbtest")
         plugin = "WITH mysql_native_password " if native_password else ""
         self.execute(
-            f"CREATE USER IF NOT EXISTS %s@'%%' IDENTIFIED {plugin}BY %s", (user, password)
+            f"CREATE USER IF NOT EXISTS %s@%s IDENTIFIED {plugin}BY %s", (user, client, password)
         )
-        self.execute("GRANT ALL PRIVILEGES ON sbtest.* TO %s@'%%'", (user,))
+        self.execute("GRANT ALL PRIVILEGES ON sbtest.* TO %s@%s", (user, client))
 
 
 def format_pairs(values: dict[str, str]) -> str:

@@ -21,6 +21,7 @@ from oltplab.engines.config import ServerPaths
 from oltplab.engines.control import Control
 from oltplab.engines.supplier import Distribution, cache_root
 from oltplab.errors import EngineError
+from oltplab.hosts import Host
 from oltplab.processes import kill_stale, spawn, terminate
 
 
@@ -107,6 +108,7 @@ class PrivateInstance:
     def __init__(self, distribution: Distribution, layout: Layout) -> None:
         self.distribution = distribution
         self.layout = layout
+        self.machine: Host = Host()
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
         self._log_offset = 0
@@ -124,20 +126,9 @@ class PrivateInstance:
         if self.layout.datadir.exists():
             shutil.rmtree(self.layout.datadir)
         dist = self.distribution
-        cnf = f"--defaults-file={self.layout.cnf}"
-        if dist.family == "mariadb":
-            if dist.install_db is None:
-                raise EngineError(f"engine {dist.engine}: no mariadb-install-db script found")
-            command = [
-                str(dist.install_db),
-                cnf,
-                f"--basedir={dist.basedir}",
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-            ]
-        else:
+        command = self._initialise_command()
+        if dist.family != "mariadb":
             self.layout.datadir.mkdir()
-            command = [str(dist.mysqld), cnf, "--initialize-insecure"]
         offset = self._log_size()
         try:
             result = subprocess.run(
@@ -148,6 +139,34 @@ class PrivateInstance:
         if result.returncode != 0:
             detail = tail(self.layout.error_log, 3, offset) or result.stderr.strip()[-300:]
             raise EngineError(f"engine {dist.engine}: datadir initialisation failed: {detail}")
+
+    def _initialise_command(self) -> list[str]:
+        """mariadb-install-db makes the datadir itself; mysqld --initialize wants it empty."""
+        dist = self.distribution
+        cnf = f"--defaults-file={self.layout.cnf}"
+        if dist.family != "mariadb":
+            return [str(dist.mysqld), cnf, "--initialize-insecure"]
+        if dist.install_db is None:
+            raise EngineError(f"engine {dist.engine}: no mariadb-install-db script found")
+        return [
+            str(dist.install_db),
+            cnf,
+            f"--basedir={dist.basedir}",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+        ]
+
+    def paths(self, port: int) -> ServerPaths:
+        return self.layout.paths(self.distribution, port)
+
+    def write_option_file(self, text: str) -> None:
+        self.layout.cnf.write_text(text)
+
+    def has_snapshot(self) -> bool:
+        return self.layout.snapshot.is_dir()
+
+    def free_port(self) -> int:
+        return free_port()
 
     def restore(self) -> None:
         copy_tree(self.layout.snapshot, self.layout.datadir)

@@ -9,7 +9,6 @@ written down and the cell is flagged `telemetry-gap`.
 from __future__ import annotations
 
 import logging
-import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -18,7 +17,8 @@ from datetime import datetime
 from pathlib import Path
 
 from oltplab.engines.control import Control
-from oltplab.processes import spawn, terminate
+from oltplab.hosts import Host
+from oltplab.processes import terminate
 from oltplab.telemetry.engine import EngineProbe, engine_series, read_samples
 from oltplab.telemetry.parsers import PARSERS, Values, align
 
@@ -84,9 +84,15 @@ class CellTelemetry:
     """Start before sysbench, stop after it; `collect` gives the rows for the ledger."""
 
     def __init__(
-        self, stem: Path, connect: Callable[[], Control] | None, server_pid: int | None
+        self,
+        stem: Path,
+        connect: Callable[[], Control] | None,
+        server_pid: int | None,
+        machine: Host,
     ) -> None:
+        """machine is where the engine runs: the OS collectors run there too."""
         self._stem = stem
+        self._machine = machine
         self._connect = connect
         self._pid = server_pid
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
@@ -103,11 +109,11 @@ class CellTelemetry:
     def start(self) -> None:
         self._started = time.time()
         for name, command in OS_COLLECTORS.items():
-            if shutil.which(command[0]) is None:
+            if not self._machine.has(command[0]):
                 self._absent.append(name)
                 continue
             with self.path(name).open("wb") as sink:
-                self._processes[name] = spawn(command, stdout=sink)
+                self._processes[name] = self._machine.spawn(command, stdout=sink)
         # The reference is the sysbench start: the caller launches it right after this.
         self.reference = time.time()
         if self._connect is not None:

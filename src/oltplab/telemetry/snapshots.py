@@ -8,28 +8,22 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from oltplab.engines.endpoint import Endpoint
 from oltplab.engines.launcher import PrivateInstance
+from oltplab.errors import EngineError
+from oltplab.hosts import Host
 
 TIMEOUT_SECONDS = 120
 
 
-def _capture(command: list[str], output: Path) -> bool:
+def _capture(command: list[str], output: Path, machine: Host) -> bool:
     try:
-        result = subprocess.run(
-            command,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        output.write_text(f"{command[0]} did not finish within {TIMEOUT_SECONDS} s\n")
+        result = machine.run(command, timeout=TIMEOUT_SECONDS)
+    except EngineError as exc:
+        output.write_text(f"{exc}\n")
         return False
     output.write_text(result.stdout + (f"\n[stderr]\n{result.stderr}" if result.stderr else ""))
     return result.returncode == 0
@@ -42,28 +36,32 @@ def host_summary(results: Path) -> str | None:
         return None
     if shutil.which("pt-summary") is None:
         return "pt-summary not installed"
-    return None if _capture(["pt-summary"], output) else f"pt-summary failed (see {output.name})"
+    if _capture(["pt-summary"], output, Host()):
+        return None
+    return f"pt-summary failed (see {output.name})"
 
 
 def engine_summary(server: PrivateInstance | Endpoint, output: Path) -> str | None:
-    """pt-mysql-summary of a running engine; the reason when it could not be taken.
+    """pt-mysql-summary of a running engine, run where the engine runs; the reason when it
+    could not be taken.
 
     An endpoint's password goes through an option file only we can read, never the
     command line (which any user can list).
     """
-    if shutil.which("pt-mysql-summary") is None:
+    machine = server.machine if isinstance(server, PrivateInstance) else Host()
+    if not machine.has("pt-mysql-summary"):
         return "pt-mysql-summary not installed"
-    with tempfile.TemporaryDirectory(prefix="oltplab-") as scratch:
-        options = Path(scratch) / "client.cnf"
-        fd = os.open(options, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write("[client]\n")
-            if isinstance(server, PrivateInstance):
-                handle.write(f"user=root\nsocket={server.layout.socket}\n")
-            else:
+    base = ["pt-mysql-summary", "--sleep=1"]
+    if isinstance(server, PrivateInstance):
+        ok = _capture([*base, f"--socket={server.layout.socket}", "--user=root"], output, machine)
+    else:
+        with tempfile.TemporaryDirectory(prefix="oltplab-") as scratch:
+            options = Path(scratch) / "client.cnf"
+            fd = os.open(options, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as handle:
                 handle.write(
-                    f"user={server.user}\npassword={server.password}\n"
+                    f"[client]\nuser={server.user}\npassword={server.password}\n"
                     f"host={server.host}\nport={server.port}\n"
                 )
-        ok = _capture(["pt-mysql-summary", f"--defaults-file={options}", "--sleep=1"], output)
+            ok = _capture([base[0], f"--defaults-file={options}", base[1]], output, machine)
     return None if ok else f"pt-mysql-summary failed (see {output.name})"

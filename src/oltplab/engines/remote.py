@@ -1,0 +1,241 @@
+"""A private instance on another host, driven over SSH.
+
+The engine's binaries are copied from the local cache to the host's work directory (and
+checked by sha256 there), the datadir, snapshot, option file and logs live there too.
+The server runs under a small shell wrapper held by a local `ssh`: when that ssh session
+ends (oltplab stops it, dies, or the link stays down longer than ssh tolerates) the
+wrapper's stdin closes and it stops the server, so nothing is left running on the host.
+Control queries go through an SSH forward of the server's unix socket, as root@localhost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from oltplab.engines.config import ServerPaths
+from oltplab.engines.control import Control
+from oltplab.engines.launcher import Layout, PrivateInstance, free_port
+from oltplab.engines.supplier import Distribution, cache_root
+from oltplab.errors import EngineError
+from oltplab.hosts import SshHost
+from oltplab.processes import terminate
+
+# Stops the server when stdin closes (the ssh session ended), then waits for it.
+# (A background list reads /dev/null unless told otherwise, hence fd 3.)
+_WRAPPER = (
+    'exec 3<&0; "$@" </dev/null >/dev/null 2>&1 & server=$!; '
+    '{ cat <&3 >/dev/null 2>&1; kill "$server" 2>/dev/null; } & wait "$server"'
+)
+# Kills a server a lost session left behind, only if its command line names our option file.
+_KILL_STALE = (
+    'pid=$(cat "$1" 2>/dev/null) || exit 0; '
+    'tr "\\0" " " < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2" || exit 0; '
+    'kill -9 "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done'
+)
+_FREE_PORT = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"
+
+
+def place_on(distribution: Distribution, host: SshHost) -> Distribution:
+    """The distribution copied to the host (once; checked by the server binary's sha256)."""
+    root = distribution.basedir
+    cache = cache_root()
+    if not root.is_relative_to(cache):
+        raise EngineError(
+            f"engine {distribution.engine}: only engines fetched into oltplab's cache (maven "
+            "or tarball sources) can be copied to another host"
+        )
+    top = cache / root.relative_to(cache).parts[0] / root.relative_to(cache).parts[1]
+    remote_top = host.workdir / "engines" / top.name
+
+    def rebased(path: Path | None) -> PurePosixPath | None:
+        return None if path is None else remote_top / path.relative_to(top)
+
+    remote = replace(
+        distribution,
+        basedir=rebased(distribution.basedir),  # type: ignore[arg-type]
+        mysqld=rebased(distribution.mysqld),  # type: ignore[arg-type]
+        install_db=rebased(distribution.install_db),
+        messages_dir=rebased(distribution.messages_dir),
+    )
+    found = host.run(["sha256sum", str(remote.mysqld)], timeout=120)
+    if found.returncode != 0 or found.stdout.split()[:1] != [distribution.binary_sha256]:
+        host.push_tree(top, remote_top)
+        found = host.run(["sha256sum", str(remote.mysqld)], timeout=120)
+        if found.stdout.split()[:1] != [distribution.binary_sha256]:
+            raise EngineError(
+                f"engine {distribution.engine}: the server binary copied to host {host.name} "
+                "does not match its sha256"
+            )
+    return remote
+
+
+@dataclass(frozen=True)
+class RemoteLayout(Layout):
+    """The same files as a local layout, in the host's work directory."""
+
+    @property
+    def socket(self) -> Path:
+        return self.work / "mysqld.sock"
+
+
+class RemoteInstance(PrivateInstance):
+    def __init__(self, distribution: Distribution, layout: RemoteLayout, host: SshHost) -> None:
+        super().__init__(distribution, layout)
+        self.machine = host
+        self.host = host.address()
+        self._forward: subprocess.Popen[bytes] | None = None
+        self._forward_port = 0
+        user = host.check(["id", "-un"], timeout=60).strip()
+        self._run_as = user if user == "root" else None
+
+    def paths(self, port: int) -> ServerPaths:
+        return replace(
+            self.layout.paths(self.distribution, port), bind_address=self.host, run_as=self._run_as
+        )
+
+    def _sh(self, script: str, *args: str, timeout: float = 600) -> str:
+        return self.machine.check(["sh", "-c", script, "sh", *args], timeout=timeout)
+
+    def write_option_file(self, text: str) -> None:
+        self.machine.check(["sh", "-c", 'cat > "$1"', "sh", str(self.layout.cnf)], input_text=text)
+
+    def has_snapshot(self) -> bool:
+        return self.machine.run(["test", "-d", str(self.layout.snapshot)]).returncode == 0
+
+    def free_port(self) -> int:
+        try:
+            return int(self.machine.check(["python3", "-c", _FREE_PORT], timeout=60).strip())
+        except (EngineError, ValueError):
+            raise EngineError(
+                f"host {self.machine.name}: cannot pick a free port there (needs python3)"
+            ) from None
+
+    # --- provisioning -------------------------------------------------------------------------
+
+    def prepare_folders(self) -> None:
+        self._sh('mkdir -p "$1" "$2"', str(self.layout.work), str(self.layout.tmpdir))
+        self._sh(_KILL_STALE, str(self.layout.pid_file), str(self.layout.cnf))
+
+    def initialise(self, timeout: float) -> None:
+        command = self._initialise_command()
+        make = "" if self.distribution.family == "mariadb" else ' && mkdir "$1"'
+        self._sh('rm -rf "$1"' + make, str(self.layout.datadir))
+        offset = self._log_size()
+        done = self.machine.run(command, timeout=timeout)
+        if done.returncode != 0:
+            detail = self._log_from(offset, 3) or done.stderr.strip()[-300:]
+            raise EngineError(
+                f"engine {self.distribution.engine}: datadir initialisation failed on host "
+                f"{self.machine.name}: {detail}"
+            )
+
+    def _copy(self, source: PurePosixPath | Path, target: PurePosixPath | Path) -> None:
+        self._sh(
+            'rm -rf "$2" "$2.partial" && cp -a "$1" "$2.partial" && mv "$2.partial" "$2"',
+            str(source),
+            str(target),
+        )
+
+    def restore(self) -> None:
+        self._copy(self.layout.snapshot, self.layout.datadir)
+
+    def take_snapshot(self) -> None:
+        self._copy(self.layout.datadir, self.layout.snapshot)
+
+    def discard_datadir(self) -> None:
+        with contextlib.suppress(EngineError):
+            self._sh('rm -rf "$1"', str(self.layout.datadir))
+
+    # --- launching ----------------------------------------------------------------------------
+
+    def _log_size(self) -> int:
+        done = self.machine.run(["stat", "-c", "%s", str(self.layout.error_log)], timeout=60)
+        return int(done.stdout.strip()) if done.returncode == 0 else 0
+
+    def _log_from(self, offset: int, lines: int | None = None) -> str:
+        done = self.machine.run(
+            ["tail", "-c", f"+{offset + 1}", str(self.layout.error_log)], timeout=60
+        )
+        text = done.stdout if done.returncode == 0 else ""
+        return text if lines is None else " | ".join(text.strip().splitlines()[-lines:])
+
+    def start(self, port: int, timeout: float) -> None:
+        self.port = port
+        self._log_offset = self._log_size()
+        server = [str(self.distribution.mysqld), f"--defaults-file={self.layout.cnf}"]
+        self.process = self.machine.spawn(["sh", "-c", _WRAPPER, "sh", *server], stdin_pipe=True)
+        self._forward_port = free_port()
+        self._forward = self.machine.forward(self._forward_port, PurePosixPath(self.layout.socket))
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise EngineError(
+                    f"engine {self.distribution.engine}: server on host {self.machine.name} "
+                    f"exited while starting: {self.session_log_tail(4)}"
+                )
+            try:
+                self.control().close()
+                return
+            except EngineError:
+                if time.monotonic() > deadline:
+                    self.kill()
+                    raise EngineError(
+                        f"engine {self.distribution.engine}: not ready on host "
+                        f"{self.machine.name} after {timeout:.0f} s: {self.session_log_tail(4)}"
+                    ) from None
+                time.sleep(0.5)
+
+    def control(self) -> Control:
+        return Control(host="127.0.0.1", port=self._forward_port, user="root", timeout=5)
+
+    def exit_description(self) -> str:
+        if self.process is None or self.process.returncode is None:
+            return "engine process running"
+        return f"the ssh session holding the engine on host {self.machine.name} ended"
+
+    def stop(self, timeout: float) -> bool:
+        """Close the wrapper's stdin: it stops the server and waits for it."""
+        if self.process is None:
+            return True
+        process, self.process = self.process, None
+        if process.stdin:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        try:
+            process.wait(timeout)
+            clean = process.returncode == 0
+        except subprocess.TimeoutExpired:
+            clean = False
+        terminate(process, 5)
+        self._end_forward()
+        # Whatever happened to the session, no server of ours stays on the host.
+        with contextlib.suppress(EngineError):
+            self._sh(_KILL_STALE, str(self.layout.pid_file), str(self.layout.cnf), timeout=60)
+        return clean
+
+    def kill(self) -> None:
+        if self.process is not None:
+            with contextlib.suppress(EngineError):
+                self._sh(_KILL_STALE, str(self.layout.pid_file), str(self.layout.cnf), timeout=60)
+            terminate(self.process, 5)
+            self.process = None
+        self._end_forward()
+
+    def _end_forward(self) -> None:
+        if self._forward is not None:
+            terminate(self._forward, 5)
+            self._forward = None
+
+    def session_log(self) -> str:
+        with contextlib.suppress(EngineError):
+            return self._log_from(self._log_offset)
+        return ""
+
+    def session_log_tail(self, lines: int = 8) -> str:
+        with contextlib.suppress(EngineError):
+            return self._log_from(self._log_offset, lines)
+        return ""

@@ -1,0 +1,185 @@
+"""Client and server on different hosts: two test hosts built on this machine.
+
+A network namespace is the server host, joined to this one by a veth pair; a throwaway
+sshd runs in it with a key made for the test. oltplab reaches it with the real `ssh`.
+Everything (sshd, namespace, link, keys) is removed even when a test fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .conftest import TINY, cells, oltplab, processes_using
+
+pytestmark = pytest.mark.engine
+
+SSHD_CANDIDATES = (
+    Path("/usr/sbin/sshd"),
+    Path(os.environ.get("OLTPLAB_CACHE", Path.home() / ".cache" / "oltplab"))
+    / "tools/openssh-server/usr/sbin/sshd",
+)
+
+
+@dataclass
+class ServerHost:
+    namespace: str
+    client_link: str
+    address: str
+    key: Path
+    known_hosts: Path
+    workdir: Path
+
+    def spec_lines(self) -> str:
+        return (
+            f'[[hosts]]\nname = "db1"\nssh = "root@{self.address}"\n'
+            f'identity_file = "{self.key}"\nworkdir = "{self.workdir}"\n'
+            f'options = {{ UserKnownHostsFile = "{self.known_hosts}", '
+            'StrictHostKeyChecking = "yes" }\n'
+        )
+
+    def pids(self) -> list[int]:
+        out = subprocess.run(
+            ["ip", "netns", "pids", self.namespace], capture_output=True, text=True, check=False
+        )
+        return [int(p) for p in out.stdout.split()]
+
+
+def sh(*args: str) -> None:
+    subprocess.run(args, check=True, capture_output=True, text=True)
+
+
+@pytest.fixture
+def server_host(tmp_path):
+    sshd = next((p for p in SSHD_CANDIDATES if p.exists()), None)
+    if sshd is None:
+        pytest.skip("no sshd binary (scripts/setup.sh unpacks one)")
+    tag = f"{os.getpid() % 10000}{int(time.time() * 1000) % 1000}"
+    subnet = f"10.{200 + os.getpid() % 50}.{int(tag) % 250}"
+    host = ServerHost(
+        namespace=f"oltplab-t{tag}",
+        client_link=f"olc{tag}"[:15],
+        address=f"{subnet}.2",
+        key=tmp_path / "client_key",
+        known_hosts=tmp_path / "known_hosts",
+        workdir=tmp_path / "db1-work",
+    )
+    server_link = f"ols{tag}"[:15]
+    sshd_process = None
+    try:
+        sh("ip", "netns", "add", host.namespace)
+        sh("ip", "link", "add", host.client_link, "type", "veth", "peer", "name", server_link)
+        sh("ip", "link", "set", server_link, "netns", host.namespace)
+        sh("ip", "addr", "add", f"{subnet}.1/24", "dev", host.client_link)
+        sh("ip", "link", "set", host.client_link, "up")
+        sh("ip", "-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", server_link)
+        sh("ip", "-n", host.namespace, "link", "set", server_link, "up")
+        sh("ip", "-n", host.namespace, "link", "set", "lo", "up")
+        host_key = tmp_path / "host_key"
+        for key in (host.key, host_key):
+            sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key))
+        (tmp_path / "authorized_keys").write_text(host.key.with_suffix(".pub").read_text())
+        public = host_key.with_suffix(".pub").read_text().split()
+        host.known_hosts.write_text(f"{host.address} {public[0]} {public[1]}\n")
+        config = tmp_path / "sshd_config"
+        config.write_text(
+            f"ListenAddress {host.address}\nPort 22\nHostKey {host_key}\n"
+            f"AuthorizedKeysFile {tmp_path / 'authorized_keys'}\nPidFile {tmp_path / 'sshd.pid'}\n"
+            "StrictModes no\nPermitRootLogin prohibit-password\nUsePAM no\n"
+            "ClientAliveInterval 2\nClientAliveCountMax 3\n"
+        )
+        # sshd wants its privilege separation user and directory; the test host gets them in
+        # its own mount namespace, so this machine's /etc/passwd and /run stay as they are.
+        passwd = tmp_path / "passwd"
+        passwd.write_text(
+            Path("/etc/passwd").read_text()
+            + "sshd:x:65534:65534:privsep:/run/sshd:/usr/sbin/nologin\n"
+        )
+        inside = (
+            f"mount --bind {passwd} /etc/passwd && mount -t tmpfs oltplab-test /run && "
+            f"mkdir /run/sshd && exec {sshd} -D -e -f {config}"
+        )
+        sshd_process = subprocess.Popen(
+            ["ip", "netns", "exec", host.namespace, "unshare", "-m", "sh", "-c", inside],
+            stdout=subprocess.DEVNULL,
+            stderr=(tmp_path / "sshd.log").open("w"),
+        )
+        deadline = time.monotonic() + 20
+        while (
+            subprocess.run(
+                [
+                    "ssh",
+                    "-o",
+                    "BatchMode=yes",
+                    "-o",
+                    f"UserKnownHostsFile={host.known_hosts}",
+                    "-i",
+                    str(host.key),
+                    f"root@{host.address}",
+                    "true",
+                ],
+                capture_output=True,
+                check=False,
+            ).returncode  # fmt: skip
+            != 0
+        ):
+            assert time.monotonic() < deadline, (tmp_path / "sshd.log").read_text()
+            time.sleep(0.3)
+        yield host
+    finally:
+        for pid in host.pids():  # whatever still runs in the test host is the test's
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if sshd_process is not None:
+            sshd_process.kill()
+            sshd_process.wait()
+        subprocess.run(["ip", "link", "del", host.client_link], capture_output=True, check=False)
+        subprocess.run(["ip", "netns", "del", host.namespace], capture_output=True, check=False)
+        shutil.rmtree(host.workdir, ignore_errors=True)
+
+
+def network_spec(host: ServerHost, measure: int, threads: list[int], extra: str = "") -> str:
+    return (
+        'workloads = ["oltp_read_write"]\n[[engines]]\nname = "mysql-8.0.31"\n'
+        + host.spec_lines()
+        + '[[placements]]\nserver = "local"\n[[placements]]\nserver = "db1"\n'
+        + extra
+        + TINY
+        + "[protocol]\nwarmup_ro_seconds = 1\nwarmup_rw_seconds = 1\nwarmup_threads = 2\n"
+        + f"measure_seconds = {measure}\nthreads = {threads}\n"
+        + "stop_timeout_seconds = 60\nstart_timeout_seconds = 120\n"
+    )
+
+
+def test_engine_on_another_host_gives_a_network_scenario(tmp_path, server_host):
+    (tmp_path / "n.toml").write_text(network_spec(server_host, measure=4, threads=[1, 2]))
+    done = oltplab("run", "n.toml", "--results", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "out"
+    by_scenario = {}
+    for row in cells(out):
+        assert row["status"] == "done", (row["key"], row["reason"])
+        by_scenario.setdefault(row["scenario"], []).append(row["threads"])
+    assert by_scenario == {"rw-local": [1, 2], "rw-network": [1, 2]}
+    # The network cells' engine ran in the server host, listening on its address only.
+    remote_cnf = server_host.workdir / "mysql-8.0.31" / "my.cnf"
+    assert f"bind_address = {server_host.address}" in remote_cnf.read_text()
+    network_logs = out / "benchmark_remote_logs" / "mysql" / "8.0.31"
+    for suffix in ("sysbench", "iostat", "vmstat", "mpstat", "engine"):
+        assert list(network_logs.glob(f"Tier*_RW_2th.{suffix}.*")), suffix
+    assert "Tier128M_RW.errlog.txt" in {p.name for p in network_logs.iterdir()}
+    # Nothing of ours is left running in the server host after the run.
+    assert not processes_using(str(remote_cnf))
+    report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "Read-write, local" in text and "Read-write, network" in text
