@@ -8,6 +8,7 @@ dies, the ssh session ends and the remote side ends with it.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import shutil
 import subprocess
@@ -16,9 +17,22 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 from oltplab.errors import EngineError
-from oltplab.processes import spawn
+from oltplab.processes import spawn, terminate
 
 LOCAL = "local"
+# Runs a command so that it ends when its ssh session does: the session's stdin closing
+# (oltplab stopped it, died, or the link stayed down) stops the command. A background list
+# reads /dev/null unless told otherwise, hence fd 3.
+HELD = (
+    'exec 3<&0; "$@" </dev/null >/dev/null 2>&1 & held=$!; '
+    '{ cat <&3 >/dev/null 2>&1; kill "$held" 2>/dev/null; } & wait "$held"'
+)
+_FREE_PORTS = (
+    "import socket, sys\n"
+    "held = [socket.socket() for _ in range(int(sys.argv[1]))]\n"
+    "for s in held: s.bind(('', 0))\n"
+    "print(' '.join(str(s.getsockname()[1]) for s in held))\n"
+)
 # Without an answer for this long, ssh gives the connection up (and the remote side ends).
 ALIVE_INTERVAL, ALIVE_COUNT = 2, 3
 
@@ -108,6 +122,34 @@ class SshHost(Host):
 
     def command(self, args: list[str]) -> list[str]:
         return ["ssh", *self.ssh_options(), self.destination, "--", shlex.join(args)]
+
+    def spawn_held(self, args: list[str]) -> subprocess.Popen[bytes]:
+        """A long-lived remote command that ends with its ssh session (see HELD)."""
+        return self.spawn(["sh", "-c", HELD, "sh", *args], stdin_pipe=True)
+
+    @staticmethod
+    def release(process: subprocess.Popen[bytes], timeout: float) -> bool:
+        """End a held command: close its stdin and wait; True when it ended in time."""
+        if process.stdin:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        try:
+            process.wait(timeout)
+            ended = process.returncode == 0
+        except subprocess.TimeoutExpired:
+            ended = False
+        terminate(process, 5)
+        return ended
+
+    def free_ports(self, count: int) -> list[int]:
+        """Ports nobody listens on, as the host's kernel picks them (needs python3 there)."""
+        try:
+            said = self.check(["python3", "-c", _FREE_PORTS, str(count)], timeout=60)
+            return [int(port) for port in said.split()]
+        except (EngineError, ValueError):
+            raise EngineError(
+                f"host {self.name}: cannot pick a free port there (needs python3)"
+            ) from None
 
     def address(self) -> str:
         """The host name or address ssh connects to (after ~/.ssh/config), for sysbench."""

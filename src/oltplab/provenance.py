@@ -158,6 +158,12 @@ class RunRecord:
         self.data["engines"][name] = facts
         self.save()
 
+    def link(self, engine: str, facts: dict[str, Any]) -> None:
+        """The measured link to an engine on another host, and its shaping."""
+        if self.data.setdefault("links", {}).get(engine) != facts:
+            self.data["links"][engine] = facts
+            self.save()
+
     def config(self, engine: str, tier: str, text: str) -> None:
         configs = self.data["configs"].setdefault(engine, {})
         if configs.get(tier) != text:

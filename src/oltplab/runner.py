@@ -21,13 +21,15 @@ from typing import Any, Protocol
 
 from oltplab import __version__
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
-from oltplab.engines.control import format_pairs
+from oltplab.engines.control import Control, format_pairs
 from oltplab.engines.launcher import PrivateInstance
+from oltplab.engines.remote import RemoteInstance
 from oltplab.engines.supplier import check_tarball, source_of
 from oltplab.errors import EngineError, OltplabError, SpecError
 from oltplab.hostinfo import describe_host, memory_bytes
 from oltplab.hosts import Host, SshHost
 from oltplab.ledger import Ledger
+from oltplab.network import round_trip_ms
 from oltplab.plan import (
     Cell,
     Session,
@@ -470,6 +472,18 @@ def _start_session(ctx: _Context, state: EngineState, session: Session, stem: Pa
         stem.with_name(stem.name + ".cnf.txt").write_text(cnf)
         ctx.record.config(session.engine, session.tier, cnf)
         server.start(port, spec.protocol.start_timeout_seconds)
+        if isinstance(server, RemoteInstance):
+            target = state.target()
+            rtt = round_trip_ms(
+                lambda: Control(
+                    host=target.host, port=target.port, user=target.user, password=target.password
+                )
+            )
+            link = {"rtt_ms": round(rtt, 3), "shaping": server.shaping}
+            ctx.record.link(_engine_key(session.engine, session.host), link)
+            log.info(
+                "%s: link round trip %.3f ms, shaping %s", label, link["rtt_ms"], link["shaping"]
+            )
     with server.control() as control:
         variables = control.variables()
         status = control.status()

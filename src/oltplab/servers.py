@@ -57,7 +57,7 @@ class EngineState:
         return isinstance(self.server, PrivateInstance)
 
     def target(self) -> Target:
-        return Target(self.server.host, self.server.port, self.user, self.password)
+        return Target(self.server.host, self.server.client_port, self.user, self.password)
 
 
 def tunables(spec: Spec, state: EngineState, tier: str) -> list[Setting]:
@@ -128,7 +128,7 @@ def provisioned_engine(
     if isinstance(machine, SshHost):
         phase(f"{engine.name}: copying binaries to host {machine.name}")
         remote = RemoteLayout(machine.workdir / safe_name(engine.name))  # type: ignore[arg-type]
-        instance = RemoteInstance(place_on(distribution, machine), remote, machine)
+        instance = RemoteInstance(place_on(distribution, machine), remote, machine, spec.network)
     else:
         instance = PrivateInstance(distribution, Layout(work))
     on_instance(instance)
@@ -155,6 +155,16 @@ def provisioned_engine(
     return state
 
 
+def _benchmark_clients(spec: Spec, instance: PrivateInstance) -> tuple[str, ...]:
+    """Over a network only sysbench's machine may log in as the benchmark user (and, when
+    the link is shaped, a shaping proxy on the server host, whose address it then is)."""
+    if not isinstance(instance, RemoteInstance):
+        return ("%",)
+    if spec.network.shaped:
+        return (instance.client, instance.host)
+    return (instance.client,)
+
+
 def _prepare_snapshot(
     spec: Spec,
     state: EngineState,
@@ -176,10 +186,7 @@ def _prepare_snapshot(
                 state.password,
                 native_password=state.family != "mariadb"
                 and parse_version(state.version) >= (8, 0),
-                # Over a network, only sysbench's machine may log in as the benchmark user.
-                client=instance.machine.client_address()
-                if isinstance(instance.machine, SshHost)
-                else "%",
+                clients=_benchmark_clients(spec, instance),
             )
             state.server_version = control.version()
         phase(

@@ -7,6 +7,8 @@ Everything (sshd, namespace, link, keys) is removed even when a test fails.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import signal
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TINY, cells, oltplab, processes_using
+from .conftest import TINY, cells, oltplab, processes_using, start_oltplab, wait_for
 
 pytestmark = pytest.mark.engine
 
@@ -135,10 +137,8 @@ def server_host(tmp_path):
         yield host
     finally:
         for pid in host.pids():  # whatever still runs in the test host is the test's
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         if sshd_process is not None:
             sshd_process.kill()
             sshd_process.wait()
@@ -183,3 +183,62 @@ def test_engine_on_another_host_gives_a_network_scenario(tmp_path, server_host):
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report" / "report.md").read_text()
     assert "Read-write, local" in text and "Read-write, network" in text
+
+
+def test_cut_link_fails_the_cell_in_flight_and_later_cells_run(tmp_path, server_host):
+    spec = network_spec(server_host, measure=12, threads=[1, 2, 3])
+    spec = spec.replace('[[placements]]\nserver = "local"\n', "")  # the network placement only
+    (tmp_path / "n.toml").write_text(spec)
+    run = start_oltplab("run", "n.toml", "--results", "out", cwd=tmp_path)
+    out = tmp_path / "out"
+
+    def second_cell_measuring() -> bool:
+        files = list(out.glob("benchmark_remote_logs/*/*/Tier*_RW_2th.sysbench.txt"))
+        return bool(files) and "[ 2s ]" in files[0].read_text()
+
+    wait_for(second_cell_measuring, 300, "the second cell's second second")
+    sh("ip", "link", "set", server_host.client_link, "down")
+    time.sleep(10)
+    sh("ip", "link", "set", server_host.client_link, "up")
+    output, _ = run.communicate(timeout=600)
+    assert run.returncode == 1, output  # a failed cell
+    by_threads = {row["threads"]: row for row in cells(out)}
+    assert by_threads[1]["status"] == "done"
+    assert by_threads[2]["status"] == "failed"
+    reason = by_threads[2]["reason"]
+    assert "ssh session holding the engine on host db1 ended" in reason, reason
+    assert by_threads[3]["status"] == "done" and by_threads[3]["tps"] > 0
+    # After the run nothing of ours runs in the server host: only the test's sshd is there.
+    remote_cnf = server_host.workdir / "mysql-8.0.31" / "my.cnf"
+    wait_for(lambda: not processes_using(str(remote_cnf)), 30, "no engine left in the host")
+    left = {Path(f"/proc/{pid}/comm").read_text().strip() for pid in server_host.pids()}
+    assert left <= {"sshd", "sh", "unshare"}, left
+
+
+def test_delay_adds_its_round_trips_to_each_transaction(tmp_path, server_host):
+    delay = 2.0
+    spec = network_spec(
+        server_host, measure=5, threads=[1], extra=f"[network]\ndelay_ms = {delay}\n"
+    )
+    (tmp_path / "n.toml").write_text(spec)
+    done = oltplab("run", "n.toml", "--results", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads((tmp_path / "out" / "run.json").read_text())
+    link = record["links"]["mysql-8.0.31@db1"]
+    assert link["shaping"] in ("delay 2 ms via tc netem", "delay 2 ms via toxiproxy"), link
+    assert link["rtt_ms"] >= delay  # measured through the shaped link
+    report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "## 12. Network: latency added per transaction" in text
+    assert "link shaping: delay 2 ms via" in text
+    row = next(line for line in text.splitlines() if line.startswith("| mysql-8.0.31 | rw |"))
+    cells_ = [c.strip() for c in row.strip("|").split("|")]
+    added, round_trips, per_round_trip = float(cells_[6]), float(cells_[7]), float(cells_[8])
+    assert round_trips == pytest.approx(20, abs=0.5)  # oltp_read_write: 18 queries + begin/commit
+    # Each round trip gains the delay: 20 x 2 ms = 40 ms per transaction, roughly.
+    assert delay * 0.8 <= per_round_trip <= delay * 1.5, row
+    assert added == pytest.approx(round_trips * per_round_trip, rel=0.01)
+    # The shaping is gone with the run: no proxy left in the server host.
+    left = {Path(f"/proc/{pid}/comm").read_text().strip() for pid in server_host.pids()}
+    assert left <= {"sshd", "sh", "unshare"}, left

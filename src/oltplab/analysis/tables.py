@@ -633,3 +633,44 @@ def _improvement(
 
 def flagged(dataset: Dataset) -> list[CellRecord]:
     return [c for c in dataset.cells if c.flags or c.status == "failed"]
+
+
+# --- network latency -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NetworkLatencyRow:
+    mode: str
+    tier: str
+    engine: str
+    threads: int
+    local_ms: float
+    network_ms: float
+    round_trips: float  # statements per transaction, each one round trip
+
+    @property
+    def added_ms(self) -> float:
+        return self.network_ms - self.local_ms
+
+    @property
+    def per_round_trip_ms(self) -> float:
+        return self.added_ms / self.round_trips if self.round_trips else float("nan")
+
+
+def network_latency(dataset: Dataset) -> list[NetworkLatencyRow]:
+    """Average latency over the network against local, and what it adds per round trip."""
+    latency, qps, tps = (points(dataset, m) for m in ("lat_avg_ms", "qps", "tps"))
+    rows = []
+    for (scenario, tier, engine, threads), network in sorted(latency.items()):
+        if not scenario.endswith("-network"):
+            continue
+        mode = scenario.removesuffix("-network")
+        local = latency.get((f"{mode}-local", tier, engine, threads))
+        point = (scenario, tier, engine, threads)
+        if local is None or point not in qps or not tps[point].value:
+            continue
+        round_trips = qps[point].value / tps[point].value
+        rows.append(
+            NetworkLatencyRow(mode, tier, engine, threads, local.value, network.value, round_trips)
+        )
+    return rows

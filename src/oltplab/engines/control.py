@@ -71,18 +71,20 @@ class Control:
         return {str(k): "" if v is None else str(v) for k, v in self.rows("SHOW GLOBAL STATUS")}
 
     def create_benchmark_user(
-        self, user: str, password: str, *, native_password: bool, client: str = "%"
+        self, user: str, password: str, *, native_password: bool, clients: tuple[str, ...] = ("%",)
     ) -> None:
-        """A user sysbench can log in as over TCP from `client`; anonymous users would
-        shadow it."""
+        """A user sysbench can log in as over TCP from the client addresses; anonymous
+        users would shadow it."""
         for name, host in self.rows("SELECT User, Host FROM mysql.user WHERE User = ''"):
             self.execute("DROP USER %s@%s", (name, host))
         self.execute("CREATE DATABASE IF NOT EXISTS sbtest")
         plugin = "WITH mysql_native_password " if native_password else ""
-        self.execute(
-            f"CREATE USER IF NOT EXISTS %s@%s IDENTIFIED {plugin}BY %s", (user, client, password)
-        )
-        self.execute("GRANT ALL PRIVILEGES ON sbtest.* TO %s@%s", (user, client))
+        for client in clients:
+            self.execute(
+                f"CREATE USER IF NOT EXISTS %s@%s IDENTIFIED {plugin}BY %s",
+                (user, client, password),
+            )
+            self.execute("GRANT ALL PRIVILEGES ON sbtest.* TO %s@%s", (user, client))
 
 
 def format_pairs(values: dict[str, str]) -> str:

@@ -54,6 +54,10 @@ class Endpoint:
         self._password = password
 
     @property
+    def client_port(self) -> int:
+        return self.port
+
+    @property
     def password(self) -> str:
         return self._password
 

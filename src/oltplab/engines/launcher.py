@@ -111,6 +111,7 @@ class PrivateInstance:
         self.machine: Host = Host()
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
+        self.client_port = 0  # where sysbench connects: the port, or a shaping proxy's
         self._log_offset = 0
 
     # --- provisioning -------------------------------------------------------------------------
@@ -186,7 +187,7 @@ class PrivateInstance:
             return 0
 
     def start(self, port: int, timeout: float) -> None:
-        self.port = port
+        self.port = self.client_port = port
         self._log_offset = self._log_size()
         output = (self.layout.work / "mysqld.out").open("ab")
         try:

@@ -22,21 +22,16 @@ from oltplab.engines.launcher import Layout, PrivateInstance, free_port
 from oltplab.engines.supplier import Distribution, cache_root
 from oltplab.errors import EngineError
 from oltplab.hosts import SshHost
+from oltplab.network import Shaper
 from oltplab.processes import terminate
+from oltplab.spec import NetworkSpec
 
-# Stops the server when stdin closes (the ssh session ended), then waits for it.
-# (A background list reads /dev/null unless told otherwise, hence fd 3.)
-_WRAPPER = (
-    'exec 3<&0; "$@" </dev/null >/dev/null 2>&1 & server=$!; '
-    '{ cat <&3 >/dev/null 2>&1; kill "$server" 2>/dev/null; } & wait "$server"'
-)
 # Kills a server a lost session left behind, only if its command line names our option file.
 _KILL_STALE = (
     'pid=$(cat "$1" 2>/dev/null) || exit 0; '
     'tr "\\0" " " < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2" || exit 0; '
     'kill -9 "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done'
 )
-_FREE_PORT = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"
 
 
 def place_on(distribution: Distribution, host: SshHost) -> Distribution:
@@ -83,10 +78,18 @@ class RemoteLayout(Layout):
 
 
 class RemoteInstance(PrivateInstance):
-    def __init__(self, distribution: Distribution, layout: RemoteLayout, host: SshHost) -> None:
+    def __init__(
+        self,
+        distribution: Distribution,
+        layout: RemoteLayout,
+        host: SshHost,
+        network: NetworkSpec | None = None,
+    ) -> None:
         super().__init__(distribution, layout)
         self.machine = host
         self.host = host.address()
+        self.client = host.client_address()
+        self._shaper = Shaper(host, network) if network is not None and network.shaped else None
         self._forward: subprocess.Popen[bytes] | None = None
         self._forward_port = 0
         user = host.check(["id", "-un"], timeout=60).strip()
@@ -107,12 +110,7 @@ class RemoteInstance(PrivateInstance):
         return self.machine.run(["test", "-d", str(self.layout.snapshot)]).returncode == 0
 
     def free_port(self) -> int:
-        try:
-            return int(self.machine.check(["python3", "-c", _FREE_PORT], timeout=60).strip())
-        except (EngineError, ValueError):
-            raise EngineError(
-                f"host {self.machine.name}: cannot pick a free port there (needs python3)"
-            ) from None
+        return self.machine.free_ports(1)[0]
 
     # --- provisioning -------------------------------------------------------------------------
 
@@ -164,10 +162,10 @@ class RemoteInstance(PrivateInstance):
         return text if lines is None else " | ".join(text.strip().splitlines()[-lines:])
 
     def start(self, port: int, timeout: float) -> None:
-        self.port = port
+        self.port = self.client_port = port
         self._log_offset = self._log_size()
         server = [str(self.distribution.mysqld), f"--defaults-file={self.layout.cnf}"]
-        self.process = self.machine.spawn(["sh", "-c", _WRAPPER, "sh", *server], stdin_pipe=True)
+        self.process = self.machine.spawn_held(server)
         self._forward_port = free_port()
         self._forward = self.machine.forward(self._forward_port, PurePosixPath(self.layout.socket))
         deadline = time.monotonic() + timeout
@@ -179,7 +177,7 @@ class RemoteInstance(PrivateInstance):
                 )
             try:
                 self.control().close()
-                return
+                break
             except EngineError:
                 if time.monotonic() > deadline:
                     self.kill()
@@ -188,6 +186,13 @@ class RemoteInstance(PrivateInstance):
                         f"{self.machine.name} after {timeout:.0f} s: {self.session_log_tail(4)}"
                     ) from None
                 time.sleep(0.5)
+        if self._shaper is not None:
+            self.client_port = self._shaper.start(self.host, port, self.client)
+
+    @property
+    def shaping(self) -> str | None:
+        applied = self._shaper.applied if self._shaper else None
+        return applied.describe() if applied else None
 
     def control(self) -> Control:
         return Control(host="127.0.0.1", port=self._forward_port, user="root", timeout=5)
@@ -202,16 +207,10 @@ class RemoteInstance(PrivateInstance):
         if self.process is None:
             return True
         process, self.process = self.process, None
-        if process.stdin:
-            with contextlib.suppress(OSError):
-                process.stdin.close()
-        try:
-            process.wait(timeout)
-            clean = process.returncode == 0
-        except subprocess.TimeoutExpired:
-            clean = False
-        terminate(process, 5)
+        clean = SshHost.release(process, timeout)
         self._end_forward()
+        if self._shaper is not None:
+            self._shaper.stop()
         # Whatever happened to the session, no server of ours stays on the host.
         with contextlib.suppress(EngineError):
             self._sh(_KILL_STALE, str(self.layout.pid_file), str(self.layout.cnf), timeout=60)
@@ -224,6 +223,8 @@ class RemoteInstance(PrivateInstance):
             terminate(self.process, 5)
             self.process = None
         self._end_forward()
+        if self._shaper is not None:
+            self._shaper.stop()
 
     def _end_forward(self) -> None:
         if self._forward is not None:

@@ -16,6 +16,7 @@ from oltplab.analysis.tables import (
     findings,
     flagged,
     grids,
+    network_latency,
     pairwise,
     progression,
     relative,
@@ -539,6 +540,64 @@ def _flags(dataset: Dataset) -> list[str]:
     )
 
 
+def _network(dataset: Dataset) -> list[str]:
+    rows = network_latency(dataset)
+    if not rows:
+        return []
+    out = [
+        "## 12. Network: latency added per transaction",
+        "",
+        "Average latency with sysbench on another host than the engine, against both on one "
+        "host. Each statement of a transaction is one round trip, so what the network adds "
+        "per transaction, divided by the statements per transaction, is the time it adds "
+        "per round trip.",
+        "",
+    ]
+    for results, record in dataset.run_records.items():
+        for engine, link in record.get("links", {}).items():
+            shaping = link.get("shaping") or "none"
+            out.append(
+                f"- `{results}`, {engine}: measured round trip {link.get('rtt_ms', '?')} ms "
+                f"(median `SELECT 1`), link shaping: {shaping}"
+            )
+    out.append("")
+    out += table(
+        [
+            "engine",
+            "mode",
+            "tier",
+            "threads",
+            "local avg ms",
+            "network avg ms",
+            "added ms/txn",
+            "round trips/txn",
+            "added ms per round trip",
+        ],
+        [
+            [
+                r.engine,
+                r.mode,
+                r.tier,
+                str(r.threads),
+                f"{r.local_ms:.2f}",
+                f"{r.network_ms:.2f}",
+                f"{r.added_ms:+.2f}",
+                f"{r.round_trips:.1f}",
+                f"{r.per_round_trip_ms:+.3f}",
+            ]
+            for r in rows
+        ],
+    )
+    for r in rows:
+        out.append(
+            f"- {r.engine} {r.mode} tier {r.tier}, {r.threads} thread(s): the network adds "
+            f"{r.added_ms:.1f} ms per transaction = {r.round_trips:.0f} round trips x "
+            f"{r.per_round_trip_ms:.2f} ms."
+        )
+    out.append("")
+    return out
+
+
 def _figure(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
@@ -618,4 +677,5 @@ def render(dataset: Dataset, options: ReportOptions, charts: list[Path]) -> str:
     lines += _pairwise(dataset, options)
     lines += _flags(dataset)
     lines += _telemetry(dataset, charts)
+    lines += _network(dataset)
     return "\n".join(lines)
