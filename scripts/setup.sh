@@ -3,7 +3,8 @@
 # available): sysbench, the OS telemetry tools, the libraries MySQL binaries link to,
 # Debian's MariaDB server binaries (no service is started), Maven to fetch engine
 # distributions, Chromium for the HTML report's browser tests (Playwright drives it; it
-# never downloads a browser of its own), and oltplab itself with its test dependencies.
+# never downloads a browser of its own), sshd and Toxiproxy binaries for the network tests
+# (into oltplab's cache, no service), and oltplab itself with its test dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +41,19 @@ if [ ! -x /usr/sbin/sshd ] && [ ! -x "$tools/openssh-server/usr/sbin/sshd" ]; th
   (cd "$tools/debs" && apt-get download openssh-server >/dev/null 2>&1 \
      || { as_root apt-get update -q && apt-get download openssh-server; })
   dpkg-deb -x "$tools"/debs/openssh-server_*.deb "$tools/openssh-server"
+fi
+
+# Link shaping falls back to Toxiproxy where the kernel has no netem (as here); the network
+# tests need it. It is built from source into oltplab's cache with Go.
+toxiproxy="$tools/bin/toxiproxy-server"
+if ! command -v toxiproxy-server >/dev/null && [ ! -x "$toxiproxy" ]; then
+  go=$(command -v go || echo /usr/local/go/bin/go)
+  if [ ! -x "$go" ]; then
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q golang-go
+    go=$(command -v go)
+  fi
+  GOBIN="$tools/build" GOTOOLCHAIN=auto "$go" install github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0
+  mkdir -p "$tools/bin" && mv "$tools/build/server" "$toxiproxy"
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e '.[dev]'

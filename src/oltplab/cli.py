@@ -135,8 +135,18 @@ def run(
     prepare_endpoints: Annotated[
         bool,
         typer.Option(
+            "--prepare",
             "--prepare-endpoints",
-            help="Create the sbtest tables on endpoint engines that lack them.",
+            help="Create the sbtest tables on endpoint engines that lack them (oltplab never "
+            "writes to an endpoint unasked).",
+        ),
+    ] = False,
+    cleanup: Annotated[
+        bool,
+        typer.Option(
+            "--cleanup",
+            help="After the run, drop the sbtest tables from endpoint engines (sysbench "
+            "cleanup); nothing else there is touched.",
         ),
     ] = False,
     until_cv: Annotated[
@@ -172,6 +182,7 @@ def run(
         results,
         retry_failed=retry_failed,
         prepare_endpoints=prepare_endpoints,
+        cleanup_endpoints=cleanup,
         until_cv=until_cv,
         max_repetitions=max_repetitions,
         telemetry=not no_telemetry,

@@ -48,6 +48,7 @@ from oltplab.servers import (
     artifact_dir,
     endpoint_engine,
     provisioned_engine,
+    sysbench_prepare,
     tunables,
     write_cnf,
 )
@@ -99,6 +100,7 @@ class _Context:
     run_id: int
     sysbench: str
     prepare_endpoints: bool
+    cleanup_endpoints: bool
     definitions: dict[Cell, str]
     until_cv: float | None
     max_repetitions: int
@@ -177,6 +179,7 @@ def run(
     *,
     retry_failed: bool = False,
     prepare_endpoints: bool = False,
+    cleanup_endpoints: bool = False,
     until_cv: float | None = None,
     max_repetitions: int = 10,
     telemetry: bool = True,
@@ -230,6 +233,7 @@ def run(
             run_id,
             sysbench_binary,
             prepare_endpoints,
+            cleanup_endpoints,
             {cell: planned[cell.key] for cell in cells_of(sessions)},
             until_cv,
             max_repetitions,
@@ -273,6 +277,8 @@ def _run_sessions(ctx: _Context, sessions: list[Session]) -> Outcome:
         interrupted = True
         log.warning("interrupted; the cell in flight will run again on resume")
     finally:
+        if ctx.cleanup_endpoints and not interrupted:
+            _cleanup_endpoints(ctx)
         for instance in ctx.instances:
             instance.stop(ctx.spec.protocol.stop_timeout_seconds)
             # Sessions always start from the snapshot, so the last datadir is only disk used.
@@ -284,6 +290,25 @@ def _run_sessions(ctx: _Context, sessions: list[Session]) -> Outcome:
         ctx.run_id, "interrupted" if interrupted else ("failed" if failed else "done")
     )
     return Outcome(counts, failed, interrupted)
+
+
+def _cleanup_endpoints(ctx: _Context) -> None:
+    for key, state in ctx.engines.items():
+        if state.provisioned:
+            continue
+        ctx.display.phase(f"{key}: sysbench cleanup on the endpoint", 0)
+        try:
+            sysbench_prepare(
+                ctx.spec,
+                ctx.sysbench,
+                state,
+                ctx.results / ".work" / safe_name(key) / "cleanup.sysbench.txt",
+                "cleanup",
+            )
+            log.info("%s: sbtest tables dropped (--cleanup)", key)
+        except EngineError as exc:
+            log.error("%s", exc)
+            ctx.display.note(f"[red]{exc}[/red]")
 
 
 def _adaptive_rounds(ctx: _Context, sessions: list[Session]) -> None:
@@ -491,6 +516,8 @@ def _start_session(ctx: _Context, state: EngineState, session: Session, stem: Pa
     stem.with_name(stem.name + ".status.txt").write_text(format_pairs(status))
     ctx.ledger.record_variables(session.engine, session.tier, session.workload, variables)
     mismatches = check_variables(expected_variables(tunables(spec, state, session.tier)), variables)
+    if not state.provisioned:
+        _refuse_tier_changes(spec, state, session.tier, variables)
     if mismatches:
         first = describe_mismatch(mismatches[0])
         more = f" (and {len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
@@ -506,6 +533,23 @@ def _start_session(ctx: _Context, state: EngineState, session: Session, stem: Pa
         if missing := engine_summary(server, summary):
             log.warning("%s: %s", label, missing)
     _warm_up(ctx, state, session, stem, label)
+
+
+def _refuse_tier_changes(
+    spec: Spec, state: EngineState, tier: str, variables: dict[str, str]
+) -> None:
+    """An endpoint is measured as it is: a tier that asks for settings it does not have
+    (beyond the shared [config]) would be a different server, so it is refused."""
+    shared = expected_variables(tunables(spec, state, tier, tier_overrides=False))
+    wanted = expected_variables(tunables(spec, state, tier))
+    changed = {name: value for name, value in wanted.items() if shared.get(name) != value}
+    mismatches = check_variables(changed, variables)
+    if mismatches:
+        raise EngineError(
+            f"engine {state.name} tier {tier}: would change the endpoint's configuration "
+            f"({describe_mismatch(mismatches[0])}); an endpoint is measured as it is: run it "
+            "without this tier, or use a provisioned engine"
+        )
 
 
 def _warm_up(ctx: _Context, state: EngineState, session: Session, stem: Path, label: str) -> None:

@@ -31,7 +31,7 @@ from oltplab.engines.supplier import Distribution, supply
 from oltplab.errors import EngineError
 from oltplab.hosts import Host, SshHost
 from oltplab.plan import safe_name
-from oltplab.spec import EndpointSource, EngineSpec, Spec
+from oltplab.spec import EndpointSource, EngineSpec, Spec, TierSpec
 from oltplab.sysbench import Target, command, execute
 
 log = logging.getLogger("oltplab")
@@ -60,9 +60,12 @@ class EngineState:
         return Target(self.server.host, self.server.client_port, self.user, self.password)
 
 
-def tunables(spec: Spec, state: EngineState, tier: str) -> list[Setting]:
-    """The tier's intent in this engine's own terms, then the engine's raw extras."""
-    intent = spec.resolve(spec.tier(tier))
+def tunables(
+    spec: Spec, state: EngineState, tier: str, *, tier_overrides: bool = True
+) -> list[Setting]:
+    """The tier's intent in this engine's own terms, then the engine's raw extras
+    (without tier_overrides: what [config] alone asks for)."""
+    intent = spec.resolve(spec.tier(tier) if tier_overrides else TierSpec(name=tier))
     engine = spec.engine(state.name)
     return intent_settings(state.family, state.version, intent) + extra_settings(engine.extra)
 
@@ -96,11 +99,14 @@ def _secret(work: Path) -> str:
 Phase = Callable[[str], None]
 
 
-def sysbench_prepare(spec: Spec, sysbench: str, state: EngineState, output: Path) -> None:
+def sysbench_prepare(
+    spec: Spec, sysbench: str, state: EngineState, output: Path, action: str = "prepare"
+) -> None:
+    """sysbench prepare (or cleanup: it drops the sbtest tables it made, nothing else)."""
     args = command(
         sysbench,
         "oltp_read_write",
-        "prepare",
+        action,
         state.target(),
         tables=spec.dataset.tables,
         table_size=spec.dataset.table_size,
@@ -109,7 +115,7 @@ def sysbench_prepare(spec: Spec, sysbench: str, state: EngineState, output: Path
     result = execute(args, output, timeout=float("inf"), on_tick=lambda _: None)
     if result.returncode != 0:
         detail = " | ".join(output.read_text(errors="replace").strip().splitlines()[-3:])
-        raise EngineError(f"engine {state.name}: sysbench prepare failed: {detail}")
+        raise EngineError(f"engine {state.name}: sysbench {action} failed: {detail}")
 
 
 def provisioned_engine(
@@ -231,7 +237,7 @@ def endpoint_engine(
         if not prepare:
             raise EngineError(
                 f"engine {engine.name}: {engine.source.endpoint} has {tables} sbtest table(s), "
-                f"the dataset needs {spec.dataset.tables}; run with --prepare-endpoints to "
+                f"the dataset needs {spec.dataset.tables}; run with --prepare to "
                 "create them (oltplab never writes to an endpoint unasked)"
             )
         phase(f"{engine.name}: sysbench prepare on the endpoint")

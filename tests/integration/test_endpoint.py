@@ -59,9 +59,9 @@ def test_endpoint_is_measured_without_being_started_configured_or_stopped(tmp_pa
     refused = run(tmp_path, port)
     assert refused.returncode == 1
     reasons = {r["reason"] for r in cells(tmp_path / "out")}
-    assert len(reasons) == 1 and "--prepare-endpoints" in reasons.pop()
+    assert len(reasons) == 1 and "--prepare" in reasons.pop()
 
-    result = run(tmp_path, port, "--prepare-endpoints", "--retry-failed")
+    result = run(tmp_path, port, "--prepare", "--retry-failed")
     assert result.returncode == 0, result.stdout + result.stderr
     rows = cells(tmp_path / "out")
     assert {r["status"] for r in rows} == {"done"}
@@ -82,3 +82,36 @@ def test_wrong_endpoint_password_fails_the_cells_without_echoing_it(tmp_path, fo
     reason = cells(tmp_path / "out")[0]["reason"]
     assert "Access denied for user 'bench'" in reason
     assert "not-the-password-123" not in result.stdout + result.stderr + reason
+
+
+def test_tiers_that_would_reconfigure_an_endpoint_are_refused_and_cleanup_is_explicit(
+    tmp_path, foreign_server
+):
+    server, port = foreign_server
+    (tmp_path / "e.toml").write_text(
+        'workloads = ["oltp_read_only"]\n'
+        f'[[engines]]\nname = "theirs"\n'
+        f'source = {{endpoint = "127.0.0.1:{port}", user = "bench", password_env = "THEIR_PW"}}\n'
+        '[[tiers]]\nname = "as-is"\nbuffer_pool = "128M"\n'
+        '[[tiers]]\nname = "bigger"\nbuffer_pool = "512M"\n'
+        + TINY
+        + "[protocol]\nwarmup_ro_seconds = 1\nmeasure_seconds = 2\nthreads = [1]\n"
+    )
+    env = {**os.environ, "THEIR_PW": PASSWORD}
+    result = oltplab("run", "e.toml", "-r", "out", "--prepare", "--cleanup", cwd=tmp_path, env=env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    by_tier = {r["tier"]: r for r in cells(tmp_path / "out")}
+    assert by_tier["as-is"]["status"] == "done"
+    assert by_tier["bigger"]["status"] == "failed"
+    reason = by_tier["bigger"]["reason"]
+    assert "would change the endpoint's configuration" in reason
+    assert "innodb_buffer_pool_size" in reason
+    # Not reconfigured, not stopped; --cleanup dropped the sbtest tables and nothing else.
+    with server.control() as control:
+        assert control.rows("SELECT @@innodb_buffer_pool_size")[0][0] == 128 * 1024**2
+        tables = control.rows(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'"
+        )[0][0]
+        assert tables == 0
+        assert control.rows("SHOW DATABASES LIKE 'sbtest'")
+    assert server.alive()

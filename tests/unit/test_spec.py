@@ -108,3 +108,31 @@ def test_bad_specs_give_one_line_naming_file_key_and_expectation(text, message):
 def test_malformed_toml_names_the_line():
     with pytest.raises(SpecError, match=r"at line 3"):
         parse_spec(ENGINE + "[protocol]\nthreads = = [1]\n", "t.toml")
+
+
+def test_hosts_and_placements_are_checked_in_one_line(tmp_path):
+    base = 'engines = [{name = "mysql-8.0.31"}]\n'
+    good = parse_spec(
+        base
+        + '[[hosts]]\nname = "db1"\nssh = "bench@db1.example"\nidentity_file = "k"\n'
+        + '[[placements]]\nserver = "local"\n[[placements]]\nserver = "db1"\n'
+        + "[network]\ndelay_ms = 2\n",
+        "s.toml",
+        tmp_path,
+    )
+    assert [p.network for p in good.placements] == [False, True]
+    assert good.hosts[0].identity_file == tmp_path / "k"
+    assert good.network.shaped
+    cases = {
+        '[[placements]]\nserver = "db2"\n': "placements[0].server: unknown host 'db2'",
+        '[[hosts]]\nname = "local"\nssh = "x@y"\n': '"local" is this machine',
+        '[[placements]]\nserver = "local"\nclient = "db1"\n': "placements[0].client: Input should be 'local'",
+        "[network]\nloss_pct = 120\n": "network.loss_pct",
+        '[[hosts]]\nname = "a"\nssh = "x@y"\nworkdir = "relative"\n': "hosts[0].workdir",
+    }
+    for text, expected in cases.items():
+        with pytest.raises(SpecError) as caught:
+            parse_spec(base + text, "s.toml", tmp_path)
+        message = str(caught.value)
+        assert expected in message, message
+        assert "\n" not in message

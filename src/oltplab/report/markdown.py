@@ -194,6 +194,11 @@ def _run_records(dataset: Dataset) -> list[str]:
             f"{len(sysbench.get('scripts', {}))} Lua scripts hashed; telemetry "
             f"{'on' if record.get('telemetry', True) else 'off'}"
         )
+        for engine, link in record.get("links", {}).items():
+            out.append(
+                f"  - link to {engine}: round trip {link.get('rtt_ms', '?')} ms measured, "
+                f"shaping: {link.get('shaping') or 'none'}"
+            )
         if "rerun_of" in record:
             found = record.get("differences", [])
             out.append(
