@@ -129,19 +129,7 @@ def table_rows(
             for c in flagged(dataset)
         ]
     if table == "operations":
-        return OPERATION_COLUMNS, [
-            {
-                "scenario": r.scenario,
-                "tier": r.tier,
-                "workload": r.workload,
-                "engine": r.engine,
-                "threads": r.threads,
-                "runs": r.runs,
-                "tps": _round(r.tps, 2),
-                **{f"{name}_per_txn": _round(value, 3) for name, value in vars(r.figures).items()},
-            }
-            for r in operation_table(dataset)
-        ]
+        return OPERATION_COLUMNS, [r.as_dict(3, "_per_txn") for r in operation_table(dataset)]
     raise ValueError(f"unknown table {table!r}")
 
 

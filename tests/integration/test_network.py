@@ -145,6 +145,8 @@ def server_host(tmp_path):
         subprocess.run(["ip", "link", "del", host.client_link], capture_output=True, check=False)
         subprocess.run(["ip", "netns", "del", host.namespace], capture_output=True, check=False)
         shutil.rmtree(host.workdir, ignore_errors=True)
+        for key in tmp_path.glob("*_key*"):  # the throwaway client and host keys
+            key.unlink()
 
 
 def network_spec(host: ServerHost, measure: int, threads: list[int], extra: str = "") -> str:

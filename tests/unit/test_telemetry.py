@@ -11,6 +11,7 @@ import pytest
 from oltplab.telemetry.collectors import describe_seconds, missing_seconds, to_rows
 from oltplab.telemetry.engine import checkpoint_age, engine_series, read_samples
 from oltplab.telemetry.parsers import (
+    Sample,
     align,
     parse_clock,
     parse_dstat,
@@ -118,6 +119,18 @@ def test_alignment_places_samples_on_the_sysbench_clock() -> None:
     # Without printed times, samples are placed one a second from the collector's start.
     untimed = align(parse_dstat(read("dstat.default.txt")), start_clock=0, started_after=-0.1)
     assert [second for second, _ in untimed] == [1, 2, 3]
+
+
+def test_alignment_keeps_one_sample_a_second_despite_drift_and_follows_stalls() -> None:
+    def clocked(*clocks: float) -> list[Sample]:
+        return [Sample(c, {"x": c}) for c in clocks]
+
+    # Drift makes the printed times skip a second (12 -> 14) while samples came 1 s apart.
+    drifting = align(clocked(10, 11, 12, 14, 15), start_clock=9.2)
+    assert [second for second, _ in drifting] == [1, 2, 3, 4, 5]
+    # A collector that stalled for 5 s: its samples after the stall keep their own times.
+    stalled = align(clocked(10, 11, 12, 18, 19), start_clock=9.2)
+    assert [second for second, _ in stalled] == [1, 2, 3, 9, 10]
 
 
 def test_alignment_across_midnight() -> None:

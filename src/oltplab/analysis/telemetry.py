@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import mean
+from typing import Any
 
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.tables import cell_sample
@@ -88,6 +89,22 @@ class OperationRow:
     runs: int
     tps: float
     figures: PerOperation
+
+    def as_dict(self, digits: int, suffix: str = "") -> dict[str, Any]:
+        """The row as plain data, figures rounded and named with the suffix."""
+        return {
+            "scenario": self.scenario,
+            "tier": self.tier,
+            "workload": self.workload,
+            "engine": self.engine,
+            "threads": self.threads,
+            "runs": self.runs,
+            "tps": round(self.tps, 2),
+            **{
+                f"{name}{suffix}": None if value is None else round(value, digits)
+                for name, value in vars(self.figures).items()
+            },
+        }
 
 
 def _averaged(found: list[PerOperation]) -> PerOperation:

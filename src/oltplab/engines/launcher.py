@@ -196,27 +196,33 @@ class PrivateInstance:
             )
         finally:
             output.close()
+        self._wait_ready(timeout)
+
+    def _wait_ready(self, timeout: float) -> None:
+        """Until the server answers a control connection; it may also die or hang."""
+        assert self.process is not None
+        where = "" if self.machine.is_local else f" on host {self.machine.name}"
         deadline = time.monotonic() + timeout
         while True:
             if self.process.poll() is not None:
                 raise EngineError(
-                    f"engine {self.distribution.engine}: server exited with code "
+                    f"engine {self.distribution.engine}: server{where} exited with code "
                     f"{self.process.returncode} while starting: {self.session_log_tail(4)}"
                 )
             try:
-                Control(socket=self.layout.socket, timeout=2).close()
+                self.control().close()
                 return
             except EngineError:
                 if time.monotonic() > deadline:
                     self.kill()
                     raise EngineError(
-                        f"engine {self.distribution.engine}: not ready after {timeout:.0f} s: "
-                        f"{self.session_log_tail(4)}"
+                        f"engine {self.distribution.engine}: not ready{where} after "
+                        f"{timeout:.0f} s: {self.session_log_tail(4)}"
                     ) from None
                 time.sleep(0.2)
 
     def control(self) -> Control:
-        return Control(socket=self.layout.socket)
+        return Control(socket=self.layout.socket, timeout=5)
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
@@ -168,24 +167,7 @@ class RemoteInstance(PrivateInstance):
         self.process = self.machine.spawn_held(server)
         self._forward_port = free_port()
         self._forward = self.machine.forward(self._forward_port, PurePosixPath(self.layout.socket))
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.process.poll() is not None:
-                raise EngineError(
-                    f"engine {self.distribution.engine}: server on host {self.machine.name} "
-                    f"exited while starting: {self.session_log_tail(4)}"
-                )
-            try:
-                self.control().close()
-                break
-            except EngineError:
-                if time.monotonic() > deadline:
-                    self.kill()
-                    raise EngineError(
-                        f"engine {self.distribution.engine}: not ready on host "
-                        f"{self.machine.name} after {timeout:.0f} s: {self.session_log_tail(4)}"
-                    ) from None
-                time.sleep(0.5)
+        self._wait_ready(timeout)
         if self._shaper is not None:
             self.client_port = self._shaper.start(self.host, port, self.client)
 

@@ -88,19 +88,7 @@ def telemetry_data(dataset: Dataset) -> dict[str, Any]:
             ],
         }
     notable = {name: cell.key for name, cell in notable_cells(dataset)}
-    operations = [
-        {
-            "scenario": r.scenario,
-            "tier": r.tier,
-            "workload": r.workload,
-            "engine": r.engine,
-            "threads": r.threads,
-            "runs": r.runs,
-            "tps": round(r.tps, 1),
-            **{name: None if v is None else round(v, 2) for name, v in vars(r.figures).items()},
-        }
-        for r in operation_table(dataset)
-    ]
+    operations = [r.as_dict(2) for r in operation_table(dataset)]
     return {"timelines": timelines, "notable": notable, "operations": operations}
 
 

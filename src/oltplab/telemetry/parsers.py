@@ -11,6 +11,7 @@ not the cell.
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -225,16 +226,27 @@ def align(
     """Samples placed on the sysbench clock: second k covers (k-1, k] after sysbench started.
 
     start_clock is sysbench's start as seconds after local midnight. The tools print whole
-    seconds, truncated, so a sample printed at HH:MM:SS was taken within the next second;
-    half a second is added before rounding. A sample without a printed time is placed by
-    its position: the tools print one per second from when they were started
-    (started_after: seconds from the sysbench start, negative when they started first).
+    seconds, truncated, so a sample printed at HH:MM:SS was taken within the next second
+    (half a second is added). Rounding each sample alone would let the tools' slow drift
+    (their 1 s sleeps take a little longer) skip or repeat a second now and then, so the
+    samples are numbered one a second from an anchor, the median of what their printed
+    times say; only a sample whose time disagrees by more than 1.5 s (the tool stalled) is
+    placed by its own time. Without printed times the anchor is the collector's start
+    (started_after: seconds from the sysbench start, negative when it started first).
     """
+
+    def by_clock(clock: float) -> float:
+        return (clock + 0.5 - start_clock + DAY / 2) % DAY - DAY / 2
+
+    timed = [(index, s.clock) for index, s in enumerate(samples) if s.clock is not None]
+    if timed:
+        anchor = round(statistics.median(by_clock(clock) - index for index, clock in timed))
+    else:
+        anchor = round(started_after + 1)
     placed: dict[int, Values] = {}
     for index, sample in enumerate(samples):
-        if sample.clock is None:
-            offset = started_after + index + 1
-        else:
-            offset = (sample.clock + 0.5 - start_clock + DAY / 2) % DAY - DAY / 2
-        placed[round(offset)] = sample.values
+        second = anchor + index
+        if sample.clock is not None and abs(by_clock(sample.clock) - second) > 1.5:
+            second = round(by_clock(sample.clock))
+        placed[second] = sample.values
     return sorted(placed.items())
