@@ -661,32 +661,17 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
     notes = ", ".join(
         filter(None, [stall_notes(parsed), f"client CPU {share:.0%}", *collected.notes])
     )
-    if result.returncode == 0 and parsed.summary is not None and alive:
-        ctx.ledger.record_result(
-            cell,
-            parsed.summary,
-            parsed.intervals,
-            flags,
-            artifact,
-            notes=notes,
-            telemetry=collected.rows,
-        )
+    succeeded = result.returncode == 0 and parsed.summary is not None and alive
+    reason = None if succeeded else _failure_reason(result, parsed.fatal, state, alive)
+    ctx.ledger.record_result(
+        cell, parsed.summary, parsed.intervals, flags, artifact, reason, notes, collected.rows
+    )
+    if parsed.summary is not None and reason is None:
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""
         ctx.display.note(
             f"[green]done[/green] {_label(cell)}: {parsed.summary.tps:,.1f} tps{marks}"
         )
         log.info("%s done: %.1f tps %s", _label(cell), parsed.summary.tps, flags)
     else:
-        reason = _failure_reason(result, parsed.fatal, state, alive)
-        ctx.ledger.record_result(
-            cell,
-            parsed.summary,
-            parsed.intervals,
-            flags,
-            artifact,
-            reason,
-            notes,
-            collected.rows,
-        )
         ctx.display.note(f"[red]failed[/red] {_label(cell)}: {reason}")
         log.error("%s failed: %s", _label(cell), reason)
