@@ -31,6 +31,9 @@ OS_COLLECTORS: dict[str, list[str]] = {
     "mpstat": ["mpstat", "-P", "ALL", "1"],
     "dstat": ["dstat", "-t", "-c", "-d", "-n", "-g", "-y", "--nocolor", "1"],
 }
+# Writing to a file, the tools would buffer their output and lose its tail when stopped:
+# line buffering for C stdio (stdbuf) and for dstat's Python.
+LINE_BUFFERED = ["stdbuf", "-oL", "env", "PYTHONUNBUFFERED=1"]
 ENGINE_SOURCE = "engine"
 # Seconds waited after sysbench ends so every collector prints the run's last second.
 TAIL_SECONDS = 1.3
@@ -113,7 +116,7 @@ class CellTelemetry:
                 self._absent.append(name)
                 continue
             with self.path(name).open("wb") as sink:
-                self._processes[name] = self._machine.spawn(command, stdout=sink)
+                self._processes[name] = self._machine.spawn(LINE_BUFFERED + command, stdout=sink)
         # The reference is the sysbench start: the caller launches it right after this.
         self.reference = time.time()
         if self._connect is not None:
