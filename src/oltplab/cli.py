@@ -93,7 +93,7 @@ def engines_fetch(
             distribution = supply(known[name])
         lines = [
             f"{name}: {distribution.family} {distribution.version} at {distribution.basedir}",
-            f"  sha256 {distribution.binary_sha256}  {distribution.mysqld.name}",
+            f"  sha256 {distribution.binary_sha256}  {distribution.server.name}",
         ]
         if distribution.archive_sha256:
             lines.append(f"  sha256 {distribution.archive_sha256}  (archive)")

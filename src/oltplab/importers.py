@@ -16,8 +16,8 @@ from pathlib import Path
 
 from oltplab.errors import OltplabError
 from oltplab.ledger import Ledger
-from oltplab.plan import Cell
-from oltplab.spec import READ_ONLY_TESTS, SYSBENCH_TESTS
+from oltplab.plan import Cell, scenario_name
+from oltplab.spec import NAME_PATTERN
 from oltplab.sysbench import parse_output, stall_notes, validity_flags
 
 SCENARIO_DIRS = {
@@ -55,10 +55,10 @@ def scenario_of(directory: str) -> tuple[str, str] | None:
     """(scenario, workload) for a scenario directory name, or None for anything else."""
     if directory in SCENARIO_DIRS:
         return SCENARIO_DIRS[directory]
-    for prefix, place in (("benchmark_logs_", "local"), ("benchmark_remote_logs_", "network")):
+    for prefix, network in (("benchmark_logs_", False), ("benchmark_remote_logs_", True)):
         workload = directory.removeprefix(prefix)
-        if directory.startswith(prefix) and workload in SYSBENCH_TESTS:
-            return f"{'ro' if workload in READ_ONLY_TESTS else 'rw'}-{place}", workload
+        if directory.startswith(prefix) and re.match(NAME_PATTERN, workload):
+            return scenario_name(workload, network), workload
     return None
 
 
@@ -82,7 +82,7 @@ def scenario_roots(source: Path) -> list[tuple[Path, str, str]]:
         raise OltplabError(
             f"{source}: no sysbench result directories here; expected one or more of "
             + ", ".join(SCENARIO_DIRS)
-            + " (or benchmark_logs_<sysbench test>)"
+            + " (or benchmark_logs_<workload>)"
         )
     return roots  # type: ignore[return-value]
 

@@ -19,12 +19,21 @@ from oltplab.errors import OltplabError
 from oltplab.plan import Cell
 from oltplab.sysbench import Interval, Summary
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # How to bring an older ledger up to date, step by step; each step runs in one transaction.
 # (Tables new in a version need no step: the schema below creates them.)
 MIGRATIONS: dict[int, list[str]] = {
     1: ["ALTER TABLE cells ADD COLUMN notes TEXT NOT NULL DEFAULT ''"],
     2: [],
+    # Workloads other than oltp_read_write / oltp_read_only became scenarios of their own
+    # (they shared rw-* / ro-* before): "rw-local" -> "<workload>-local", key to match.
+    3: [
+        "UPDATE cells SET scenario = workload || substr(scenario, 3)"
+        " WHERE workload NOT IN ('oltp_read_write', 'oltp_read_only')",
+        "UPDATE cells SET key = engine || '|' || scenario || '|' || tier || '|' || workload"
+        " || '|' || threads || '|' || repetition"
+        " WHERE workload NOT IN ('oltp_read_write', 'oltp_read_only')",
+    ],
 }
 LEDGER_NAME = "ledger.sqlite"
 

@@ -39,11 +39,13 @@ def spawn(
     )
 
 
-def terminate(process: subprocess.Popen[bytes], timeout: float) -> bool:
-    """SIGTERM, wait up to timeout, then SIGKILL. True when it stopped on its own."""
+def terminate(
+    process: subprocess.Popen[bytes], timeout: float, stop_signal: int = signal.SIGTERM
+) -> bool:
+    """stop_signal (SIGTERM), wait up to timeout, then SIGKILL. True when it stopped on its own."""
     if process.poll() is not None:
         return True
-    process.terminate()
+    process.send_signal(stop_signal)
     try:
         process.wait(timeout)
         return True

@@ -126,6 +126,7 @@ class RunRecord:
         spec_digest: str,
         command: str,
         sysbench: dict[str, Any],
+        workloads: dict[str, dict[str, Any]],
         telemetry: bool,
         rerun_of: dict[str, Any] | None,
     ) -> RunRecord:
@@ -143,6 +144,7 @@ class RunRecord:
             },
             host=host_facts(),
             sysbench=sysbench,
+            workloads=workloads,
             telemetry=telemetry,
             runs=[*started, {"started_at": now(), "command": command}],
         )
@@ -214,6 +216,10 @@ def differences(original: dict[str, Any], repeat: dict[str, Any]) -> list[str]:
     for key in ("version", "sha256", "scripts"):
         if before_sb.get(key) != after_sb.get(key):
             found.append(f"sysbench {key} differs")
+    for name, facts in original.get("workloads", {}).items():
+        again = repeat.get("workloads", {}).get(name, {})
+        if facts.get("script_sha256") != again.get("script_sha256"):
+            found.append(f"workload {name}: script sha256 differs")
     for name, facts in original.get("engines", {}).items():
         again = repeat.get("engines", {}).get(name)
         if again is None:

@@ -53,7 +53,7 @@ from oltplab.servers import (
     write_cnf,
 )
 from oltplab.sizes import format_size
-from oltplab.spec import LOCAL_HOST, Spec, TarballSource, cell_definition_digest
+from oltplab.spec import LOCAL_HOST, Spec, TarballSource, WorkloadSpec, cell_definition_digest
 from oltplab.sysbench import (
     CLIENT_BOUND_SHARE,
     TELEMETRY_GAP,
@@ -69,6 +69,7 @@ from oltplab.sysbench import (
 )
 from oltplab.telemetry.collectors import CellTelemetry, Collected
 from oltplab.telemetry.snapshots import engine_summary, host_summary
+from oltplab.workloads import check_workloads, distribution, sysbench_test, workload_facts
 
 log = logging.getLogger("oltplab")
 
@@ -129,7 +130,9 @@ def preflight(spec: Spec, origin: str) -> str:
     for engine in spec.engines:
         if isinstance(engine.source, TarballSource):
             check_tarball(engine.source)
-    return find_sysbench()
+    sysbench = find_sysbench()
+    check_workloads(spec, sysbench, origin)
+    return sysbench
 
 
 def check_compatible(stored: dict[str, str], planned: dict[str, str], results: Path) -> None:
@@ -164,7 +167,7 @@ def plan_seconds(spec: Spec, sessions: list[Session], pending: set[str]) -> floa
             continue
         workload = spec.workload(session.workload)
         total += spec.protocol.warmup_ro_seconds
-        if not workload.read_only:
+        if not workload.reads_only:
             total += spec.protocol.warmup_rw_seconds
         total += len(todo) * spec.protocol.measure_seconds
     return total
@@ -220,6 +223,7 @@ def run(
             spec_digest=spec.digest(),
             command=provenance["command"],
             sysbench=sysbench_facts(sysbench_binary, sysbench),
+            workloads=workload_facts(spec),
             telemetry=telemetry,
             rerun_of=rerun_of,
         )
@@ -440,7 +444,7 @@ def _run_session(ctx: _Context, session: Session, cells: list[Cell]) -> None:
     workload = ctx.spec.workload(session.workload)
     folder = ctx.results / scenario_dir(workload.name, session.network) / state.artifact_dir
     folder.mkdir(parents=True, exist_ok=True)
-    stem = folder / session_stem(session.tier, workload.read_only)
+    stem = folder / session_stem(session.tier, workload.reads_only)
     try:
         _start_session(ctx, state, session, stem)
     except EngineError as exc:
@@ -449,7 +453,7 @@ def _run_session(ctx: _Context, session: Session, cells: list[Cell]) -> None:
         return
     try:
         for index, cell in enumerate(cells):
-            _measure(ctx, state, cell, folder / cell_stem(cell, workload.read_only))
+            _measure(ctx, state, cell, folder / cell_stem(cell, workload.reads_only))
             if not state.server.alive() and index + 1 < len(cells):
                 _recover(ctx, state, session, stem, cells[index + 1 :])
     except _SessionLost as lost:
@@ -555,14 +559,14 @@ def _refuse_tier_changes(
 def _warm_up(ctx: _Context, state: EngineState, session: Session, stem: Path, label: str) -> None:
     protocol = ctx.spec.protocol
     phases = [("warmupA", "oltp_read_only", protocol.warmup_ro_seconds)]
-    if not ctx.spec.workload(session.workload).read_only:
+    if not ctx.spec.workload(session.workload).reads_only:
         phases.append(("warmupB", "oltp_read_write", protocol.warmup_rw_seconds))
     for name, test, seconds in phases:
         if seconds <= 0:
             continue
         ctx.display.phase(f"{label}: {name}", seconds)
         output = stem.with_name(f"{stem.name}_{name}.sysbench.txt")
-        args = _run_args(ctx, state, test, protocol.warmup_threads, seconds)
+        args = _run_args(ctx, state, WorkloadSpec(name=test), protocol.warmup_threads, seconds)
         result = execute(
             args, output, seconds + protocol.sysbench_grace_seconds, ctx.display.advance
         )
@@ -572,13 +576,13 @@ def _warm_up(ctx: _Context, state: EngineState, session: Session, stem: Path, la
 
 
 def _run_args(
-    ctx: _Context, state: EngineState, test: str, threads: int, seconds: int
+    ctx: _Context, state: EngineState, workload: WorkloadSpec, threads: int, seconds: int
 ) -> list[str]:
     spec = ctx.spec
-    options = spec.workload(test).options if test in {w.name for w in spec.workloads} else {}
+    rand_type, pareto_h = distribution(spec, workload)
     return command(
         ctx.sysbench,
-        test,
+        sysbench_test(workload),
         "run",
         state.target(),
         tables=spec.dataset.tables,
@@ -586,8 +590,9 @@ def _run_args(
         threads=threads,
         seconds=seconds,
         report_interval=spec.protocol.report_interval,
-        rand_type=spec.dataset.rand_type,
-        options=options,
+        rand_type=rand_type,
+        rand_pareto_h=pareto_h,
+        options=workload.run_options(),
     )
 
 
@@ -629,7 +634,7 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
     artifact = str(output.relative_to(ctx.results))
     ctx.ledger.mark_running(cell, ctx.run_id)
     ctx.display.phase(_label(cell), seconds)
-    args = _run_args(ctx, state, cell.workload, cell.threads, seconds)
+    args = _run_args(ctx, state, spec.workload(cell.workload), cell.threads, seconds)
     telemetry = _cell_telemetry(state, stem) if ctx.telemetry else None
     try:
         if telemetry:

@@ -21,11 +21,14 @@ from oltplab.engines.config import (
     extra_settings,
     intent_settings,
     parse_version,
+    postgres_server_settings,
     render_cnf,
+    render_postgresql_conf,
     server_settings,
 )
 from oltplab.engines.endpoint import Endpoint, endpoint_password, family_of
 from oltplab.engines.launcher import Layout, PrivateInstance
+from oltplab.engines.postgres import PostgresInstance, PostgresLayout
 from oltplab.engines.remote import RemoteInstance, RemoteLayout, place_on
 from oltplab.engines.supplier import Distribution, supply
 from oltplab.errors import EngineError
@@ -57,7 +60,10 @@ class EngineState:
         return isinstance(self.server, PrivateInstance)
 
     def target(self) -> Target:
-        return Target(self.server.host, self.server.client_port, self.user, self.password)
+        driver = "pgsql" if self.family == "postgresql" else "mysql"
+        return Target(
+            self.server.host, self.server.client_port, self.user, self.password, driver=driver
+        )
 
 
 def tunables(
@@ -73,12 +79,20 @@ def tunables(
 def write_cnf(spec: Spec, state: EngineState, tier: str, port: int) -> str:
     assert isinstance(state.server, PrivateInstance)
     instance = state.server
-    text = render_cnf(
-        state.name,
-        tier,
-        server_settings(state.family, state.version, instance.paths(port)),
-        tunables(spec, state, tier),
-    )
+    if state.family == "postgresql":
+        text = render_postgresql_conf(
+            state.name,
+            tier,
+            postgres_server_settings(instance.paths(port)),
+            tunables(spec, state, tier),
+        )
+    else:
+        text = render_cnf(
+            state.name,
+            tier,
+            server_settings(state.family, state.version, instance.paths(port)),
+            tunables(spec, state, tier),
+        )
     instance.write_option_file(text)
     return text
 
@@ -131,7 +145,14 @@ def provisioned_engine(
     phase(f"{engine.name}: fetching binaries")
     distribution = supply(engine)
     instance: PrivateInstance
-    if isinstance(machine, SshHost):
+    if distribution.family == "postgresql":
+        if isinstance(machine, SshHost):
+            raise EngineError(
+                f"engine {engine.name}: PostgreSQL runs on this machine only; "
+                'place it with server = "local"'
+            )
+        instance = PostgresInstance(distribution, PostgresLayout(work))
+    elif isinstance(machine, SshHost):
         phase(f"{engine.name}: copying binaries to host {machine.name}")
         remote = RemoteLayout(machine.workdir / safe_name(engine.name))  # type: ignore[arg-type]
         instance = RemoteInstance(place_on(distribution, machine), remote, machine, spec.network)
@@ -150,7 +171,7 @@ def provisioned_engine(
         distribution,
     )
     marker = work / "snapshot.json"
-    dataset = json.dumps(spec.dataset.model_dump(), sort_keys=True)
+    dataset = json.dumps(spec.dataset.model_dump(exclude_none=True), sort_keys=True)
     known = json.loads(marker.read_text()) if marker.is_file() else {}
     if known.get("dataset") == dataset and instance.has_snapshot():
         state.server_version = known["server_version"]

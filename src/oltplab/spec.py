@@ -32,8 +32,8 @@ from oltplab.engines.catalog import CATALOG
 from oltplab.errors import SpecError
 from oltplab.sizes import format_size, parse_size
 
-Family = Literal["mysql", "mariadb", "percona-server"]
-FAMILIES: tuple[str, ...] = ("mysql", "mariadb", "percona-server")
+Family = Literal["mysql", "mariadb", "percona-server", "postgresql"]
+FAMILIES: tuple[str, ...] = ("mysql", "mariadb", "percona-server", "postgresql")
 Scalar = str | int | float | bool
 
 ByteSize = Annotated[
@@ -41,7 +41,8 @@ ByteSize = Annotated[
 ]
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
-Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64)]
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=64)]
 
 SYSBENCH_TESTS = (
     "oltp_read_write",
@@ -59,6 +60,7 @@ READ_ONLY_TESTS = frozenset(
     {"oltp_read_only", "oltp_point_select", "select_random_points", "select_random_ranges"}
 )
 # Options the runner sets itself; letting a workload override them would break the protocol.
+# sysbench reads --table_size as --table-size, so names are compared in the hyphen spelling.
 RESERVED_SYSBENCH_OPTIONS = frozenset(
     {
         "threads",
@@ -66,9 +68,7 @@ RESERVED_SYSBENCH_OPTIONS = frozenset(
         "events",
         "tables",
         "table-size",
-        "table_size",
         "report-interval",
-        "rand-type",
         "db-driver",
         "percentile",
         "histogram",
@@ -163,6 +163,11 @@ class EngineSpec(StrictModel):
                 f"unknown engine {self.name!r}: use one of {known}, "
                 "or give it a source (maven, tarball, basedir, debian or endpoint)"
             )
+        if self.is_endpoint and self.family == "postgresql":
+            raise ValueError(
+                f"engine {self.name!r}: endpoints are reached over the MySQL protocol; "
+                "run PostgreSQL as a private instance (debian, tarball or basedir source)"
+            )
         return self
 
     @property
@@ -231,31 +236,136 @@ class ResolvedIntent:
 # --- workload, dataset, protocol --------------------------------------------------------------
 
 
+# The read/write mixes of the Kubernetes report: each event is a point select or an index
+# update, drawn with these odds (percent of reads, percent of writes).
+MIX_PRESETS: dict[str, tuple[int, int]] = {
+    "read-intensive": (80, 20),
+    "balanced": (50, 50),
+    "write-intensive": (20, 80),
+}
+RAND_TYPES = ("uniform", "gaussian", "special", "pareto", "zipfian")
+RandType = Literal["uniform", "gaussian", "special", "pareto", "zipfian"]
+Percent = Annotated[int, Field(ge=0, le=100)]
+
+
 class WorkloadSpec(StrictModel):
-    name: Literal[SYSBENCH_TESTS]  # type: ignore[valid-type]
+    """One workload: a built-in sysbench test, a read/write mix, or the user's own script.
+
+    `name` labels the workload in every table and folder; a plain string in the spec names
+    a built-in test or a mix preset.
+    """
+
+    name: Name
+    test: Literal[SYSBENCH_TESTS] | None = None  # type: ignore[valid-type]
+    script: Annotated[Path, BeforeValidator(_beside_spec)] | None = None
+    read_percent: Percent | None = None
+    write_percent: Percent | None = None
+    # For a script, whether it only reads (read-only workloads get no read-write warm-up).
+    read_only: bool | None = None
+    rand_type: RandType | None = None
+    rand_pareto_h: Annotated[float, Field(gt=0, lt=1)] | None = None
     options: dict[str, Scalar] = {}
 
     @field_validator("options")
     @classmethod
     def _no_reserved(cls, options: dict[str, Scalar]) -> dict[str, Scalar]:
         for key in options:
-            if key in RESERVED_SYSBENCH_OPTIONS:
+            spelled = key.replace("_", "-")
+            if not re.match(r"^[a-z][a-z0-9_-]*$", key):
+                raise ValueError(f"option {key!r} is not a sysbench option name")
+            if spelled in RESERVED_SYSBENCH_OPTIONS:
                 raise ValueError(f"option {key!r} is set by oltplab and cannot be overridden")
+            if spelled in ("read-percent", "write-percent", "rand-type", "rand-pareto-h"):
+                raise ValueError(
+                    f"option {key!r}: set it as the workload's {key.replace('-', '_')} key"
+                )
         return options
 
+    @model_validator(mode="after")
+    def _one_kind(self) -> WorkloadSpec:
+        mix = self.read_percent is not None or self.write_percent is not None
+        kinds = [k for k, given in (("test", self.test), ("script", self.script)) if given]
+        if mix:
+            kinds.append("read_percent/write_percent")
+        if len(kinds) > 1:
+            raise ValueError(f"workload {self.name!r}: give only one of {' or '.join(kinds)}")
+        if not kinds and self.name not in SYSBENCH_TESTS:
+            raise ValueError(
+                f"workload {self.name!r}: not a sysbench test ({', '.join(SYSBENCH_TESTS)}) nor "
+                f"a mix ({', '.join(MIX_PRESETS)}); or give a table with test, script, or "
+                "read_percent and write_percent"
+            )
+        if mix and (self.read_percent or 0) + (self.write_percent or 0) != 100:
+            raise ValueError(
+                f"workload {self.name!r}: read_percent and write_percent must add up to 100 "
+                f"(got {self.read_percent} and {self.write_percent})"
+            )
+        if self.read_only is not None and self.script is None:
+            raise ValueError(
+                f"workload {self.name!r}: read_only is only for scripts (a test or mix says it)"
+            )
+        if self.rand_pareto_h is not None and self.rand_type not in (None, "pareto"):
+            raise ValueError(f"workload {self.name!r}: rand_pareto_h goes with rand_type pareto")
+        return self
+
     @property
-    def read_only(self) -> bool:
-        return self.name in READ_ONLY_TESTS
+    def is_mix(self) -> bool:
+        return self.read_percent is not None
+
+    @property
+    def reads_only(self) -> bool:
+        """No writes: such a workload gets no read-write warm-up and an RO file name."""
+        if self.script is not None:
+            return bool(self.read_only)
+        if self.is_mix:
+            return self.write_percent == 0
+        return (self.test or self.name) in READ_ONLY_TESTS
+
+    def run_options(self) -> dict[str, Scalar]:
+        """What sysbench gets on top of the runner's own options."""
+        options: dict[str, Scalar] = {}
+        if self.is_mix:
+            options = {"read-percent": self.read_percent, "write-percent": self.write_percent}  # type: ignore[dict-item]
+        return {**options, **self.options}
 
 
 def _workload_from_name(value: Any) -> Any:
-    return {"name": value} if isinstance(value, str) else value
+    """A string or table in the spec as WorkloadSpec fields: presets filled in, names derived."""
+    if isinstance(value, str):
+        value = {"name": value}
+    if not isinstance(value, dict):
+        return value
+    value = dict(value)
+    name = value.get("name")
+    if (
+        name in MIX_PRESETS
+        and not {"test", "script", "read_percent", "write_percent"} & value.keys()
+    ):
+        value["read_percent"], value["write_percent"] = MIX_PRESETS[name]
+    if value.get("read_percent") is not None and value.get("write_percent") is None:
+        value["write_percent"] = 100 - value["read_percent"]
+    if value.get("write_percent") is not None and value.get("read_percent") is None:
+        value["read_percent"] = 100 - value["write_percent"]
+    if name is None:
+        if value.get("script"):
+            base = Path(str(value["script"])).stem
+        elif value.get("test"):
+            base = str(value["test"])
+        elif "read_percent" in value or "write_percent" in value:
+            base = f"mix-{value.get('read_percent')}-{value.get('write_percent')}"
+        else:
+            return value  # the missing name is reported
+        rand = value.get("rand_type")
+        value["name"] = f"{base}-{rand}" if rand else base
+    return value
 
 
 class DatasetSpec(StrictModel):
     tables: PositiveInt = 20
     table_size: PositiveInt = 5_000_000
-    rand_type: Literal["uniform", "gaussian", "special", "pareto", "zipfian"] = "uniform"
+    # How rows are picked; a workload may pick its own.
+    rand_type: RandType = "uniform"
+    rand_pareto_h: Annotated[float, Field(gt=0, lt=1)] | None = None
 
 
 class ProtocolSpec(StrictModel):
@@ -357,14 +467,12 @@ class Spec(StrictModel):
             ("engines", self.engines),
             ("tiers", self.tiers),
             ("hosts", self.hosts),
+            ("workloads", self.workloads),
         ):
             names = [item.name for item in items]
             duplicates = sorted({n for n in names if names.count(n) > 1})
             if duplicates:
                 raise ValueError(f"{label}: duplicate name {duplicates[0]!r}")
-        workload_names = [w.name for w in self.workloads]
-        if len(set(workload_names)) != len(workload_names):
-            raise ValueError("workloads: each sysbench test may be listed once")
         for tier in self.tier_list:
             intent = self.resolve(tier)
             if intent.io_capacity_max < intent.io_capacity:
@@ -432,15 +540,19 @@ def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) ->
         }
     )
     resolved = spec.resolve(spec.tier(tier))
-    return _digest(
-        {
-            "engine": spec.engine(engine).model_dump(mode="json"),
-            "intent": {**resolved.__dict__},
-            "dataset": spec.dataset.model_dump(),
-            "workload": spec.workload(workload).model_dump(),
-            "protocol": protocol,
-        }
-    )
+    chosen = spec.workload(workload)
+    # exclude_none: keys added in later versions leave older results' digests as they were.
+    definition = {
+        "engine": spec.engine(engine).model_dump(mode="json"),
+        "intent": {**resolved.__dict__},
+        "dataset": spec.dataset.model_dump(exclude_none=True),
+        "workload": chosen.model_dump(mode="json", exclude_none=True),
+        "protocol": protocol,
+    }
+    if chosen.script is not None and chosen.script.is_file():
+        # An edited script measures something else.
+        definition["script_sha256"] = hashlib.sha256(chosen.script.read_bytes()).hexdigest()
+    return _digest(definition)
 
 
 # --- loading ---------------------------------------------------------------------------------

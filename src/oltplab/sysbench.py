@@ -29,6 +29,7 @@ class Target:
     user: str
     password: str
     database: str = "sbtest"
+    driver: str = "mysql"  # sysbench's database driver: mysql or pgsql
 
 
 def find_sysbench() -> str:
@@ -46,6 +47,46 @@ def sysbench_version(binary: str) -> str:
     return out.stdout.strip().removeprefix("sysbench ").split(" ")[0] or "unknown"
 
 
+# --- what this sysbench accepts -------------------------------------------------------------
+
+_HELP_OPTION = re.compile(r"^\s+--([a-z][a-z0-9_-]*)(\[=on\|off\]|=\[?([A-Z]+))?")
+_RAND_TYPES = re.compile(r"--rand-type=\S+\s.*\{([a-z,]+)\}")
+
+
+def option_key(name: str) -> str:
+    """sysbench takes --read-percent for a script's read_percent: one spelling to compare."""
+    return name.replace("_", "-")
+
+
+def help_options(text: str) -> dict[str, str]:
+    """The options a help text lists, with the kind of value each takes: N, SIZE, STRING,
+    LIST, FILENAME, or bool for on|off."""
+    found = {}
+    for line in text.splitlines():
+        if m := _HELP_OPTION.match(line):
+            found[option_key(m.group(1))] = "bool" if m.group(2) == "[=on|off]" else m.group(3)
+    return found
+
+
+def help_rand_types(text: str) -> tuple[str, ...]:
+    m = _RAND_TYPES.search(text)
+    return tuple(m.group(1).split(",")) if m else ()
+
+
+def value_problem(value: Scalar, kind: str | None) -> str | None:
+    """Why a value does not suit an option of this kind, or None."""
+    if kind == "bool":
+        if isinstance(value, bool) or str(value).lower() in ("on", "off"):
+            return None
+        return "expects true or false"
+    if kind == "N" and (isinstance(value, bool) or not isinstance(value, int | float)):
+        try:
+            float(str(value))
+        except ValueError:
+            return "expects a number"
+    return None
+
+
 def command(
     binary: str,
     test: str,
@@ -58,22 +99,26 @@ def command(
     seconds: int | None = None,
     report_interval: int | None = None,
     rand_type: str = "uniform",
+    rand_pareto_h: float | None = None,
     options: dict[str, Scalar] | None = None,
 ) -> list[str]:
+    driver = target.driver
     args = [
         binary,
         test,
-        "--db-driver=mysql",
-        f"--mysql-host={target.host}",
-        f"--mysql-port={target.port}",
-        f"--mysql-user={target.user}",
-        f"--mysql-password={target.password}",
-        f"--mysql-db={target.database}",
+        f"--db-driver={driver}",
+        f"--{driver}-host={target.host}",
+        f"--{driver}-port={target.port}",
+        f"--{driver}-user={target.user}",
+        f"--{driver}-password={target.password}",
+        f"--{driver}-db={target.database}",
         f"--tables={tables}",
         f"--table-size={table_size}",
         f"--threads={threads}",
         f"--rand-type={rand_type}",
     ]
+    if rand_pareto_h is not None:
+        args.append(f"--rand-pareto-h={rand_pareto_h}")
     if seconds is not None:
         args += [f"--time={seconds}", "--events=0"]
     if report_interval is not None:

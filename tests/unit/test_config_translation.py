@@ -1,3 +1,4 @@
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,9 @@ from oltplab.engines.config import (
     describe_mismatch,
     expected_variables,
     intent_settings,
+    postgres_server_settings,
     render_cnf,
+    render_postgresql_conf,
     server_settings,
 )
 from oltplab.spec import parse_spec
@@ -159,3 +162,47 @@ def test_sizes_and_booleans_compare_the_way_the_server_prints_them():
     assert check_variables(
         {"innodb_log_buffer_size": "64M"}, {"innodb_log_buffer_size": "16777216"}
     )
+
+
+def test_postgresql_gets_the_intent_in_its_own_terms():
+    tier = intent('buffer_pool = "256M"\nflush_log_at_trx_commit = 2\ndoublewrite = false\n')
+    settings = intent_settings("postgresql", "15.18", tier)
+    by_option = {s.option: s for s in settings}
+    assert {o: s.value for o, s in by_option.items()} == {
+        "shared_buffers": "262144kB",
+        "max_wal_size": "4096MB",
+        "synchronous_commit": False,
+        "full_page_writes": False,
+        "max_connections": tier.max_connections,
+        "wal_level": "replica",
+    }
+    # Checked against pg_settings read with its units applied: bytes.
+    assert expected_variables(settings)["shared_buffers"] == str(256 * M)
+    assert expected_variables(settings)["max_wal_size"] == str(4 * G)
+    assert not any(s.option.startswith(("innodb", "query_cache", "sync_binlog")) for s in settings)
+
+
+def test_postgresql_without_binlog_logs_minimally_and_conf_quotes_strings():
+    tier = intent("binlog = false\n[config.extra.postgresql]\nrandom_page_cost = 1.1\n")
+    settings = intent_settings("postgresql", "15.18", tier)
+    paths = ServerPaths(
+        basedir=Path("/b"),
+        datadir=Path("/d"),
+        socket=Path("/s o"),
+        port=5433,
+        pid_file=Path("/p.pid"),
+        error_log=Path("/e"),
+        tmpdir=Path("/t"),
+        lc_messages_dir=None,
+        run_as=None,
+    )
+    text = render_postgresql_conf("pg", "small", postgres_server_settings(paths), settings)
+    assert "wal_level = 'minimal'\nmax_wal_senders = 0\n" in text
+    assert "unix_socket_directories = '/s o'" in text and "port = 5433" in text
+    assert text.rstrip().endswith("random_page_cost = 1.1")
+
+
+def test_max_wal_size_holds_two_wal_segments_at_least():
+    small = replace(intent(), redo_capacity=8 * M)
+    settings = intent_settings("postgresql", "15.18", small)
+    assert expected_variables(settings)["max_wal_size"] == str(32 * M)

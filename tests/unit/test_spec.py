@@ -7,6 +7,9 @@ from oltplab.spec import cell_definition_digest, load_spec, parse_spec
 
 ROOT = Path(__file__).parent.parent.parent
 ENGINE = 'engines = [{name = "mysql-8.0.31"}]\n'
+# cell_definition_digest of the default workload at threads [1, 2], as computed before
+# workloads could be mixes or scripts.
+OLD_DIGEST = "b4e3de706bb1754faedca0cf988b68463321e26528055cf83585514298838ccb"
 
 
 @pytest.mark.parametrize("name", ["quick.toml", "percona-2026.toml", "repeated.toml"])
@@ -42,6 +45,41 @@ def test_default_tier_is_named_after_the_buffer_pool_and_max_connections_fit_the
     spec = parse_spec(ENGINE + "[protocol]\nthreads = [1, 300]\n", "t.toml")
     assert [t.name for t in spec.tier_list] == ["128M"]
     assert spec.resolve(spec.tier_list[0]).max_connections == 332
+
+
+def test_workloads_are_tests_mixes_or_scripts_with_their_own_distribution(tmp_path):
+    (tmp_path / "mine.lua").write_text("-- a script\n")
+    spec = load_spec_text(
+        tmp_path,
+        ENGINE + 'workloads = ["oltp_read_write", "oltp_point_select", "write-intensive",'
+        ' {read_percent = 90}, {test = "oltp_read_write", rand_type = "pareto",'
+        ' rand_pareto_h = 0.3}, {script = "mine.lua", read_only = true,'
+        " options = {point_selects = 3}}]\n",
+    )
+    by_name = {w.name: w for w in spec.workloads}
+    assert list(by_name) == [
+        "oltp_read_write",
+        "oltp_point_select",
+        "write-intensive",
+        "mix-90-10",
+        "oltp_read_write-pareto",
+        "mine",
+    ]
+    assert by_name["write-intensive"].run_options() == {"read-percent": 20, "write-percent": 80}
+    assert by_name["oltp_point_select"].reads_only and not by_name["oltp_read_write"].reads_only
+    assert by_name["mine"].script == tmp_path / "mine.lua" and by_name["mine"].reads_only
+    assert by_name["oltp_read_write-pareto"].rand_pareto_h == 0.3
+
+
+def load_spec_text(folder: Path, text: str):
+    (folder / "s.toml").write_text(text)
+    return load_spec(folder / "s.toml")
+
+
+def test_a_plain_workload_keeps_the_definition_digest_it_had():
+    # Digest of this cell before workloads could be mixes or scripts (results stay resumable).
+    spec = parse_spec(ENGINE + "[protocol]\nthreads = [1, 2]\n", "t.toml")
+    assert cell_definition_digest(spec, "mysql-8.0.31", "128M", "oltp_read_write") == (OLD_DIGEST)
 
 
 def test_cell_definition_changes_with_what_the_numbers_depend_on():
@@ -81,7 +119,10 @@ def test_cell_definition_changes_with_what_the_numbers_depend_on():
             'engines = [{name = "x", source = {ftp = "y"}}]',
             "engines[0].source: expected exactly one of the keys",
         ),
-        (ENGINE + 'workloads = ["oltp_nonsense"]', "workloads[0].name: Input should be"),
+        (
+            ENGINE + 'workloads = ["oltp_nonsense"]',
+            "workloads[0]: workload 'oltp_nonsense': not a sysbench test (oltp_read_write",
+        ),
         (
             ENGINE + '[[workloads]]\nname = "oltp_read_only"\noptions = {threads = 4}',
             "option 'threads' is set by oltplab",
@@ -93,6 +134,38 @@ def test_cell_definition_changes_with_what_the_numbers_depend_on():
         (
             'engines = [{name = "mysql-8.0.31"}, {name = "mysql-8.0.31"}]',
             "engines: duplicate name 'mysql-8.0.31'",
+        ),
+        (
+            ENGINE + 'workloads = ["balanced", {name = "balanced", read_percent = 40}]',
+            "workloads: duplicate name 'balanced'",
+        ),
+        (
+            ENGINE + "workloads = [{read_percent = 70, write_percent = 20}]",
+            "read_percent and write_percent must add up to 100 (got 70 and 20)",
+        ),
+        (
+            ENGINE + "workloads = [{read_percent = 120}]",
+            "workloads[0].read_percent: Input should be less than or equal to 100 (got 120)",
+        ),
+        (
+            ENGINE + 'workloads = [{test = "oltp_read_write", script = "x.lua"}]',
+            "give only one of test or script",
+        ),
+        (
+            ENGINE + 'workloads = [{test = "oltp_insert", read_only = true}]',
+            "read_only is only for scripts",
+        ),
+        (
+            ENGINE + 'workloads = [{test = "oltp_read_write", options = {rand_type = "pareto"}}]',
+            "option 'rand_type': set it as the workload's rand_type key",
+        ),
+        (
+            ENGINE + 'workloads = [{test = "oltp_read_write", options = {table_size = 5}}]',
+            "option 'table_size' is set by oltplab and cannot be overridden",
+        ),
+        (
+            ENGINE + 'workloads = [{test = "oltp_read_write", rand_type = "lognormal"}]',
+            "workloads[0].rand_type: Input should be 'uniform', 'gaussian'",
         ),
     ],
 )

@@ -106,6 +106,14 @@ class Dataset:
             found, key=lambda t: (self.tier_sizes.get(t) is None, self.tier_sizes.get(t) or 0, t)
         )
 
+    @property
+    def workloads(self) -> dict[str, dict[str, Any]]:
+        """What each workload ran (test or script, mix, distribution), from run.json."""
+        found: dict[str, dict[str, Any]] = {}
+        for record in self.run_records.values():
+            found.update(record.get("workloads", {}))
+        return found
+
     def engine_names(self) -> list[str]:
         return sorted(self.engines, key=self.engine_order)
 
@@ -131,6 +139,7 @@ ENGINE_METRICS = frozenset(
     {
         "server_cpu_seconds",
         "Innodb_os_log_written",
+        "pg_stat_wal.wal_bytes",
         "Threads_running",
         "history_list_length",
         "checkpoint_age",
@@ -155,8 +164,9 @@ def _tier_size(tier: str, variables: dict[tuple[str, str], dict[str, str]]) -> i
     except ValueError:
         pass
     for (_, name), values in variables.items():
-        if name == tier and "innodb_buffer_pool_size" in values:
-            return int(values["innodb_buffer_pool_size"])
+        pool = values.get("innodb_buffer_pool_size", values.get("shared_buffers"))
+        if name == tier and pool and pool.isdigit():
+            return int(pool)
     return None
 
 

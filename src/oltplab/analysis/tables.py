@@ -125,6 +125,17 @@ def comparison(
     return compare(sample[a], sample[b], paired=dataset.paired, label=f"{a}|{b}")
 
 
+def dbms(family: str) -> str:
+    """MySQL, MariaDB and Percona Server are one kind of server; PostgreSQL another."""
+    return "PostgreSQL" if family == "postgresql" else "MySQL-family"
+
+
+def cross_family(dataset: Dataset, engines: list[str]) -> str | None:
+    """ "MySQL-family vs PostgreSQL" when these engines are different kinds of server."""
+    kinds = sorted({dbms(dataset.engines[e].family) for e in engines if e in dataset.engines})
+    return " vs ".join(kinds) if len(kinds) > 1 else None
+
+
 # --- version progression ------------------------------------------------------------------
 
 
@@ -306,6 +317,8 @@ def findings(
                     f", {diff_pct(tps, here[1][1][1]):+.1f}% ahead of {here[1][0]} "
                     f"({here[1][1][1]:,.0f} TPS)"
                 )
+                if kinds := cross_family(dataset, [leader, here[1][0]]):
+                    detail += f" (cross-family: {kinds})"
             out.append(Finding("leader", scenario, tier, leader, tps, detail))
             top = max(dataset.threads(scenario, tier))
             for engine, (peak_threads, peak) in sorted(
@@ -458,6 +471,7 @@ def _close_engines(dataset: Dataset, found: dict[Point, Value], close_pct: float
             abs(diff_pct(by_engine[a][k], by_engine[b][k])) for k in common if by_engine[b][k]
         )
         if widest < close_pct:
+            kinds = cross_family(dataset, [a, b])
             out.append(
                 Finding(
                     "close-engines",
@@ -465,7 +479,8 @@ def _close_engines(dataset: Dataset, found: dict[Point, Value], close_pct: float
                     "all",
                     f"{a} ~ {b}",
                     widest,
-                    f"within {widest:.1f}% of each other in all {len(common)} common points",
+                    f"within {widest:.1f}% of each other in all {len(common)} common points"
+                    + (f" (cross-family: {kinds})" if kinds else ""),
                 )
             )
     return out

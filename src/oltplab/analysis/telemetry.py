@@ -6,7 +6,7 @@ transactions sysbench counted in them:
 - CPU microseconds per transaction: the server process's user + system time (all threads);
 - context switches per transaction: the host's (vmstat cs), sysbench's included;
 - KB read and written per transaction: the host's disks (iostat);
-- redo bytes per transaction: Innodb_os_log_written.
+- redo bytes per transaction: Innodb_os_log_written (PostgreSQL: pg_stat_wal.wal_bytes).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Any
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.tables import cell_sample
 from oltplab.stats import jitter, stalls
+
+REDO_METRICS = frozenset({("engine", "Innodb_os_log_written"), ("engine", "pg_stat_wal.wal_bytes")})
 
 Series = list[tuple[int, float]]
 Metric = tuple[str, str]
@@ -75,7 +77,8 @@ def per_operation(dataset: Dataset, cell: CellRecord) -> PerOperation | None:
         context_switches=per_txn(lambda m: m == ("vmstat", "cs")),
         kb_read=per_txn(lambda m: m[0] == "iostat" and m[1].endswith(":rMB/s"), 1024),
         kb_written=per_txn(lambda m: m[0] == "iostat" and m[1].endswith(":wMB/s"), 1024),
-        redo_bytes=per_txn(engine("Innodb_os_log_written")),
+        # The redo log's bytes; PostgreSQL's WAL is its counterpart.
+        redo_bytes=per_txn(lambda m: m in REDO_METRICS),
     )
 
 

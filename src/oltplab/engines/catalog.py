@@ -58,5 +58,13 @@ CATALOG: dict[str, CatalogEntry] = {
             {"debian": "mariadb-server-core"},
             "Debian's MariaDB 10.11 package, run as a private instance",
         ),
+        CatalogEntry(
+            "postgresql-15",
+            "postgresql",
+            "15",
+            {"debian": "postgresql-15"},
+            "Debian's PostgreSQL 15 package (unpacked into the cache unless installed), "
+            "run as a private instance",
+        ),
     )
 }

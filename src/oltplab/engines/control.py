@@ -1,4 +1,8 @@
-"""Control queries over one connection: version, variables, status, the benchmark user."""
+"""Control queries over one connection: version, variables, status, the benchmark user.
+
+`Control` speaks to MySQL-family servers, `PostgresControl` to PostgreSQL; both answer
+the same questions, so the runner and the telemetry probe need not know which it is.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,9 @@ import contextlib
 from pathlib import Path
 from types import TracebackType
 
+import psycopg
 import pymysql
+from psycopg import sql
 
 from oltplab.errors import EngineError
 
@@ -85,6 +91,119 @@ class Control:
                 (user, client, password),
             )
             self.execute("GRANT ALL PRIVILEGES ON sbtest.* TO %s@%s", (user, client))
+
+
+# pg_settings units that are amounts of memory, in bytes.
+_MEMORY_UNITS = {"B": 1, "kB": 1024, "8kB": 8192, "16kB": 16384, "MB": 1024**2, "GB": 1024**3}
+# Counters from PostgreSQL's statistics views, named view.column: per-second rates in the
+# telemetry, like MySQL's Com_* and Innodb_* counters.
+_POSTGRES_STATUS = (
+    "SELECT 'pg_stat_database.' || c, v FROM (SELECT"
+    " sum(xact_commit) AS xact_commit, sum(xact_rollback) AS xact_rollback,"
+    " sum(blks_read) AS blks_read, sum(blks_hit) AS blks_hit,"
+    " sum(tup_returned) AS tup_returned, sum(tup_fetched) AS tup_fetched,"
+    " sum(tup_inserted) AS tup_inserted, sum(tup_updated) AS tup_updated,"
+    " sum(tup_deleted) AS tup_deleted, sum(deadlocks) AS deadlocks,"
+    " sum(temp_bytes) AS temp_bytes FROM pg_stat_database) s,"
+    " LATERAL (VALUES ('xact_commit', xact_commit), ('xact_rollback', xact_rollback),"
+    " ('blks_read', blks_read), ('blks_hit', blks_hit), ('tup_returned', tup_returned),"
+    " ('tup_fetched', tup_fetched), ('tup_inserted', tup_inserted),"
+    " ('tup_updated', tup_updated), ('tup_deleted', tup_deleted), ('deadlocks', deadlocks),"
+    " ('temp_bytes', temp_bytes)) AS t(c, v)"
+    " UNION ALL SELECT 'pg_stat_bgwriter.' || c, v FROM pg_stat_bgwriter,"
+    " LATERAL (VALUES ('checkpoints_timed', checkpoints_timed),"
+    " ('checkpoints_req', checkpoints_req), ('buffers_checkpoint', buffers_checkpoint),"
+    " ('buffers_clean', buffers_clean), ('buffers_backend', buffers_backend)) AS t(c, v)"
+    " UNION ALL SELECT 'pg_stat_wal.' || c, v FROM pg_stat_wal,"
+    " LATERAL (VALUES ('wal_records', wal_records), ('wal_fpi', wal_fpi),"
+    " ('wal_bytes', wal_bytes), ('wal_buffers_full', wal_buffers_full)) AS t(c, v)"
+    # Sessions running a statement, as MySQL's Threads_running counts them.
+    " UNION ALL SELECT 'Threads_running', count(*) FILTER (WHERE state = 'active')"
+    " FROM pg_stat_activity WHERE backend_type = 'client backend'"
+    " UNION ALL SELECT 'Threads_connected', count(*)"
+    " FROM pg_stat_activity WHERE backend_type = 'client backend'"
+)
+
+
+class PostgresControl:
+    """A superuser connection to a private PostgreSQL instance over its unix socket."""
+
+    def __init__(self, *, socket_dir: Path, port: int, timeout: float = 10) -> None:
+        try:
+            self._conn = psycopg.connect(
+                host=str(socket_dir),
+                port=port,
+                user="postgres",
+                dbname="postgres",
+                connect_timeout=max(1, int(timeout)),
+                autocommit=True,
+            )
+        except psycopg.Error as exc:
+            raise EngineError(
+                f"cannot connect to {socket_dir} port {port} as postgres: {_first_line(exc)}"
+            ) from None
+
+    def __enter__(self) -> PostgresControl:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            self._conn.close()
+
+    def rows(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        try:
+            with self._conn.cursor() as cursor:
+                cursor.execute(sql, args or None)  # type: ignore[arg-type]
+                return list(cursor.fetchall()) if cursor.description else []
+        except psycopg.Error as exc:
+            raise EngineError(f"PostgreSQL: {_first_line(exc)}") from None
+
+    def execute(self, sql: str, args: tuple[object, ...] = ()) -> None:
+        self.rows(sql, args)
+
+    def version(self) -> str:
+        """ "15.18" from "15.18 (Debian 15.18-0+deb12u1)"."""
+        return str(self.rows("SHOW server_version")[0][0]).split()[0]
+
+    def variables(self) -> dict[str, str]:
+        """pg_settings, memory settings in bytes (shared_buffers 16384 x 8kB -> 134217728)."""
+        found = {}
+        for name, value, unit in self.rows("SELECT name, setting, unit FROM pg_settings"):
+            text = "" if value is None else str(value)
+            if unit in _MEMORY_UNITS and text.lstrip("-").isdigit() and int(text) >= 0:
+                text = str(int(text) * _MEMORY_UNITS[str(unit)])
+            found[str(name)] = text
+        return found
+
+    def status(self) -> dict[str, str]:
+        return {str(k): "" if v is None else str(v) for k, v in self.rows(_POSTGRES_STATUS)}
+
+    def create_benchmark_user(
+        self, user: str, password: str, *, native_password: bool, clients: tuple[str, ...] = ("%",)
+    ) -> None:
+        """The role sysbench logs in as (scram over TCP, as initdb was told) and its database.
+        native_password and clients are MySQL's; initdb's pg_hba.conf already limits TCP
+        logins to this machine."""
+        # A failing statement would be copied into the server log, password and all.
+        self.execute("SET log_min_error_statement = panic")
+        exists = self.rows("SELECT 1 FROM pg_roles WHERE rolname = %s", (user,))
+        # DDL takes no bound parameters: the password goes in as a quoted literal.
+        role = sql.SQL("{} ROLE {} LOGIN PASSWORD {}").format(
+            sql.SQL("ALTER" if exists else "CREATE"), sql.Identifier(user), sql.Literal(password)
+        )
+        self.execute(role.as_string(self._conn))
+        if not self.rows("SELECT 1 FROM pg_database WHERE datname = 'sbtest'"):
+            owner = sql.Identifier(user).as_string(self._conn)
+            self.execute(f"CREATE DATABASE sbtest OWNER {owner}")
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def format_pairs(values: dict[str, str]) -> str:

@@ -11,6 +11,7 @@ import getpass
 import hashlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -104,6 +105,7 @@ class PrivateInstance:
     """One engine process on its own datadir, port and socket."""
 
     host = "127.0.0.1"
+    stop_signal = signal.SIGTERM  # a clean shutdown
 
     def __init__(self, distribution: Distribution, layout: Layout) -> None:
         self.distribution = distribution
@@ -146,7 +148,7 @@ class PrivateInstance:
         dist = self.distribution
         cnf = f"--defaults-file={self.layout.cnf}"
         if dist.family != "mariadb":
-            return [str(dist.mysqld), cnf, "--initialize-insecure"]
+            return [str(dist.server), cnf, "--initialize-insecure"]
         if dist.install_db is None:
             raise EngineError(f"engine {dist.engine}: no mariadb-install-db script found")
         return [
@@ -186,14 +188,19 @@ class PrivateInstance:
         except OSError:
             return 0
 
+    def server_command(self) -> list[str]:
+        return [str(self.distribution.server), f"--defaults-file={self.layout.cnf}"]
+
+    def server_output(self) -> Path:
+        """Where the server's stdout and stderr go (its error log is a file of its own)."""
+        return self.layout.work / "mysqld.out"
+
     def start(self, port: int, timeout: float) -> None:
         self.port = self.client_port = port
         self._log_offset = self._log_size()
-        output = (self.layout.work / "mysqld.out").open("ab")
+        output = self.server_output().open("ab")
         try:
-            self.process = spawn(
-                [str(self.distribution.mysqld), f"--defaults-file={self.layout.cnf}"], stdout=output
-            )
+            self.process = spawn(self.server_command(), stdout=output)
         finally:
             output.close()
         self._wait_ready(timeout)
@@ -239,7 +246,7 @@ class PrivateInstance:
         """Clean shutdown; SIGKILL after timeout. True when it shut down cleanly."""
         if self.process is None:
             return True
-        clean = terminate(self.process, timeout)
+        clean = terminate(self.process, timeout, self.stop_signal)
         self.process = None
         return clean
 

@@ -51,14 +51,14 @@ def place_on(distribution: Distribution, host: SshHost) -> Distribution:
     remote = replace(
         distribution,
         basedir=rebased(distribution.basedir),  # type: ignore[arg-type]
-        mysqld=rebased(distribution.mysqld),  # type: ignore[arg-type]
+        server=rebased(distribution.server),  # type: ignore[arg-type]
         install_db=rebased(distribution.install_db),
         messages_dir=rebased(distribution.messages_dir),
     )
-    found = host.run(["sha256sum", str(remote.mysqld)], timeout=120)
+    found = host.run(["sha256sum", str(remote.server)], timeout=120)
     if found.returncode != 0 or found.stdout.split()[:1] != [distribution.binary_sha256]:
         host.push_tree(top, remote_top)
-        found = host.run(["sha256sum", str(remote.mysqld)], timeout=120)
+        found = host.run(["sha256sum", str(remote.server)], timeout=120)
         if found.stdout.split()[:1] != [distribution.binary_sha256]:
             raise EngineError(
                 f"engine {distribution.engine}: the server binary copied to host {host.name} "
@@ -163,7 +163,7 @@ class RemoteInstance(PrivateInstance):
     def start(self, port: int, timeout: float) -> None:
         self.port = self.client_port = port
         self._log_offset = self._log_size()
-        server = [str(self.distribution.mysqld), f"--defaults-file={self.layout.cnf}"]
+        server = [str(self.distribution.server), f"--defaults-file={self.layout.cnf}"]
         self.process = self.machine.spawn_held(server)
         self._forward_port = free_port()
         self._forward = self.machine.forward(self._forward_port, PurePosixPath(self.layout.socket))

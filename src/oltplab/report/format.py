@@ -27,8 +27,8 @@ def setting(name: str, value: str | None) -> str:
     """Byte sizes in MySQL's own spelling, everything else as the server printed it."""
     if value is None or value == "":
         return "-"
-    if (
-        name.endswith("_size") or name.endswith("_capacity") or name == "redo capacity"
-    ) and value.isdigit():
+    if (name.endswith(("_size", "_capacity", "_buffers")) or name == "redo capacity") and (
+        value.isdigit()
+    ):
         return format_size(int(value))
     return value

@@ -12,6 +12,7 @@ from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.tables import (
     Grid,
     Value,
+    cross_family,
     differences,
     findings,
     flagged,
@@ -68,11 +69,54 @@ KEY_SETTINGS = (
     "innodb_adaptive_hash_index",
     "transaction_isolation",
     "tx_isolation",
+    # PostgreSQL's own names for the intent (buffer pool, redo, durability, torn pages, log)
+    "shared_buffers",
+    "max_wal_size",
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "wal_level",
+    "checkpoint_timeout",
+    "server_encoding",
+)
+CROSS_FAMILY = (
+    "Cross-family comparison ({kinds}): the same sysbench workload and dataset through "
+    "each server's own driver (mysql, pgsql). One configuration intent is translated per "
+    "family (buffer pool = shared_buffers, redo capacity = max_wal_size, "
+    "flush_log_at_trx_commit = synchronous_commit, doublewrite = full_page_writes, binary "
+    "log = wal_level; section 2), so a difference measures two different servers with their "
+    "own storage engines and defaults, not one setting."
 )
 
 
-def scenario_title(scenario: str) -> str:
-    return SCENARIO_TITLES.get(scenario, scenario)
+def scenario_title(scenario: str, workloads: dict[str, dict[str, Any]] | None = None) -> str:
+    """ "Read-write, local", or a workload's name and place with what it runs:
+    "balanced, local (50% point selects / 50% index updates)"."""
+    short, _, where = scenario.rpartition("-")
+    title = SCENARIO_TITLES.get(scenario, f"{short}, {where}")
+    workload = {"rw": "oltp_read_write", "ro": "oltp_read_only"}.get(short, short)
+    detail = describe_workload(workload, (workloads or {}).get(workload, {}))
+    return f"{title} ({detail})" if detail else title
+
+
+def describe_workload(name: str, facts: dict[str, Any]) -> str:
+    """What a workload runs, in a few words; empty for a default test run as it comes."""
+    parts = []
+    if "read_percent" in facts:
+        parts.append(
+            f"{facts['read_percent']}% point selects / {facts['write_percent']}% index updates"
+        )
+    elif "script" in facts:
+        sha = str(facts.get("script_sha256", ""))[:12]
+        parts.append(f"script {Path(facts['script']).name}, sha256 {sha}")
+    elif facts.get("test", name) != name:
+        parts.append(str(facts["test"]))
+    rand_type = facts.get("rand_type", "uniform")
+    if rand_type != "uniform":
+        pareto_h = facts.get("rand_pareto_h")
+        parts.append(rand_type + (f" h={pareto_h}" if pareto_h is not None else ""))
+    parts += [f"{key}={value}" for key, value in facts.get("options", {}).items()]
+    return ", ".join(parts)
 
 
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -153,6 +197,19 @@ def _environment(dataset: Dataset) -> list[str]:
     out += table(
         ["engine", "family", "version", "SELECT VERSION()", "binary sha256", "source"], rows
     )
+    if dataset.workloads:
+        out += table(
+            ["workload", "runs", "rows picked", "options"],
+            [
+                [
+                    name,
+                    describe_workload("", {k: v for k, v in facts.items() if k not in _PICKING}),
+                    _picking(facts),
+                    ", ".join(f"{k}={v}" for k, v in facts.get("options", {}).items()) or "-",
+                ]
+                for name, facts in dataset.workloads.items()
+            ],
+        )
     for text in dataset.specs:
         try:
             spec: dict[str, Any] = tomllib.loads(text)
@@ -172,6 +229,14 @@ def _environment(dataset: Dataset) -> list[str]:
         )
         out.append("")
     return out
+
+
+_PICKING = ("rand_type", "rand_pareto_h", "options")
+
+
+def _picking(facts: dict[str, Any]) -> str:
+    pareto_h = facts.get("rand_pareto_h")
+    return str(facts.get("rand_type", "uniform")) + (f" (h={pareto_h})" if pareto_h else "")
 
 
 def _run_records(dataset: Dataset) -> list[str]:
@@ -274,12 +339,14 @@ def _results(dataset: Dataset) -> list[str]:
         "† marks a value with a validity flag (see section 10).",
         "",
     ]
+    if kinds := cross_family(dataset, dataset.engine_names()):
+        out += [CROSS_FAMILY.format(kinds=kinds), ""]
     by_metric = {m: {(g.scenario, g.tier): g for g in grids(dataset, m)} for m in METRIC_TITLES}
     failed = {
         (c.scenario, c.tier, c.engine, c.threads) for c in dataset.cells if c.status == "failed"
     }
     for scenario in dataset.scenarios:
-        out += [f"### {scenario_title(scenario)}", ""]
+        out += [f"### {scenario_title(scenario, dataset.workloads)}", ""]
         for tier in dataset.tiers(scenario):
             for metric, title in METRIC_TITLES.items():
                 grid = by_metric[metric].get((scenario, tier))
@@ -344,7 +411,7 @@ def _differences(dataset: Dataset, options: ReportOptions) -> list[str]:
     for scenario in dataset.scenarios:
         mine = [r for r in rows if r.scenario == scenario]
         if mine:
-            out += [f"### {scenario_title(scenario)}", ""]
+            out += [f"### {scenario_title(scenario, dataset.workloads)}", ""]
             out += table(
                 [
                     "Comparison",
@@ -393,6 +460,8 @@ def _relative(dataset: Dataset, options: ReportOptions, charts: list[Path]) -> l
     for (scenario, tier), table_ in relative(dataset, base).items():
         threads = dataset.threads(scenario, tier)
         out += [f"**{scenario}, tier {tier}**", ""]
+        if kinds := cross_family(dataset, list(table_)):
+            out += [f"Cross-family ({kinds}): see section 3.", ""]
         out += _chart(charts, f"relative_{scenario}_{safe_name(tier)}")
         out += table(
             ["Engine", *(f"{t}t" for t in threads)],
@@ -489,6 +558,8 @@ def _pairwise(dataset: Dataset, options: ReportOptions) -> list[str]:
     out = [f"## 9. Pairwise comparison: {subject} against {against}", ""]
     for pair in pairwise(dataset, subject, chosen):
         engines = [subject, *pair.others]
+        if kinds := cross_family(dataset, engines):
+            out += [f"Cross-family ({kinds}): see section 3.", ""]
         out += [f"**QPS, {pair.scenario}, tier {pair.tier}**", ""]
         out += table(
             ["Threads", *engines],

@@ -19,7 +19,7 @@ from typing import Any
 
 import pymysql
 
-from oltplab.engines.control import Control
+from oltplab.engines.control import Control, PostgresControl
 from oltplab.errors import EngineError
 
 # Counters kept as per-second rates (when they moved at all during the cell).
@@ -39,6 +39,7 @@ COUNTER_PREFIXES = (
     "Innodb_row_lock_",
     "Innodb_dblwr_",
     "Created_tmp_",
+    "pg_stat_",  # PostgreSQL's statistics views, as PostgresControl names them
 )
 # Levels kept as they are.
 GAUGES = frozenset(
@@ -102,7 +103,11 @@ class EngineProbe(threading.Thread):
     """Samples one engine every second on its own connection until stopped."""
 
     def __init__(
-        self, connect: Callable[[], Control], pid: int | None, output: Path, reference: float
+        self,
+        connect: Callable[[], Control | PostgresControl],
+        pid: int | None,
+        output: Path,
+        reference: float,
     ) -> None:
         super().__init__(name="oltplab-engine-probe", daemon=True)
         self._connect = connect
@@ -123,10 +128,12 @@ class EngineProbe(threading.Thread):
         except (EngineError, pymysql.MySQLError, OSError) as exc:
             self.error = str(exc.args[-1] if isinstance(exc, pymysql.MySQLError) else exc)
 
-    def _sample_until_stopped(self, control: Control, sink: Any) -> None:
-        metrics = _enabled_metrics(control)
+    def _sample_until_stopped(self, control: Control | PostgresControl, sink: Any) -> None:
+        # InnoDB's metrics and status are MySQL-family things; PostgreSQL's status has its own.
+        mysql_family = isinstance(control, Control)
+        metrics = _enabled_metrics(control) if mysql_family else []
         previous: dict[str, Any] = {}
-        needs_innodb_status: bool | None = None
+        needs_innodb_status: bool | None = None if mysql_family else False
         tick = 0
         while not self._stopping.is_set():
             status = _numeric(control.status())

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from oltplab.engines.endpoint import Endpoint
 from oltplab.engines.launcher import PrivateInstance
+from oltplab.engines.postgres import PostgresInstance
 from oltplab.errors import EngineError
 from oltplab.hosts import Host
 
@@ -48,6 +49,8 @@ def engine_summary(server: PrivateInstance | Endpoint, output: Path) -> str | No
     An endpoint's password goes through an option file only we can read, never the
     command line (which any user can list).
     """
+    if isinstance(server, PostgresInstance):
+        return None  # a MySQL tool; PostgreSQL's settings are in the .vars.txt file
     machine = server.machine if isinstance(server, PrivateInstance) else Host()
     if not machine.has("pt-mysql-summary"):
         return "pt-mysql-summary not installed"
