@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything oltplab needs on a fresh Debian machine (run as root, or with sudo
 # available): sysbench, the OS telemetry tools, the libraries MySQL binaries link to,
-# Debian's MariaDB server binaries (no service is started), Maven to fetch engine
-# distributions, Chromium for the HTML report's browser tests (Playwright drives it; it
+# Debian's MariaDB server binaries (no service is started), the libraries PostgreSQL 15
+# links to (its binaries are unpacked into oltplab's cache, no cluster is created), Maven
+# to fetch engine distributions, Chromium for the HTML report's browser tests (Playwright drives it; it
 # never downloads a browser of its own), sshd and Toxiproxy binaries for the network tests
 # (into oltplab's cache, no service), and oltplab itself with its test dependencies.
 set -euo pipefail
@@ -30,6 +31,15 @@ if [ "${#missing[@]}" -gt 0 ]; then
   done
   # mariadb-server-core holds the binaries only: no database service is installed or started.
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
+
+# PostgreSQL: installing Debian's server package would create and start a system cluster,
+# which is not ours to start. oltplab unpacks the package's files into its cache instead
+# (apt-get download), so only the libraries the server links to are installed here.
+if [ ! -x /usr/lib/postgresql/15/bin/postgres ]; then
+  apt-cache show postgresql-15 >/dev/null 2>&1 || as_root apt-get update -q
+  mapfile -t pg_libraries < <(apt-cache depends postgresql-15 | awk '/Depends: lib/ {print $2}' | sort -u)
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${pg_libraries[@]}" tzdata
 fi
 
 # The network tests run a throwaway sshd inside a network namespace. Its binary is unpacked

@@ -39,6 +39,9 @@ FAMILIES = {
     "percona": "percona-server",
     "percona-server": "percona-server",
     "ps": "percona-server",
+    "postgresql": "postgresql",
+    "postgres": "postgresql",
+    "pgsql": "postgresql",
 }
 
 
@@ -99,7 +102,7 @@ def import_tree(source: Path, ledger: Ledger) -> ImportReport:
             if family is None:
                 raise OltplabError(
                     f"{db_dir}: unknown database directory {db_dir.name!r}; "
-                    "expected mysql, mariadb or percona-server"
+                    "expected mysql, mariadb, percona-server or postgresql"
                 )
             for version_dir in sorted(p for p in db_dir.iterdir() if p.is_dir()):
                 _import_version(ledger, report, known, version_dir, family, scenario, workload)

@@ -9,7 +9,9 @@ from .conftest import cells, oltplab, spec_text
 
 pytestmark = pytest.mark.engine
 
-SCRIPTS = Path(__file__).parent.parent / "data" / "workloads"
+ROOT = Path(__file__).parent.parent.parent
+SCRIPTS = ROOT / "tests" / "data" / "workloads"
+EXAMPLE_SCRIPT = ROOT / "examples" / "scripts" / "sum_ranges.lua"
 
 
 def statement_counts(results: Path, engine: str, workload: str) -> dict[str, float]:
@@ -66,7 +68,7 @@ def test_mix_presets_give_their_share_of_selects_and_updates_on_mysql_and_mariad
 
 
 def test_distributions_and_a_custom_script_are_workloads_of_their_own(tmp_path):
-    (tmp_path / "mine.lua").write_text((SCRIPTS / "sum_ranges.lua").read_text())
+    (tmp_path / "mine.lua").write_text(EXAMPLE_SCRIPT.read_text())
     workloads = (
         '["oltp_read_write", {test = "oltp_read_write", rand_type = "pareto", '
         'rand_pareto_h = 0.3}, {script = "mine.lua", read_only = true, options = {sums = 3}}]'

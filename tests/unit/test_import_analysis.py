@@ -1,5 +1,7 @@
 """Golden tests: a hand-written tree imports into exact tables, flags and findings."""
 
+from pathlib import Path
+
 import pytest
 
 from oltplab.analysis.dataset import load
@@ -10,6 +12,7 @@ from oltplab.importers import import_tree, version_of
 from oltplab.ledger import Ledger
 from tests.golden import build_tree
 
+DATA = Path(__file__).parent.parent / "data" / "sysbench"
 MYSQL57, MYSQL80, MARIADB = "mysql-5.7.44", "mysql-8.0.45", "mariadb-10.11.16"
 
 
@@ -142,3 +145,20 @@ def test_flags_table_lists_every_flagged_cell(imported):
         ("ro-local", "8G", 4, "failed", "truncated"),
     ]
     assert rows[0]["reason"] == "empty file"
+
+
+def test_workload_folders_and_postgresql_import_as_their_own_scenarios(tmp_path):
+    recorded = (DATA / "rw_4th.sysbench.txt").read_text()
+    tree = tmp_path / "tree"
+    for folder in ("benchmark_logs_balanced/postgresql/15.18", "benchmark_logs/mysql/8.0.31"):
+        (tree / folder).mkdir(parents=True)
+        (tree / folder / "Tier2G_RW_4th.sysbench.txt").write_text(recorded)
+    ledger = Ledger.open(tmp_path / "results")
+    import_tree(tree, ledger)
+    ledger.close()
+    dataset = load([tmp_path / "results"])
+    assert dataset.scenarios == ["rw-local", "balanced-local"]
+    assert {(c.engine, c.family, c.workload) for c in dataset.cells} == {
+        ("postgresql-15.18", "postgresql", "balanced"),
+        ("mysql-8.0.31", "mysql", "oltp_read_write"),
+    }

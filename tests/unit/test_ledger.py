@@ -113,3 +113,20 @@ def test_a_ledger_of_schema_1_is_migrated_and_keeps_its_cells(tmp_path):
     assert row["key"] == A.key and row["notes"] == ""
     assert ledger.telemetry() == {}
     ledger.close()
+
+
+def test_schema_3_cells_of_other_workloads_become_scenarios_of_their_own(tmp_path):
+    ledger = Ledger.open(tmp_path)
+    point_select = Cell("e", "2G", "oltp_point_select", 4, 2, "ro-local")
+    default = Cell("e", "2G", "oltp_read_write", 4, 1, "rw-network")
+    ledger.register([(point_select, "d"), (default, "d")])
+    ledger.set_meta("schema_version", "3")
+    ledger.close()
+
+    ledger = Ledger.open(tmp_path)
+    by_workload = {row["workload"]: row for row in ledger.cells()}
+    ledger.close()
+    moved = by_workload["oltp_point_select"]
+    assert moved["scenario"] == "oltp_point_select-local"
+    assert moved["key"] == Cell("e", "2G", "oltp_point_select", 4, 2, moved["scenario"]).key
+    assert by_workload["oltp_read_write"]["key"] == default.key

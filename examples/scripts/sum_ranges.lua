@@ -1,5 +1,5 @@
--- A user's own workload for the tests: each event is --sums SELECT SUM() range queries
--- on the sbtest tables that oltp_common prepares.
+-- An example of your own workload: each event is --sums SELECT SUM() range queries
+-- on the sbtest tables that sysbench's oltp_common prepares.
 require("oltp_common")
 
 sysbench.cmdline.options.sums = {"SELECT SUM() queries per event", 2}

@@ -1,0 +1,77 @@
+"""Reliability under load on this 2-core machine: cells end on time, errors are counted."""
+
+import re
+import sqlite3
+from datetime import datetime
+
+import pytest
+
+from oltplab.sysbench import read_output
+
+from .conftest import oltplab, spec_text
+
+pytestmark = pytest.mark.engine
+
+GRACE = 60
+
+
+def ended_cells(results):
+    db = sqlite3.connect(f"file:{results / 'ledger.sqlite'}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
+    try:
+        return list(
+            db.execute(
+                "SELECT c.*, s.errors, s.tps FROM cells c LEFT JOIN summaries s"
+                " ON s.cell_id = c.id ORDER BY c.id"
+            )
+        )
+    finally:
+        db.close()
+
+
+def seconds_taken(cell) -> float:
+    started, finished = (datetime.fromisoformat(cell[k]) for k in ("started_at", "finished_at"))
+    return (finished - started).total_seconds()
+
+
+def test_512_threads_end_within_the_time_limit_with_errors_counted(tmp_path):
+    measure = 5
+    (tmp_path / "load.toml").write_text(
+        spec_text(["mysql-8.0.31", "postgresql-15"], threads=[512], measure=measure, warmup=0)
+        + f"sysbench_grace_seconds = {GRACE}\n"
+    )
+    result = oltplab("run", "load.toml", "--results", "out", cwd=tmp_path, timeout=600)
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    out = tmp_path / "out"
+    rows = ended_cells(out)
+    assert len(rows) == 2
+    for cell in rows:
+        assert cell["status"] in ("done", "failed"), dict(cell)
+        assert seconds_taken(cell) < measure + GRACE, dict(cell)
+        if cell["status"] == "failed":
+            assert cell["reason"], dict(cell)
+            continue
+        printed = read_output(out / cell["artifact"]).summary
+        assert cell["errors"] == printed.errors  # every ignored error counted, none dropped
+        assert ("errors" in cell["flags"].split(",")) == (printed.errors > 0)
+    # max_connections comes from the thread list: 512 + 32 for the probe and control.
+    for vars_file in out.glob("benchmark_logs/*/*/Tier128M_RW.vars.txt"):
+        assert "max_connections\t544\n" in vars_file.read_text(), vars_file
+
+
+def test_a_cell_that_overruns_its_window_is_killed_at_its_limit(tmp_path):
+    # Every event waits 60 s in the server: sysbench cannot stop at --time on its own.
+    (tmp_path / "stuck.lua").write_text(
+        'require("oltp_common")\n'
+        "function prepare_statements() end\n"
+        'function event() con:query("SELECT SLEEP(60)") end\n'
+    )
+    text = spec_text(["mariadb-10.11.5"], threads=[4], measure=2, warmup=0)
+    text = text.replace('workloads = ["oltp_read_write"]', 'workloads = [{script = "stuck.lua"}]')
+    (tmp_path / "s.toml").write_text(text + "sysbench_grace_seconds = 3\n")
+    result = oltplab("run", "s.toml", "--results", "out", cwd=tmp_path, timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [cell] = ended_cells(tmp_path / "out")
+    assert cell["status"] == "failed"
+    assert re.search(r"sysbench did not finish within [56] s and was killed", cell["reason"])
+    assert seconds_taken(cell) < 2 + 3 + 15
