@@ -566,7 +566,10 @@ def _warm_up(ctx: _Context, state: EngineState, session: Session, stem: Path, la
             continue
         ctx.display.phase(f"{label}: {name}", seconds)
         output = stem.with_name(f"{stem.name}_{name}.sysbench.txt")
-        args = _run_args(ctx, state, WorkloadSpec(name=test), protocol.warmup_threads, seconds)
+        # A warm-up runs with the options the spec gives its test, on the dataset's rows.
+        listed = {w.name: w.options for w in ctx.spec.workloads}
+        warm_up = WorkloadSpec(name=test, options=listed.get(test, {}))
+        args = _run_args(ctx, state, warm_up, protocol.warmup_threads, seconds)
         result = execute(
             args, output, seconds + protocol.sysbench_grace_seconds, ctx.display.advance
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 import psycopg
 import pymysql
@@ -17,7 +18,28 @@ from psycopg import sql
 from oltplab.errors import EngineError
 
 
-class Control:
+class _Connection:
+    """What both kinds of control connection share: a context manager over rows()."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def rows(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        raise NotImplementedError
+
+    def execute(self, sql: str, args: tuple[object, ...] = ()) -> None:
+        self.rows(sql, args)
+
+
+class Control(_Connection):
     """A root connection to a private instance (unix socket) or to an endpoint (TCP)."""
 
     def __init__(
@@ -46,14 +68,6 @@ class Control:
             # exc.args never holds the password, only the server's message.
             raise EngineError(f"cannot connect to {where} as {user}: {exc.args[-1]}") from None
 
-    def __enter__(self) -> Control:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     def close(self) -> None:
         with contextlib.suppress(pymysql.MySQLError):
             self._conn.close()
@@ -62,10 +76,6 @@ class Control:
         with self._conn.cursor() as cursor:
             cursor.execute(sql, args or None)
             return list(cursor.fetchall())
-
-    def execute(self, sql: str, args: tuple[object, ...] = ()) -> None:
-        with self._conn.cursor() as cursor:
-            cursor.execute(sql, args or None)
 
     def version(self) -> str:
         return str(self.rows("SELECT VERSION()")[0][0])
@@ -125,7 +135,7 @@ _POSTGRES_STATUS = (
 )
 
 
-class PostgresControl:
+class PostgresControl(_Connection):
     """A superuser connection to a private PostgreSQL instance over its unix socket."""
 
     def __init__(self, *, socket_dir: Path, port: int, timeout: float = 10) -> None:
@@ -143,14 +153,6 @@ class PostgresControl:
                 f"cannot connect to {socket_dir} port {port} as postgres: {_first_line(exc)}"
             ) from None
 
-    def __enter__(self) -> PostgresControl:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     def close(self) -> None:
         with contextlib.suppress(psycopg.Error):
             self._conn.close()
@@ -162,9 +164,6 @@ class PostgresControl:
                 return list(cursor.fetchall()) if cursor.description else []
         except psycopg.Error as exc:
             raise EngineError(f"PostgreSQL: {_first_line(exc)}") from None
-
-    def execute(self, sql: str, args: tuple[object, ...] = ()) -> None:
-        self.rows(sql, args)
 
     def version(self) -> str:
         """ "15.18" from "15.18 (Debian 15.18-0+deb12u1)"."""
