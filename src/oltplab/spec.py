@@ -33,7 +33,6 @@ from oltplab.errors import SpecError
 from oltplab.sizes import format_size, parse_size
 
 Family = Literal["mysql", "mariadb", "percona-server", "postgresql"]
-FAMILIES: tuple[str, ...] = ("mysql", "mariadb", "percona-server", "postgresql")
 Scalar = str | int | float | bool
 
 ByteSize = Annotated[
@@ -243,7 +242,6 @@ MIX_PRESETS: dict[str, tuple[int, int]] = {
     "balanced": (50, 50),
     "write-intensive": (20, 80),
 }
-RAND_TYPES = ("uniform", "gaussian", "special", "pareto", "zipfian")
 RandType = Literal["uniform", "gaussian", "special", "pareto", "zipfian"]
 Percent = Annotated[int, Field(ge=0, le=100)]
 

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.engine
 DEMO = Path(__file__).parent.parent.parent / "src" / "oltplab" / "specs" / "demo.toml"
 
 
-def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path):
+def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path, browser_page):
     demo = load_spec(DEMO)
     text = DEMO.read_text().replace(
         '[[engines]]\nname = "mariadb-10.11.5"\n',
@@ -66,6 +66,17 @@ def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path):
     assert "Cross-family comparison (MySQL-family vs PostgreSQL)" in results
     assert "| shared_buffers | - | - | 128M |" in md
     assert not processes_using(str(out / ".work" / "postgresql-15"))
+
+    page, errors = browser_page
+    page.goto((out / "report" / "report.html").as_uri())
+    page.wait_for_selector("#chart .main-svg")
+    note = page.locator("#cross-family")
+    assert note.is_visible()
+    assert note.text_content().startswith("Cross-family comparison (MySQL-family vs PostgreSQL)")
+    assert page.locator("#scenario option").first.text_content() == "Read-write, local"
+    page.locator("#engines input[value='postgresql-15']").uncheck()
+    assert not note.is_visible()  # MySQL and MariaDB alone are one family
+    assert errors == []
 
 
 def test_a_tier_postgresql_refuses_fails_its_cells_with_the_servers_reason(tmp_path):

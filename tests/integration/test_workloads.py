@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.spec import SYSBENCH_TESTS
+
 from .conftest import cells, oltplab, spec_text
 
 pytestmark = pytest.mark.engine
@@ -119,3 +121,21 @@ def test_a_broken_script_is_refused_with_one_line_naming_it(tmp_path):
         "line 5: ')' expected near '('"
     ], result.stderr
     assert not (tmp_path / "out").exists()  # refused before anything was provisioned
+
+
+@pytest.mark.parametrize("engine", ["mariadb-10.11.5", "postgresql-15"])
+def test_every_built_in_oltp_test_runs_with_its_options(tmp_path, engine):
+    others = ", ".join(f'"{test}"' for test in SYSBENCH_TESTS if test != "oltp_read_write")
+    listed = (
+        f"{others}, "
+        '{name = "oltp_read_write", options = {point_selects = 2, range_selects = false}}'
+    )
+    text = spec_text([engine], threads=[2], measure=2, warmup=0)
+    text = text.replace('workloads = ["oltp_read_write"]', f"workloads = [{listed}]")
+    (tmp_path / "all.toml").write_text(text)
+    result = oltplab("run", "all.toml", "--results", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = cells(tmp_path / "out")
+    assert {r["workload"] for r in rows if r["status"] == "done"} == set(SYSBENCH_TESTS)
+    log = (tmp_path / "out" / "oltplab.log").read_text()
+    assert "--point_selects=2 --range_selects=off" in log

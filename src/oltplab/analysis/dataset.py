@@ -98,7 +98,14 @@ class Dataset:
     def scenarios(self) -> list[str]:
         order = ["rw-local", "ro-local", "rw-network", "ro-network"]
         found = {c.scenario for c in self.cells}
-        return [s for s in order if s in found] + sorted(found - set(order))
+        # Other workloads in the order the spec listed them, then by name.
+        listed = {
+            f"{name}-{where}": i
+            for i, name in enumerate(self.workloads)
+            for where in ("local", "network")
+        }
+        rest = sorted(found - set(order), key=lambda s: (listed.get(s, len(listed)), s))
+        return [s for s in order if s in found] + rest
 
     def tiers(self, scenario: str | None = None) -> list[str]:
         found = {c.tier for c in self.cells if scenario in (None, c.scenario)}
@@ -112,7 +119,7 @@ class Dataset:
         found: dict[str, dict[str, Any]] = {}
         for record in self.run_records.values():
             found.update(record.get("workloads", {}))
-        return found
+        return dict(sorted(found.items(), key=lambda item: item[1].get("position", 0)))
 
     def engine_names(self) -> list[str]:
         return sorted(self.engines, key=self.engine_order)

@@ -1,8 +1,27 @@
-"""Numbers the way the reference report prints them."""
+"""Numbers and labels the way the report prints them (Markdown and HTML alike)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from oltplab.sizes import format_size
+
+SCENARIO_TITLES = {
+    "rw-local": "Read-write, local",
+    "ro-local": "Read-only, local",
+    "rw-network": "Read-write, network",
+    "ro-network": "Read-only, network",
+}
+
+CROSS_FAMILY = (
+    "Cross-family comparison ({kinds}): the same sysbench workload and dataset through "
+    "each server's own driver (mysql, pgsql). One configuration intent is translated per "
+    "family (buffer pool = shared_buffers, redo capacity = max_wal_size, "
+    "flush_log_at_trx_commit = synchronous_commit, doublewrite = full_page_writes, binary "
+    "log = wal_level; see section 2 of report.md), so a difference measures two different "
+    "servers with their own storage engines and defaults, not one setting."
+)
 
 
 def number(value: float | None) -> str:
@@ -32,3 +51,33 @@ def setting(name: str, value: str | None) -> str:
     ):
         return format_size(int(value))
     return value
+
+
+def scenario_title(scenario: str, workloads: dict[str, dict[str, Any]] | None = None) -> str:
+    """ "Read-write, local", or a workload's name and place with what it runs:
+    "balanced, local (50% point selects / 50% index updates)"."""
+    short, _, where = scenario.rpartition("-")
+    title = SCENARIO_TITLES.get(scenario, f"{short}, {where}")
+    workload = {"rw": "oltp_read_write", "ro": "oltp_read_only"}.get(short, short)
+    detail = describe_workload(workload, (workloads or {}).get(workload, {}))
+    return f"{title} ({detail})" if detail else title
+
+
+def describe_workload(name: str, facts: dict[str, Any]) -> str:
+    """What a workload runs, in a few words; empty for a default test run as it comes."""
+    parts = []
+    if "read_percent" in facts:
+        parts.append(
+            f"{facts['read_percent']}% point selects / {facts['write_percent']}% index updates"
+        )
+    elif "script" in facts:
+        sha = str(facts.get("script_sha256", ""))[:12]
+        parts.append(f"script {Path(facts['script']).name}, sha256 {sha}")
+    elif facts.get("test", name) != name:
+        parts.append(str(facts["test"]))
+    rand_type = facts.get("rand_type", "uniform")
+    if rand_type != "uniform":
+        pareto_h = facts.get("rand_pareto_h")
+        parts.append(rand_type + (f" h={pareto_h}" if pareto_h is not None else ""))
+    parts += [f"{key}={value}" for key, value in facts.get("options", {}).items()]
+    return ", ".join(parts)

@@ -11,9 +11,10 @@ import jinja2
 import plotly
 
 from oltplab.analysis.dataset import Dataset
-from oltplab.analysis.tables import points
+from oltplab.analysis.tables import dbms, points
 from oltplab.analysis.telemetry import notable_cells, operation_table, timeline
 from oltplab.report import ReportOptions
+from oltplab.report.format import CROSS_FAMILY, scenario_title
 
 
 def plotly_js() -> str:
@@ -57,6 +58,10 @@ def page_data(dataset: Dataset, options: ReportOptions) -> dict[str, Any]:
     return {
         **telemetry_data(dataset),
         "scenarios": dataset.scenarios,
+        "scenario_titles": {s: scenario_title(s, dataset.workloads) for s in dataset.scenarios},
+        # The kind of server each engine is, so the page can label cross-family views.
+        "kinds": {e: dbms(dataset.engines[e].family) for e in dataset.engine_names()},
+        "cross_family": CROSS_FAMILY,
         "tiers": dataset.tiers(),
         "engines": dataset.engine_names(),
         "baseline": options.relative_engine(dataset),

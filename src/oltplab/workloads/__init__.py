@@ -105,12 +105,13 @@ def workload_facts(spec: Spec) -> dict[str, dict[str, Any]]:
     """What each workload ran, for run.json and the report: its test or script (with the
     script's sha256), mix, distribution and options."""
     facts = {}
-    for workload in spec.workloads:
+    for position, workload in enumerate(spec.workloads):
         rand_type, pareto_h = distribution(spec, workload)
         fact: dict[str, Any] = {"test": workload.test or workload.name}
         script = script_file(workload)
         if script is not None:
             fact = {"script": str(script), "script_sha256": sha256_file(script)}
+        fact["position"] = position  # run.json sorts its keys; reports keep the spec's order
         if workload.is_mix:
             fact.update(read_percent=workload.read_percent, write_percent=workload.write_percent)
         fact.update(rand_type=rand_type, read_only=workload.reads_only)

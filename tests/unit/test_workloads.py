@@ -1,0 +1,77 @@
+"""What sysbench 1.0.20 says it accepts, read from its recorded help."""
+
+from pathlib import Path
+
+import pytest
+
+from oltplab.spec import parse_spec
+from oltplab.sysbench import Target, command, help_options, help_rand_types, value_problem
+from oltplab.workloads import MIX_SCRIPT, distribution, sysbench_test
+
+HELP = Path(__file__).parent.parent / "data" / "sysbench_help"
+
+
+def test_general_help_lists_options_with_their_kind_and_the_distributions():
+    text = (HELP / "general.txt").read_text()
+    options = help_options(text)
+    assert options["rate"] == "N" and options["rand-pareto-h"] == "N"
+    assert options["debug"] == "bool" and options["mysql-ignore-errors"] == "LIST"
+    assert options["thread-stack-size"] == "SIZE" and options["pgsql-host"] == "STRING"
+    assert help_rand_types(text) == ("uniform", "gaussian", "special", "pareto")
+
+
+def test_a_test_and_the_mix_script_list_their_own_options_in_one_spelling():
+    oltp = help_options((HELP / "oltp_read_write.txt").read_text())
+    assert oltp["point-selects"] == "N" and oltp["skip-trx"] == "bool"
+    mix = help_options((HELP / "oltp_read_write_pct.txt").read_text())
+    assert mix["read-percent"] == "N" and mix["write-percent"] == "N"
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "problem"),
+    [
+        (3, "N", None),
+        (0.3, "N", None),
+        ("12", "N", None),
+        ("many", "N", "expects a number"),
+        (True, "N", "expects a number"),
+        (True, "bool", None),
+        ("off", "bool", None),
+        (1, "bool", "expects true or false"),
+        ("innodb", "STRING", None),
+    ],
+)
+def test_values_are_checked_against_the_kind_of_option(value, kind, problem):
+    assert value_problem(value, kind) == problem
+
+
+def test_each_workload_runs_its_test_script_and_distribution():
+    spec = parse_spec(
+        'engines = [{name = "mysql-8.0.31"}]\n'
+        'workloads = ["oltp_insert", "balanced", {name = "p", test = "oltp_read_only",'
+        ' rand_type = "pareto"}]\n[dataset]\nrand_type = "special"\nrand_pareto_h = 0.4\n',
+        "t.toml",
+    )
+    insert, balanced, pareto = spec.workloads
+    assert sysbench_test(insert) == "oltp_insert" and sysbench_test(balanced) == str(MIX_SCRIPT)
+    assert sysbench_test(pareto) == "oltp_read_only"
+    assert distribution(spec, insert) == ("special", None)  # h only goes with pareto
+    assert distribution(spec, pareto) == ("pareto", 0.4)
+
+
+def test_postgresql_targets_get_the_pgsql_driver_and_the_password_is_an_argument_only():
+    target = Target("127.0.0.1", 5433, "sbtest", "s3cret", driver="pgsql")
+    args = command(
+        "sysbench",
+        "oltp_read_write",
+        "run",
+        target,
+        tables=1,
+        table_size=10,
+        threads=2,
+        rand_type="pareto",
+        rand_pareto_h=0.3,
+    )
+    assert "--db-driver=pgsql" in args and "--pgsql-port=5433" in args
+    assert "--pgsql-password=s3cret" in args and not any(a.startswith("--mysql") for a in args)
+    assert "--rand-pareto-h=0.3" in args
