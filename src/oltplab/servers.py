@@ -20,11 +20,8 @@ from oltplab.engines.config import (
     Setting,
     extra_settings,
     intent_settings,
+    option_file,
     parse_version,
-    postgres_server_settings,
-    render_cnf,
-    render_postgresql_conf,
-    server_settings,
 )
 from oltplab.engines.endpoint import Endpoint, endpoint_password, family_of
 from oltplab.engines.launcher import Layout, PrivateInstance
@@ -79,22 +76,23 @@ def tunables(
 def write_cnf(spec: Spec, state: EngineState, tier: str, port: int) -> str:
     assert isinstance(state.server, PrivateInstance)
     instance = state.server
-    if state.family == "postgresql":
-        text = render_postgresql_conf(
-            state.name,
-            tier,
-            postgres_server_settings(instance.paths(port)),
-            tunables(spec, state, tier),
-        )
-    else:
-        text = render_cnf(
-            state.name,
-            tier,
-            server_settings(state.family, state.version, instance.paths(port)),
-            tunables(spec, state, tier),
-        )
+    text = option_file(
+        state.family,
+        state.version,
+        state.name,
+        tier,
+        instance.paths(port),
+        tunables(spec, state, tier),
+    )
     instance.write_option_file(text)
     return text
+
+
+def local_instance(distribution: Distribution, work: Path) -> PrivateInstance:
+    """A private instance on this machine, of the kind its family needs."""
+    if distribution.family == "postgresql":
+        return PostgresInstance(distribution, PostgresLayout(work))
+    return PrivateInstance(distribution, Layout(work))
 
 
 def _secret(work: Path) -> str:
@@ -145,19 +143,17 @@ def provisioned_engine(
     phase(f"{engine.name}: fetching binaries")
     distribution = supply(engine)
     instance: PrivateInstance
-    if distribution.family == "postgresql":
-        if isinstance(machine, SshHost):
+    if isinstance(machine, SshHost):
+        if distribution.family == "postgresql":
             raise EngineError(
                 f"engine {engine.name}: PostgreSQL runs on this machine only; "
                 'place it with server = "local"'
             )
-        instance = PostgresInstance(distribution, PostgresLayout(work))
-    elif isinstance(machine, SshHost):
         phase(f"{engine.name}: copying binaries to host {machine.name}")
         remote = RemoteLayout(machine.workdir / safe_name(engine.name))  # type: ignore[arg-type]
         instance = RemoteInstance(place_on(distribution, machine), remote, machine, spec.network)
     else:
-        instance = PrivateInstance(distribution, Layout(work))
+        instance = local_instance(distribution, work)
     on_instance(instance)
     instance.prepare_folders()
     state = EngineState(

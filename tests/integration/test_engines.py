@@ -12,11 +12,11 @@ from oltplab.engines.config import (
     check_variables,
     expected_variables,
     intent_settings,
-    render_cnf,
-    server_settings,
+    option_file,
 )
-from oltplab.engines.launcher import Layout, PrivateInstance, free_port
+from oltplab.engines.launcher import free_port
 from oltplab.engines.supplier import supply
+from oltplab.servers import local_instance
 from oltplab.spec import parse_spec
 
 pytestmark = pytest.mark.engine
@@ -25,17 +25,13 @@ pytestmark = pytest.mark.engine
 def start_and_check(spec_text: str, work: Path) -> tuple[str, str, str]:
     spec = parse_spec(spec_text, "t.toml")
     distribution = supply(spec.engines[0])
-    instance = PrivateInstance(distribution, Layout(work))
+    instance = local_instance(distribution, work)
     instance.prepare_folders()
     port = free_port()
-    tunables = intent_settings(
-        distribution.family, distribution.version, spec.resolve(spec.tier_list[0])
-    )
-    paths = instance.layout.paths(distribution, port)
-    instance.layout.cnf.write_text(
-        render_cnf(
-            "t", "t", server_settings(distribution.family, distribution.version, paths), tunables
-        )
+    family, version = distribution.family, distribution.version
+    tunables = intent_settings(family, version, spec.resolve(spec.tier_list[0]))
+    instance.write_option_file(
+        option_file(family, version, "t", "t", instance.paths(port), tunables)
     )
     instance.initialise(timeout=300)
     instance.start(port, timeout=120)

@@ -254,6 +254,16 @@ def render_postgresql_conf(
     return "\n".join(out)
 
 
+def option_file(
+    family: str, version: str, engine: str, tier: str, paths: ServerPaths, tunables: list[Setting]
+) -> str:
+    """The whole option file for a private instance of this family: my.cnf or
+    postgresql.conf."""
+    if family == "postgresql":
+        return render_postgresql_conf(engine, tier, postgres_server_settings(paths), tunables)
+    return render_cnf(engine, tier, server_settings(family, version, paths), tunables)
+
+
 def render_cnf(engine: str, tier: str, server: list[Setting], tunables: list[Setting]) -> str:
     """The option file; later lines win, so engine extras can override the intent."""
     out = [
