@@ -4,12 +4,19 @@ sysbench clock, and the engine probe's series."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from oltplab.telemetry.collectors import describe_seconds, missing_seconds, to_rows
-from oltplab.telemetry.engine import checkpoint_age, engine_series, read_samples
+from oltplab.telemetry.engine import (
+    checkpoint_age,
+    engine_series,
+    process_figures,
+    read_samples,
+)
 from oltplab.telemetry.parsers import (
     Sample,
     align,
@@ -184,3 +191,20 @@ def test_checkpoint_age_from_each_engine_family() -> None:
     innodb_status = "---\nLOG\n---\nLog sequence number 2559045\nLast checkpoint at  2558000\n"
     assert checkpoint_age({}, innodb_status) == 1045.0
     assert checkpoint_age({}, None) is None
+
+
+def test_server_cpu_counts_child_processes_as_postgresql_has_them():
+    # The parent only waits; its child burns half a second of CPU, says so, then sleeps.
+    burn = (
+        "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass\n"
+        "print(flush=True)\ntime.sleep(3)\n"
+    )
+    parent = subprocess.Popen(
+        ["sh", "-c", f"{sys.executable} -c '{burn}' & wait"], stdout=subprocess.PIPE
+    )
+    try:
+        assert parent.stdout is not None
+        parent.stdout.readline()
+        assert process_figures(parent.pid)["cpu_seconds"] >= 0.45
+    finally:
+        parent.wait()
