@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.telemetry.collectors import describe_seconds, missing_seconds
+from oltplab.telemetry.engine import read_samples
+from oltplab.telemetry.parsers import PARSERS
+
 from .conftest import cells, oltplab, spec_text, start_oltplab, wait_for
 
 pytestmark = pytest.mark.engine
@@ -43,6 +47,17 @@ def mismatch(commits: dict[int, float], tps: dict[int, float], lag: int) -> floa
     return sum(abs(commits[s + lag] - tps[s]) for s in seconds) / sum(tps[s] for s in seconds)
 
 
+def stalled(sysbench_output: Path, source: str) -> bool:
+    """Whether the collector's raw output shows it went more than 1.5 s without a sample."""
+    stem = sysbench_output.name.removesuffix(".sysbench.txt")
+    if source == "engine":
+        times = [s["t"] for s in read_samples(sysbench_output.with_name(f"{stem}.engine.jsonl"))]
+    else:
+        text = sysbench_output.with_name(f"{stem}.{source}.txt").read_text(errors="replace")
+        times = [s.clock for s in PARSERS[source](text) if s.clock is not None]
+    return any(later - earlier > 1.5 for earlier, later in zip(times, times[1:], strict=False))
+
+
 def test_demo_cells_have_aligned_series_and_a_rerun_compares_side_by_side(tmp_path, browser_page):
     first = oltplab("demo", "--results", "demo", cwd=tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr
@@ -58,8 +73,15 @@ def test_demo_cells_have_aligned_series_and_a_rerun_compares_side_by_side(tmp_pa
         assert OS_SOURCES | {"engine"} <= sources, (cell["key"], sources)
         for source in OS_SOURCES | {"engine"}:
             seconds = {s for (src, _), values in data.items() if src == source for s in values}
-            # Every second of the run is there, and nothing strays beyond one second of it.
-            assert set(range(2, duration)) <= seconds, (cell["key"], source, sorted(seconds))
+            # Every second of the run is there, unless the collector itself went silent
+            # (on this 2-core VM all of them now and then miss a few seconds at once):
+            # then its own timestamps show the stall and the cell names exactly what is lost.
+            lost = missing_seconds(seconds, duration)
+            if lost:
+                assert stalled(results / cell["artifact"], source), (cell["key"], source, lost)
+                assert "telemetry-gap" in cell["flags"].split(",")
+                assert f"{source}: no samples for {describe_seconds(lost)}" in cell["notes"]
+            # Nothing strays beyond one second of the run.
             assert min(seconds) >= 0 and max(seconds) <= duration + 1, (source, sorted(seconds))
         # The engine's commits per second follow sysbench's TPS second by second: the
         # alignment is right to within a second when no shift fits better than none.
@@ -67,7 +89,8 @@ def test_demo_cells_have_aligned_series_and_a_rerun_compares_side_by_side(tmp_pa
         at_zero = mismatch(commits, tps, 0)
         assert at_zero < 0.15, (cell["key"], at_zero)
         assert at_zero <= min(mismatch(commits, tps, lag) for lag in (-2, 2)), cell["key"]
-        assert "telemetry-gap" not in cell["flags"], cell["notes"]
+        if "telemetry-gap" in cell["flags"]:
+            assert "no samples for" in cell["notes"], cell["notes"]
         assert data[("mpstat", "all:%usr")] and data[("engine", "server_cpu_seconds")]
 
     record = json.loads((results / "run.json").read_text())
