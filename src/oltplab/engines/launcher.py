@@ -73,8 +73,17 @@ class Layout:
 
     @property
     def socket(self) -> Path:
-        key = hashlib.sha256(str(self.work.resolve()).encode()).hexdigest()[:16]
-        return cache_root() / "sock" / f"{key}.sock"
+        return self.socket_folder / f"{self.socket_key}.sock"
+
+    @property
+    def socket_folder(self) -> Path:
+        """Sockets live in the cache, not the work folder: a socket path may not exceed 107
+        bytes, which a results directory deep in a tree easily does."""
+        return cache_root() / "sock"
+
+    @property
+    def socket_key(self) -> str:
+        return hashlib.sha256(str(self.work.resolve()).encode()).hexdigest()[:16]
 
     def paths(self, distribution: Distribution, port: int) -> ServerPaths:
         return ServerPaths(

@@ -8,7 +8,6 @@ user, while its files stay ours on disk, under the results directory wherever th
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 from dataclasses import dataclass
@@ -17,7 +16,6 @@ from pathlib import Path
 from oltplab.engines.config import ServerPaths
 from oltplab.engines.control import PostgresControl
 from oltplab.engines.launcher import Layout, PrivateInstance
-from oltplab.engines.supplier import cache_root
 
 NOBODY = 65534
 
@@ -45,8 +43,7 @@ class PostgresLayout(Layout):
     @property
     def socket(self) -> Path:
         """PostgreSQL takes a folder for its socket (it names the file .s.PGSQL.<port>)."""
-        key = hashlib.sha256(str(self.work.resolve()).encode()).hexdigest()[:16]
-        return cache_root() / "sock" / f"pg-{key}"
+        return self.socket_folder / f"pg-{self.socket_key}"
 
 
 class PostgresInstance(PrivateInstance):
