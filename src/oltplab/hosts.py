@@ -9,15 +9,19 @@ dies, the ssh session ends and the remote side ends with it.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 import shutil
+import socket
 import subprocess
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import IO
 
 from oltplab.errors import EngineError
 from oltplab.processes import spawn, terminate
+from oltplab.store.files import write_secret
 
 LOCAL = "local"
 # Runs a command so that it ends when its ssh session does: the session's stdin closing
@@ -35,6 +39,15 @@ _FREE_PORTS = (
 )
 # Without an answer for this long, ssh gives the connection up (and the remote side ends).
 ALIVE_INTERVAL, ALIVE_COUNT = 2, 3
+# Servers refuse root or should not have it: as root, they run where root is this user.
+NOBODY = 65534
+
+
+def unprivileged(command: list[str], as_root: bool) -> list[str]:
+    """The command run in a user namespace in which root is `nobody`, when we are root."""
+    if not as_root:
+        return command
+    return ["unshare", "--user", f"--map-user={NOBODY}", f"--map-group={NOBODY}", "--", *command]
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,20 @@ class Host:
     ) -> subprocess.Popen[bytes]:
         return spawn(self.command(args), stdout=stdout, stdin_pipe=stdin_pipe)
 
+    def unprivileged(self, command: list[str]) -> list[str]:
+        """A server's command, without root's capabilities if we are root here."""
+        return unprivileged(command, os.geteuid() == 0)
+
+    def hostname(self) -> str:
+        return socket.gethostname()
+
+    def write_private(self, path: Path | PurePosixPath, text: str) -> None:
+        """A file only we can read here (it may hold a password)."""
+        write_secret(Path(path), text)
+
+    def remove(self, path: Path | PurePosixPath) -> None:
+        Path(path).unlink(missing_ok=True)
+
 
 @dataclass(frozen=True)
 class SshHost(Host):
@@ -122,6 +149,22 @@ class SshHost(Host):
 
     def command(self, args: list[str]) -> list[str]:
         return ["ssh", *self.ssh_options(), self.destination, "--", shlex.join(args)]
+
+    @cached_property
+    def _is_root(self) -> bool:
+        return self.check(["id", "-u"], timeout=60).strip() == "0"
+
+    def unprivileged(self, command: list[str]) -> list[str]:
+        return unprivileged(command, self._is_root)
+
+    def hostname(self) -> str:
+        return self.check(["uname", "-n"], timeout=60).strip()
+
+    def write_private(self, path: Path | PurePosixPath, text: str) -> None:
+        self.check(["sh", "-c", 'umask 077 && cat > "$1"', "sh", str(path)], input_text=text)
+
+    def remove(self, path: Path | PurePosixPath) -> None:
+        self.check(["rm", "-f", str(path)], timeout=60)
 
     def spawn_held(self, args: list[str]) -> subprocess.Popen[bytes]:
         """A long-lived remote command that ends with its ssh session (see HELD)."""

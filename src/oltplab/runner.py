@@ -587,7 +587,7 @@ def _run_args(
         ctx.sysbench,
         sysbench_test(workload),
         "run",
-        state.target(),
+        state.sysbench_options(),
         tables=spec.dataset.tables,
         table_size=spec.dataset.table_size,
         threads=threads,

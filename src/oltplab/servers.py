@@ -8,10 +8,12 @@ prepares them only when asked to.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import secrets
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,6 @@ from oltplab.engines.config import (
     extra_settings,
     intent_settings,
     option_file,
-    parse_version,
 )
 from oltplab.engines.endpoint import Endpoint, endpoint_password, family_of
 from oltplab.engines.launcher import Layout, PrivateInstance
@@ -32,10 +33,13 @@ from oltplab.errors import EngineError
 from oltplab.hosts import Host, SshHost
 from oltplab.plan import safe_name
 from oltplab.spec import EndpointSource, EngineSpec, Spec, TierSpec
-from oltplab.sysbench import Target, command, execute
+from oltplab.store.files import write_atomic, write_secret
+from oltplab.sysbench import Target, command, connection_options, execute
 
 log = logging.getLogger("oltplab")
 BENCH_USER = "sbtest"
+# Snapshots prepared before every account had a password are prepared again.
+SNAPSHOT_FORMAT = 2
 
 Server = PrivateInstance | Endpoint
 
@@ -49,6 +53,7 @@ class EngineState:
     user: str
     password: str
     server_version: str
+    work: Path
     distribution: Distribution | None = None
     artifact_dir: str = ""
 
@@ -61,6 +66,13 @@ class EngineState:
         return Target(
             self.server.host, self.server.client_port, self.user, self.password, driver=driver
         )
+
+    def sysbench_options(self) -> Path:
+        """sysbench's connection options, password included, in a file only we can read;
+        rewritten before each use, as the port changes from session to session."""
+        path = self.work / "sysbench.cnf"
+        write_secret(path, connection_options(self.target()))
+        return path
 
 
 def tunables(
@@ -90,22 +102,29 @@ def write_cnf(spec: Spec, state: EngineState, tier: str, port: int) -> str:
 
 def local_instance(distribution: Distribution, work: Path) -> PrivateInstance:
     """A private instance on this machine, of the kind its family needs."""
+    control = secret(work, "control-secret")
     if distribution.family == "postgresql":
-        return PostgresInstance(distribution, PostgresLayout(work))
-    return PrivateInstance(distribution, Layout(work))
+        return PostgresInstance(distribution, PostgresLayout(work), control, Host())
+    return PrivateInstance(distribution, Layout(work), control, Host())
 
 
-def _secret(work: Path) -> str:
-    """The benchmark user's password: random, kept in a file only its owner can read."""
-    path = work / "secret"
+def secret(work: Path, name: str) -> str:
+    """A password of the engine's (the control account's, the benchmark user's): random,
+    kept in a file only its owner can read, the same for the life of the datadir."""
+    path = work / name
     if path.is_file():
         return path.read_text().strip()
-    work.mkdir(parents=True, exist_ok=True)
     password = secrets.token_urlsafe(18)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(password)
+    write_secret(path, password)
     return password
+
+
+def _remote_work(host: SshHost, work: Path) -> RemoteLayout:
+    """The engine's folder on the host: one per results directory (and machine it is run
+    from), so two runs never share a pid file, a socket or a datadir."""
+    origin = f"{socket.gethostname()}:{work.resolve()}"
+    key = hashlib.sha256(origin.encode()).hexdigest()[:16]
+    return RemoteLayout(host.workdir / "instances" / key)  # type: ignore[arg-type]
 
 
 Phase = Callable[[str], None]
@@ -119,7 +138,7 @@ def sysbench_prepare(
         sysbench,
         "oltp_read_write",
         action,
-        state.target(),
+        state.sysbench_options(),
         tables=spec.dataset.tables,
         table_size=spec.dataset.table_size,
         threads=max(1, min(spec.dataset.tables, os.cpu_count() or 1)),
@@ -150,8 +169,13 @@ def provisioned_engine(
                 'place it with server = "local"'
             )
         phase(f"{engine.name}: copying binaries to host {machine.name}")
-        remote = RemoteLayout(machine.workdir / safe_name(engine.name))  # type: ignore[arg-type]
-        instance = RemoteInstance(place_on(distribution, machine), remote, machine, spec.network)
+        instance = RemoteInstance(
+            place_on(distribution, machine),
+            _remote_work(machine, work),
+            secret(work, "control-secret"),
+            machine,
+            spec.network,
+        )
     else:
         instance = local_instance(distribution, work)
     on_instance(instance)
@@ -162,20 +186,33 @@ def provisioned_engine(
         distribution.version,
         instance,
         BENCH_USER,
-        _secret(work),
+        secret(work, "secret"),
         "",
+        work,
         distribution,
     )
     marker = work / "snapshot.json"
-    dataset = json.dumps(spec.dataset.model_dump(exclude_none=True), sort_keys=True)
-    known = json.loads(marker.read_text()) if marker.is_file() else {}
-    if known.get("dataset") == dataset and instance.has_snapshot():
+    wanted = {
+        "dataset": json.dumps(spec.dataset.model_dump(exclude_none=True), sort_keys=True),
+        "format": SNAPSHOT_FORMAT,
+    }
+    known = _read_marker(marker)
+    if all(known.get(k) == v for k, v in wanted.items()) and instance.has_snapshot():
         state.server_version = known["server_version"]
         return state
     marker.unlink(missing_ok=True)
     _prepare_snapshot(spec, state, instance, sysbench, phase, work)
-    marker.write_text(json.dumps({"dataset": dataset, "server_version": state.server_version}))
+    write_atomic(marker, json.dumps({**wanted, "server_version": state.server_version}))
     return state
+
+
+def _read_marker(marker: Path) -> dict[str, object]:
+    """What the snapshot holds; an unreadable marker means no usable snapshot."""
+    try:
+        found = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _benchmark_clients(spec: Spec, instance: PrivateInstance) -> tuple[str, ...]:
@@ -207,10 +244,10 @@ def _prepare_snapshot(
             control.create_benchmark_user(
                 BENCH_USER,
                 state.password,
-                native_password=state.family != "mariadb"
-                and parse_version(state.version) >= (8, 0),
+                family=state.family,
                 clients=_benchmark_clients(spec, instance),
             )
+            control.secure_accounts(BENCH_USER)
             state.server_version = control.version()
         phase(
             f"{state.name}: sysbench prepare ({spec.dataset.tables} x "
@@ -231,7 +268,7 @@ def endpoint_engine(
     assert isinstance(engine.source, EndpointSource)
     phase(f"{engine.name}: connecting to {engine.source.endpoint}")
     password = endpoint_password(engine.name, engine.source)
-    server = Endpoint(engine.source, password)
+    server = Endpoint(engine.source, password, work)
     with server.control() as control:
         version = control.version()
         comment = str(control.rows("SELECT @@version_comment")[0][0])
@@ -249,6 +286,7 @@ def endpoint_engine(
         engine.source.user,
         password,
         version,
+        work,
     )
     if tables < spec.dataset.tables:
         if not prepare:

@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
     PlainSerializer,
+    StrictBool,
     Tag,
     ValidationError,
     ValidationInfo,
@@ -38,10 +40,40 @@ Scalar = str | int | float | bool
 ByteSize = Annotated[
     int, BeforeValidator(parse_size), PlainSerializer(format_size, return_type=str)
 ]
-PositiveInt = Annotated[int, Field(gt=0)]
-NonNegativeInt = Annotated[int, Field(ge=0)]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=64)]
+WEEK_SECONDS = 7 * 24 * 3600
+MAX_THREADS = 10_000
+
+
+def whole(low: int, high: int, unit: str = "") -> BeforeValidator:
+    """An integer key within [low, high]: floats, strings and booleans are refused, so
+    `measure_seconds = 1e9` or `table_size = true` never slip through as numbers."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"expected a whole number{unit} from {low:,} to {high:,}")
+        return value
+
+    return BeforeValidator(check)
+
+
+Seconds = Annotated[int, whole(1, WEEK_SECONDS, " of seconds")]
+OptionalSeconds = Annotated[int, whole(0, WEEK_SECONDS, " of seconds (0 skips it)")]
+ThreadCount = Annotated[int, whole(1, MAX_THREADS, " of threads")]
+Count = Annotated[int, whole(1, 10**9)]
+NonNegativeCount = Annotated[int, whole(0, 2**32 - 1)]
+
+
+def _printable(value: str) -> str:
+    """Free text that ends up in option files, command lines or logs may hold no line
+    breaks or other control characters (a newline would add lines to a file)."""
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        raise ValueError(f"must be one line without control characters (got {value!r})")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_printable)]
 
 SYSBENCH_TESTS = (
     "oltp_read_write",
@@ -71,6 +103,7 @@ RESERVED_SYSBENCH_OPTIONS = frozenset(
         "db-driver",
         "percentile",
         "histogram",
+        "config-file",
         *(
             f"{driver}-{what}"
             for driver in ("mysql", "pgsql")
@@ -78,6 +111,84 @@ RESERVED_SYSBENCH_OPTIONS = frozenset(
         ),
     }
 )
+
+
+# Raw server options a spec may add. A spec can come from someone else (`oltplab rerun` of a
+# run.json), so options that name files or folders, load code, run commands or open
+# access are refused: with them a spec could write files as the server's user.
+_UNSAFE_SUFFIXES = (
+    "_file", "_filename", "_dir", "_directory", "_directories", "_path", "_command",
+    "_library", "_libraries", "_keyfile",
+)  # fmt: skip
+_UNSAFE_PREFIXES = (
+    "plugin", "early_plugin", "ssl", "tls", "init_", "include", "unix_socket", "log_bin",
+    "relay_log", "secure_", "skip_grant", "archive_", "restore_", "recovery_", "mysqlx",
+)  # fmt: skip
+_UNSAFE_NAMES = frozenset(
+    {
+        "basedir", "datadir", "tmpdir", "socket", "port", "bind_address", "user", "log_error",
+        "skip_networking", "local_infile", "listen_addresses", "data_directory",
+        "log_directory", "log_filename", "shared_preload_libraries", "local_preload_libraries",
+        "session_preload_libraries", "dynamic_library_path", "named_pipe", "shared_memory",
+        "shared_memory_base_name", "lc_messages_dir", "character_sets_dir",
+    }
+)  # fmt: skip
+_OPTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+
+
+def _safe_extras(options: dict[str, Any]) -> dict[str, Any]:
+    for key, value in options.items():
+        if not _OPTION_NAME.match(key):
+            raise ValueError(f"{key!r} is not an option name (letters, digits, _ - .)")
+        name = key.lower().replace("-", "_")
+        if (
+            name in _UNSAFE_NAMES
+            or name.endswith(_UNSAFE_SUFFIXES)
+            or name.startswith(_UNSAFE_PREFIXES)
+        ):
+            raise ValueError(
+                f"{key}: oltplab does not pass options that name files or folders, load code, "
+                "run commands or open access; the instance's paths and accounts are its own"
+            )
+        if isinstance(value, str) and (
+            "[" in value or any(ord(char) < 32 or ord(char) == 127 for char in value)
+        ):
+            raise ValueError(
+                f"{key}: the value must be one line without '[' or control characters "
+                f"(got {value!r})"
+            )
+    return options
+
+
+ExtraOptions = Annotated[dict[str, Scalar], AfterValidator(_safe_extras)]
+
+# `ssh -o` options a spec may give: how to reach and trust the host, nothing that runs a
+# command (ProxyCommand, LocalCommand, KnownHostsCommand), loads code (PKCS11Provider) or
+# opens a forward. Anything else belongs in the user's own ~/.ssh/config.
+SSH_OPTIONS = {
+    name.lower(): name
+    for name in (
+        "Port", "User", "HostName", "HostKeyAlias", "IdentityFile", "IdentitiesOnly",
+        "StrictHostKeyChecking", "UserKnownHostsFile", "GlobalKnownHostsFile",
+        "CheckHostIP", "HashKnownHosts", "UpdateHostKeys", "ConnectTimeout",
+        "ConnectionAttempts", "ServerAliveInterval", "ServerAliveCountMax", "TCPKeepAlive",
+        "Compression", "AddressFamily", "LogLevel", "Ciphers", "MACs", "KexAlgorithms",
+        "HostKeyAlgorithms", "PubkeyAcceptedAlgorithms", "PubkeyAcceptedKeyTypes",
+        "PreferredAuthentications", "PubkeyAuthentication", "PasswordAuthentication",
+        "GSSAPIAuthentication", "IPQoS", "RekeyLimit",
+    )
+}  # fmt: skip
+
+
+def _allowed_ssh_options(options: dict[str, str]) -> dict[str, str]:
+    for key, value in options.items():
+        if key.lower() not in SSH_OPTIONS:
+            raise ValueError(
+                f"ssh option {key} is not allowed (a spec may set only "
+                f"{', '.join(sorted(SSH_OPTIONS.values()))}); put it in your own ~/.ssh/config"
+            )
+        _printable(value)
+    return options
 
 
 class StrictModel(BaseModel):
@@ -101,7 +212,7 @@ def _beside_spec(value: Any, info: ValidationInfo) -> Any:
 
 
 class TarballSource(StrictModel):
-    tarball: Annotated[str, BeforeValidator(_beside_spec)]
+    tarball: Annotated[Text, BeforeValidator(_beside_spec)]
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
 
 
@@ -110,13 +221,14 @@ class BasedirSource(StrictModel):
 
 
 class DebianSource(StrictModel):
-    debian: str
+    # A Debian package name (policy: lower case, digits, + - .), never an apt option.
+    debian: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$")]
 
 
 class EndpointSource(StrictModel):
     endpoint: Annotated[str, Field(pattern=r"^[^:\s]+:\d+$")]
-    user: str
-    password_env: str | None = None
+    user: Annotated[Text, Field(min_length=1, max_length=80)]
+    password_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
     password_file: Path | None = None
 
 
@@ -151,8 +263,8 @@ class EngineSpec(StrictModel):
     name: Name
     source: EngineSource | None = None
     family: Family | None = None
-    version: str | None = None
-    extra: dict[str, Scalar] = {}
+    version: Annotated[str, Field(pattern=r"^[0-9A-Za-z][0-9A-Za-z.+_-]*$")] | None = None
+    extra: ExtraOptions = {}
 
     @model_validator(mode="after")
     def _known_or_sourced(self) -> EngineSpec:
@@ -183,16 +295,16 @@ class Intent(StrictModel):
     buffer_pool: ByteSize | None = None
     redo_capacity: ByteSize | None = None
     flush_log_at_trx_commit: Literal[0, 1, 2] | None = None
-    binlog: bool | None = None
-    sync_binlog: NonNegativeInt | None = None
+    binlog: StrictBool | None = None
+    sync_binlog: NonNegativeCount | None = None
     binlog_format: Literal["ROW", "STATEMENT", "MIXED"] | None = None
-    doublewrite: bool | None = None
-    io_capacity: PositiveInt | None = None
-    io_capacity_max: PositiveInt | None = None
-    max_connections: PositiveInt | None = None
+    doublewrite: StrictBool | None = None
+    io_capacity: Count | None = None
+    io_capacity_max: Count | None = None
+    max_connections: Annotated[int, whole(1, 100_000, " of connections")] | None = None
     charset: Annotated[str, Field(pattern=r"^\w+$")] | None = None
     flush_method: Annotated[str, Field(pattern=r"^\w+$")] | None = None
-    extra: dict[Family, dict[str, Scalar]] = {}
+    extra: dict[Family, ExtraOptions] = {}
 
 
 DEFAULT_INTENT = Intent(
@@ -259,7 +371,7 @@ class WorkloadSpec(StrictModel):
     read_percent: Percent | None = None
     write_percent: Percent | None = None
     # For a script, whether it only reads (read-only workloads get no read-write warm-up).
-    read_only: bool | None = None
+    read_only: StrictBool | None = None
     rand_type: RandType | None = None
     rand_pareto_h: Annotated[float, Field(gt=0, lt=1)] | None = None
     options: dict[str, Scalar] = {}
@@ -277,6 +389,8 @@ class WorkloadSpec(StrictModel):
                 raise ValueError(
                     f"option {key!r}: set it as the workload's {key.replace('-', '_')} key"
                 )
+            if isinstance(options[key], str):
+                _printable(options[key])
         return options
 
     @model_validator(mode="after")
@@ -359,26 +473,28 @@ def _workload_from_name(value: Any) -> Any:
 
 
 class DatasetSpec(StrictModel):
-    tables: PositiveInt = 20
-    table_size: PositiveInt = 5_000_000
+    tables: Annotated[int, whole(1, 100_000, " of tables")] = 20
+    table_size: Annotated[int, whole(1, 10**11, " of rows")] = 5_000_000
     # How rows are picked; a workload may pick its own.
     rand_type: RandType = "uniform"
     rand_pareto_h: Annotated[float, Field(gt=0, lt=1)] | None = None
 
 
 class ProtocolSpec(StrictModel):
-    warmup_ro_seconds: NonNegativeInt = 180
-    warmup_rw_seconds: NonNegativeInt = 600
-    warmup_threads: PositiveInt = 16
-    measure_seconds: PositiveInt = 900
-    report_interval: PositiveInt = 1
-    threads: Annotated[list[PositiveInt], Field(min_length=1)] = [1, 4, 16, 32, 64, 128, 256, 512]
-    repetitions: PositiveInt = 1
+    warmup_ro_seconds: OptionalSeconds = 180
+    warmup_rw_seconds: OptionalSeconds = 600
+    warmup_threads: ThreadCount = 16
+    measure_seconds: Seconds = 900
+    report_interval: Annotated[int, whole(1, 3600, " of seconds")] = 1
+    threads: Annotated[list[ThreadCount], Field(min_length=1, max_length=1000)] = [
+        1, 4, 16, 32, 64, 128, 256, 512
+    ]  # fmt: skip
+    repetitions: Annotated[int, whole(1, 1000, " of repetitions")] = 1
     order: Literal["as-listed", "interleaved", "random"] = "as-listed"
-    seed: int = 0
-    sysbench_grace_seconds: PositiveInt = 60
-    start_timeout_seconds: PositiveInt = 300
-    stop_timeout_seconds: PositiveInt = 300
+    seed: Annotated[int, whole(0, 2**32 - 1)] = 0
+    sysbench_grace_seconds: Seconds = 60
+    start_timeout_seconds: Seconds = 300
+    stop_timeout_seconds: Seconds = 300
 
     @field_validator("threads")
     @classmethod
@@ -402,7 +518,10 @@ class HostSpec(StrictModel):
     identity_file: Annotated[Path, BeforeValidator(_beside_spec)] | None = None
     workdir: Annotated[str, Field(pattern=r"^/[^\s]*$")] = "/tmp/oltplab"
     # Extra `ssh -o Key=Value` options, on top of what ~/.ssh/config says.
-    options: dict[Annotated[str, Field(pattern=r"^[A-Za-z]+$")], str] = {}
+    options: Annotated[
+        dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9]+$")], str],
+        AfterValidator(_allowed_ssh_options),
+    ] = {}
 
     @field_validator("name")
     @classmethod
@@ -558,13 +677,29 @@ def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) ->
 
 def _location(loc: tuple[int | str, ...]) -> str:
     path = ""
+    previous: int | str | None = None
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif re.match(r"^[a-z_]+$", part) or not path:
+        elif (re.match(r"^[a-z_]+$", part) or not path) and part != previous:
             path += f".{part}" if path else part
-        # Pydantic adds union tags and validator names to the location; they mean nothing to users.
+        # Pydantic adds union tags and validator names to the location (a source's tag
+        # repeats its key); they mean nothing to users.
+        previous = part
     return path or "(top level)"
+
+
+# Pydantic's wording for a wrong kind of value, in the spec's terms.
+_KIND_MESSAGES = {
+    "bool_type": "expected true or false",
+    "bool_parsing": "expected true or false",
+    "string_type": "expected a string in quotes",
+    "string_pattern_mismatch": "has characters not allowed here",
+    "int_type": "expected a whole number",
+    "float_type": "expected a number",
+    "dict_type": "expected a table",
+    "list_type": "expected a list",
+}
 
 
 def _describe(error: dict[str, Any]) -> str:
@@ -572,7 +707,7 @@ def _describe(error: dict[str, Any]) -> str:
     where = _location(loc)
     if error["type"] == "extra_forbidden":
         return f"{where}: unknown key; remove it or check its spelling"
-    message = error["msg"].removeprefix("Value error, ")
+    message = _KIND_MESSAGES.get(error["type"], error["msg"].removeprefix("Value error, "))
     value = error.get("input")
     if error["type"] == "missing" or isinstance(value, dict | list) or "got" in message:
         return f"{where}: {message}"

@@ -12,14 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oltplab.errors import OltplabError
+from oltplab.errors import EngineError, OltplabError
 from oltplab.processes import spawn
 from oltplab.spec import Scalar
 from oltplab.stats import stalls
 
 log = logging.getLogger("oltplab")
-
-PASSWORD_OPTIONS = ("--mysql-password=", "--pgsql-password=")
 
 
 @dataclass(frozen=True)
@@ -30,6 +28,29 @@ class Target:
     password: str
     database: str = "sbtest"
     driver: str = "mysql"  # sysbench's database driver: mysql or pgsql
+
+
+def connection_options(target: Target) -> str:
+    """The connection options as sysbench's --config-file reads them, so that the password
+    never stands on a command line (which every local user can list)."""
+    driver = target.driver
+    options = {
+        "db-driver": driver,
+        f"{driver}-host": target.host,
+        f"{driver}-port": str(target.port),
+        f"{driver}-user": target.user,
+        f"{driver}-password": target.password,
+        f"{driver}-db": target.database,
+    }
+    for key, value in options.items():
+        # sysbench splits its config file's lines at white space.
+        if any(char.isspace() or ord(char) < 32 for char in value):
+            what = "password" if key.endswith("password") else key
+            raise EngineError(
+                f"{target.user}@{target.host}:{target.port}: the {what} holds white space, "
+                "which sysbench's option file cannot carry; choose one without"
+            )
+    return "".join(f"{key}={value}\n" for key, value in options.items())
 
 
 def find_sysbench() -> str:
@@ -91,7 +112,7 @@ def command(
     binary: str,
     test: str,
     action: str,
-    target: Target,
+    connection: Path,
     *,
     tables: int,
     table_size: int,
@@ -102,16 +123,12 @@ def command(
     rand_pareto_h: float | None = None,
     options: dict[str, Scalar] | None = None,
 ) -> list[str]:
-    driver = target.driver
+    """sysbench's arguments; the connection (password and all) comes from the options file
+    written by `connection_options`."""
     args = [
         binary,
         test,
-        f"--db-driver={driver}",
-        f"--{driver}-host={target.host}",
-        f"--{driver}-port={target.port}",
-        f"--{driver}-user={target.user}",
-        f"--{driver}-password={target.password}",
-        f"--{driver}-db={target.database}",
+        f"--config-file={connection}",
         f"--tables={tables}",
         f"--table-size={table_size}",
         f"--threads={threads}",
@@ -130,17 +147,6 @@ def command(
         args.append(f"--{key}={rendered}")
     args.append(action)
     return args
-
-
-def redact(args: list[str]) -> str:
-    """The command line as it may be logged: passwords replaced."""
-    shown = []
-    for arg in args:
-        for prefix in PASSWORD_OPTIONS:
-            if arg.startswith(prefix):
-                arg = prefix + "***"
-        shown.append(arg)
-    return " ".join(shown)
 
 
 # --- running -------------------------------------------------------------------------------
@@ -168,7 +174,7 @@ def execute(
     args: list[str], output: Path, timeout: float, on_tick: Callable[[float], None]
 ) -> SysbenchRun:
     """Run sysbench with its output streamed to a file, so a killed run keeps what it printed."""
-    log.info("sysbench: %s", redact(args))
+    log.info("sysbench: %s", " ".join(args))
     output.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     # sysbench is the only child that ends during a run, so the children's rusage delta is it.

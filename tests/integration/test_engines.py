@@ -18,6 +18,12 @@ from oltplab.engines.launcher import free_port
 from oltplab.engines.supplier import supply
 from oltplab.servers import local_instance
 from oltplab.spec import parse_spec
+from tests.integration.doors import (
+    capabilities,
+    mysql_open_doors,
+    mysql_outfile_refusals,
+    postgres_open_doors,
+)
 
 pytestmark = pytest.mark.engine
 
@@ -39,10 +45,25 @@ def start_and_check(spec_text: str, work: Path) -> tuple[str, str, str]:
         with instance.control() as control:
             version = control.version()
             mismatches = check_variables(expected_variables(tunables), control.variables())
+        assert_shut(instance, port)
     finally:
         assert instance.stop(timeout=60)
     assert mismatches == []
     return distribution.family, distribution.version, version
+
+
+def assert_shut(instance, port: int) -> None:
+    """Straight after the install step: no login without a password, no file written
+    through the server, and no capability held by its process (we run as root in CI)."""
+    assert instance.process is not None and capabilities(instance.process.pid) == 0
+    if instance.distribution.family == "postgresql":
+        assert postgres_open_doors(instance.layout.socket, port) == []
+        return
+    assert mysql_open_doors(instance.layout.socket, port, instance.control_password) == []
+    refused = mysql_outfile_refusals(
+        instance.layout.socket, port, {"root": instance.control_password}
+    )
+    assert refused["root"][0] == 1290, refused  # ER_OPTION_PREVENTS_STATEMENT: secure-file-priv
 
 
 @pytest.mark.parametrize("name", sorted(CATALOG))

@@ -34,7 +34,7 @@ def assert_one_line_error(result, *fragments: str) -> None:
         (ENGINE + "[protocol]\nthread = [4]\n", ["bad.toml", "protocol.thread: unknown key"]),
         (
             ENGINE + "[protocol]\nthreads = [0]\n",
-            ["bad.toml", "protocol.threads[0]", "greater than 0"],
+            ["bad.toml", "protocol.threads[0]", "from 1 to 10,000"],
         ),
         (ENGINE + "[protocol]\nthreads = [-8]\n", ["protocol.threads[0]", "(got -8)"]),
         (

@@ -138,8 +138,8 @@ def test_rendered_option_file_has_paths_and_the_x_plugin_off_only_on_mysql_8():
         Path("/p"),
         Path("/e"),
         Path("/t"),
+        Path("/f"),
         Path("/b/share"),
-        "root",
     )
     text = render_cnf(
         "e",
@@ -149,6 +149,8 @@ def test_rendered_option_file_has_paths_and_the_x_plugin_off_only_on_mysql_8():
     )
     assert text.splitlines()[1] == "[mysqld]"
     assert "port = 4321" in text and "datadir = /d" in text and "mysqlx = OFF" in text
+    # File reads and writes (INTO OUTFILE, LOAD DATA) reach only the instance's empty folder.
+    assert "secure_file_priv = /f" in text and "user =" not in text
     assert "innodb_redo_log_capacity = 4294967296" in text
     assert "mysqlx" not in render_cnf("e", "t", server_settings("mysql", "5.7.22", paths), [])
     assert "mysqlx" not in render_cnf("e", "t", server_settings("mariadb", "10.11.5", paths), [])
@@ -193,8 +195,8 @@ def test_postgresql_without_binlog_logs_minimally_and_conf_quotes_strings():
         pid_file=Path("/p.pid"),
         error_log=Path("/e"),
         tmpdir=Path("/t"),
+        secure_files=Path("/f"),
         lc_messages_dir=None,
-        run_as=None,
     )
     text = render_postgresql_conf("pg", "small", postgres_server_settings(paths), settings)
     assert "wal_level = 'minimal'\nmax_wal_senders = 0\n" in text

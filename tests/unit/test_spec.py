@@ -100,11 +100,11 @@ def test_cell_definition_changes_with_what_the_numbers_depend_on():
         (ENGINE + "[protocol]\nthreds = [1]", "protocol.threds: unknown key"),
         (
             ENGINE + "[protocol]\nthreads = [1, 0]",
-            "protocol.threads[1]: Input should be greater than 0 (got 0)",
+            "protocol.threads[1]: expected a whole number of threads from 1 to 10,000 (got 0)",
         ),
         (
             ENGINE + "[protocol]\nthreads = [-4]",
-            "protocol.threads[0]: Input should be greater than 0 (got -4)",
+            "protocol.threads[0]: expected a whole number of threads from 1 to 10,000 (got -4)",
         ),
         (ENGINE + "[protocol]\nthreads = []", "protocol.threads: List should have at least 1 item"),
         (

@@ -5,7 +5,14 @@ from pathlib import Path
 import pytest
 
 from oltplab.spec import parse_spec
-from oltplab.sysbench import Target, command, help_options, help_rand_types, value_problem
+from oltplab.sysbench import (
+    Target,
+    command,
+    connection_options,
+    help_options,
+    help_rand_types,
+    value_problem,
+)
 from oltplab.workloads import MIX_SCRIPT, distribution, sysbench_test
 
 HELP = Path(__file__).parent.parent / "data" / "sysbench_help"
@@ -59,19 +66,21 @@ def test_each_workload_runs_its_test_script_and_distribution():
     assert distribution(spec, pareto) == ("pareto", 0.4)
 
 
-def test_postgresql_targets_get_the_pgsql_driver_and_the_password_is_an_argument_only():
+def test_postgresql_targets_get_the_pgsql_driver(tmp_path):
     target = Target("127.0.0.1", 5433, "sbtest", "s3cret", driver="pgsql")
+    text = connection_options(target)
+    assert "db-driver=pgsql\n" in text and "pgsql-port=5433\n" in text
+    assert "pgsql-password=s3cret\n" in text and "mysql" not in text
     args = command(
         "sysbench",
         "oltp_read_write",
         "run",
-        target,
+        tmp_path / "connection.cnf",
         tables=1,
         table_size=10,
         threads=2,
         rand_type="pareto",
         rand_pareto_h=0.3,
     )
-    assert "--db-driver=pgsql" in args and "--pgsql-port=5433" in args
-    assert "--pgsql-password=s3cret" in args and not any(a.startswith("--mysql") for a in args)
+    assert "s3cret" not in " ".join(args)
     assert "--rand-pareto-h=0.3" in args

@@ -41,8 +41,8 @@ class ServerPaths:
     pid_file: Path
     error_log: Path
     tmpdir: Path
+    secure_files: Path
     lc_messages_dir: Path | None
-    run_as: str | None
     bind_address: str = "127.0.0.1"
 
 
@@ -208,11 +208,11 @@ def server_settings(family: str, version: str, paths: ServerPaths) -> list[Setti
         ("tmpdir", str(paths.tmpdir)),
         ("bind_address", paths.bind_address),
         ("skip_name_resolve", None),
+        # SELECT ... INTO OUTFILE and LOAD DATA INFILE reach this empty folder only.
+        ("secure_file_priv", str(paths.secure_files)),
     ]
     if paths.lc_messages_dir:
         lines.append(("lc_messages_dir", str(paths.lc_messages_dir)))
-    if paths.run_as:
-        lines.append(("user", paths.run_as))
     if has_x_plugin(family, parse_version(version)):
         lines.append(("mysqlx", "OFF"))
     return [Setting(option, value, None, None) for option, value in lines]

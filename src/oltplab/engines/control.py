@@ -1,7 +1,12 @@
-"""Control queries over one connection: version, variables, status, the benchmark user.
+"""Control queries over one connection: version, variables, status, the accounts.
 
 `Control` speaks to MySQL-family servers, `PostgresControl` to PostgreSQL; both answer
 the same questions, so the runner and the telemetry probe need not know which it is.
+
+On the instances oltplab starts every account that can log in has a password: the control
+account (root, postgres) and the benchmark user, both random and kept in files only their
+owner can read. `secure_accounts` drops whatever else the install step created and checks
+that no account is left without a password.
 """
 
 from __future__ import annotations
@@ -38,6 +43,44 @@ class _Connection:
     def execute(self, sql: str, args: tuple[object, ...] = ()) -> None:
         self.rows(sql, args)
 
+    def secure_accounts(self, bench_user: str) -> None:
+        raise NotImplementedError
+
+
+# Accounts MySQL and MariaDB create locked, for their own use; nobody can log in as them.
+SYSTEM_ACCOUNTS = frozenset({"mysql.sys", "mysql.session", "mysql.infoschema", "mariadb.sys"})
+# The accounts the install step may create besides root@localhost: root over TCP and the
+# anonymous users, for the loopback addresses and this machine's name.
+INSTALLED_HOSTS = ("127.0.0.1", "::1", "localhost", "%")
+
+
+def quote(value: str) -> str:
+    """A string literal for SQL written to a file (no bound parameters there)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def password_clause(family: str) -> str:
+    """How an account gets a password that sysbench (MariaDB Connector/C) and PyMySQL can
+    both use: MySQL 8.0 defaults to caching_sha2_password, which needs TLS or RSA keys."""
+    if family == "mariadb":
+        return "IDENTIFIED BY"
+    return "IDENTIFIED WITH mysql_native_password BY"
+
+
+def accounts_sql(family: str, version: tuple[int, ...], password: str, hostname: str) -> str:
+    """SQL the server runs from --init-file on its first start, before it accepts any
+    connection: the install step's passwordless accounts are gone and root@localhost has
+    the control password, so there is no moment at which they could be used."""
+    hosts = [*INSTALLED_HOSTS, hostname]
+    drops = [f"'root'@{quote(h)}" for h in hosts if h != "localhost"]
+    drops += [f"''@{quote(h)}" for h in hosts]
+    if family == "mariadb" and version < (10, 2):
+        set_password = f"SET PASSWORD FOR 'root'@'localhost' = PASSWORD({quote(password)});"
+    else:
+        clause = password_clause(family)
+        set_password = f"ALTER USER 'root'@'localhost' {clause} {quote(password)};"
+    return f"DROP USER IF EXISTS {', '.join(drops)};\n{set_password}\nFLUSH PRIVILEGES;\n"
+
 
 class Control(_Connection):
     """A root connection to a private instance (unix socket) or to an endpoint (TCP)."""
@@ -49,7 +92,7 @@ class Control(_Connection):
         host: str = "127.0.0.1",
         port: int = 3306,
         user: str = "root",
-        password: str = "",
+        password: str,
         timeout: float = 10,
     ) -> None:
         try:
@@ -87,20 +130,58 @@ class Control(_Connection):
         return {str(k): "" if v is None else str(v) for k, v in self.rows("SHOW GLOBAL STATUS")}
 
     def create_benchmark_user(
-        self, user: str, password: str, *, native_password: bool, clients: tuple[str, ...] = ("%",)
+        self,
+        user: str,
+        password: str,
+        *,
+        family: str,
+        clients: tuple[str, ...] = ("%",),
     ) -> None:
-        """A user sysbench can log in as over TCP from the client addresses; anonymous
-        users would shadow it."""
-        for name, host in self.rows("SELECT User, Host FROM mysql.user WHERE User = ''"):
-            self.execute("DROP USER %s@%s", (name, host))
+        """A user sysbench can log in as over TCP from the client addresses, with rights on
+        the sbtest database only (no FILE, no SUPER)."""
         self.execute("CREATE DATABASE IF NOT EXISTS sbtest")
-        plugin = "WITH mysql_native_password " if native_password else ""
+        clause = password_clause(family)
         for client in clients:
-            self.execute(
-                f"CREATE USER IF NOT EXISTS %s@%s IDENTIFIED {plugin}BY %s",
-                (user, client, password),
-            )
+            self.execute(f"CREATE USER IF NOT EXISTS %s@%s {clause} %s", (user, client, password))
             self.execute("GRANT ALL PRIVILEGES ON sbtest.* TO %s@%s", (user, client))
+
+    def _accounts(self) -> list[tuple[str, str]]:
+        # MariaDB lists roles among the accounts; they cannot log in.
+        roles = "is_role = 'Y'" if self._has_column("mysql", "user", "is_role") else "FALSE"
+        return [
+            (str(user), str(host))
+            for user, host, is_role in self.rows(f"SELECT User, Host, {roles} FROM mysql.user")
+            if not is_role
+        ]
+
+    def _has_column(self, schema: str, table: str, column: str) -> bool:
+        return bool(
+            self.rows(
+                "SELECT 1 FROM information_schema.columns"
+                " WHERE table_schema = %s AND table_name = %s AND column_name = %s",
+                (schema, table, column),
+            )
+        )
+
+    def secure_accounts(self, bench_user: str) -> None:
+        """Drop every account but root@localhost, the benchmark user and the locked system
+        accounts, then check that none is left without a password."""
+        for user, host in self._accounts():
+            if (user, host) == ("root", "localhost") or user in SYSTEM_ACCOUNTS:
+                continue
+            if user != bench_user:
+                self.execute("DROP USER %s@%s", (user, host))
+        # MariaDB keeps native passwords in Password before 10.4 and in both after.
+        empty = "authentication_string = ''"
+        if self._has_column("mysql", "user", "Password"):
+            empty += " AND Password = ''"
+        bare = [
+            f"{user}@{host}"
+            for user, host in self.rows(f"SELECT User, Host FROM mysql.user WHERE {empty}")
+            if user not in SYSTEM_ACCOUNTS and (str(user), str(host)) in self._accounts()
+        ]
+        if bare:
+            raise EngineError(f"accounts without a password remain: {', '.join(map(str, bare))}")
 
 
 # pg_settings units that are amounts of memory, in bytes.
@@ -138,12 +219,13 @@ _POSTGRES_STATUS = (
 class PostgresControl(_Connection):
     """A superuser connection to a private PostgreSQL instance over its unix socket."""
 
-    def __init__(self, *, socket_dir: Path, port: int, timeout: float = 10) -> None:
+    def __init__(self, *, socket_dir: Path, port: int, password: str, timeout: float = 10) -> None:
         try:
             self._conn = psycopg.connect(
                 host=str(socket_dir),
                 port=port,
                 user="postgres",
+                password=password,
                 dbname="postgres",
                 connect_timeout=max(1, int(timeout)),
                 autocommit=True,
@@ -183,11 +265,17 @@ class PostgresControl(_Connection):
         return {str(k): "" if v is None else str(v) for k, v in self.rows(_POSTGRES_STATUS)}
 
     def create_benchmark_user(
-        self, user: str, password: str, *, native_password: bool, clients: tuple[str, ...] = ("%",)
+        self,
+        user: str,
+        password: str,
+        *,
+        family: str,
+        clients: tuple[str, ...] = ("%",),
     ) -> None:
-        """The role sysbench logs in as (scram over TCP, as initdb was told) and its database.
-        native_password and clients are MySQL's; initdb's pg_hba.conf already limits TCP
-        logins to this machine."""
+        """The role sysbench logs in as (scram over TCP, as initdb was told) and its database,
+        which it owns; no superuser rights, so no COPY to or from the server's files.
+        family and clients are MySQL's; initdb's pg_hba.conf already limits TCP logins to this
+        machine."""
         # A failing statement would be copied into the server log, password and all.
         self.execute("SET log_min_error_statement = panic")
         exists = self.rows("SELECT 1 FROM pg_roles WHERE rolname = %s", (user,))
@@ -199,6 +287,18 @@ class PostgresControl(_Connection):
         if not self.rows("SELECT 1 FROM pg_database WHERE datname = 'sbtest'"):
             owner = sql.Identifier(user).as_string(self._conn)
             self.execute(f"CREATE DATABASE sbtest OWNER {owner}")
+
+    def secure_accounts(self, bench_user: str) -> None:
+        """Check what initdb was told: every way in asks for a password, and every role that
+        can log in has one."""
+        lax = self.rows(
+            "SELECT line_number, auth_method FROM pg_hba_file_rules"
+            " WHERE auth_method NOT IN ('scram-sha-256', 'md5', 'reject') OR error IS NOT NULL"
+        )
+        bare = self.rows("SELECT rolname FROM pg_authid WHERE rolcanlogin AND rolpassword IS NULL")
+        if lax or bare:
+            found = [f"pg_hba.conf line {n}: {m}" for n, m in lax] + [str(r[0]) for r in bare]
+            raise EngineError(f"logins without a password remain: {', '.join(found)}")
 
 
 def _first_line(exc: Exception) -> str:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 from oltplab.engines.control import Control
 from oltplab.errors import EngineError
+from oltplab.hosts import Host
 from oltplab.spec import EndpointSource
+from oltplab.store.files import write_secret
 
 
 def endpoint_password(engine: str, source: EndpointSource) -> str:
@@ -47,11 +50,14 @@ def family_of(version: str, comment: str) -> str:
 class Endpoint:
     """The server side of a session on a server oltplab does not own."""
 
-    def __init__(self, source: EndpointSource, password: str) -> None:
+    machine = Host()  # client tools run here, never on the endpoint's machine
+
+    def __init__(self, source: EndpointSource, password: str, work: Path) -> None:
         host, port = source.endpoint.rsplit(":", 1)
         self.host, self.port = host, int(port)
         self.user = source.user
         self._password = password
+        self._work = work
 
     @property
     def client_port(self) -> int:
@@ -63,6 +69,16 @@ class Endpoint:
 
     def control(self) -> Control:
         return Control(host=self.host, port=self.port, user=self.user, password=self._password)
+
+    def client_options_file(self) -> Path:
+        """[client] options for client tools, in a file only we can read."""
+        path = self._work / "client.cnf"
+        write_secret(
+            path,
+            f"[client]\nuser={self.user}\npassword={self._password}\n"
+            f"host={self.host}\nport={self.port}\n",
+        )
+        return path
 
     def alive(self) -> bool:
         try:

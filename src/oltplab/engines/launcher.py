@@ -3,13 +3,17 @@
 Each engine gets a work folder in the results directory with its datadir, the snapshot
 taken after `sysbench prepare`, its option file, pid file and error log. The socket lives
 under the cache folder because unix socket paths are limited to about 100 bytes.
+
+When oltplab runs as root, the server does not: it runs in a user namespace in which
+root is mapped to `nobody`. It holds no capability there (it cannot bind low ports, kill
+or trace others' processes, or read other users' private files), while its files stay
+owned as everything else in the results directory. Its accounts all have passwords and
+`secure_file_priv` confines file reads and writes to an empty folder of its own.
 """
 
 from __future__ import annotations
 
-import getpass
 import hashlib
-import os
 import shutil
 import signal
 import socket
@@ -18,8 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from oltplab.engines.config import ServerPaths
-from oltplab.engines.control import Control
+from oltplab.engines.config import ServerPaths, parse_version
+from oltplab.engines.control import Control, accounts_sql
 from oltplab.engines.supplier import Distribution, cache_root
 from oltplab.errors import EngineError
 from oltplab.hosts import Host
@@ -72,6 +76,21 @@ class Layout:
         return self.work / "tmp"
 
     @property
+    def secure_files(self) -> Path:
+        """The only folder the server may read or write files in (secure_file_priv); empty."""
+        return self.work / "files"
+
+    @property
+    def accounts_file(self) -> Path:
+        """SQL run once, from --init-file, at the first start; removed once it ran."""
+        return self.work / "accounts.sql"
+
+    @property
+    def client_options(self) -> Path:
+        """[client] options for the tools run against the instance (pt-mysql-summary)."""
+        return self.work / "client.cnf"
+
+    @property
     def socket(self) -> Path:
         return self.socket_folder / f"{self.socket_key}.sock"
 
@@ -94,8 +113,8 @@ class Layout:
             pid_file=self.pid_file,
             error_log=self.error_log,
             tmpdir=self.tmpdir,
+            secure_files=self.secure_files,
             lc_messages_dir=distribution.messages_dir,
-            run_as=getpass.getuser() if os.geteuid() == 0 else None,
         )
 
 
@@ -116,21 +135,27 @@ class PrivateInstance:
     host = "127.0.0.1"
     stop_signal = signal.SIGTERM  # a clean shutdown
 
-    def __init__(self, distribution: Distribution, layout: Layout) -> None:
+    def __init__(
+        self, distribution: Distribution, layout: Layout, control_password: str, machine: Host
+    ) -> None:
         self.distribution = distribution
         self.layout = layout
-        self.machine: Host = Host()
+        self.machine = machine
+        self.control_password = control_password
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.client_port = 0  # where sysbench connects: the port, or a shaping proxy's
         self._log_offset = 0
+        self._accounts_pending = False
 
     # --- provisioning -------------------------------------------------------------------------
 
     def prepare_folders(self) -> None:
         self.layout.work.mkdir(parents=True, exist_ok=True)
         self.layout.tmpdir.mkdir(exist_ok=True)
-        self.layout.socket.parent.mkdir(parents=True, exist_ok=True)
+        self.layout.secure_files.mkdir(mode=0o700, exist_ok=True)
+        # Only we may reach the sockets: the control account logs in through them.
+        self.layout.socket.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         kill_stale(self.layout.pid_file, str(self.layout.cnf))
 
     def initialise(self, timeout: float) -> None:
@@ -151,22 +176,26 @@ class PrivateInstance:
         if result.returncode != 0:
             detail = tail(self.layout.error_log, 3, offset) or result.stderr.strip()[-300:]
             raise EngineError(f"engine {dist.engine}: datadir initialisation failed: {detail}")
+        self._accounts_pending = True
 
     def _initialise_command(self) -> list[str]:
-        """mariadb-install-db makes the datadir itself; mysqld --initialize wants it empty."""
+        """mariadb-install-db makes the datadir itself; mysqld --initialize wants it empty.
+        Both leave root without a password; the first start gives it one (accounts_sql)."""
         dist = self.distribution
         cnf = f"--defaults-file={self.layout.cnf}"
         if dist.family != "mariadb":
-            return [str(dist.server), cnf, "--initialize-insecure"]
+            return self.machine.unprivileged([str(dist.server), cnf, "--initialize-insecure"])
         if dist.install_db is None:
             raise EngineError(f"engine {dist.engine}: no mariadb-install-db script found")
-        return [
-            str(dist.install_db),
-            cnf,
-            f"--basedir={dist.basedir}",
-            "--auth-root-authentication-method=normal",
-            "--skip-test-db",
-        ]
+        return self.machine.unprivileged(
+            [
+                str(dist.install_db),
+                cnf,
+                f"--basedir={dist.basedir}",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ]
+        )
 
     def paths(self, port: int) -> ServerPaths:
         return self.layout.paths(self.distribution, port)
@@ -197,22 +226,41 @@ class PrivateInstance:
         except OSError:
             return 0
 
-    def server_command(self) -> list[str]:
-        return [str(self.distribution.server), f"--defaults-file={self.layout.cnf}"]
+    def server_command(self, options: list[str]) -> list[str]:
+        return self.machine.unprivileged(
+            [str(self.distribution.server), f"--defaults-file={self.layout.cnf}", *options]
+        )
 
     def server_output(self) -> Path:
         """Where the server's stdout and stderr go (its error log is a file of its own)."""
         return self.layout.work / "mysqld.out"
 
+    def _first_start_options(self) -> list[str]:
+        """After initialisation: secure the accounts before the first connection."""
+        if not self._accounts_pending:
+            return []
+        dist = self.distribution
+        sql = accounts_sql(
+            dist.family, parse_version(dist.version), self.control_password, self.machine.hostname()
+        )
+        self.machine.write_private(self.layout.accounts_file, sql)
+        return [f"--init-file={self.layout.accounts_file}"]
+
     def start(self, port: int, timeout: float) -> None:
         self.port = self.client_port = port
         self._log_offset = self._log_size()
-        output = self.server_output().open("ab")
+        options = self._first_start_options()
         try:
-            self.process = spawn(self.server_command(), stdout=output)
+            self._spawn(self.server_command(options))
+            self._wait_ready(timeout)
         finally:
-            output.close()
-        self._wait_ready(timeout)
+            if options:
+                self.machine.remove(self.layout.accounts_file)
+        self._accounts_pending = False
+
+    def _spawn(self, command: list[str]) -> None:
+        with self.server_output().open("ab") as output:
+            self.process = spawn(command, stdout=output)
 
     def _wait_ready(self, timeout: float) -> None:
         """Until the server answers a control connection; it may also die or hang."""
@@ -238,7 +286,16 @@ class PrivateInstance:
                 time.sleep(0.2)
 
     def control(self) -> Control:
-        return Control(socket=self.layout.socket, timeout=5)
+        return Control(socket=self.layout.socket, password=self.control_password, timeout=5)
+
+    def client_options_file(self) -> Path:
+        """[client] options, password included, in a file only we can read, on the machine
+        the server runs on; for client tools, whose command lines anyone can list."""
+        self.machine.write_private(
+            self.layout.client_options,
+            f"[client]\nuser=root\npassword={self.control_password}\nsocket={self.layout.socket}\n",
+        )
+        return self.layout.client_options
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None

@@ -5,7 +5,9 @@ checked by sha256 there), the datadir, snapshot, option file and logs live there
 The server runs under a small shell wrapper held by a local `ssh`: when that ssh session
 ends (oltplab stops it, dies, or the link stays down longer than ssh tolerates) the
 wrapper's stdin closes and it stops the server, so nothing is left running on the host.
-Control queries go through an SSH forward of the server's unix socket, as root@localhost.
+Control queries go through an SSH forward of the server's unix socket, as root@localhost
+with the control password. Each results directory has a work folder of its own there, so
+runs from different directories never find each other's servers.
 """
 
 from __future__ import annotations
@@ -77,27 +79,25 @@ class RemoteLayout(Layout):
 
 
 class RemoteInstance(PrivateInstance):
+    machine: SshHost
+
     def __init__(
         self,
         distribution: Distribution,
         layout: RemoteLayout,
+        control_password: str,
         host: SshHost,
         network: NetworkSpec | None = None,
     ) -> None:
-        super().__init__(distribution, layout)
-        self.machine = host
+        super().__init__(distribution, layout, control_password, host)
         self.host = host.address()
         self.client = host.client_address()
         self._shaper = Shaper(host, network) if network is not None and network.shaped else None
         self._forward: subprocess.Popen[bytes] | None = None
         self._forward_port = 0
-        user = host.check(["id", "-un"], timeout=60).strip()
-        self._run_as = user if user == "root" else None
 
     def paths(self, port: int) -> ServerPaths:
-        return replace(
-            self.layout.paths(self.distribution, port), bind_address=self.host, run_as=self._run_as
-        )
+        return replace(self.layout.paths(self.distribution, port), bind_address=self.host)
 
     def _sh(self, script: str, *args: str, timeout: float = 600) -> str:
         return self.machine.check(["sh", "-c", script, "sh", *args], timeout=timeout)
@@ -114,7 +114,12 @@ class RemoteInstance(PrivateInstance):
     # --- provisioning -------------------------------------------------------------------------
 
     def prepare_folders(self) -> None:
-        self._sh('mkdir -p "$1" "$2"', str(self.layout.work), str(self.layout.tmpdir))
+        self._sh(
+            'mkdir -p "$1" "$2" && mkdir -p -m 700 "$3"',
+            str(self.layout.work),
+            str(self.layout.tmpdir),
+            str(self.layout.secure_files),
+        )
         self._sh(_KILL_STALE, str(self.layout.pid_file), str(self.layout.cnf))
 
     def initialise(self, timeout: float) -> None:
@@ -160,14 +165,13 @@ class RemoteInstance(PrivateInstance):
         text = done.stdout if done.returncode == 0 else ""
         return text if lines is None else " | ".join(text.strip().splitlines()[-lines:])
 
-    def start(self, port: int, timeout: float) -> None:
-        self.port = self.client_port = port
-        self._log_offset = self._log_size()
-        server = [str(self.distribution.server), f"--defaults-file={self.layout.cnf}"]
-        self.process = self.machine.spawn_held(server)
+    def _spawn(self, command: list[str]) -> None:
+        self.process = self.machine.spawn_held(command)
         self._forward_port = free_port()
         self._forward = self.machine.forward(self._forward_port, PurePosixPath(self.layout.socket))
-        self._wait_ready(timeout)
+
+    def start(self, port: int, timeout: float) -> None:
+        super().start(port, timeout)
         if self._shaper is not None:
             self.client_port = self._shaper.start(self.host, port, self.client)
 
@@ -177,7 +181,13 @@ class RemoteInstance(PrivateInstance):
         return applied.describe() if applied else None
 
     def control(self) -> Control:
-        return Control(host="127.0.0.1", port=self._forward_port, user="root", timeout=5)
+        return Control(
+            host="127.0.0.1",
+            port=self._forward_port,
+            user="root",
+            password=self.control_password,
+            timeout=5,
+        )
 
     def exit_description(self) -> str:
         if self.process is None or self.process.returncode is None:

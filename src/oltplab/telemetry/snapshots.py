@@ -6,9 +6,7 @@ into the file they would have filled, never raised.
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from oltplab.engines.endpoint import Endpoint
@@ -46,25 +44,15 @@ def engine_summary(server: PrivateInstance | Endpoint, output: Path) -> str | No
     """pt-mysql-summary of a running engine, run where the engine runs; the reason when it
     could not be taken.
 
-    An endpoint's password goes through an option file only we can read, never the
-    command line (which any user can list).
+    The password goes through an option file only we can read, never the command line
+    (which any user can list).
     """
     if isinstance(server, PostgresInstance):
         return None  # a MySQL tool; PostgreSQL's settings are in the .vars.txt file
-    machine = server.machine if isinstance(server, PrivateInstance) else Host()
-    if not machine.has("pt-mysql-summary"):
+    if not server.machine.has("pt-mysql-summary"):
         return "pt-mysql-summary not installed"
-    base = ["pt-mysql-summary", "--sleep=1"]
-    if isinstance(server, PrivateInstance):
-        ok = _capture([*base, f"--socket={server.layout.socket}", "--user=root"], output, machine)
-    else:
-        with tempfile.TemporaryDirectory(prefix="oltplab-") as scratch:
-            options = Path(scratch) / "client.cnf"
-            fd = os.open(options, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as handle:
-                handle.write(
-                    f"[client]\nuser={server.user}\npassword={server.password}\n"
-                    f"host={server.host}\nport={server.port}\n"
-                )
-            ok = _capture([base[0], f"--defaults-file={options}", base[1]], output, machine)
-    return None if ok else f"pt-mysql-summary failed (see {output.name})"
+    options = server.client_options_file()
+    command = ["pt-mysql-summary", f"--defaults-file={options}", "--sleep=1"]
+    if _capture(command, output, server.machine):
+        return None
+    return f"pt-mysql-summary failed (see {output.name})"

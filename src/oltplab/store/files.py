@@ -1,0 +1,95 @@
+"""Files written so that a kill or a full disk never leaves one half-written.
+
+Every JSON or state file goes to a temporary file beside it, is flushed to disk, then
+renamed over the old one: a reader sees the old file or the new one, never a part.
+Secrets are created readable by their owner only, before a byte is written.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from oltplab.errors import DiskFull, EnvironmentProblem, OltplabError
+
+
+def format_bytes(count: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if count < 1024 or unit == "TB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    raise AssertionError("unreachable")
+
+
+def free_bytes(path: Path) -> int:
+    """Free space for us on the filesystem holding path (or its nearest existing parent)."""
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    return shutil.disk_usage(probe).free
+
+
+def disk_full(path: Path) -> DiskFull:
+    return DiskFull(
+        f"{path}: no space left on the device ({format_bytes(free_bytes(path))} free there); "
+        "free some space, then run the same command again: nothing stored is lost"
+    )
+
+
+def os_problem(exc: OSError, path: Path | None = None) -> OltplabError:
+    """One line for an OS error: what, where, and what to do."""
+    where = Path(exc.filename) if exc.filename else path
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return disk_full(where or Path.cwd())
+    said = exc.strerror or str(exc)
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return EnvironmentProblem(f"{where}: {said}; check its permissions")
+    if exc.errno == errno.ENOTDIR:
+        return OltplabError(f"{where}: a file stands where a folder is needed")
+    if exc.errno == errno.EISDIR:
+        return OltplabError(f"{where}: is a folder; give a file name")
+    if exc.errno == errno.ENOENT:
+        return OltplabError(f"{where}: no such file or folder")
+    return EnvironmentProblem(f"{where}: {said}")
+
+
+def _replace(path: Path, data: bytes, mode: int) -> None:
+    try:
+        fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise os_problem(exc, path.parent) from None
+    try:
+        try:
+            os.fchmod(fd, mode)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(scratch, path)
+        except BaseException:
+            os.unlink(scratch)
+            raise
+    except OSError as exc:
+        raise os_problem(exc, path) from None
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
+    _replace(path, text.encode(), mode)
+
+
+def write_atomic_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
+    _replace(path, data, mode)
+
+
+def write_secret(path: Path, text: str) -> None:
+    """A file only its owner can read (a password, options holding one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _replace(path, text.encode(), 0o600)

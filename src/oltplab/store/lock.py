@@ -1,0 +1,99 @@
+"""One writer per results directory.
+
+`run`, `import`, `rerun` and `rebuild` hold an exclusive lock on the directory's lock file
+while they write. It is an OS lock (flock): it dies with the process, so a run killed with
+`kill -9` never leaves a stale lock behind. Readers (`status`, `report`, `export`) take no
+lock; SQLite's WAL lets them read while a run writes.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from types import TracebackType
+
+from oltplab.errors import OltplabError, ResultsBusy
+from oltplab.store.files import os_problem
+
+LOCK_NAME = ".oltplab.lock"
+
+
+def prepare_results(results: Path) -> None:
+    """The results folder, made if needed; a file in its place is refused."""
+    if results.exists() and not results.is_dir():
+        raise OltplabError(f"{results}: is a file; --results needs a folder")
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise os_problem(exc, results) from None
+
+
+def holder(results: Path) -> int | None:
+    """The pid holding the directory's lock, or None when no process writes there.
+
+    Read from /proc/locks, so asking never takes the lock (a writer starting at that
+    moment is never turned away by a reader).
+    """
+    try:
+        inode = (results / LOCK_NAME).stat().st_ino
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    for line in table.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"
+        if (
+            len(fields) >= 6
+            and fields[1:4:2] == ["FLOCK", "WRITE"]
+            and fields[5].rsplit(":", 1)[-1] == str(inode)
+        ):
+            return int(fields[4])
+    return None
+
+
+def _command_of(pid: int) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    return " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+
+
+class ResultsLock:
+    """`with ResultsLock(results):` writes there alone, or raises ResultsBusy at once."""
+
+    def __init__(self, results: Path) -> None:
+        self.results = results
+        self._fd: int | None = None
+
+    def __enter__(self) -> ResultsLock:
+        prepare_results(self.results)
+        path = self.results / LOCK_NAME
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise os_problem(exc, path) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            pid = holder(self.results)
+            who = f"oltplab pid {pid}" if pid else "another oltplab process"
+            what = _command_of(pid) if pid else ""
+            raise ResultsBusy(
+                f"{self.results}: {who} is writing here"
+                + (f" ({what})" if what else "")
+                + "; wait for it to end"
+                + (f", or stop it with `kill {pid}`" if pid else "")
+                + ", or use another --results folder"
+            ) from None
+        self._fd = fd
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the only descriptor releases the lock
+            self._fd = None
