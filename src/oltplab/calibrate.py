@@ -20,6 +20,7 @@ from oltplab.compare import Comparison, compare
 from oltplab.engines.catalog import CATALOG
 from oltplab.engines.supplier import cache_root
 from oltplab.errors import OltplabError
+from oltplab.store.files import write_atomic
 
 
 def calibration_spec(
@@ -90,7 +91,7 @@ def save(floor: NoiseFloor, results: Path) -> None:
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "results": str(results),
     }
-    path.write_text(json.dumps(known, indent=2))
+    write_atomic(path, json.dumps(known, indent=2))
 
 
 def load_for(hosts: set[str]) -> float | None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import sqlite3
 import sys
 from enum import StrEnum
 from importlib import resources
@@ -13,21 +16,37 @@ from rich.console import Console
 from rich.table import Table
 
 from oltplab.analysis.dataset import load
-from oltplab.display import RichDisplay, failed_table, status_table, tps_tables
+from oltplab.display import RichDisplay, failed_table, status_table, touches, tps_tables
 from oltplab.engines.catalog import CATALOG
 from oltplab.engines.supplier import is_available, source_of, supply
-from oltplab.errors import OltplabError
-from oltplab.export import table_rows, to_csv, to_json
-from oltplab.importers import import_tree
+from oltplab.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CELL_FAILED,
+    EXIT_ENVIRONMENT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    OltplabError,
+)
+from oltplab.export import CELL_COLUMNS, salvaged_row, table_rows, to_csv, to_json
+from oltplab.importers import import_folders, scan_tree
 from oltplab.ledger import Ledger
 from oltplab.provenance import RUN_JSON, RunRecord, differences, read_run_json
 from oltplab.runner import Outcome
 from oltplab.runner import run as run_matrix
 from oltplab.spec import EngineSpec, Spec, load_spec, parse_spec
+from oltplab.store.files import os_problem, write_atomic
+from oltplab.store.lock import ResultsLock, holder
+from oltplab.store.rebuild import rebuild as rebuild_ledger
+from oltplab.store.rebuild import salvage as salvage_cells
 
 app = typer.Typer(
     help="oltplab: benchmark MySQL-compatible engines with sysbench, reproducibly.\n\n"
-    "Write a spec (see examples/quick.toml), then `oltplab run SPEC --results DIR`.",
+    "Write a spec (see examples/quick.toml), then `oltplab run SPEC --results DIR`.\n\n"
+    f"Exit codes: 0 done; {EXIT_CELL_FAILED} a cell failed (the final table says why); "
+    f"{EXIT_BAD_INPUT} bad input (a spec, an argument, a file to read); {EXIT_ENVIRONMENT} "
+    "the environment (disk full, permissions, a damaged ledger, a results folder another "
+    f"oltplab writes to); {EXIT_INTERNAL} a bug in oltplab (run again with --debug and report "
+    f"the traceback); {EXIT_INTERRUPTED} interrupted (run the same command again to resume).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -37,6 +56,20 @@ app.add_typer(engines_app, name="engines")
 
 console = Console()
 errors = Console(stderr=True)
+# Set by --debug: tracebacks are shown instead of one line.
+DEBUG_ENV = "OLTPLAB_DEBUG"
+
+
+@app.callback()
+def _options(
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", help="Show the full traceback of an error instead of one line."),
+    ] = False,
+) -> None:
+    if debug:
+        os.environ[DEBUG_ENV] = "1"
+
 
 ResultsOption = Annotated[
     Path, typer.Option("--results", "-r", help="Results directory (ledger, raw outputs, log).")
@@ -112,6 +145,7 @@ def _report_outcome(results: Path, outcome: Outcome) -> None:
     if outcome.failed:
         console.print(failed_table(outcome.failed))
     console.print(f"Results in {results} (ledger.sqlite, raw outputs, oltplab.log)")
+    console.print(f"Next: oltplab report {results}", highlight=False)
     if outcome.interrupted:
         errors.print("interrupted: run the same command again to resume")
         raise typer.Exit(130)
@@ -196,12 +230,18 @@ def rerun(
         Path, typer.Argument(help="A results directory written by `oltplab run` (has run.json).")
     ],
     results: ResultsOption,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", "-y", help="Start without asking (what it touches is still shown)."),
+    ] = False,
 ) -> None:
     """Run again what ORIGINAL's run.json describes, into a new results directory.
 
-    The spec comes from run.json alone. What differs from the original run and could move
-    the numbers (kernel, CPU, governor, sysbench and its scripts, engine binaries) is printed
-    and written into the new run.json under "differences". Compare the two with
+    The spec comes from run.json alone, which may have been written by someone else: the
+    engines, hosts, paths and scripts it will use are shown first, and the run starts only
+    when you confirm (or pass --yes). What differs from the original run and could move the
+    numbers (kernel, CPU, governor, sysbench and its scripts, engine binaries) is printed and
+    written into the new run.json under "differences". Compare the two with
     `oltplab report ORIGINAL NEW`.
     """
     recorded = read_run_json(original)
@@ -210,6 +250,17 @@ def rerun(
     spec_info = recorded["spec"]
     base = Path(spec_info["base"])
     spec = parse_spec(spec_info["text"], f"{original / RUN_JSON} (spec.text)", base)
+    console.print(f"{original / RUN_JSON} will use:", highlight=False)
+    for line in touches(spec, results):
+        console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise OltplabError(
+                f"rerun {original}: confirm with --yes to run what it lists above "
+                "(no terminal to ask on)"
+            )
+        if not typer.confirm("Start?", default=False):
+            raise typer.Exit(EXIT_BAD_INPUT)
     display = RichDisplay(console)
     outcome = run_matrix(
         spec,
@@ -221,9 +272,10 @@ def rerun(
         spec_base=base,
         rerun_of={"results": str(original.resolve()), "spec_digest": spec_info.get("digest")},
     )
-    repeat = RunRecord(results.resolve(), read_run_json(results))
-    repeat.data["differences"] = differences(recorded, repeat.data)
-    repeat.save()
+    with ResultsLock(results):
+        repeat = RunRecord(results.resolve(), read_run_json(results))
+        repeat.data["differences"] = differences(recorded, repeat.data)
+        repeat.save()
     for difference in repeat.data["differences"]:
         errors.print(f"[yellow]differs from the original run:[/yellow] {difference}")
     _report_outcome(results, outcome)
@@ -255,7 +307,16 @@ def status(results: Annotated[Path, typer.Argument(help="A results directory.")]
         console.print(failed_table(failed))
     if runs:
         last = runs[-1]
-        console.print(f"last run: started {last['started_at']}, {last['status']}")
+        state = last["status"]
+        if state == "running":
+            pid = holder(results)
+            state = (
+                f"running (oltplab pid {pid})"
+                if pid
+                else "interrupted (its process is gone; the next run resumes it)"
+            )
+        console.print(f"last run: started {last['started_at']}, {state}", highlight=False)
+    console.print(f"Next: oltplab report {results}", highlight=False)
 
 
 class Format(StrEnum):
@@ -318,20 +379,48 @@ def export(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
+    salvage: Annotated[
+        bool,
+        typer.Option(
+            "--salvage",
+            help="From a damaged ledger: one row per cell it still gives (the summary table), "
+            "values it cannot vouch for left empty; what was lost is listed on stderr.",
+        ),
+    ] = False,
 ) -> None:
     """Export one table of a results directory as CSV or JSON."""
-    columns, rows = table_rows(
-        table.value,
-        load([results], cut_seconds),
-        baselines=baseline,
-        threshold=threshold,
-        include_flagged=include_flagged,
-    )
+    if output is not None:
+        _check_output_file(output)
+    if salvage:
+        if table is not ExportTable.summary:
+            raise OltplabError("--salvage exports the summary table only (--table summary)")
+        found = salvage_cells(results)
+        columns, rows = CELL_COLUMNS, [salvaged_row(row) for row in found.rows]
+        for problem in found.problems:
+            errors.print(f"lost: {problem}", highlight=False, markup=False, soft_wrap=True)
+    else:
+        columns, rows = table_rows(
+            table.value,
+            load([results], cut_seconds),
+            baselines=baseline,
+            threshold=threshold,
+            include_flagged=include_flagged,
+        )
     text = to_csv(rows, columns) if format is Format.csv else to_json(rows)
     if output is None:
         sys.stdout.write(text)
     else:
-        output.write_text(text)
+        write_atomic(output, text)
+        errors.print(f"{len(rows)} row(s) in {output}", highlight=False)
+
+
+def _check_output_file(path: Path) -> None:
+    if path.is_dir():
+        raise OltplabError(f"--output {path}: is a folder; give a file name")
+    if not path.parent.is_dir():
+        raise OltplabError(
+            f"--output {path}: the folder {path.parent} does not exist; create it first"
+        )
 
 
 @app.command("import")
@@ -350,11 +439,13 @@ def import_(
     Empty, truncated and erroneous files are imported as flagged cells, never skipped.
     Importing the same tree again changes nothing.
     """
-    ledger = Ledger.open(results)
-    try:
-        report = import_tree(source, ledger)
-    finally:
-        ledger.close()
+    folders = scan_tree(source)  # a tree that is not one is refused before anything is made
+    with ResultsLock(results):
+        ledger = Ledger.open(results)
+        try:
+            report = import_folders(source, folders, ledger)
+        finally:
+            ledger.close()
     console.print(
         f"{source}: {report.imported} cell(s) imported, {report.updated} updated, "
         f"{report.unchanged} unchanged, into {results}",
@@ -367,6 +458,7 @@ def import_(
         for cell, marks in report.flagged:
             flags.add_row(cell, marks)
         console.print(flags)
+    console.print(f"Next: oltplab report {results}", highlight=False)
 
 
 @app.command()
@@ -395,18 +487,46 @@ def report(
     from oltplab.calibrate import load_for
     from oltplab.report import ReportOptions, build
 
+    folder = output or results[0] / "report"
+    if folder.exists() and not folder.is_dir():
+        raise OltplabError(f"--output {folder}: is a file; the report needs a folder")
     dataset = load(results, cut_seconds)
     hosts = {run["host"]["hostname"] for run in dataset.runs if "host" in run}
     options = ReportOptions(
         baseline or [], threshold, relative_to, compare or [], include_flagged, load_for(hosts)
     )
     with console.status("writing the report"):
-        files = build(dataset, output or results[0] / "report", options)
+        files = build(dataset, folder, options)
     console.print(
         f"{files.markdown}\n{files.html}\n{len(files.charts)} chart(s) in "
         f"{files.markdown.parent / 'charts'}",
         soft_wrap=True,
     )
+    console.print(f"Next: open {files.html} in a browser, or read {files.markdown}")
+
+
+@app.command()
+def rebuild(results: Annotated[Path, typer.Argument(help="A results directory.")]) -> None:
+    """Rebuild a damaged ledger from the journal and the raw files.
+
+    Every write the ledger took is in journal.jsonl; the per-second samples and telemetry
+    series come back from the raw outputs beside it. The damaged ledger is kept as
+    ledger.sqlite.damaged-<time>; nothing is replaced until the new ledger is complete.
+    """
+    if not results.is_dir():
+        raise OltplabError(f"{results}: no such results folder")
+    with ResultsLock(results), console.status("rebuilding the ledger"):
+        rebuilt = rebuild_ledger(results)
+    counts = ", ".join(f"{n} {state}" for state, n in rebuilt.cells.items() if n)
+    console.print(f"{rebuilt.ledger}: rebuilt ({counts or 'no cells'})", highlight=False)
+    console.print(f"  per-second samples read back for {rebuilt.series_read} cell(s)")
+    if rebuilt.set_aside:
+        console.print(f"  the old ledger is kept as {rebuilt.set_aside}", highlight=False)
+    if rebuilt.torn_lines:
+        console.print(f"  {rebuilt.torn_lines} journal line(s) cut short by a kill were skipped")
+    for lost in rebuilt.lost:
+        errors.print(f"not rebuilt: {lost}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"Next: oltplab status {results}", highlight=False)
 
 
 @app.command()
@@ -454,9 +574,29 @@ def calibrate(
     console.print(f"noise floor on this host: ±{floor.value:.1f}% (stored for `oltplab report`)")
 
 
+def _fail(message: str, code: int) -> None:
+    errors.print(f"error: {message}", highlight=False, markup=False, soft_wrap=True)
+    sys.exit(code)
+
+
 def main() -> None:
+    # A log file on a full disk must not print tracebacks of its own.
+    logging.raiseExceptions = False
     try:
         app()
-    except OltplabError as exc:
-        errors.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
-        sys.exit(2)
+    except KeyboardInterrupt:
+        _fail("interrupted", EXIT_INTERRUPTED)
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        if isinstance(exc, OSError):
+            exc = os_problem(exc)
+        if isinstance(exc, OltplabError):
+            _fail(str(exc), exc.exit_code)
+        if isinstance(exc, sqlite3.Error):
+            _fail(f"SQLite: {exc}", EXIT_ENVIRONMENT)
+        _fail(
+            f"internal error: {type(exc).__name__}: {exc}; run again with --debug for the "
+            "traceback, and please report it",
+            EXIT_INTERNAL,
+        )

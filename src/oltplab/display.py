@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
+from pathlib import Path
 from statistics import mean
 
 from rich.console import Console
@@ -18,6 +19,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+
+from oltplab.engines.supplier import source_of
+from oltplab.spec import Spec
 
 
 class RichDisplay:
@@ -132,3 +136,27 @@ def status_table(counts: dict[str, int]) -> Table:
         str(sum(counts.values())),
     )
     return table
+
+
+def touches(spec: Spec, results: Path) -> list[str]:
+    """What running a spec touches beyond this machine's own engines: binaries fetched or
+    taken from paths, hosts reached over SSH, endpoints connected to, Lua scripts run (they
+    may do anything sysbench's LuaJIT can), and where the results go."""
+    lines = []
+    for engine in spec.engines:
+        source = source_of(engine)
+        kind, value = next(iter(source.items()))
+        lines.append(f"engine {engine.name}: {kind} {value}")
+    for host in spec.hosts:
+        options = " ".join(f"-o {k}={v}" for k, v in host.options.items())
+        port = f" -p {host.port}" if host.port else ""
+        identity = f" -i {host.identity_file}" if host.identity_file else ""
+        lines.append(
+            f"host {host.name}: ssh{port}{identity} {options} {host.ssh}, "
+            f"files under {host.workdir}".replace("  ", " ")
+        )
+    for workload in spec.workloads:
+        if workload.script is not None:
+            lines.append(f"workload {workload.name}: runs the Lua script {workload.script}")
+    lines.append(f"results into {results.resolve()}")
+    return lines

@@ -35,6 +35,12 @@ FLAG_COLUMNS = (
 # fmt: on
 
 
+def salvaged_row(values: dict[str, Any]) -> dict[str, Any]:
+    """A row read from a damaged ledger, in the summary table's columns."""
+    renamed = {"lat_p95_ms": "lat_pct_ms", "duration_s": "total_time_s"}
+    return {column: values.get(renamed.get(column, column)) for column in CELL_COLUMNS}
+
+
 def _round(value: float | None, digits: int) -> float | None:
     if value is None or math.isnan(value):
         return None

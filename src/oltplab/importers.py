@@ -18,7 +18,7 @@ from oltplab.errors import OltplabError
 from oltplab.ledger import Ledger
 from oltplab.plan import Cell, scenario_name
 from oltplab.spec import NAME_PATTERN
-from oltplab.sysbench import parse_output, stall_notes, validity_flags
+from oltplab.sysbench import OutputParser, stall_notes, validity_flags
 
 SCENARIO_DIRS = {
     "benchmark_logs": ("rw-local", "oltp_read_write"),
@@ -90,13 +90,21 @@ def scenario_roots(source: Path) -> list[tuple[Path, str, str]]:
     return roots  # type: ignore[return-value]
 
 
-def import_tree(source: Path, ledger: Ledger) -> ImportReport:
-    source = source.resolve()
-    report = ImportReport(source)
-    roots = scenario_roots(source)
-    known = ledger.definitions()
-    run_id = ledger.begin_run("import", {"imported_from": str(source)})
-    for root, scenario, workload in roots:
+@dataclass(frozen=True)
+class VersionFolder:
+    """One `<db>/<version>` folder of a scenario tree: an engine's files for a scenario."""
+
+    path: Path
+    family: str
+    scenario: str
+    workload: str
+
+
+def scan_tree(source: Path) -> list[VersionFolder]:
+    """Every engine folder of the tree, checked before anything is written: a tree that is
+    not a sysbench result tree is refused with nothing stored."""
+    folders = []
+    for root, scenario, workload in scenario_roots(source.resolve()):
         for db_dir in sorted(p for p in root.iterdir() if p.is_dir()):
             family = FAMILIES.get(db_dir.name.lower())
             if family is None:
@@ -104,42 +112,64 @@ def import_tree(source: Path, ledger: Ledger) -> ImportReport:
                     f"{db_dir}: unknown database directory {db_dir.name!r}; "
                     "expected mysql, mariadb, percona-server or postgresql"
                 )
-            for version_dir in sorted(p for p in db_dir.iterdir() if p.is_dir()):
-                _import_version(ledger, report, known, version_dir, family, scenario, workload)
+            folders += [
+                VersionFolder(version_dir, family, scenario, workload)
+                for version_dir in sorted(p for p in db_dir.iterdir() if p.is_dir())
+            ]
+    return folders
+
+
+def import_tree(source: Path, ledger: Ledger) -> ImportReport:
+    return import_folders(source, scan_tree(source), ledger)
+
+
+def import_folders(source: Path, folders: list[VersionFolder], ledger: Ledger) -> ImportReport:
+    """The scanned folders into the ledger; each cell in one transaction."""
+    report = ImportReport(source.resolve())
+    known = ledger.definitions()
+    run_id = ledger.begin_run("import", {"imported_from": str(report.source)})
+    for folder in folders:
+        _import_version(ledger, report, known, folder)
     ledger.finish_run(run_id, "done")
     return report
 
 
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _import_version(
-    ledger: Ledger,
-    report: ImportReport,
-    known: dict[str, str],
-    folder: Path,
-    family: str,
-    scenario: str,
-    workload: str,
+    ledger: Ledger, report: ImportReport, known: dict[str, str], folder: VersionFolder
 ) -> None:
-    version = version_of(folder.name)
-    engine = f"{family}-{version}"
+    version = version_of(folder.path.name)
+    engine = f"{folder.family}-{version}"
     ledger.record_engine(
         engine,
-        family=family,
+        family=folder.family,
         version=version,
-        server_version=folder.name,
-        source={"imported": str(folder)},
-        artifact_dir=str(folder),
+        server_version=folder.path.name,
+        source={"imported": str(folder.path)},
+        artifact_dir=str(folder.path),
     )
     tiers = set()
-    for path in sorted(folder.iterdir()):
+    for path in sorted(folder.path.iterdir()):
         match = CELL_FILE.match(path.name)
         if not match or not path.is_file():
             continue
         cell = Cell(
-            engine, match["tier"], workload, int(match["threads"]), int(match["rep"] or 1), scenario
+            engine,
+            match["tier"],
+            folder.workload,
+            int(match["threads"]),
+            int(match["rep"] or 1),
+            folder.scenario,
         )
         tiers.add(cell.tier)
-        raw = path.read_bytes()
-        definition = "import:" + hashlib.sha256(raw).hexdigest()
+        definition = "import:" + _file_digest(path)
         if known.get(cell.key) == definition:
             report.unchanged += 1
             continue
@@ -150,26 +180,34 @@ def _import_version(
             report.imported += 1
             ledger.register([(cell, definition)])
         known[cell.key] = definition
-        output = parse_output(raw.decode("utf-8", errors="replace"))
-        flags = validity_flags(output, None, 1)
-        reason = None
-        if output.summary is None:
-            reason = "empty file" if output.empty else "no summary: the output is truncated"
-        ledger.record_result(
-            cell, output.summary, output.intervals, flags, str(path), reason, stall_notes(output)
-        )
+        flags = _import_file(ledger, cell, path)
         if flags:
             report.flagged.append(
                 (
-                    f"{engine} {scenario} {cell.tier} {cell.threads}th"
+                    f"{engine} {folder.scenario} {cell.tier} {cell.threads}th"
                     f"{f' run {cell.repetition}' if cell.repetition > 1 else ''}",
                     ", ".join(flags),
                 )
             )
-    for path in sorted(folder.glob("*.vars.txt")):
+    for path in sorted(folder.path.glob("*.vars.txt")):
         match = VARS_FILE.match(path.name)
         if match and match["tier"] in tiers:
-            ledger.record_variables(engine, match["tier"], workload, parse_variables(path))
+            ledger.record_variables(engine, match["tier"], folder.workload, parse_variables(path))
+
+
+def _import_file(ledger: Ledger, cell: Cell, path: Path) -> list[str]:
+    """One sysbench output, streamed into the ledger line by line (memory stays flat
+    however long the file); its validity flags."""
+    parser = OutputParser()
+    with ledger.recording(cell) as recording, path.open(errors="replace") as lines:
+        recording.samples(i for line in lines if (i := parser.feed(line)) is not None)
+        output = parser.finish()
+        flags = validity_flags(output, None, 1)
+        reason = None
+        if output.summary is None:
+            reason = "empty file" if output.empty else "no summary: the output is truncated"
+        recording.finish(output.summary, flags, str(path), reason, stall_notes(output))
+    return flags
 
 
 def parse_variables(path: Path) -> dict[str, str]:

@@ -2,144 +2,134 @@
 
 Each finished cell is written in a single transaction, so a run killed at any moment
 leaves either the whole cell or none of it; cells marked running when a run died are
-put back to pending on the next run.
+put back to pending on the next run. Every write is first appended to the journal, from
+which (with the raw files) a damaged ledger can be rebuilt.
+
+An existing ledger is trusted only after a quick integrity check, and every row is
+checked against its columns' types as it is read: damage is told in one line with the way
+to recover, never read as if it were data.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from oltplab.errors import OltplabError
 from oltplab.plan import Cell
+from oltplab.store.files import os_problem
+from oltplab.store.integrity import (
+    NUMBER,
+    SAMPLE_COLUMNS,
+    SUMMARY_COLUMNS,
+    check_cell_row,
+    check_file,
+    damaged,
+    sqlite_problem,
+    value_problem,
+    wrong_value,
+)
+from oltplab.store.journal import Journal, Record, ledger_records
+from oltplab.store.lock import prepare_results
+from oltplab.store.schema import LEDGER_NAME, MIGRATIONS, SCHEMA, SCHEMA_VERSION
 from oltplab.sysbench import Interval, Summary
-
-SCHEMA_VERSION = 4
-# How to bring an older ledger up to date, step by step; each step runs in one transaction.
-# (Tables new in a version need no step: the schema below creates them.)
-MIGRATIONS: dict[int, list[str]] = {
-    1: ["ALTER TABLE cells ADD COLUMN notes TEXT NOT NULL DEFAULT ''"],
-    2: [],
-    # Workloads other than oltp_read_write / oltp_read_only became scenarios of their own
-    # (they shared rw-* / ro-* before): "rw-local" -> "<workload>-local", key to match.
-    3: [
-        "UPDATE cells SET scenario = workload || substr(scenario, 3)"
-        " WHERE workload NOT IN ('oltp_read_write', 'oltp_read_only')",
-        "UPDATE cells SET key = engine || '|' || scenario || '|' || tier || '|' || workload"
-        " || '|' || threads || '|' || repetition"
-        " WHERE workload NOT IN ('oltp_read_write', 'oltp_read_only')",
-    ],
-}
-LEDGER_NAME = "ledger.sqlite"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    started_at TEXT NOT NULL,
-    finished_at TEXT,
-    status TEXT NOT NULL,
-    spec_digest TEXT NOT NULL,
-    provenance TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS engines (
-    name TEXT PRIMARY KEY,
-    family TEXT NOT NULL,
-    version TEXT NOT NULL,
-    server_version TEXT,
-    source TEXT NOT NULL,
-    binary_sha256 TEXT,
-    archive_sha256 TEXT,
-    artifact_dir TEXT
-);
-CREATE TABLE IF NOT EXISTS cells (
-    id INTEGER PRIMARY KEY,
-    key TEXT NOT NULL UNIQUE,
-    engine TEXT NOT NULL,
-    tier TEXT NOT NULL,
-    workload TEXT NOT NULL,
-    scenario TEXT NOT NULL,
-    threads INTEGER NOT NULL,
-    repetition INTEGER NOT NULL,
-    definition TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
-    reason TEXT,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    run_id INTEGER REFERENCES runs(id),
-    started_at TEXT,
-    finished_at TEXT,
-    artifact TEXT,
-    flags TEXT NOT NULL DEFAULT '',
-    notes TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS summaries (
-    cell_id INTEGER PRIMARY KEY REFERENCES cells(id) ON DELETE CASCADE,
-    tps REAL, qps REAL, reads_per_s REAL, writes_per_s REAL, other_per_s REAL,
-    transactions INTEGER, queries INTEGER,
-    errors INTEGER, errors_per_s REAL, reconnects INTEGER, reconnects_per_s REAL,
-    lat_min_ms REAL, lat_avg_ms REAL, lat_max_ms REAL, lat_pct_ms REAL, percentile INTEGER,
-    total_time_s REAL, events INTEGER
-);
-CREATE TABLE IF NOT EXISTS samples (
-    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
-    second REAL NOT NULL,
-    threads INTEGER, tps REAL, qps REAL, reads_per_s REAL, writes_per_s REAL, other_per_s REAL,
-    lat_pct_ms REAL, errors_per_s REAL, reconnects_per_s REAL,
-    PRIMARY KEY (cell_id, second)
-);
--- OS and engine series on the sysbench clock: second k covers (k-1, k] of the run.
-CREATE TABLE IF NOT EXISTS telemetry (
-    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
-    source TEXT NOT NULL, metric TEXT NOT NULL, second INTEGER NOT NULL, value REAL NOT NULL,
-    PRIMARY KEY (cell_id, source, metric, second)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS variables (
-    engine TEXT NOT NULL, tier TEXT NOT NULL, workload TEXT NOT NULL,
-    name TEXT NOT NULL, value TEXT NOT NULL,
-    PRIMARY KEY (engine, tier, workload, name)
-);
-"""
 
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _guarded(method: Callable[P, R]) -> Callable[P, R]:
+    """SQLite's and the OS's errors as one line naming the ledger (disk full, damage...)."""
+
+    @functools.wraps(method)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        ledger = args[0]
+        assert isinstance(ledger, Ledger)
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.Error as exc:
+            raise sqlite_problem(exc, ledger.path) from None
+        except OSError as exc:
+            raise os_problem(exc, ledger.path) from None
+
+    return guarded
+
+
 class Ledger:
-    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, connection: sqlite3.Connection, path: Path, journal: Journal | None):
         self._db = connection
         self.path = path
+        self._journal = journal
 
     @classmethod
-    def open(cls, results: Path, *, create: bool = True) -> Ledger:
+    def open(cls, results: Path, *, create: bool = True, journal: bool = True) -> Ledger:
+        """The results directory's ledger; `create` for a writer, which may start a new one
+        and journals its writes (unless `journal` is off, as when rebuilding one)."""
         path = results / LEDGER_NAME
-        if not create and not path.is_file():
+        exists = path.exists()
+        if not exists and not create:
             raise OltplabError(f"{results}: no oltplab results here ({LEDGER_NAME} is missing)")
-        results.mkdir(parents=True, exist_ok=True)
+        if exists:
+            check_file(path)
+        else:
+            prepare_results(results)
+        ledger: Ledger | None = None
         try:
             db = sqlite3.connect(path, isolation_level=None, timeout=30)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            db.execute("PRAGMA foreign_keys=ON")
-            db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise OltplabError(f"{path}: not a readable oltplab ledger: {exc}") from None
-        ledger = cls(db, path)
-        stored = ledger.meta("schema_version")
+            ledger = cls(db, path, Journal(results) if create and journal else None)
+            ledger._configure(fresh=not exists)
+        except sqlite3.Error as exc:
+            if ledger is not None:
+                ledger.close()
+            raise sqlite_problem(exc, path) from None
+        except BaseException:
+            if ledger is not None:
+                ledger.close()
+            raise
+        return ledger
+
+    def _configure(self, *, fresh: bool) -> None:
+        db = self._db
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.execute("PRAGMA foreign_keys=ON")
+        if not fresh:
+            problems = [str(row[0]) for row in db.execute("PRAGMA quick_check(3)")]
+            if problems != ["ok"]:
+                raise damaged(self.path, "; ".join(problems))
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            if "meta" not in tables or self.meta("schema_version") is None:
+                raise damaged(self.path, "it has no schema version: not an oltplab ledger")
+        db.executescript(SCHEMA)
+        stored = self.meta("schema_version")
         if stored is None:
-            ledger.set_meta("schema_version", str(SCHEMA_VERSION))
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
+        elif not stored.isdigit():
+            raise damaged(self.path, f"schema_version holds {stored!r}")
         elif int(stored) > SCHEMA_VERSION:
             raise OltplabError(
-                f"{path}: written by a newer oltplab (schema {stored}); upgrade oltplab to read it"
+                f"{self.path}: written by a newer oltplab (schema {stored}); upgrade oltplab "
+                "to read it"
             )
         else:
-            ledger._migrate(int(stored))
-        return ledger
+            self._migrate(int(stored))
+        if self._journal is not None and not self._journal.exists():
+            # A ledger from before journals were kept starts its journal with its content.
+            self._journal.append(
+                {"type": "journal", "schema": SCHEMA_VERSION},
+                *([] if fresh else ledger_records(self)),
+            )
 
     def _migrate(self, version: int) -> None:
         while version < SCHEMA_VERSION:
@@ -154,6 +144,15 @@ class Ledger:
     def close(self) -> None:
         self._db.close()
 
+    @property
+    def journaled(self) -> bool:
+        return self._journal is not None
+
+    def _log(self, *records: Record) -> None:
+        """The write, in the journal first: a ledger write the journal lacks never happens."""
+        if self._journal is not None:
+            self._journal.append(*records)
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         self._db.execute("BEGIN IMMEDIATE")
@@ -166,32 +165,77 @@ class Ledger:
 
     # --- meta and runs ------------------------------------------------------------------------
 
+    @_guarded
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    @_guarded
+    def meta_items(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
+
+    @_guarded
     def set_meta(self, key: str, value: str) -> None:
+        if key != "schema_version":
+            self._log({"type": "meta", "key": key, "value": value})
         self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
-    def begin_run(self, spec_digest: str, provenance: dict[str, Any]) -> int:
-        cursor = self._db.execute(
-            "INSERT INTO runs (started_at, status, spec_digest, provenance) VALUES (?, ?, ?, ?)",
-            (now(), "running", spec_digest, json.dumps(provenance, sort_keys=True)),
+    @_guarded
+    def begin_run(
+        self,
+        spec_digest: str,
+        provenance: dict[str, Any],
+        *,
+        run_id: int | None = None,
+        started_at: str | None = None,
+    ) -> int:
+        """A new run (or, rebuilding, a journaled one with its id and start)."""
+        started_at = started_at or now()
+        if run_id is None:
+            found = self._db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM runs").fetchone()
+            run_id = int(found[0])
+        self._log(
+            {
+                "type": "run",
+                "id": run_id,
+                "started_at": started_at,
+                "spec_digest": spec_digest,
+                "provenance": provenance,
+            }
         )
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
-
-    def finish_run(self, run_id: int, status: str) -> None:
         self._db.execute(
-            "UPDATE runs SET finished_at = ?, status = ? WHERE id = ?", (now(), status, run_id)
+            "INSERT INTO runs (id, started_at, status, spec_digest, provenance)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (run_id, started_at, "running", spec_digest, json.dumps(provenance, sort_keys=True)),
+        )
+        return run_id
+
+    @_guarded
+    def finish_run(self, run_id: int, status: str, *, finished_at: str | None = None) -> None:
+        finished_at = finished_at or now()
+        self._log({"type": "run_end", "id": run_id, "status": status, "finished_at": finished_at})
+        self._db.execute(
+            "UPDATE runs SET finished_at = ?, status = ? WHERE id = ?",
+            (finished_at, status, run_id),
         )
 
+    @_guarded
+    def end_stale_runs(self) -> None:
+        """Runs still marked running whose process is gone (the caller holds the lock)."""
+        for (run_id,) in self._db.execute(
+            "SELECT id FROM runs WHERE status = 'running'"
+        ).fetchall():
+            self.finish_run(run_id, "interrupted")
+
+    @_guarded
     def runs(self) -> list[sqlite3.Row]:
         return self._query("SELECT * FROM runs ORDER BY id")
 
     # --- engines and variables ----------------------------------------------------------------
 
+    @_guarded
     def record_engine(self, name: str, **fields: Any) -> None:
+        self._log({"type": "engine", "name": name, "fields": fields})
         columns = ["name", *fields]
         values = [name, *(json.dumps(v) if isinstance(v, dict) else v for v in fields.values())]
         updates = ", ".join(f"{c} = excluded.{c}" for c in fields)
@@ -201,12 +245,23 @@ class Ledger:
             values,
         )
 
+    @_guarded
     def engines(self) -> dict[str, sqlite3.Row]:
         return {row["name"]: row for row in self._query("SELECT * FROM engines")}
 
+    @_guarded
     def record_variables(
         self, engine: str, tier: str, workload: str, values: dict[str, str]
     ) -> None:
+        self._log(
+            {
+                "type": "variables",
+                "engine": engine,
+                "tier": tier,
+                "workload": workload,
+                "values": values,
+            }
+        )
         with self.transaction() as db:
             db.execute(
                 "DELETE FROM variables WHERE engine = ? AND tier = ? AND workload = ?",
@@ -217,28 +272,42 @@ class Ledger:
                 [(engine, tier, workload, name, value) for name, value in values.items()],
             )
 
+    @_guarded
+    def variables(self) -> dict[tuple[str, str, str], dict[str, str]]:
+        found: dict[tuple[str, str, str], dict[str, str]] = {}
+        for engine, tier, workload, name, value in self._db.execute("SELECT * FROM variables"):
+            found.setdefault((str(engine), str(tier), str(workload)), {})[str(name)] = str(value)
+        return found
+
     # --- cells --------------------------------------------------------------------------------
 
+    @_guarded
     def definitions(self) -> dict[str, str]:
         return {
             str(key): str(definition)
             for key, definition in self._db.execute("SELECT key, definition FROM cells")
         }
 
+    @_guarded
     def register(self, cells: Iterable[tuple[Cell, str]]) -> None:
+        rows = [
+            (c.key, c.engine, c.tier, c.workload, c.scenario, c.threads, c.repetition, d)
+            for c, d in cells
+        ]
+        self._log({"type": "cells", "cells": [list(row[1:]) for row in rows]})
         with self.transaction() as db:
             db.executemany(
                 "INSERT OR IGNORE INTO cells (key, engine, tier, workload, scenario, threads,"
                 " repetition, definition, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
-                [
-                    (c.key, c.engine, c.tier, c.workload, c.scenario, c.threads, c.repetition, d)
-                    for c, d in cells
-                ],
+                rows,
             )
 
+    @_guarded
     def requeue(self, *, failed_too: bool) -> int:
         """Cells a killed run left running (and failed ones, if asked) go back to pending."""
         states = ("running", "failed") if failed_too else ("running",)
+        if failed_too:
+            self._log({"type": "requeue_failed"})
         marks = ", ".join("?" * len(states))
         with self.transaction() as db:
             db.execute(
@@ -258,15 +327,35 @@ class Ledger:
             )
         return cursor.rowcount
 
+    @_guarded
     def status_of(self) -> dict[str, str]:
         return {str(k): str(s) for k, s in self._db.execute("SELECT key, status FROM cells")}
 
+    @_guarded
     def mark_running(self, cell: Cell, run_id: int) -> None:
         self._db.execute(
             "UPDATE cells SET status = 'running', run_id = ?, started_at = ?, finished_at = NULL,"
             " attempts = attempts + 1 WHERE key = ?",
             (run_id, now(), cell.key),
         )
+
+    @contextmanager
+    def recording(self, cell: Cell) -> Iterator[CellRecording]:
+        """One cell's result in one transaction: its samples as they come (an import streams
+        them from a file of any size), then the rest (`CellRecording.finish`)."""
+        try:
+            with self.transaction() as db:
+                cell_id = self._cell_id(cell)
+                for table in ("samples", "telemetry", "summaries"):
+                    db.execute(f"DELETE FROM {table} WHERE cell_id = ?", (cell_id,))
+                recording = CellRecording(self, db, cell, cell_id)
+                yield recording
+                if not recording.finished:
+                    raise AssertionError(f"cell {cell.key}: recording not finished")
+        except sqlite3.Error as exc:
+            raise sqlite_problem(exc, self.path) from None
+        except OSError as exc:
+            raise os_problem(exc, self.path) from None
 
     def record_result(
         self,
@@ -278,80 +367,44 @@ class Ledger:
         reason: str | None = None,
         notes: str = "",
         telemetry: Iterable[tuple[str, str, int, float]] = (),
+        *,
+        clock: dict[str, Any] | None = None,
+        finished_at: str | None = None,
     ) -> None:
         """A measured cell in one transaction: done with its summary, or failed with a reason.
 
         The per-second samples and telemetry are kept either way: a truncated run still
         shows its timeline.
         """
-        status = "done" if summary is not None and reason is None else "failed"
-        with self.transaction() as db:
-            cell_id = self._cell_id(cell)
-            for table in ("samples", "telemetry", "summaries"):
-                db.execute(f"DELETE FROM {table} WHERE cell_id = ?", (cell_id,))
-            if summary is not None:
-                db.execute(
-                    "INSERT INTO summaries VALUES"
-                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        cell_id,
-                        summary.tps,
-                        summary.qps,
-                        summary.reads_per_s,
-                        summary.writes_per_s,
-                        summary.other_per_s,
-                        summary.transactions,
-                        summary.queries,
-                        summary.errors,
-                        summary.errors_per_s,
-                        summary.reconnects,
-                        summary.reconnects_per_s,
-                        summary.lat_min_ms,
-                        summary.lat_avg_ms,
-                        summary.lat_max_ms,
-                        summary.lat_pct_ms,
-                        summary.percentile,
-                        summary.total_time_s,
-                        summary.events,
-                    ),
-                )
-            db.executemany(
-                "INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        cell_id,
-                        i.second,
-                        i.threads,
-                        i.tps,
-                        i.qps,
-                        i.reads_per_s,
-                        i.writes_per_s,
-                        i.other_per_s,
-                        i.lat_pct_ms,
-                        i.errors_per_s,
-                        i.reconnects_per_s,
-                    )
-                    for i in intervals
-                ],
-            )
-            db.executemany(
-                "INSERT OR REPLACE INTO telemetry VALUES (?, ?, ?, ?, ?)",
-                [(cell_id, *row) for row in telemetry],
-            )
-            db.execute(
-                "UPDATE cells SET status = ?, reason = ?, finished_at = ?, artifact = ?,"
-                " flags = ?, notes = ? WHERE id = ?",
-                (status, reason, now(), artifact, ",".join(flags), notes, cell_id),
+        with self.recording(cell) as recording:
+            recording.samples(intervals)
+            recording.finish(
+                summary, flags, artifact, reason, notes, telemetry, clock, finished_at=finished_at
             )
 
+    @_guarded
     def redefine(self, cell: Cell, definition: str) -> None:
+        self._log({"type": "redefine", "key": cell.key, "definition": definition})
         self._db.execute("UPDATE cells SET definition = ? WHERE key = ?", (definition, cell.key))
 
-    def record_failed(self, cell: Cell, reason: str, artifact: str | None) -> None:
+    @_guarded
+    def record_failed(
+        self, cell: Cell, reason: str, artifact: str | None, *, finished_at: str | None = None
+    ) -> None:
+        finished_at = finished_at or now()
+        self._log(
+            {
+                "type": "failed",
+                "key": cell.key,
+                "reason": reason,
+                "artifact": artifact,
+                "finished_at": finished_at,
+            }
+        )
         self._db.execute(
             "UPDATE cells SET status = 'failed', reason = ?, finished_at = ?, artifact = ?"
             " WHERE key = ?",
-            (reason, now(), artifact, cell.key),
+            (reason, finished_at, artifact, cell.key),
         )
 
     def _cell_id(self, cell: Cell) -> int:
@@ -369,13 +422,18 @@ class Ledger:
         finally:
             self._db.row_factory = None
 
+    @_guarded
     def cells(self) -> list[sqlite3.Row]:
-        return self._query(
-            "SELECT c.*, s.*, e.family, e.version, e.server_version FROM cells c"
-            " LEFT JOIN summaries s ON s.cell_id = c.id"
-            " LEFT JOIN engines e ON e.name = c.engine ORDER BY c.id"
-        )
+        return [
+            check_cell_row(self.path, row)
+            for row in self._query(
+                "SELECT c.*, s.*, e.family, e.version, e.server_version FROM cells c"
+                " LEFT JOIN summaries s ON s.cell_id = c.id"
+                " LEFT JOIN engines e ON e.name = c.engine ORDER BY c.id"
+            )
+        ]
 
+    @_guarded
     def tps_series(self) -> dict[str, list[float]]:
         """Every cell's per-second TPS, in second order."""
         series: dict[str, list[float]] = {}
@@ -383,9 +441,12 @@ class Ledger:
             "SELECT c.key, s.tps FROM samples s JOIN cells c ON c.id = s.cell_id"
             " ORDER BY s.cell_id, s.second"
         ):
+            if wrong_value(tps, NUMBER, nullable=False):
+                raise value_problem(self.path, f"per-second sample of {key!r}", "tps", tps, NUMBER)
             series.setdefault(str(key), []).append(float(tps))
         return series
 
+    @_guarded
     def telemetry(
         self, wanted: Callable[[str, str], bool] = lambda source, metric: True
     ) -> dict[str, dict[tuple[str, str], list[tuple[int, float]]]]:
@@ -397,11 +458,14 @@ class Ledger:
         ):
             if not wanted(source, metric):
                 continue
+            if wrong_value(value, NUMBER, nullable=False):
+                raise value_problem(self.path, f"telemetry of {key!r}", metric, value, NUMBER)
             found.setdefault(str(key), {}).setdefault((str(source), str(metric)), []).append(
                 (int(second), float(value))
             )
         return found
 
+    @_guarded
     def variables_by_tier(self) -> dict[tuple[str, str], dict[str, str]]:
         found: dict[tuple[str, str], dict[str, str]] = {}
         for engine, tier, name, value in self._db.execute(
@@ -410,8 +474,77 @@ class Ledger:
             found.setdefault((str(engine), str(tier)), {}).setdefault(str(name), str(value))
         return found
 
+    @_guarded
     def counts(self) -> dict[str, int]:
         counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
         for status, count in self._db.execute("SELECT status, COUNT(*) FROM cells GROUP BY 1"):
             counts[str(status)] = int(count)
         return counts
+
+
+class CellRecording:
+    """A cell's result being written inside the ledger's transaction."""
+
+    def __init__(self, ledger: Ledger, db: sqlite3.Connection, cell: Cell, cell_id: int) -> None:
+        self._ledger = ledger
+        self._db = db
+        self._cell = cell
+        self._id = cell_id
+        self.finished = False
+
+    def samples(self, intervals: Iterable[Interval]) -> None:
+        """Per-second samples, consumed as they come (never held all at once)."""
+        self._db.executemany(
+            f"INSERT OR REPLACE INTO samples VALUES (?{', ?' * len(SAMPLE_COLUMNS)})",
+            ((self._id, *(getattr(i, c) for c in SAMPLE_COLUMNS)) for i in intervals),
+        )
+
+    def finish(
+        self,
+        summary: Summary | None,
+        flags: list[str],
+        artifact: str,
+        reason: str | None,
+        notes: str,
+        telemetry: Iterable[tuple[str, str, int, float]] = (),
+        clock: dict[str, Any] | None = None,
+        *,
+        finished_at: str | None = None,
+    ) -> None:
+        """Done with its summary, or failed with a reason. The journal keeps all but the
+        series, which the raw files hold (`clock` says where the telemetry files sit on the
+        sysbench clock)."""
+        status = "done" if summary is not None and reason is None else "failed"
+        finished_at = finished_at or now()
+        columns = None
+        if summary is not None:
+            columns = {column: getattr(summary, column) for column in SUMMARY_COLUMNS}
+        self._ledger._log(
+            {
+                "type": "result",
+                "key": self._cell.key,
+                "status": status,
+                "summary": columns,
+                "flags": flags,
+                "artifact": artifact,
+                "reason": reason,
+                "notes": notes,
+                "clock": clock,
+                "finished_at": finished_at,
+            }
+        )
+        if columns is not None:
+            self._db.execute(
+                f"INSERT INTO summaries VALUES (?{', ?' * len(SUMMARY_COLUMNS)})",
+                (self._id, *columns.values()),
+            )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO telemetry VALUES (?, ?, ?, ?, ?)",
+            ((self._id, *row) for row in telemetry),
+        )
+        self._db.execute(
+            "UPDATE cells SET status = ?, reason = ?, finished_at = ?, artifact = ?,"
+            " flags = ?, notes = ? WHERE id = ?",
+            (status, reason, finished_at, artifact, ",".join(flags), notes, self._id),
+        )
+        self.finished = True

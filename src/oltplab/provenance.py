@@ -10,6 +10,7 @@ under each datadir. The file is rewritten atomically whenever the runner learns 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from pathlib import Path
@@ -20,7 +21,9 @@ from oltplab.engines.supplier import sha256_file
 from oltplab.errors import OltplabError
 from oltplab.hostinfo import describe_host
 from oltplab.ledger import now
+from oltplab.store.files import write_atomic
 
+log = logging.getLogger("oltplab")
 RUN_JSON = "run.json"
 FORMAT = 1
 # Spec keys whose values would be secrets; *_env and *_file name where a secret is, which
@@ -108,6 +111,22 @@ def sysbench_facts(binary: str, version: str) -> dict[str, Any]:
     }
 
 
+def _earlier(path: Path) -> dict[str, Any]:
+    """What an earlier run of the directory recorded; an unreadable file is kept aside
+    (run.json.damaged) rather than overwritten, and the run goes on with a new one."""
+    if not path.is_file():
+        return {}
+    try:
+        found = json.loads(path.read_text())
+        if isinstance(found, dict):
+            return found
+    except (OSError, ValueError):
+        pass
+    path.rename(path.with_name(path.name + ".damaged"))
+    log.warning("%s was unreadable; kept as %s.damaged", path, path.name)
+    return {}
+
+
 class RunRecord:
     """The results directory's run.json, updated as the run goes."""
 
@@ -130,8 +149,7 @@ class RunRecord:
         telemetry: bool,
         rerun_of: dict[str, Any] | None,
     ) -> RunRecord:
-        path = results / RUN_JSON
-        data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+        data = _earlier(results / RUN_JSON)
         started = data.get("runs", [])
         data.update(
             format=FORMAT,
@@ -174,9 +192,7 @@ class RunRecord:
 
     def save(self) -> None:
         self.data["updated_at"] = now()
-        scratch = self.path.with_suffix(".json.tmp")
-        scratch.write_text(json.dumps(self.data, indent=2, sort_keys=True) + "\n")
-        os.replace(scratch, self.path)
+        write_atomic(self.path, json.dumps(self.data, indent=2, sort_keys=True) + "\n")
 
 
 def read_run_json(results: Path) -> dict[str, Any]:

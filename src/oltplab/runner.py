@@ -9,6 +9,9 @@ matrix goes on; a killed run resumes at the cell that was in flight.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import errno
 import logging
 import os
 import signal
@@ -25,7 +28,7 @@ from oltplab.engines.control import Control, format_pairs
 from oltplab.engines.launcher import PrivateInstance
 from oltplab.engines.remote import RemoteInstance
 from oltplab.engines.supplier import check_tarball, source_of
-from oltplab.errors import EngineError, OltplabError, SpecError
+from oltplab.errors import DiskFull, EngineError, OltplabError, SpecError
 from oltplab.hostinfo import describe_host, memory_bytes
 from oltplab.hosts import Host, SshHost
 from oltplab.ledger import Ledger
@@ -54,6 +57,8 @@ from oltplab.servers import (
 )
 from oltplab.sizes import format_size
 from oltplab.spec import LOCAL_HOST, Spec, TarballSource, WorkloadSpec, cell_definition_digest
+from oltplab.store.files import ensure_space
+from oltplab.store.lock import ResultsLock
 from oltplab.sysbench import (
     CLIENT_BOUND_SHARE,
     TELEMETRY_GAP,
@@ -196,57 +201,60 @@ def run(
         cell.key: cell_definition_digest(spec, cell.engine, cell.tier, cell.workload)
         for cell in cells_of(sessions)
     }
-    ledger = Ledger.open(results)
-    try:
-        check_compatible(ledger.definitions(), planned, results)
-        ledger.register((cell, planned[cell.key]) for cell in cells_of(sessions))
-        requeued = ledger.requeue(failed_too=retry_failed)
-        ledger.set_meta("spec", spec_text)
-        ledger.set_meta("spec_digest", spec.digest())
-        _log_to(results)
-        if requeued:
-            log.info("%d cell(s) from an earlier run go back to pending", requeued)
-        sysbench = sysbench_version(sysbench_binary)
-        provenance = {
-            "oltplab": __version__,
-            "sysbench": sysbench,
-            "command": " ".join(sys.argv),
-            "spec_origin": origin,
-            "host": describe_host(),
-        }
-        run_id = ledger.begin_run(spec.digest(), provenance)
-        record = RunRecord.begin(
-            results,
-            spec_text=spec_text,
-            spec_origin=origin,
-            spec_base=spec_base or Path.cwd(),
-            spec_digest=spec.digest(),
-            command=provenance["command"],
-            sysbench=sysbench_facts(sysbench_binary, sysbench),
-            workloads=workload_facts(spec),
-            telemetry=telemetry,
-            rerun_of=rerun_of,
-        )
-        if telemetry and (missing := host_summary(results)):
-            log.warning("host summary: %s", missing)
-        context = _Context(
-            spec,
-            results,
-            ledger,
-            display,
-            run_id,
-            sysbench_binary,
-            prepare_endpoints,
-            cleanup_endpoints,
-            {cell: planned[cell.key] for cell in cells_of(sessions)},
-            until_cv,
-            max_repetitions,
-            telemetry,
-            record,
-        )
-        return _run_sessions(context, sessions)
-    finally:
-        ledger.close()
+    with ResultsLock(results):
+        ledger = Ledger.open(results)
+        try:
+            check_compatible(ledger.definitions(), planned, results)
+            # We hold the lock: a run the ledger still calls running was killed.
+            ledger.end_stale_runs()
+            ledger.register((cell, planned[cell.key]) for cell in cells_of(sessions))
+            requeued = ledger.requeue(failed_too=retry_failed)
+            ledger.set_meta("spec", spec_text)
+            ledger.set_meta("spec_digest", spec.digest())
+            _log_to(results)
+            if requeued:
+                log.info("%d cell(s) from an earlier run go back to pending", requeued)
+            sysbench = sysbench_version(sysbench_binary)
+            provenance = {
+                "oltplab": __version__,
+                "sysbench": sysbench,
+                "command": " ".join(sys.argv),
+                "spec_origin": origin,
+                "host": describe_host(),
+            }
+            run_id = ledger.begin_run(spec.digest(), provenance)
+            record = RunRecord.begin(
+                results,
+                spec_text=spec_text,
+                spec_origin=origin,
+                spec_base=spec_base or Path.cwd(),
+                spec_digest=spec.digest(),
+                command=provenance["command"],
+                sysbench=sysbench_facts(sysbench_binary, sysbench),
+                workloads=workload_facts(spec),
+                telemetry=telemetry,
+                rerun_of=rerun_of,
+            )
+            if telemetry and (missing := host_summary(results)):
+                log.warning("host summary: %s", missing)
+            context = _Context(
+                spec,
+                results,
+                ledger,
+                display,
+                run_id,
+                sysbench_binary,
+                prepare_endpoints,
+                cleanup_endpoints,
+                {cell: planned[cell.key] for cell in cells_of(sessions)},
+                until_cv,
+                max_repetitions,
+                telemetry,
+                record,
+            )
+            return _run_sessions(context, sessions)
+        finally:
+            ledger.close()
 
 
 def _log_to(results: Path) -> None:
@@ -280,6 +288,14 @@ def _run_sessions(ctx: _Context, sessions: list[Session]) -> Outcome:
     except KeyboardInterrupt:
         interrupted = True
         log.warning("interrupted; the cell in flight will run again on resume")
+    except (DiskFull, OSError) as full:
+        if isinstance(full, OSError) and full.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        # The cell in flight stays running in the ledger and goes back to pending on resume.
+        log.error("stopped: %s", full)
+        with contextlib.suppress(OltplabError):
+            ctx.ledger.finish_run(ctx.run_id, "stopped: disk full")
+        raise
     finally:
         if ctx.cleanup_endpoints and not interrupted:
             _cleanup_endpoints(ctx)
@@ -438,6 +454,7 @@ def _run_session(ctx: _Context, session: Session, cells: list[Cell]) -> None:
     try:
         state = _engine(ctx, session.engine, session.host)
     except EngineError as exc:
+        _unless_disk_full(ctx, exc)
         ctx.broken[key] = str(exc)
         _fail(ctx, cells, str(exc))
         return
@@ -449,6 +466,7 @@ def _run_session(ctx: _Context, session: Session, cells: list[Cell]) -> None:
         _start_session(ctx, state, session, stem)
     except EngineError as exc:
         _end_session(ctx, state, stem)
+        _unless_disk_full(ctx, exc)
         _fail(ctx, cells, str(exc))
         return
     try:
@@ -460,6 +478,13 @@ def _run_session(ctx: _Context, session: Session, cells: list[Cell]) -> None:
         _fail(ctx, lost.cells, lost.reason)
     finally:
         _end_session(ctx, state, stem)
+
+
+def _unless_disk_full(ctx: _Context, exc: EngineError) -> None:
+    """A failure on a full disk is no result: the run stops (exit 3) and resumes later."""
+    if "No space left on device" in str(exc):
+        raise DiskFull(f"{exc}; free some space, then run the same command again") from None
+    ensure_space(ctx.results)
 
 
 def _end_session(ctx: _Context, state: EngineState, stem: Path) -> None:
@@ -494,6 +519,7 @@ def _start_session(ctx: _Context, state: EngineState, session: Session, stem: Pa
     spec, server = ctx.spec, state.server
     label = f"{session.engine} {session.tier} {session.workload}"
     if isinstance(server, PrivateInstance):
+        ensure_space(ctx.results, server.restore_bytes(), "restore the datadir")
         ctx.display.phase(f"{label}: restoring datadir and starting", 0)
         server.restore()
         port = server.free_port()
@@ -635,6 +661,7 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
     seconds = spec.protocol.measure_seconds
     output = stem.with_name(stem.name + ".sysbench.txt")
     artifact = str(output.relative_to(ctx.results))
+    ensure_space(ctx.results, what="measure a cell")
     ctx.ledger.mark_running(cell, ctx.run_id)
     ctx.display.phase(_label(cell), seconds)
     args = _run_args(ctx, state, spec.workload(cell.workload), cell.threads, seconds)
@@ -670,9 +697,19 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
         filter(None, [stall_notes(parsed), f"client CPU {share:.0%}", *collected.notes])
     )
     succeeded = result.returncode == 0 and parsed.summary is not None and alive
+    if not succeeded:
+        ensure_space(ctx.results)  # a cell that failed on a full disk is measured again
     reason = None if succeeded else _failure_reason(result, parsed.fatal, state, alive)
     ctx.ledger.record_result(
-        cell, parsed.summary, parsed.intervals, flags, artifact, reason, notes, collected.rows
+        cell,
+        parsed.summary,
+        parsed.intervals,
+        flags,
+        artifact,
+        reason,
+        notes,
+        collected.rows,
+        clock=dataclasses.asdict(collected.clock) if collected.clock else None,
     )
     if parsed.summary is not None and reason is None:
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""

@@ -8,6 +8,7 @@ import resource
 import shutil
 import subprocess
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,10 +260,14 @@ class Summary:
 class SysbenchOutput:
     version: str | None
     threads: int | None
-    intervals: tuple[Interval, ...]
+    intervals: tuple[Interval, ...]  # empty when they were streamed elsewhere (an import)
     summary: Summary | None
     fatal: tuple[str, ...] = field(default=())
     empty: bool = False
+    # The per-second TPS and the seconds printed, kept even when the intervals are streamed:
+    # the stall and gap checks need them (16 bytes a second).
+    tps: array[float] = field(default_factory=lambda: array("d"))
+    seconds: array[float] = field(default_factory=lambda: array("d"))
 
 
 _NUM = r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
@@ -290,40 +295,69 @@ _VERSION = re.compile(r"^sysbench\s+(\S+)")
 _THREADS = re.compile(r"^Number of threads:\s*(\d+)")
 
 
-def parse_output(text: str) -> SysbenchOutput:
-    """Every per-second line and the final summary; a missing part is None, never an error."""
-    if not text.strip():
-        return SysbenchOutput(None, None, (), None, (), empty=True)
-    version = threads = None
-    intervals: list[Interval] = []
-    found: dict[str, tuple[str, ...]] = {}
-    fatal: list[str] = []
-    section = ""
-    for line in text.splitlines():
+class OutputParser:
+    """sysbench's output read one line at a time, so a file of any size is read in constant
+    memory: `feed` gives each per-second line as it comes, `finish` the rest."""
+
+    def __init__(self) -> None:
+        self._version: str | None = None
+        self._threads: int | None = None
+        self._found: dict[str, tuple[str, ...]] = {}
+        self._fatal: list[str] = []
+        self._section = ""
+        self._text = False
+        self._tps = array("d")
+        self._seconds = array("d")
+
+    def feed(self, line: str) -> Interval | None:
+        if not self._text and line.strip():
+            self._text = True
         if line.startswith(("FATAL", "ALERT")):
-            fatal.append(line.strip())
-        if (m := _VERSION.match(line)) and version is None:
-            version = m.group(1)
-            continue
-        if (m := _THREADS.match(line)) and threads is None:
-            threads = int(m.group(1))
-            continue
+            self._fatal.append(line.strip())
         if m := _INTERVAL.match(line):
             values = [float(v) for v in m.groups()]
-            intervals.append(Interval(values[0], int(values[1]), *values[2:]))
-            continue
+            interval = Interval(values[0], int(values[1]), *values[2:])
+            self._tps.append(interval.tps)
+            self._seconds.append(interval.second)
+            return interval
+        if (m := _VERSION.match(line)) and self._version is None:
+            self._version = m.group(1)
+            return None
+        if (m := _THREADS.match(line)) and self._threads is None:
+            self._threads = int(m.group(1))
+            return None
         stripped = line.strip()
         if stripped.endswith(":") and not stripped.startswith(("read", "write", "other")):
-            section = stripped
+            self._section = stripped
         for key, pattern in _FIELDS.items():
-            if key in found:
+            if key in self._found:
                 continue
-            if key in {"min", "avg", "max", "pct"} and section != "Latency (ms):":
+            if key in {"min", "avg", "max", "pct"} and self._section != "Latency (ms):":
                 continue
             if m := pattern.match(line):
-                found[key] = m.groups()
+                self._found[key] = m.groups()
                 break
-    return SysbenchOutput(version, threads, tuple(intervals), _summary(found), tuple(fatal))
+        return None
+
+    def finish(self, intervals: tuple[Interval, ...] = ()) -> SysbenchOutput:
+        if not self._text:
+            return SysbenchOutput(None, None, (), None, (), empty=True)
+        return SysbenchOutput(
+            self._version,
+            self._threads,
+            intervals,
+            _summary(self._found),
+            tuple(self._fatal),
+            tps=self._tps,
+            seconds=self._seconds,
+        )
+
+
+def parse_output(text: str) -> SysbenchOutput:
+    """Every per-second line and the final summary; a missing part is None, never an error."""
+    parser = OutputParser()
+    intervals = [i for line in text.splitlines() if (i := parser.feed(line)) is not None]
+    return parser.finish(tuple(intervals))
 
 
 def _summary(found: dict[str, tuple[str, ...]]) -> Summary | None:
@@ -382,9 +416,9 @@ def validity_flags(output: SysbenchOutput, seconds: float | None, interval: int)
             flags.append("short")
     if seconds is None and summary is not None:
         seconds = summary.total_time_s
-    if stalls([i.tps for i in output.intervals]):
+    if stalls(output.tps):
         flags.append("stall")
-    seconds_seen = [round(i.second) for i in output.intervals]
+    seconds_seen = [round(second) for second in output.seconds]
     gaps = any(b - a > interval for a, b in zip(seconds_seen, seconds_seen[1:], strict=False))
     expected = int(seconds // interval) if seconds is not None else None
     if gaps or (expected is not None and len(seconds_seen) < expected - 1):
@@ -396,7 +430,7 @@ def validity_flags(output: SysbenchOutput, seconds: float | None, interval: int)
 
 def stall_notes(output: SysbenchOutput) -> str:
     """Where the stalls were, as seconds of the run: "stall 12-16 s"."""
-    found = stalls([i.tps for i in output.intervals])
+    found = stalls(output.tps)
     return ", ".join(f"stall {first}-{last} s" for first, last in found)
 
 

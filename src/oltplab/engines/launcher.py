@@ -28,6 +28,7 @@ from oltplab.engines.supplier import Distribution, cache_root
 from oltplab.errors import EngineError
 from oltplab.hosts import Host
 from oltplab.processes import kill_stale, spawn, terminate
+from oltplab.store.files import tree_bytes
 
 
 def free_port() -> int:
@@ -211,6 +212,10 @@ class PrivateInstance:
 
     def restore(self) -> None:
         copy_tree(self.layout.snapshot, self.layout.datadir)
+
+    def restore_bytes(self) -> int:
+        """The disk space a restore takes here beyond what the datadir it replaces frees."""
+        return max(0, tree_bytes(self.layout.snapshot) - tree_bytes(self.layout.datadir))
 
     def discard_datadir(self) -> None:
         shutil.rmtree(self.layout.datadir, ignore_errors=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from oltplab.analysis.dataset import Dataset
 from oltplab.errors import OltplabError
+from oltplab.store.files import write_atomic
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def build(dataset: Dataset, out: Path, options: ReportOptions) -> ReportFiles:
     out.mkdir(parents=True, exist_ok=True)
     chart_files = charts.write_all(dataset, out / "charts", options)
     md = out / "report.md"
-    md.write_text(markdown.render(dataset, options, [p.relative_to(out) for p in chart_files]))
+    write_atomic(md, markdown.render(dataset, options, [p.relative_to(out) for p in chart_files]))
     page = out / "report.html"
-    page.write_text(html.render(dataset, options))
+    write_atomic(page, html.render(dataset, options))
     return ReportFiles(md, page, chart_files)

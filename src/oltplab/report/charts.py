@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import matplotlib
@@ -15,13 +16,21 @@ from oltplab.analysis.telemetry import notable_cells, timeline  # noqa: E402
 from oltplab.plan import safe_name  # noqa: E402
 from oltplab.report import ReportOptions  # noqa: E402
 from oltplab.stats import steady  # noqa: E402
+from oltplab.store.files import write_atomic_bytes  # noqa: E402
 
 
 def _save(figure: plt.Figure, path: Path) -> Path:
     # Fixed margins: tight_layout would measure every label again, for each of many charts.
     figure.subplots_adjust(left=0.1, right=0.97, top=0.9, bottom=0.16)
-    figure.savefig(path, dpi=90)
+    return _write(figure, path)
+
+
+def _write(figure: plt.Figure, path: Path) -> Path:
+    """The PNG written whole or not at all (a full disk leaves the old one)."""
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=90)
     plt.close(figure)
+    write_atomic_bytes(path, image.getvalue())
     return path
 
 
@@ -107,10 +116,7 @@ def telemetry_charts(dataset: Dataset, folder: Path) -> list[Path]:
         axes[-1].set_xlabel("second")
         figure.suptitle(f"{kind.capitalize()} cell: {found.label}", fontsize="medium")
         figure.subplots_adjust(left=0.12, right=0.97, top=0.94, bottom=0.06, hspace=0.15)
-        path = folder / telemetry_chart_name(kind)
-        figure.savefig(path, dpi=90)
-        plt.close(figure)
-        written.append(path)
+        written.append(_write(figure, folder / telemetry_chart_name(kind)))
     return written
 
 

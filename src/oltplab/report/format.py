@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +82,21 @@ def describe_workload(name: str, facts: dict[str, Any]) -> str:
         parts.append(rand_type + (f" h={pareto_h}" if pareto_h is not None else ""))
     parts += [f"{key}={value}" for key, value in facts.get("options", {}).items()]
     return ", ".join(parts)
+
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+
+
+def without_html(line: str) -> str:
+    """A Markdown line whose names (folder names of an imported tree, engine names) can
+    carry no HTML into a viewer: <, > and & are escaped outside code spans, which show
+    their text as it is anyway."""
+
+    def escape(text: str) -> str:
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+    out, last = [], 0
+    for match in _CODE_SPAN.finditer(line):
+        out += [escape(line[last : match.start()]), match.group(0)]
+        last = match.end()
+    return "".join(out) + escape(line[last:])

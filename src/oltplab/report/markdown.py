@@ -36,6 +36,7 @@ from oltplab.report.format import (
     percent,
     scenario_title,
     setting,
+    without_html,
 )
 
 METRIC_TITLES = {
@@ -717,4 +718,4 @@ def render(dataset: Dataset, options: ReportOptions, charts: list[Path]) -> str:
     lines += _flags(dataset)
     lines += _telemetry(dataset, charts)
     lines += _network(dataset)
-    return "\n".join(lines)
+    return "\n".join(without_html(line) for line in lines)

@@ -93,3 +93,30 @@ def write_secret(path: Path, text: str) -> None:
     """A file only its owner can read (a password, options holding one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     _replace(path, text.encode(), 0o600)
+
+
+def tree_bytes(path: Path) -> int:
+    """Disk space the files under path take (0 when it is not there)."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except OSError:
+                continue
+    return total
+
+
+# Below this much free space a run stops before it starts anything more: a cell writes its
+# raw outputs, telemetry and ledger rows, and the engine writes its logs.
+MIN_FREE_BYTES = 32 * 1024**2
+
+
+def ensure_space(path: Path, needed: int = 0, what: str = "go on") -> None:
+    """Stop (DiskFull) unless `needed` bytes plus a margin are free where path lives."""
+    free = free_bytes(path)
+    if free < needed + MIN_FREE_BYTES:
+        raise DiskFull(
+            f"{path}: {format_bytes(free)} free, {format_bytes(needed + MIN_FREE_BYTES)} needed "
+            f"to {what}; free some space, then run the same command again: nothing stored is lost"
+        )

@@ -41,11 +41,23 @@ TAIL_SECONDS = 1.3
 Row = tuple[str, str, int, float]  # source, metric, second, value
 
 
+@dataclass(frozen=True)
+class TelemetryClock:
+    """Where a cell's raw telemetry files sit on the sysbench clock: enough to read them
+    again into the same series (the journal keeps it, `oltplab rebuild` uses it)."""
+
+    start_clock: float  # sysbench's start, seconds after local midnight
+    started_after: float  # the collectors' start, seconds after sysbench's (negative: before)
+    duration: int  # seconds sysbench ran
+    sources: tuple[str, ...]  # the collectors that ran, and the engine probe
+
+
 @dataclass
 class Collected:
     rows: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     gap: bool = False
+    clock: TelemetryClock | None = None
 
     def missing(self, note: str) -> None:
         self.notes.append(note)
@@ -66,6 +78,33 @@ def to_rows(source: str, series: list[tuple[int, Values]]) -> list[Row]:
         for second, values in series
         for name, value in values.items()
         if name in moving
+    ]
+
+
+def raw_file(stem: Path, source: str) -> Path:
+    suffix = "jsonl" if source == ENGINE_SOURCE else "txt"
+    return stem.with_name(f"{stem.name}.{source}.{suffix}")
+
+
+def source_series(stem: Path, source: str, clock: TelemetryClock) -> list[tuple[int, Values]]:
+    """One collector's raw file as per-second values on the sysbench clock, the run's
+    seconds only (samples after it, taken while waiting for the last one, describe an idle
+    engine)."""
+    path = raw_file(stem, source)
+    if source == ENGINE_SOURCE:
+        series = engine_series(read_samples(path))
+    else:
+        text = path.read_text(errors="replace")
+        series = align(PARSERS[source](text), clock.start_clock, clock.started_after)
+    return [(second, values) for second, values in series if 0 <= second <= clock.duration + 1]
+
+
+def telemetry_rows(stem: Path, clock: TelemetryClock) -> list[Row]:
+    """Every series a cell's raw telemetry files hold, as ledger rows."""
+    return [
+        row
+        for source in clock.sources
+        for row in to_rows(source, source_series(stem, source, clock))
     ]
 
 
@@ -106,8 +145,7 @@ class CellTelemetry:
         self.reference = 0.0
 
     def path(self, source: str) -> Path:
-        suffix = "jsonl" if source == ENGINE_SOURCE else "txt"
-        return self._stem.with_name(f"{self._stem.name}.{source}.{suffix}")
+        return raw_file(self._stem, source)
 
     def start(self) -> None:
         self._started = time.time()
@@ -143,26 +181,22 @@ class CellTelemetry:
         return self.collect(round(duration))
 
     def collect(self, duration: int) -> Collected:
-        collected = Collected()
+        sources = [*self._processes, *([ENGINE_SOURCE] if self._probe is not None else [])]
+        clock = TelemetryClock(
+            seconds_of_day(self.reference), self._started - self.reference, duration, tuple(sources)
+        )
+        collected = Collected(clock=clock)
         for name in self._absent:
             collected.notes.append(f"{name} not installed")
-        start_clock = seconds_of_day(self.reference)
-        for name in self._processes:
-            text = self.path(name).read_text(errors="replace")
-            series = align(PARSERS[name](text), start_clock, self._started - self.reference)
-            self._add(collected, name, series, duration)
-        if self._probe is not None:
-            if self._probe.error:
-                collected.missing(f"engine probe: {self._probe.error}")
-            series = engine_series(read_samples(self.path(ENGINE_SOURCE)))
-            self._add(collected, ENGINE_SOURCE, series, duration)
+        if self._probe is not None and self._probe.error:
+            collected.missing(f"engine probe: {self._probe.error}")
+        for source in sources:
+            self._add(collected, source, source_series(self._stem, source, clock), duration)
         return collected
 
     def _add(
         self, collected: Collected, source: str, series: list[tuple[int, Values]], duration: int
     ) -> None:
-        # Samples after the run (waiting for the last second) describe an idle engine.
-        series = [(second, values) for second, values in series if 0 <= second <= duration + 1]
         collected.rows += to_rows(source, series)
         lost = missing_seconds({second for second, _ in series}, duration)
         if lost or source in self._exits:

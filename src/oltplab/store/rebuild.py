@@ -1,0 +1,258 @@
+"""A ledger rebuilt from the journal and the raw files, and what a damaged one still holds.
+
+`rebuild` replays every journaled write into a new ledger, in a scratch folder; the
+per-second samples come from each cell's sysbench output and the telemetry series from
+its collectors' files, read again on the clock the journal kept. Only when the new ledger
+is complete is the old one set aside (`ledger.sqlite.damaged-<time>`) and the new one put
+in its place, so a rebuild that fails leaves everything as it was.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from oltplab.errors import OltplabError
+from oltplab.ledger import Ledger
+from oltplab.plan import Cell
+from oltplab.store.integrity import (
+    CELL_COLUMNS,
+    STATUSES,
+    SUMMARY_COLUMNS,
+    check_file,
+    sqlite_problem,
+    wrong_value,
+)
+from oltplab.store.journal import JOURNAL_NAME, Journal, Record
+from oltplab.store.schema import LEDGER_NAME, SCHEMA_VERSION
+from oltplab.sysbench import Summary, SysbenchOutput, read_output
+from oltplab.telemetry.collectors import TelemetryClock, telemetry_rows
+
+
+@dataclass
+class Rebuilt:
+    ledger: Path
+    set_aside: Path | None = None
+    cells: dict[str, int] = field(default_factory=dict)
+    series_read: int = 0  # cells whose per-second samples came back from their raw output
+    lost: list[str] = field(default_factory=list)  # what the raw files could not give back
+    torn_lines: int = 0
+
+
+def summary_from_columns(values: dict[str, Any]) -> Summary:
+    """A summary as the ledger stores it (rates, not totals), for a cell whose raw output is
+    gone: the totals are the rates times the run's length."""
+    seconds = float(values["total_time_s"] or 0)
+    return Summary(
+        reads=round((values["reads_per_s"] or 0) * seconds),
+        writes=round((values["writes_per_s"] or 0) * seconds),
+        other=round((values["other_per_s"] or 0) * seconds),
+        **{
+            column: values[column]
+            for column in SUMMARY_COLUMNS
+            if column not in ("reads_per_s", "writes_per_s", "other_per_s")
+        },
+    )
+
+
+def _raw_output(results: Path, artifact: str | None) -> SysbenchOutput | None:
+    if not artifact:
+        return None
+    path = Path(artifact) if Path(artifact).is_absolute() else results / artifact
+    try:
+        return read_output(path)
+    except OSError:
+        return None
+
+
+class _Replay:
+    def __init__(self, results: Path, ledger: Ledger, report: Rebuilt) -> None:
+        self.results = results
+        self.ledger = ledger
+        self.report = report
+        self.cells: dict[str, Cell] = {}
+
+    def apply(self, record: Record) -> None:
+        kind = record["type"]
+        ledger = self.ledger
+        if kind == "meta":
+            ledger.set_meta(record["key"], record["value"])
+        elif kind == "run":
+            ledger.begin_run(
+                record["spec_digest"],
+                record["provenance"],
+                run_id=record["id"],
+                started_at=record["started_at"],
+            )
+        elif kind == "run_end":
+            ledger.finish_run(record["id"], record["status"], finished_at=record["finished_at"])
+        elif kind == "engine":
+            ledger.record_engine(record["name"], **record["fields"])
+        elif kind == "variables":
+            ledger.record_variables(
+                record["engine"], record["tier"], record["workload"], record["values"]
+            )
+        elif kind == "cells":
+            found = []
+            for engine, tier, workload, scenario, threads, repetition, definition in record[
+                "cells"
+            ]:
+                cell = Cell(engine, tier, workload, threads, repetition, scenario)
+                self.cells[cell.key] = cell
+                found.append((cell, definition))
+            ledger.register(found)
+        elif kind == "redefine":
+            ledger.redefine(self.cells[record["key"]], record["definition"])
+        elif kind == "requeue_failed":
+            ledger.requeue(failed_too=True)
+        elif kind == "failed":
+            ledger.record_failed(
+                self.cells[record["key"]],
+                record["reason"],
+                record["artifact"],
+                finished_at=record["finished_at"],
+            )
+        elif kind == "result":
+            self._result(record)
+
+    def _result(self, record: Record) -> None:
+        cell = self.cells[record["key"]]
+        output = _raw_output(self.results, record["artifact"])
+        if output is not None:
+            self.report.series_read += 1
+        elif record["artifact"]:
+            self.report.lost.append(f"{cell.key}: per-second samples ({record['artifact']})")
+        summary = output.summary if output is not None else None
+        if summary is None and record["summary"] is not None:
+            summary = summary_from_columns(record["summary"])
+        rows: list[tuple[str, str, int, float]] = []
+        if record["clock"] and record["artifact"]:
+            clock = TelemetryClock(
+                **{**record["clock"], "sources": tuple(record["clock"]["sources"])}
+            )
+            stem = self.results / record["artifact"].removesuffix(".sysbench.txt")
+            try:
+                rows = telemetry_rows(stem, clock)
+            except OSError:
+                self.report.lost.append(f"{cell.key}: telemetry series")
+        self.ledger.record_result(
+            cell,
+            summary,
+            output.intervals if output is not None else (),
+            record["flags"],
+            record["artifact"],
+            record["reason"],
+            record["notes"],
+            rows,
+            clock=record["clock"],
+            finished_at=record["finished_at"],
+        )
+
+
+def rebuild(results: Path) -> Rebuilt:
+    """A new ledger from the journal and the raw files (the caller holds the lock)."""
+    journal = Journal(results)
+    if not journal.exists():
+        raise OltplabError(
+            f"{results}: no {JOURNAL_NAME} to rebuild from (results written before oltplab kept "
+            "a journal); run or import them again into a new --results folder"
+        )
+    read = journal.read()
+    header = read.records[0] if read.records else {}
+    if header.get("type") != "journal" or header.get("schema") != SCHEMA_VERSION:
+        raise OltplabError(
+            f"{journal.path}: written for ledger schema {header.get('schema', '?')}, this "
+            f"oltplab writes {SCHEMA_VERSION}; rebuild with the oltplab that wrote it"
+        )
+    scratch = Path(tempfile.mkdtemp(prefix=".rebuild-", dir=results))
+    try:
+        report = Rebuilt(results / LEDGER_NAME, torn_lines=read.torn_lines)
+        ledger = Ledger.open(scratch, journal=False)
+        try:
+            replay = _Replay(results, ledger, report)
+            for record in read.records[1:]:
+                replay.apply(record)
+            report.cells = ledger.counts()
+        finally:
+            ledger.close()
+        report.set_aside = _set_aside(results)
+        (scratch / LEDGER_NAME).rename(results / LEDGER_NAME)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return report
+
+
+def _set_aside(results: Path) -> Path | None:
+    """The old ledger (with its WAL files) renamed out of the way, kept for inspection."""
+    old = results / LEDGER_NAME
+    if not old.exists():
+        return None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    kept = old.with_name(f"{LEDGER_NAME}.damaged-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        part = old.with_name(old.name + suffix)
+        if part.exists():
+            part.rename(kept.with_name(kept.name + suffix))
+    return kept
+
+
+# --- salvage ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Salvaged:
+    rows: list[dict[str, Any]]
+    problems: list[str]
+
+
+_SALVAGE_QUERY = (
+    "SELECT c.*, s.*, e.family, e.version FROM cells c LEFT JOIN summaries s"
+    " ON s.cell_id = c.id LEFT JOIN engines e ON e.name = c.engine WHERE c.id = ?"
+)
+
+
+def salvage(results: Path) -> Salvaged:
+    """Every cell row a damaged ledger still gives, one at a time; values of the wrong type
+    are left empty, and each problem is listed."""
+    path = results / LEDGER_NAME
+    if not path.exists():
+        raise OltplabError(f"{results}: no oltplab results here ({LEDGER_NAME} is missing)")
+    check_file(path)
+    found = Salvaged([], [])
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise sqlite_problem(exc, path) from None
+    db.row_factory = sqlite3.Row
+    try:
+        try:
+            last = int(db.execute("SELECT MAX(id) FROM cells").fetchone()[0] or 0)
+        except sqlite3.Error as exc:
+            raise sqlite_problem(exc, path) from None
+        for cell_id in range(1, last + 1):
+            try:
+                row = db.execute(_SALVAGE_QUERY, (cell_id,)).fetchone()
+            except sqlite3.Error as exc:
+                found.problems.append(f"cell row {cell_id}: unreadable ({exc})")
+                continue
+            if row is not None:
+                found.rows.append(_salvaged_row(row, found.problems))
+    finally:
+        db.close()
+    return found
+
+
+def _salvaged_row(row: sqlite3.Row, problems: list[str]) -> dict[str, Any]:
+    values = dict(row)
+    for column, (kind, nullable) in CELL_COLUMNS.items():
+        if column in values and wrong_value(values[column], kind, nullable):
+            problems.append(f"cell {values.get('key')!r}: {column} held {values[column]!r}")
+            values[column] = None
+    if values.get("status") not in STATUSES:
+        values["status"] = None
+    return values

@@ -1,0 +1,87 @@
+"""The ledger's tables, and how older ledgers are brought up to date."""
+
+SCHEMA_VERSION = 4
+# How to bring an older ledger up to date, step by step; each step runs in one transaction.
+# (Tables new in a version need no step: the schema below creates them.)
+MIGRATIONS: dict[int, list[str]] = {
+    1: ["ALTER TABLE cells ADD COLUMN notes TEXT NOT NULL DEFAULT ''"],
+    2: [],
+    # Workloads other than oltp_read_write / oltp_read_only became scenarios of their own
+    # (they shared rw-* / ro-* before): "rw-local" -> "<workload>-local", key to match.
+    3: [
+        "UPDATE cells SET scenario = workload || substr(scenario, 3)"
+        " WHERE workload NOT IN ('oltp_read_write', 'oltp_read_only')",
+        "UPDATE cells SET key = engine || '|' || scenario || '|' || tier || '|' || workload"
+        " || '|' || threads || '|' || repetition"
+        " WHERE workload NOT IN ('oltp_read_write', 'oltp_read_only')",
+    ],
+}
+LEDGER_NAME = "ledger.sqlite"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    status TEXT NOT NULL,
+    spec_digest TEXT NOT NULL,
+    provenance TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS engines (
+    name TEXT PRIMARY KEY,
+    family TEXT NOT NULL,
+    version TEXT NOT NULL,
+    server_version TEXT,
+    source TEXT NOT NULL,
+    binary_sha256 TEXT,
+    archive_sha256 TEXT,
+    artifact_dir TEXT
+);
+CREATE TABLE IF NOT EXISTS cells (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    engine TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    scenario TEXT NOT NULL,
+    threads INTEGER NOT NULL,
+    repetition INTEGER NOT NULL,
+    definition TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
+    reason TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    run_id INTEGER REFERENCES runs(id),
+    started_at TEXT,
+    finished_at TEXT,
+    artifact TEXT,
+    flags TEXT NOT NULL DEFAULT '',
+    notes TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS summaries (
+    cell_id INTEGER PRIMARY KEY REFERENCES cells(id) ON DELETE CASCADE,
+    tps REAL, qps REAL, reads_per_s REAL, writes_per_s REAL, other_per_s REAL,
+    transactions INTEGER, queries INTEGER,
+    errors INTEGER, errors_per_s REAL, reconnects INTEGER, reconnects_per_s REAL,
+    lat_min_ms REAL, lat_avg_ms REAL, lat_max_ms REAL, lat_pct_ms REAL, percentile INTEGER,
+    total_time_s REAL, events INTEGER
+);
+CREATE TABLE IF NOT EXISTS samples (
+    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    second REAL NOT NULL,
+    threads INTEGER, tps REAL, qps REAL, reads_per_s REAL, writes_per_s REAL, other_per_s REAL,
+    lat_pct_ms REAL, errors_per_s REAL, reconnects_per_s REAL,
+    PRIMARY KEY (cell_id, second)
+);
+-- OS and engine series on the sysbench clock: second k covers (k-1, k] of the run.
+CREATE TABLE IF NOT EXISTS telemetry (
+    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    source TEXT NOT NULL, metric TEXT NOT NULL, second INTEGER NOT NULL, value REAL NOT NULL,
+    PRIMARY KEY (cell_id, source, metric, second)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS variables (
+    engine TEXT NOT NULL, tier TEXT NOT NULL, workload TEXT NOT NULL,
+    name TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (engine, tier, workload, name)
+);
+"""
