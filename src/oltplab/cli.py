@@ -15,7 +15,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from oltplab.analysis.dataset import load
 from oltplab.display import RichDisplay, failed_table, status_table, touches, tps_tables
 from oltplab.engines.catalog import CATALOG
 from oltplab.engines.supplier import is_available, source_of, supply
@@ -27,7 +26,6 @@ from oltplab.errors import (
     EXIT_INTERRUPTED,
     OltplabError,
 )
-from oltplab.export import CELL_COLUMNS, salvaged_row, table_rows, to_csv, to_json
 from oltplab.importers import import_folders, scan_tree
 from oltplab.ledger import Ledger
 from oltplab.provenance import RUN_JSON, RunRecord, differences, read_run_json
@@ -56,7 +54,8 @@ app.add_typer(engines_app, name="engines")
 
 console = Console()
 errors = Console(stderr=True)
-# Set by --debug: tracebacks are shown instead of one line.
+# Commands load the analysis (NumPy, SciPy) only when they use it: `status` and `--help`
+# answer at once. Set by --debug: tracebacks are shown instead of one line.
 DEBUG_ENV = "OLTPLAB_DEBUG"
 
 
@@ -315,7 +314,9 @@ def status(results: Annotated[Path, typer.Argument(help="A results directory.")]
                 if pid
                 else "interrupted (its process is gone; the next run resumes it)"
             )
-        console.print(f"last run: started {last['started_at']}, {state}", highlight=False)
+        console.print(
+            f"last run: started {last['started_at']}, {state}", highlight=False, soft_wrap=True
+        )
     console.print(f"Next: oltplab report {results}", highlight=False)
 
 
@@ -389,6 +390,9 @@ def export(
     ] = False,
 ) -> None:
     """Export one table of a results directory as CSV or JSON."""
+    from oltplab.analysis.dataset import load
+    from oltplab.export import CELL_COLUMNS, salvaged_row, table_rows, to_csv, to_json
+
     if output is not None:
         _check_output_file(output)
     if salvage:
@@ -484,6 +488,7 @@ def report(
     ] = None,
 ) -> None:
     """Write report.md, report.html (self-contained, works offline) and charts/*.png."""
+    from oltplab.analysis.dataset import load
     from oltplab.calibrate import load_for
     from oltplab.report import ReportOptions, build
 
@@ -547,6 +552,7 @@ def calibrate(
     Any difference between A and B is noise; the widest bound of their 95% intervals is
     printed, stored for this host, and shown by `oltplab report` next to its threshold.
     """
+    from oltplab.analysis.dataset import load
     from oltplab.calibrate import calibration_spec, noise_floor, save
 
     text = calibration_spec(engine, repetitions, seconds, threads or [1, 4], workload)
@@ -575,7 +581,8 @@ def calibrate(
 
 
 def _fail(message: str, code: int) -> None:
-    errors.print(f"error: {message}", highlight=False, markup=False, soft_wrap=True)
+    one_line = " | ".join(part.strip() for part in message.splitlines() if part.strip())
+    errors.print(f"error: {one_line}", highlight=False, markup=False, soft_wrap=True)
     sys.exit(code)
 
 

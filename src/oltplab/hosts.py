@@ -14,6 +14,7 @@ import shlex
 import shutil
 import socket
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -118,6 +119,24 @@ class Host:
 
     def remove(self, path: Path | PurePosixPath) -> None:
         Path(path).unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class PrivateFile:
+    """A file holding a secret (options with a password) that exists only while the tool
+    reading it runs: written readable by us alone, removed when the tool is done."""
+
+    machine: Host
+    path: Path | PurePosixPath
+    text: str
+
+    @contextlib.contextmanager
+    def present(self) -> Iterator[Path | PurePosixPath]:
+        self.machine.write_private(self.path, self.text)
+        try:
+            yield self.path
+        finally:
+            self.machine.remove(self.path)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from oltplab.store.integrity import (
     damaged,
     sqlite_problem,
     value_problem,
+    wrong_type_query,
     wrong_value,
 )
 from oltplab.store.journal import Journal, Record, ledger_records
@@ -105,12 +106,22 @@ class Ledger:
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA foreign_keys=ON")
         if not fresh:
-            problems = [str(row[0]) for row in db.execute("PRAGMA quick_check(3)")]
+            problems = [
+                line
+                for (said,) in db.execute("PRAGMA quick_check(3)")
+                for line in str(said).splitlines()
+                if not line.startswith("***")  # "*** in database main ***"
+            ]
             if problems != ["ok"]:
                 raise damaged(self.path, "; ".join(problems))
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
             if "meta" not in tables or self.meta("schema_version") is None:
                 raise damaged(self.path, "it has no schema version: not an oltplab ledger")
+            if {"cells", "summaries"} <= tables and self.meta("schema_version") == str(
+                SCHEMA_VERSION
+            ):
+                for key, column, value, kind in db.execute(wrong_type_query()):
+                    raise value_problem(self.path, f"cell {key!r}", column, value, kind)
         db.executescript(SCHEMA)
         stored = self.meta("schema_version")
         if stored is None:

@@ -57,7 +57,7 @@ from oltplab.servers import (
 )
 from oltplab.sizes import format_size
 from oltplab.spec import LOCAL_HOST, Spec, TarballSource, WorkloadSpec, cell_definition_digest
-from oltplab.store.files import ensure_space
+from oltplab.store.files import ensure_space, os_problem
 from oltplab.store.lock import ResultsLock
 from oltplab.sysbench import (
     CLIENT_BOUND_SHARE,
@@ -288,14 +288,16 @@ def _run_sessions(ctx: _Context, sessions: list[Session]) -> Outcome:
     except KeyboardInterrupt:
         interrupted = True
         log.warning("interrupted; the cell in flight will run again on resume")
-    except (DiskFull, OSError) as full:
-        if isinstance(full, OSError) and full.errno not in (errno.ENOSPC, errno.EDQUOT):
+    except (DiskFull, OSError) as stopped:
+        if isinstance(stopped, OSError) and stopped.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
+        # Told now, before the clean-up below frees the datadir's space.
+        full = stopped if isinstance(stopped, DiskFull) else os_problem(stopped, ctx.results)
         # The cell in flight stays running in the ledger and goes back to pending on resume.
         log.error("stopped: %s", full)
         with contextlib.suppress(OltplabError):
             ctx.ledger.finish_run(ctx.run_id, "stopped: disk full")
-        raise
+        raise full from None
     finally:
         if ctx.cleanup_endpoints and not interrupted:
             _cleanup_endpoints(ctx)
@@ -595,25 +597,29 @@ def _warm_up(ctx: _Context, state: EngineState, session: Session, stem: Path, la
         # A warm-up runs with the options the spec gives its test, on the dataset's rows.
         listed = {w.name: w.options for w in ctx.spec.workloads}
         warm_up = WorkloadSpec(name=test, options=listed.get(test, {}))
-        args = _run_args(ctx, state, warm_up, protocol.warmup_threads, seconds)
-        result = execute(
-            args, output, seconds + protocol.sysbench_grace_seconds, ctx.display.advance
-        )
+        result = _sysbench(ctx, state, warm_up, protocol.warmup_threads, seconds, output)
         if result.returncode != 0:
             parsed = read_output(output)
             raise EngineError(f"{name} failed: {_failure_reason(result, parsed.fatal, state)}")
 
 
-def _run_args(
-    ctx: _Context, state: EngineState, workload: WorkloadSpec, threads: int, seconds: int
-) -> list[str]:
+def _sysbench(
+    ctx: _Context,
+    state: EngineState,
+    workload: WorkloadSpec,
+    threads: int,
+    seconds: int,
+    output: Path,
+) -> SysbenchRun:
+    """One sysbench run of the workload; its connection options exist only while it runs."""
     spec = ctx.spec
     rand_type, pareto_h = distribution(spec, workload)
-    return command(
+    options = state.sysbench_options()
+    args = command(
         ctx.sysbench,
         sysbench_test(workload),
         "run",
-        state.sysbench_options(),
+        options.path,
         tables=spec.dataset.tables,
         table_size=spec.dataset.table_size,
         threads=threads,
@@ -623,6 +629,9 @@ def _run_args(
         rand_pareto_h=pareto_h,
         options=workload.run_options(),
     )
+    with options.present():
+        grace = spec.protocol.sysbench_grace_seconds
+        return execute(args, output, seconds + grace, ctx.display.advance)
 
 
 def _failure_reason(
@@ -664,14 +673,11 @@ def _measure(ctx: _Context, state: EngineState, cell: Cell, stem: Path) -> None:
     ensure_space(ctx.results, what="measure a cell")
     ctx.ledger.mark_running(cell, ctx.run_id)
     ctx.display.phase(_label(cell), seconds)
-    args = _run_args(ctx, state, spec.workload(cell.workload), cell.threads, seconds)
     telemetry = _cell_telemetry(state, stem) if ctx.telemetry else None
     try:
         if telemetry:
             telemetry.start()
-        result = execute(
-            args, output, seconds + spec.protocol.sysbench_grace_seconds, ctx.display.advance
-        )
+        result = _sysbench(ctx, state, spec.workload(cell.workload), cell.threads, seconds, output)
     except KeyboardInterrupt:
         if telemetry:
             telemetry.stop()

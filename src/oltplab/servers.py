@@ -30,7 +30,7 @@ from oltplab.engines.postgres import PostgresInstance, PostgresLayout
 from oltplab.engines.remote import RemoteInstance, RemoteLayout, place_on
 from oltplab.engines.supplier import Distribution, supply
 from oltplab.errors import EngineError
-from oltplab.hosts import Host, SshHost
+from oltplab.hosts import Host, PrivateFile, SshHost
 from oltplab.plan import safe_name
 from oltplab.spec import EndpointSource, EngineSpec, Spec, TierSpec
 from oltplab.store.files import write_atomic, write_secret
@@ -67,12 +67,10 @@ class EngineState:
             self.server.host, self.server.client_port, self.user, self.password, driver=driver
         )
 
-    def sysbench_options(self) -> Path:
-        """sysbench's connection options, password included, in a file only we can read;
-        rewritten before each use, as the port changes from session to session."""
-        path = self.work / "sysbench.cnf"
-        write_secret(path, connection_options(self.target()))
-        return path
+    def sysbench_options(self) -> PrivateFile:
+        """sysbench's connection options, password included, for its --config-file: there
+        while sysbench runs only (the port changes from session to session)."""
+        return PrivateFile(Host(), self.work / "sysbench.cnf", connection_options(self.target()))
 
 
 def tunables(
@@ -123,8 +121,9 @@ def _remote_work(host: SshHost, work: Path) -> RemoteLayout:
     """The engine's folder on the host: one per results directory (and machine it is run
     from), so two runs never share a pid file, a socket or a datadir."""
     origin = f"{socket.gethostname()}:{work.resolve()}"
-    key = hashlib.sha256(origin.encode()).hexdigest()[:16]
-    return RemoteLayout(host.workdir / "instances" / key)  # type: ignore[arg-type]
+    # Short: the server's socket lives in it, and socket paths end at 107 bytes.
+    key = hashlib.sha256(origin.encode()).hexdigest()[:10]
+    return RemoteLayout(host.workdir / f"i-{key}")  # type: ignore[arg-type]
 
 
 Phase = Callable[[str], None]
@@ -134,16 +133,18 @@ def sysbench_prepare(
     spec: Spec, sysbench: str, state: EngineState, output: Path, action: str = "prepare"
 ) -> None:
     """sysbench prepare (or cleanup: it drops the sbtest tables it made, nothing else)."""
+    options = state.sysbench_options()
     args = command(
         sysbench,
         "oltp_read_write",
         action,
-        state.sysbench_options(),
+        options.path,
         tables=spec.dataset.tables,
         table_size=spec.dataset.table_size,
         threads=max(1, min(spec.dataset.tables, os.cpu_count() or 1)),
     )
-    result = execute(args, output, timeout=float("inf"), on_tick=lambda _: None)
+    with options.present():
+        result = execute(args, output, timeout=float("inf"), on_tick=lambda _: None)
     if result.returncode != 0:
         detail = " | ".join(output.read_text(errors="replace").strip().splitlines()[-3:])
         raise EngineError(f"engine {state.name}: sysbench {action} failed: {detail}")

@@ -681,10 +681,12 @@ def _location(loc: tuple[int | str, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif (re.match(r"^[a-z_]+$", part) or not path) and part != previous:
+        elif previous == "source" and part in SOURCE_KINDS:
+            pass  # the union's tag: the source's kind, not a key of the spec
+        elif re.match(r"^[a-z_]+$", part) or not path:
             path += f".{part}" if path else part
-        # Pydantic adds union tags and validator names to the location (a source's tag
-        # repeats its key); they mean nothing to users.
+        # Pydantic adds union tags and validator names to the location; they mean nothing
+        # to users.
         previous = part
     return path or "(top level)"
 

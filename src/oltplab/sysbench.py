@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oltplab.errors import EngineError, OltplabError
+from oltplab.errors import EngineError, EnvironmentProblem
 from oltplab.processes import spawn
 from oltplab.spec import Scalar
 from oltplab.stats import stalls
@@ -57,7 +57,7 @@ def connection_options(target: Target) -> str:
 def find_sysbench() -> str:
     path = shutil.which("sysbench")
     if path is None:
-        raise OltplabError(
+        raise EnvironmentProblem(
             "sysbench not found on PATH: install it with `apt-get install sysbench` "
             "(or run scripts/setup.sh)"
         )
@@ -418,12 +418,13 @@ def validity_flags(output: SysbenchOutput, seconds: float | None, interval: int)
         seconds = summary.total_time_s
     if stalls(output.tps):
         flags.append("stall")
-    seconds_seen = [round(second) for second in output.seconds]
-    gaps = any(b - a > interval for a, b in zip(seconds_seen, seconds_seen[1:], strict=False))
+    # Pairs of neighbours straight from the array: a week of seconds makes no list.
+    seen = output.seconds
+    gaps = any(round(seen[i + 1]) - round(seen[i]) > interval for i in range(len(seen) - 1))
     expected = int(seconds // interval) if seconds is not None else None
-    if gaps or (expected is not None and len(seconds_seen) < expected - 1):
+    if gaps or (expected is not None and len(seen) < expected - 1):
         flags.append("missing-intervals")
-    elif expected is not None and len(seconds_seen) > expected + 1:
+    elif expected is not None and len(seen) > expected + 1:
         flags.append("extra-intervals")
     return flags
 

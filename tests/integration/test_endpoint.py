@@ -7,6 +7,7 @@ import pytest
 from oltplab.engines.config import intent_settings, render_cnf, server_settings
 from oltplab.engines.launcher import Layout, PrivateInstance, free_port
 from oltplab.engines.supplier import supply
+from oltplab.hosts import Host
 from oltplab.spec import parse_spec
 
 from .conftest import TINY, cells, oltplab
@@ -20,7 +21,7 @@ def foreign_server(tmp_path):
     """A MariaDB that stands for someone else's server."""
     spec = parse_spec('engines = [{name = "mariadb-debian"}]', "t")
     distribution = supply(spec.engines[0])
-    server = PrivateInstance(distribution, Layout(tmp_path / "foreign"))
+    server = PrivateInstance(distribution, Layout(tmp_path / "foreign"), "their-root-pw", Host())
     server.prepare_folders()
     port = free_port()
     paths = server.layout.paths(distribution, port)

@@ -44,6 +44,10 @@ def test_killed_run_resumes_and_does_every_cell_exactly_once(tmp_path):
     cnf = str(out / ".work" / "mariadb-debian" / "my.cnf")
     wait_for(lambda: not processes_using(cnf), 30, "the engine to die with oltplab")
 
+    # The lock died with the process: status says so, and the next run takes it at once.
+    status = oltplab("status", "out", cwd=tmp_path)
+    assert "interrupted (its process is gone; the next run resumes it)" in status.stdout
+
     before = {r["key"]: r for r in cells(out)}
     done_before = [k for k, r in before.items() if r["status"] == "done"]
     assert [before[k]["threads"] for k in done_before] == [1]

@@ -173,7 +173,7 @@ def test_engine_on_another_host_gives_a_network_scenario(tmp_path, server_host):
         by_scenario.setdefault(row["scenario"], []).append(row["threads"])
     assert by_scenario == {"rw-local": [1, 2], "rw-network": [1, 2]}
     # The network cells' engine ran in the server host, listening on its address only.
-    remote_cnf = server_host.workdir / "mysql-8.0.31" / "my.cnf"
+    [remote_cnf] = server_host.workdir.glob("i-*/my.cnf")  # the results directory's own folder
     assert f"bind_address = {server_host.address}" in remote_cnf.read_text()
     network_logs = out / "benchmark_remote_logs" / "mysql" / "8.0.31"
     for suffix in ("sysbench", "iostat", "vmstat", "mpstat", "engine"):
@@ -211,7 +211,7 @@ def test_cut_link_fails_the_cell_in_flight_and_later_cells_run(tmp_path, server_
     assert "ssh session holding the engine on host db1 ended" in reason, reason
     assert by_threads[3]["status"] == "done" and by_threads[3]["tps"] > 0
     # After the run nothing of ours runs in the server host: only the test's sshd is there.
-    remote_cnf = server_host.workdir / "mysql-8.0.31" / "my.cnf"
+    [remote_cnf] = server_host.workdir.glob("i-*/my.cnf")  # the results directory's own folder
     wait_for(lambda: not processes_using(str(remote_cnf)), 30, "no engine left in the host")
     left = {Path(f"/proc/{pid}/comm").read_text().strip() for pid in server_host.pids()}
     assert left <= {"sshd", "sh", "unshare"}, left

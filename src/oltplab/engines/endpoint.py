@@ -8,9 +8,8 @@ from pathlib import Path
 
 from oltplab.engines.control import Control
 from oltplab.errors import EngineError
-from oltplab.hosts import Host
+from oltplab.hosts import Host, PrivateFile
 from oltplab.spec import EndpointSource
-from oltplab.store.files import write_secret
 
 
 def endpoint_password(engine: str, source: EndpointSource) -> str:
@@ -70,15 +69,14 @@ class Endpoint:
     def control(self) -> Control:
         return Control(host=self.host, port=self.port, user=self.user, password=self._password)
 
-    def client_options_file(self) -> Path:
-        """[client] options for client tools, in a file only we can read."""
-        path = self._work / "client.cnf"
-        write_secret(
-            path,
+    def client_options(self) -> PrivateFile:
+        """[client] options for client tools, there only while one runs."""
+        return PrivateFile(
+            self.machine,
+            self._work / "client.cnf",
             f"[client]\nuser={self.user}\npassword={self._password}\n"
             f"host={self.host}\nport={self.port}\n",
         )
-        return path
 
     def alive(self) -> bool:
         try:

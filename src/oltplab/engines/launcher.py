@@ -26,7 +26,7 @@ from oltplab.engines.config import ServerPaths, parse_version
 from oltplab.engines.control import Control, accounts_sql
 from oltplab.engines.supplier import Distribution, cache_root
 from oltplab.errors import EngineError
-from oltplab.hosts import Host
+from oltplab.hosts import Host, PrivateFile
 from oltplab.processes import kill_stale, spawn, terminate
 from oltplab.store.files import tree_bytes
 
@@ -160,23 +160,18 @@ class PrivateInstance:
         kill_stale(self.layout.pid_file, str(self.layout.cnf))
 
     def initialise(self, timeout: float) -> None:
-        """A brand-new datadir from the option file already written."""
-        if self.layout.datadir.exists():
-            shutil.rmtree(self.layout.datadir)
-        dist = self.distribution
-        command = self._initialise_command()
-        if dist.family != "mariadb":
-            self.layout.datadir.mkdir()
+        """A brand-new datadir from the option file already written, where the server runs."""
+        # mariadb-install-db makes the datadir itself; the others want it there, empty.
+        make = "" if self.distribution.family == "mariadb" else ' && mkdir "$1"'
+        self.machine.check(["sh", "-c", 'rm -rf "$1"' + make, "sh", str(self.layout.datadir)])
         offset = self._log_size()
-        try:
-            result = subprocess.run(
-                command, capture_output=True, text=True, timeout=timeout, check=False
+        done = self.machine.run(self._initialise_command(), timeout=timeout)
+        if done.returncode != 0:
+            where = "" if self.machine.is_local else f" on host {self.machine.name}"
+            detail = self._log_from(offset, 3) or done.stderr.strip()[-300:]
+            raise EngineError(
+                f"engine {self.distribution.engine}: datadir initialisation failed{where}: {detail}"
             )
-        except subprocess.TimeoutExpired:
-            raise EngineError(f"engine {dist.engine}: datadir initialisation timed out") from None
-        if result.returncode != 0:
-            detail = tail(self.layout.error_log, 3, offset) or result.stderr.strip()[-300:]
-            raise EngineError(f"engine {dist.engine}: datadir initialisation failed: {detail}")
         self._accounts_pending = True
 
     def _initialise_command(self) -> list[str]:
@@ -230,6 +225,9 @@ class PrivateInstance:
             return self.layout.error_log.stat().st_size
         except OSError:
             return 0
+
+    def _log_from(self, offset: int, lines: int) -> str:
+        return " | ".join(tail(self.layout.error_log, lines, offset).splitlines())
 
     def server_command(self, options: list[str]) -> list[str]:
         return self.machine.unprivileged(
@@ -293,14 +291,14 @@ class PrivateInstance:
     def control(self) -> Control:
         return Control(socket=self.layout.socket, password=self.control_password, timeout=5)
 
-    def client_options_file(self) -> Path:
-        """[client] options, password included, in a file only we can read, on the machine
-        the server runs on; for client tools, whose command lines anyone can list."""
-        self.machine.write_private(
+    def client_options(self) -> PrivateFile:
+        """[client] options, password included, on the machine the server runs on: for
+        client tools, whose command lines anyone can list."""
+        return PrivateFile(
+            self.machine,
             self.layout.client_options,
             f"[client]\nuser=root\npassword={self.control_password}\nsocket={self.layout.socket}\n",
         )
-        return self.layout.client_options
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -337,4 +335,4 @@ class PrivateInstance:
             return ""
 
     def session_log_tail(self, lines: int = 8) -> str:
-        return " | ".join(tail(self.layout.error_log, lines, self._log_offset).splitlines())
+        return self._log_from(self._log_offset, lines)

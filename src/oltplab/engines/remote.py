@@ -122,19 +122,6 @@ class RemoteInstance(PrivateInstance):
         )
         self._sh(_KILL_STALE, str(self.layout.pid_file), str(self.layout.cnf))
 
-    def initialise(self, timeout: float) -> None:
-        command = self._initialise_command()
-        make = "" if self.distribution.family == "mariadb" else ' && mkdir "$1"'
-        self._sh('rm -rf "$1"' + make, str(self.layout.datadir))
-        offset = self._log_size()
-        done = self.machine.run(command, timeout=timeout)
-        if done.returncode != 0:
-            detail = self._log_from(offset, 3) or done.stderr.strip()[-300:]
-            raise EngineError(
-                f"engine {self.distribution.engine}: datadir initialisation failed on host "
-                f"{self.machine.name}: {detail}"
-            )
-
     def _copy(self, source: PurePosixPath | Path, target: PurePosixPath | Path) -> None:
         self._sh(
             'rm -rf "$2" "$2.partial" && cp -a "$1" "$2.partial" && mv "$2.partial" "$2"',

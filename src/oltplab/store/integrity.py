@@ -122,3 +122,22 @@ def check_cell_row(path: Path, row: sqlite3.Row) -> sqlite3.Row:
     if row["status"] not in STATUSES:
         raise value_problem(path, where, "status", row["status"], " or ".join(STATUSES))
     return row
+
+
+_SQLITE_TYPES = {TEXT: "'text'", INTEGER: "'integer'", NUMBER: "'integer', 'real'"}
+
+
+def wrong_type_query() -> str:
+    """The first cell whose row or summary holds a value of the wrong type, if any: a
+    writer checks this at open, as readers check every row they read."""
+    checks = []
+    for column, (kind, nullable) in CELL_COLUMNS.items():
+        allowed = _SQLITE_TYPES[kind] + (", 'null'" if nullable else "")
+        table = "s" if column in SUMMARY_COLUMNS else "c"
+        checks.append(
+            f"SELECT c.key, '{column}', {table}.{column}, '{kind}' FROM cells c"
+            f" LEFT JOIN summaries s ON s.cell_id = c.id"
+            f" WHERE typeof({table}.{column}) NOT IN ({allowed})"
+            + (" AND s.cell_id IS NOT NULL" if table == "s" else "")
+        )
+    return " UNION ALL ".join(checks) + " LIMIT 1"

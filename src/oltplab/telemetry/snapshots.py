@@ -51,8 +51,10 @@ def engine_summary(server: PrivateInstance | Endpoint, output: Path) -> str | No
         return None  # a MySQL tool; PostgreSQL's settings are in the .vars.txt file
     if not server.machine.has("pt-mysql-summary"):
         return "pt-mysql-summary not installed"
-    options = server.client_options_file()
-    command = ["pt-mysql-summary", f"--defaults-file={options}", "--sleep=1"]
-    if _capture(command, output, server.machine):
+    options = server.client_options()
+    command = ["pt-mysql-summary", f"--defaults-file={options.path}", "--sleep=1"]
+    with options.present():
+        captured = _capture(command, output, server.machine)
+    if captured:
         return None
     return f"pt-mysql-summary failed (see {output.name})"
