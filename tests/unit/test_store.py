@@ -1,0 +1,93 @@
+"""The pieces that keep results safe: the journal, the lock, atomic files, account SQL and
+names that cannot carry HTML into a report."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from oltplab.engines.control import accounts_sql
+from oltplab.errors import ResultsBusy
+from oltplab.report.format import without_html
+from oltplab.store.files import write_atomic, write_secret
+from oltplab.store.journal import Journal
+from oltplab.store.lock import ResultsLock, holder
+from tests.cli import oltplab
+from tests.golden import build_tree
+
+
+def test_a_line_cut_short_by_a_kill_is_skipped_and_the_next_starts_afresh(tmp_path):
+    journal = Journal(tmp_path)
+    journal.append({"type": "meta", "key": "a", "value": "1"})
+    with journal.path.open("ab") as handle:
+        handle.write(b'{"type": "meta", "key": "b", "val')  # the kill came here
+    journal.append({"type": "meta", "key": "c", "value": "3"})
+    read = journal.read()
+    assert [r["key"] for r in read.records] == ["a", "c"] and read.torn_lines == 1
+
+
+def test_the_lock_names_its_holder_and_dies_with_it(tmp_path):
+    results = tmp_path / "out"
+    holding = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from pathlib import Path; from oltplab.store.lock import ResultsLock\n"
+         "with ResultsLock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)",
+         str(results)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holding.stdout is not None and holding.stdout.readline().strip() == "held"
+        assert holder(results) == holding.pid
+        with pytest.raises(ResultsBusy, match=f"oltplab pid {holding.pid} is writing here"), \
+                ResultsLock(results):  # fmt: skip
+            pass
+    finally:
+        holding.kill()
+        holding.wait()
+    assert holder(results) is None
+    with ResultsLock(results):  # taken at once after a kill -9
+        assert holder(results) == os.getpid()
+
+
+def test_files_are_replaced_whole_and_secrets_are_private(tmp_path):
+    path = tmp_path / "state.json"
+    write_atomic(path, "old")
+    write_atomic(path, "new")
+    assert path.read_text() == "new" and [p.name for p in tmp_path.iterdir()] == ["state.json"]
+    write_secret(tmp_path / "pw", "s3cret")
+    assert (tmp_path / "pw").stat().st_mode & 0o777 == 0o600
+
+
+def test_accounts_sql_drops_the_installers_passwordless_accounts_before_any_login():
+    sql = accounts_sql("mariadb", (10, 11, 5), "pw", "db's-host")
+    assert "DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1', 'root'@'%'" in sql
+    assert "''@'localhost'" in sql and "'root'@'db''s-host'" in sql
+    assert "ALTER USER 'root'@'localhost' IDENTIFIED BY 'pw';" in sql
+    assert "SET PASSWORD FOR 'root'@'localhost' = PASSWORD('pw')" in accounts_sql(
+        "mariadb", (10, 1, 48), "pw", "h"
+    )
+    mysql = accounts_sql("mysql", (8, 0, 31), "pw", "h")
+    assert "ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY 'pw';" in mysql
+
+
+def test_names_carry_no_html_into_the_markdown_but_code_spans_stay_as_they_are():
+    line = "| mysql-8<script>alert(1)</script> | `a<b>` & more |"
+    assert without_html(line) == (
+        "| mysql-8&lt;script&gt;alert(1)&lt;/script&gt; | `a<b>` &amp; more |"
+    )
+
+
+def test_an_imported_folder_name_with_html_is_escaped_in_report_md(tmp_path):
+    tree = build_tree(tmp_path / "tree")
+    for scenario in ("benchmark_logs", "benchmark_logs_read_only"):
+        folder = tree / scenario / "mysql" / "8.0.45"
+        folder.rename(folder.with_name("8.0.45<img src=x onerror=alert(1)>"))
+    assert oltplab("import", "tree", "-r", "out", cwd=tmp_path).returncode == 0
+    done = oltplab("report", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "out" / "report" / "report.md").read_text()
+    outside_code = "".join(part for i, part in enumerate(text.split("`")) if i % 2 == 0)
+    assert "<img" not in outside_code and "&lt;img src=x onerror=alert(1)&gt;" in text
