@@ -9,7 +9,6 @@ Nothing is skipped silently: empty and truncated files become failed cells with 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from oltplab.errors import OltplabError
 from oltplab.ledger import Ledger
 from oltplab.plan import Cell, scenario_name
 from oltplab.spec import NAME_PATTERN
+from oltplab.store.files import sha256_file
 from oltplab.sysbench import OutputParser, stall_notes, validity_flags
 
 SCENARIO_DIRS = {
@@ -134,14 +134,6 @@ def import_folders(source: Path, folders: list[VersionFolder], ledger: Ledger) -
     return report
 
 
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _import_version(
     ledger: Ledger, report: ImportReport, known: dict[str, str], folder: VersionFolder
 ) -> None:
@@ -169,7 +161,7 @@ def _import_version(
             folder.scenario,
         )
         tiers.add(cell.tier)
-        definition = "import:" + _file_digest(path)
+        definition = "import:" + sha256_file(path)
         if known.get(cell.key) == definition:
             report.unchanged += 1
             continue

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from oltplab import __version__
-from oltplab.engines.supplier import sha256_file
 from oltplab.errors import OltplabError
 from oltplab.hostinfo import describe_host
 from oltplab.ledger import now
-from oltplab.store.files import write_atomic
+from oltplab.store.files import sha256_file, write_atomic
 
 log = logging.getLogger("oltplab")
 RUN_JSON = "run.json"

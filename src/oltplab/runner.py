@@ -631,7 +631,7 @@ def _sysbench(
     )
     with options.present():
         grace = spec.protocol.sysbench_grace_seconds
-        return execute(args, output, seconds + grace, ctx.display.advance)
+        return execute(args, output, seconds + grace, ctx.display.advance, state.target())
 
 
 def _failure_reason(

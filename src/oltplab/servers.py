@@ -144,7 +144,7 @@ def sysbench_prepare(
         threads=max(1, min(spec.dataset.tables, os.cpu_count() or 1)),
     )
     with options.present():
-        result = execute(args, output, timeout=float("inf"), on_tick=lambda _: None)
+        result = execute(args, output, float("inf"), lambda _: None, state.target())
     if result.returncode != 0:
         detail = " | ".join(output.read_text(errors="replace").strip().splitlines()[-3:])
         raise EngineError(f"engine {state.name}: sysbench {action} failed: {detail}")

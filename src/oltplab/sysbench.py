@@ -172,10 +172,16 @@ def client_share(cpu_seconds: float, wall_seconds: float, threads: int, cores: i
 
 
 def execute(
-    args: list[str], output: Path, timeout: float, on_tick: Callable[[float], None]
+    args: list[str],
+    output: Path,
+    timeout: float,
+    on_tick: Callable[[float], None],
+    target: Target,
 ) -> SysbenchRun:
-    """Run sysbench with its output streamed to a file, so a killed run keeps what it printed."""
-    log.info("sysbench: %s", " ".join(args))
+    """Run sysbench with its output streamed to a file, so a killed run keeps what it printed.
+    The log says where it connects (its option file holds that, password and all)."""
+    where = f"{target.driver} {target.user}@{target.host}:{target.port}/{target.database}"
+    log.info("sysbench: %s (%s)", " ".join(args), where)
     output.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     # sysbench is the only child that ends during a run, so the children's rusage delta is it.

@@ -59,7 +59,10 @@ def test_killed_connections_crash_sysbench_and_fail_the_cell_naming_the_signal(t
     from oltplab.engines.launcher import Layout
 
     socket = Layout((out / ".work" / "mariadb-debian").resolve()).socket
-    connection = pymysql.connect(unix_socket=str(socket), user="root", autocommit=True)
+    control = (out / ".work" / "mariadb-debian" / "control-secret").read_text()
+    connection = pymysql.connect(
+        unix_socket=str(socket), user="root", password=control, autocommit=True
+    )
     with connection.cursor() as cursor:
         cursor.execute("SELECT id FROM information_schema.processlist WHERE user = 'sbtest'")
         for (thread_id,) in cursor.fetchall():

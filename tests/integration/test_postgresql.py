@@ -40,7 +40,7 @@ def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path, b
     assert "shared_buffers = '131072kB'" in cnf and "max_wal_size = '128MB'" in cnf
     live = (folder / "Tier128M_RW.vars.txt").read_text()
     assert "shared_buffers\t134217728\n" in live and "synchronous_commit\ton\n" in live
-    assert "--db-driver=pgsql" in (out / "oltplab.log").read_text()
+    assert "(pgsql sbtest@127.0.0.1:" in (out / "oltplab.log").read_text()
 
     db = sqlite3.connect(f"file:{out / 'ledger.sqlite'}?mode=ro", uri=True)
     commits = db.execute(

@@ -112,7 +112,7 @@ def test_demo_cells_have_aligned_series_and_a_rerun_compares_side_by_side(tmp_pa
         # A read-write transaction writes redo; a read-only one writes none.
         assert (row["redo_bytes_per_txn"] or 0) > 0 or row["workload"] == "oltp_read_only", row
 
-    again = oltplab("rerun", "demo", "--results", "again", cwd=tmp_path)
+    again = oltplab("rerun", "demo", "--results", "again", "--yes", cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
     repeat = json.loads((tmp_path / "again" / "run.json").read_text())
     assert repeat["rerun_of"]["results"] == str(results)

@@ -31,6 +31,7 @@ from oltplab.spec import (
     MavenSource,
     TarballSource,
 )
+from oltplab.store.files import sha256_file
 
 SERVER_BINARIES = ("bin/mysqld", "bin/mariadbd", "sbin/mariadbd", "sbin/mysqld", "bin/postgres")
 INSTALL_DB_SCRIPTS = (
@@ -90,14 +91,6 @@ def _engine_dir(engine: EngineSpec) -> Path:
     source = source_of(engine)
     digest = hashlib.sha256(json.dumps(source, sort_keys=True).encode()).hexdigest()
     return cache_root() / "engines" / f"{next(iter(source))}-{digest[:16]}"
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def identify(server: Path) -> tuple[str, str]:

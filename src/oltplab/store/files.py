@@ -8,6 +8,7 @@ Secrets are created readable by their owner only, before a byte is written.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import shutil
 import tempfile
@@ -120,3 +121,11 @@ def ensure_space(path: Path, needed: int = 0, what: str = "go on") -> None:
             f"{path}: {format_bytes(free)} free, {format_bytes(needed + MIN_FREE_BYTES)} needed "
             f"to {what}; free some space, then run the same command again: nothing stored is lost"
         )
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
