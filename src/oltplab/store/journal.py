@@ -14,12 +14,9 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from oltplab.store.integrity import SUMMARY_COLUMNS
-
-if TYPE_CHECKING:
-    from oltplab.ledger import Ledger
 
 JOURNAL_NAME = "journal.jsonl"
 
@@ -69,13 +66,23 @@ class Journal:
         return JournalRead(records, torn)
 
 
+class LedgerContent(Protocol):
+    """What a journal is seeded from: a ledger's reading side."""
+
+    def meta_items(self) -> dict[str, str]: ...
+    def runs(self) -> list[Any]: ...
+    def engines(self) -> dict[str, Any]: ...
+    def variables(self) -> dict[tuple[str, str, str], dict[str, str]]: ...
+    def cells(self) -> list[Any]: ...
+
+
 def summary_columns(row: Any) -> dict[str, Any] | None:
     if row["tps"] is None:
         return None
     return {column: row[column] for column in SUMMARY_COLUMNS}
 
 
-def ledger_records(ledger: Ledger) -> list[Record]:
+def ledger_records(ledger: LedgerContent) -> list[Record]:
     """A ledger written before journals were kept, as the journal that would have led to
     it (per-second series excepted: the raw files hold those)."""
     records: list[Record] = [
