@@ -37,6 +37,7 @@ TARGET_MB = 200
 
 def write_tree(root: Path, megabytes: float) -> Path:
     """A benchmark_logs tree with one file of about this size."""
+
     def text(seconds: int) -> str:
         return sysbench_text([1000.0 + (second % 97) for second in range(seconds)], 16)
 

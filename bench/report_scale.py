@@ -1,81 +1,95 @@
-"""Import and report a tree the size of the 2026 report's raw data, and time both.
+"""Import and report a tree the size of the 2026 report's raw data with this code and with
+the code before the one-analysis restructuring, side by side in one run.
 
 10 engines x 3 tiers x 8 thread counts x 3 scenarios, 900 per-second lines per file
-(720 files), generated with known numbers; target: import + report in at most 30 s.
+(720 files), generated with known numbers. Targets: report under 5 s, import + report
+under 10 s, report.html under 5 MB.
 
-    python bench/report_scale.py [--keep DIR]
+    python bench/report_scale.py [--before REV] [--keep DIR]
+
+The code before is taken from git (`git archive REV src`), so run this from a clone.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import os
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from oltplab.synthetic import sysbench_text
+from oltplab.synthetic import tree_2026
 
-ENGINES = [
-    ("mariadb", "10.11.16-MariaDB-ubu2204"),
-    ("mariadb", "11.4.10-MariaDB-ubu2404"),
-    ("mariadb", "12.1.2-MariaDB-ubu2404"),
-    ("mysql", "5.7.44"),
-    ("mysql", "8.0.45"),
-    ("mysql", "8.4.8"),
-    ("mysql", "9.6.0"),
-    ("percona-server", "5.7.44-48"),
-    ("percona-server", "8.0.45-36"),
-    ("percona-server", "8.4.7-7"),
-]
-TIERS = {"2G": 0.05, "12G": 0.1, "32G": 1.0}
-THREADS = [1, 4, 16, 32, 64, 128, 256, 512]
-SCENARIOS = {"benchmark_logs": 1.0, "benchmark_logs_read_only": 2.5, "benchmark_remote_logs": 0.95}
+REPO = Path(__file__).resolve().parent.parent
+BEFORE = "444ac6d"  # the last commit before analysis-once and the packed samples
 SECONDS = 900
 
 
-def generate(root: Path) -> int:
-    rng = random.Random(2026)
-    files = 0
-    for scenario, scale in SCENARIOS.items():
-        for family, version in ENGINES:
-            folder = root / scenario / family / version
-            folder.mkdir(parents=True, exist_ok=True)
-            engine_factor = rng.uniform(0.8, 1.2)
-            for tier, tier_factor in TIERS.items():
-                for threads in THREADS:
-                    level = 400 * scale * tier_factor * engine_factor * min(threads, 128) ** 0.7
-                    series = [max(0.0, rng.gauss(level, level * 0.05)) for _ in range(SECONDS)]
-                    text = sysbench_text(
-                        series, threads, mode="ro" if "read_only" in scenario else "rw"
-                    )
-                    (folder / f"Tier{tier}_RW_{threads}th.sysbench.txt").write_text(text)
-                    files += 1
-    return files
+@dataclass(frozen=True)
+class Timing:
+    import_s: float
+    report_s: float
+    html_mb: float
 
 
-def timed(*args: str) -> float:
+def timed(source: Path, *args: str) -> float:
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "oltplab", *args], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "oltplab", *args],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(source)},
+    )
     return time.monotonic() - started
+
+
+def measure(source: Path, tree: Path, results: Path) -> Timing:
+    import_s = timed(source, "import", str(tree), "--results", str(results))
+    report_s = timed(source, "report", str(results))
+    html = results / "report" / "report.html"
+    return Timing(import_s, report_s, html.stat().st_size / 1e6)
+
+
+def checkout(rev: str, into: Path) -> Path:
+    """The package sources of `rev`, unpacked into `into`."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev, "src"], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "src"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", default=BEFORE, help=f"git revision (default {BEFORE})")
     parser.add_argument("--keep", type=Path, help="keep the tree and results here")
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="oltplab-scale-"))
-    files = generate(root / "benchmark_data")
-    results = root / "results"
-    import_s = timed("import", str(root / "benchmark_data"), "--results", str(results))
-    report_s = timed("report", str(results))
-    html = results / "report" / "report.html"
+    tree = root / "benchmark_data"
+    files = tree_2026(tree, SECONDS)
+    before_src = checkout(args.before, Path(tempfile.mkdtemp(prefix="oltplab-before-")))
+    before = measure(before_src, tree, root / "results-before")
+    now = measure(REPO / "src", tree, root / "results")
     print(f"tree: {files} files x {SECONDS} per-second lines")
-    print(f"import: {import_s:.1f} s")
-    print(f"report: {report_s:.1f} s (report.html {html.stat().st_size / 1e6:.1f} MB)")
-    print(f"import + report = {import_s + report_s:.1f} s (target: at most 30 s)")
+    print(f"{'':18}{'before (' + args.before + ')':>18}{'now':>10}{'ratio':>8}   target")
+    rows = [
+        ("import", before.import_s, now.import_s, "s", ""),
+        ("report", before.report_s, now.report_s, "s", "under 5 s"),
+        (
+            "import + report",
+            before.import_s + before.report_s,
+            now.import_s + now.report_s,
+            "s",
+            "under 10 s",
+        ),
+        ("report.html", before.html_mb, now.html_mb, "MB", "under 5 MB"),
+    ]
+    for name, old, new, unit, target in rows:
+        print(f"{name:18}{old:>15.1f} {unit:<2}{new:>7.1f} {unit:<2}{new / old:>7.2f}x   {target}")
+    print(f"results: {root}")
 
 
 if __name__ == "__main__":

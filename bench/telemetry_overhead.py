@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from oltplab.compare import PointSample, compare
+from oltplab.analysis.estimate import PointSample, compare
 from oltplab.stats import steady
 
 ENGINE = "mysql-8.0.31"
@@ -108,9 +108,14 @@ def main() -> None:
     means_off = [float(s.mean()) for _, s in sorted(without.items())]
     print(f"TPS with telemetry, by round:    {', '.join(f'{m:.1f}' for m in means_on)}")
     print(f"TPS without telemetry, by round: {', '.join(f'{m:.1f}' for m in means_off)}")
-    ratio, low, high = (1 + x / 100 for x in (result.diff_pct, result.low_pct, result.high_pct))
+    ratio = result.ratio()
+    interval = (
+        f"95% interval [{ratio.low:.3f}, {ratio.high:.3f}]"
+        if ratio.low is not None and ratio.high is not None
+        else "no interval"
+    )
     print(
-        f"TPS ratio on/off = {ratio:.3f}, 95% interval [{low:.3f}, {high:.3f}] "
+        f"TPS ratio on/off = {ratio.point:.3f}, {interval} "
         f"({result.method}, n={result.n}): {result.verdict}"
     )
     print(f"results in {work}")

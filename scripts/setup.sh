@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
-packages=(sysbench mariadb-server-core mariadb-client sysstat procps dstat percona-toolkit
+packages=(sysbench mariadb-server-core mariadb-client sysstat procps percona-toolkit
           libnuma1 maven chromium libwrap0)
 missing=()
 for package in "${packages[@]}"; do

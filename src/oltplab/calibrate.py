@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.analysis.dataset import Dataset
-from oltplab.analysis.tables import samples
-from oltplab.compare import Comparison, compare
+from oltplab.analysis.estimate import Comparison
+from oltplab.analysis.points import Points
 from oltplab.engines.catalog import CATALOG
 from oltplab.engines.supplier import cache_root
 from oltplab.errors import OltplabError
@@ -56,7 +56,7 @@ class NoiseFloor:
         bounds = [
             max(abs(c.low_pct), abs(c.high_pct))
             for c in self.comparisons.values()
-            if not c.verdict.startswith("inconclusive")
+            if c.low_pct is not None and c.high_pct is not None
         ]
         if not bounds:
             raise OltplabError("calibration gave no usable comparison: run longer cells")
@@ -64,16 +64,16 @@ class NoiseFloor:
 
 
 def noise_floor(dataset: Dataset, engine: str) -> NoiseFloor:
-    found = samples(dataset)
+    points = Points(dataset)
     comparisons = {}
-    for (scenario, tier, name, threads), sample in sorted(found.items()):
+    for scenario, tier, name, threads in sorted(points.samples()):
         if name != f"{engine}-a":
             continue
-        other = found.get((scenario, tier, f"{engine}-b", threads))
-        if other is not None:
-            comparisons[(scenario, threads)] = compare(
-                sample, other, paired=True, label=f"calibrate|{scenario}|{threads}"
-            )
+        versus = points.comparison(
+            (scenario, tier, name, threads), (scenario, tier, f"{engine}-b", threads)
+        )
+        if versus is not None:
+            comparisons[(scenario, threads)] = versus
     return NoiseFloor(engine, comparisons)
 
 

@@ -9,13 +9,21 @@ import sys
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from oltplab.display import RichDisplay, failed_table, status_table, touches, tps_tables
+from oltplab.display import (
+    RichDisplay,
+    failed_table,
+    noise_table,
+    run_state,
+    status_table,
+    touches,
+    tps_tables,
+)
 from oltplab.engines.catalog import CATALOG
 from oltplab.engines.supplier import is_available, source_of, supply
 from oltplab.errors import (
@@ -29,13 +37,13 @@ from oltplab.errors import (
 from oltplab.importers import import_folders, scan_tree
 from oltplab.ledger import Ledger
 from oltplab.provenance import RUN_JSON, RunRecord, differences, read_run_json
-from oltplab.runner import Outcome
-from oltplab.runner import run as run_matrix
-from oltplab.spec import EngineSpec, Spec, load_spec, parse_spec
-from oltplab.store.files import os_problem, write_atomic
+from oltplab.spec import Spec, load_spec, parse_spec
+from oltplab.spec.sources import EngineSpec
+from oltplab.store.files import check_output_file, os_problem, write_atomic
 from oltplab.store.lock import ResultsLock, holder
-from oltplab.store.rebuild import rebuild as rebuild_ledger
-from oltplab.store.rebuild import salvage as salvage_cells
+
+if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
+    from oltplab.runner import Outcome
 
 app = typer.Typer(
     help="oltplab: benchmark MySQL-compatible engines with sysbench, reproducibly.\n\n"
@@ -154,6 +162,8 @@ def _report_outcome(results: Path, outcome: Outcome) -> None:
 
 def _run(spec: Spec, text: str, origin: str, results: Path, **options: Any) -> None:
     display = RichDisplay(console)
+    from oltplab.runner import run as run_matrix
+
     outcome = run_matrix(spec, text, origin, results, display, **options)
     _report_outcome(results, outcome)
 
@@ -261,6 +271,8 @@ def rerun(
         if not typer.confirm("Start?", default=False):
             raise typer.Exit(EXIT_BAD_INPUT)
     display = RichDisplay(console)
+    from oltplab.runner import run as run_matrix
+
     outcome = run_matrix(
         spec,
         spec_info["text"],
@@ -306,16 +318,10 @@ def status(results: Annotated[Path, typer.Argument(help="A results directory.")]
         console.print(failed_table(failed))
     if runs:
         last = runs[-1]
-        state = last["status"]
-        if state == "running":
-            pid = holder(results)
-            state = (
-                f"running (oltplab pid {pid})"
-                if pid
-                else "interrupted (its process is gone; the next run resumes it)"
-            )
         console.print(
-            f"last run: started {last['started_at']}, {state}", highlight=False, soft_wrap=True
+            f"last run: started {last['started_at']}, {run_state(last['status'], holder(results))}",
+            highlight=False,
+            soft_wrap=True,
         )
     console.print(f"Next: oltplab report {results}", highlight=False)
 
@@ -391,40 +397,29 @@ def export(
 ) -> None:
     """Export one table of a results directory as CSV or JSON."""
     from oltplab.analysis.dataset import load
-    from oltplab.export import CELL_COLUMNS, salvaged_row, table_rows, to_csv, to_json
+    from oltplab.analysis.model import AnalysisOptions, analyse
+    from oltplab.export import SUMMARY_COLUMNS, salvaged_row, table_rows, to_csv, to_json
 
     if output is not None:
-        _check_output_file(output)
+        check_output_file(output)
     if salvage:
         if table is not ExportTable.summary:
             raise OltplabError("--salvage exports the summary table only (--table summary)")
-        found = salvage_cells(results)
-        columns, rows = CELL_COLUMNS, [salvaged_row(row) for row in found.rows]
+        from oltplab.store.rebuild import salvage as salvaged
+
+        found = salvaged(results)
+        columns, rows = SUMMARY_COLUMNS, [salvaged_row(row) for row in found.rows]
         for problem in found.problems:
             errors.print(f"lost: {problem}", highlight=False, markup=False, soft_wrap=True)
     else:
-        columns, rows = table_rows(
-            table.value,
-            load([results], cut_seconds),
-            baselines=baseline,
-            threshold=threshold,
-            include_flagged=include_flagged,
-        )
+        options = AnalysisOptions(baseline or [], threshold, include_flagged=include_flagged)
+        columns, rows = table_rows(table.value, analyse(load([results], cut_seconds), options))
     text = to_csv(rows, columns) if format is Format.csv else to_json(rows)
     if output is None:
         sys.stdout.write(text)
     else:
         write_atomic(output, text)
         errors.print(f"{len(rows)} row(s) in {output}", highlight=False)
-
-
-def _check_output_file(path: Path) -> None:
-    if path.is_dir():
-        raise OltplabError(f"--output {path}: is a folder; give a file name")
-    if not path.parent.is_dir():
-        raise OltplabError(
-            f"--output {path}: the folder {path.parent} does not exist; create it first"
-        )
 
 
 @app.command("import")
@@ -488,20 +483,24 @@ def report(
     ] = None,
 ) -> None:
     """Write report.md, report.html (self-contained, works offline) and charts/*.png."""
-    from oltplab.analysis.dataset import load
-    from oltplab.calibrate import load_for
-    from oltplab.report import ReportOptions, build
+    from oltplab.report import build, charts
 
     folder = output or results[0] / "report"
     if folder.exists() and not folder.is_dir():
         raise OltplabError(f"--output {folder}: is a file; the report needs a folder")
-    dataset = load(results, cut_seconds)
-    hosts = {run["host"]["hostname"] for run in dataset.runs if "host" in run}
-    options = ReportOptions(
-        baseline or [], threshold, relative_to, compare or [], include_flagged, load_for(hosts)
-    )
-    with console.status("writing the report"):
-        files = build(dataset, folder, options)
+    # The chart painter starts first: its workers load Matplotlib while we analyse.
+    with charts.painter() as painter:
+        from oltplab.analysis.dataset import load
+        from oltplab.analysis.model import AnalysisOptions, analyse
+        from oltplab.calibrate import load_for
+
+        dataset = load(results, cut_seconds)
+        hosts = {run["host"]["hostname"] for run in dataset.runs if "host" in run}
+        options = AnalysisOptions(
+            baseline or [], threshold, relative_to, compare or [], include_flagged, load_for(hosts)
+        )
+        with console.status("writing the report"):
+            files = build(analyse(dataset, options), folder, painter)
     console.print(
         f"{files.markdown}\n{files.html}\n{len(files.charts)} chart(s) in "
         f"{files.markdown.parent / 'charts'}",
@@ -521,6 +520,8 @@ def rebuild(results: Annotated[Path, typer.Argument(help="A results directory.")
     if not results.is_dir():
         raise OltplabError(f"{results}: no such results folder")
     with ResultsLock(results), console.status("rebuilding the ledger"):
+        from oltplab.store.rebuild import rebuild as rebuild_ledger
+
         rebuilt = rebuild_ledger(results)
     counts = ", ".join(f"{n} {state}" for state, n in rebuilt.cells.items() if n)
     console.print(f"{rebuilt.ledger}: rebuilt ({counts or 'no cells'})", highlight=False)
@@ -559,23 +560,13 @@ def calibrate(
     spec = parse_spec(text, f"calibrate {engine}")
     folder = results or Path("runs") / f"calibrate-{engine}"
     display = RichDisplay(console)
+    from oltplab.runner import run as run_matrix
+
     outcome = run_matrix(spec, text, f"calibrate {engine}", folder, display)
     if outcome.failed or outcome.interrupted:
         _report_outcome(folder, outcome)
     floor = noise_floor(load([folder]), engine)
-    table = Table(title=f"No-change comparison: {engine}-a vs {engine}-b")
-    for column in ("scenario", "threads", "difference", "95% interval", "verdict", "method"):
-        table.add_column(column)
-    for (scenario, count), found in floor.comparisons.items():
-        table.add_row(
-            scenario,
-            str(count),
-            f"{found.diff_pct:+.1f}%",
-            found.interval(),
-            found.verdict,
-            found.method,
-        )
-    console.print(table)
+    console.print(noise_table(engine, floor.comparisons))
     save(floor, folder)
     console.print(f"noise floor on this host: ±{floor.value:.1f}% (stored for `oltplab report`)")
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from statistics import mean
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import (
@@ -22,6 +24,9 @@ from rich.table import Table
 
 from oltplab.engines.supplier import source_of
 from oltplab.spec import Spec
+
+if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
+    from oltplab.analysis.estimate import Comparison
 
 
 class RichDisplay:
@@ -160,3 +165,30 @@ def touches(spec: Spec, results: Path) -> list[str]:
             lines.append(f"workload {workload.name}: runs the Lua script {workload.script}")
     lines.append(f"results into {results.resolve()}")
     return lines
+
+
+def run_state(status: str, pid: int | None) -> str:
+    """A run's status as `status` tells it: one the ledger calls running is running only
+    while its process holds the results directory's lock."""
+    if status != "running":
+        return status
+    if pid:
+        return f"running (oltplab pid {pid})"
+    return "interrupted (its process is gone; the next run resumes it)"
+
+
+def noise_table(engine: str, comparisons: Mapping[tuple[str, int], Comparison]) -> Table:
+    """A calibration's no-change comparisons: engine A against itself as B."""
+    table = Table(title=f"No-change comparison: {engine}-a vs {engine}-b")
+    for column in ("scenario", "threads", "difference", "95% interval", "verdict", "method"):
+        table.add_column(column)
+    for (scenario, count), found in comparisons.items():
+        table.add_row(
+            scenario,
+            str(count),
+            f"{found.diff_pct:+.1f}%",
+            found.interval(),
+            found.verdict,
+            found.method,
+        )
+    return table

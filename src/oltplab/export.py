@@ -1,4 +1,10 @@
-"""Flat exports: the measured cells and the report's tables, as CSV or JSON."""
+"""Flat exports: the measured cells and the report's tables, as CSV or JSON, read from the
+analysis (computed once, as the report is).
+
+A figure with an interval (`tps`, `diff_pct`) is the steady estimate, the interval's
+bounds beside it (`tps_ci_low`, `ci_low_pct`, ...) made from the same seconds; what sysbench
+printed for the whole run has its own columns (`tps_whole_run`, `whole_run_diff_pct`).
+"""
 
 from __future__ import annotations
 
@@ -8,20 +14,26 @@ import json
 import math
 from typing import Any
 
-from oltplab.analysis.dataset import Dataset
-from oltplab.analysis.tables import differences, findings, flagged, progression, stability
-from oltplab.analysis.telemetry import operation_table
+from oltplab.analysis.estimate import Estimate
+from oltplab.analysis.model import Analysis
 
 # fmt: off
-CELL_COLUMNS = (
+IDENTITY_COLUMNS = (
     "scenario", "family", "version", "engine", "tier", "workload", "threads", "repetition",
-    "status", "tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "lat_avg_ms",
-    "lat_p95_ms", "lat_max_ms", "errors_per_s", "reconnects_per_s", "duration_s", "flags",
+    "status",
 )
-SUMMARY_COLUMNS = (*CELL_COLUMNS, "tps_ci_low", "tps_ci_high", "cv", "steady_from_s", "notes")
+WHOLE_RUN_COLUMNS = (
+    "qps", "reads_per_s", "writes_per_s", "other_per_s", "lat_avg_ms", "lat_p95_ms",
+    "lat_max_ms", "errors_per_s", "reconnects_per_s", "duration_s",
+)
+SUMMARY_COLUMNS = (
+    *IDENTITY_COLUMNS, "tps", "tps_ci_low", "tps_ci_high", "tps_whole_run", *WHOLE_RUN_COLUMNS,
+    "flags", "cv", "steady_from_s", "notes",
+)
 PROGRESSION_COLUMNS = (
     "scenario", "tier", "family", "baseline_version", "version", "threads", "tps",
-    "baseline_tps", "diff_pct", "ci_low_pct", "ci_high_pct", "verdict", "n",
+    "baseline_tps", "diff_pct", "ci_low_pct", "ci_high_pct", "verdict", "n", "method",
+    "tps_whole_run", "baseline_tps_whole_run", "whole_run_diff_pct",
 )
 FINDING_COLUMNS = ("kind", "scenario", "tier", "engine", "value", "detail")
 OPERATION_COLUMNS = (
@@ -32,13 +44,8 @@ FLAG_COLUMNS = (
     "scenario", "engine", "tier", "workload", "threads", "repetition", "status", "flags",
     "reason", "notes",
 )
+TABLES = ("summary", "progression", "differences", "findings", "flags", "operations")
 # fmt: on
-
-
-def salvaged_row(values: dict[str, Any]) -> dict[str, Any]:
-    """A row read from a damaged ledger, in the summary table's columns."""
-    renamed = {"lat_p95_ms": "lat_pct_ms", "duration_s": "total_time_s"}
-    return {column: values.get(renamed.get(column, column)) for column in CELL_COLUMNS}
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -47,29 +54,57 @@ def _round(value: float | None, digits: int) -> float | None:
     return round(value, digits)
 
 
-def _summary(dataset: Dataset) -> list[dict[str, Any]]:
+def _bounds(estimate: Estimate | None, digits: int) -> tuple[float | None, ...]:
+    """Point, low, high, rounded alike (rounding keeps the point inside its interval)."""
+    if estimate is None:
+        return None, None, None
+    return (
+        _round(estimate.point, digits),
+        _round(estimate.low, digits),
+        _round(estimate.high, digits),
+    )
+
+
+def salvaged_row(values: dict[str, Any]) -> dict[str, Any]:
+    """A row read from a damaged ledger, in the summary table's columns: what sysbench
+    printed; the steady figures need the per-second samples and are left empty."""
+    renamed = {"lat_p95_ms": "lat_pct_ms", "duration_s": "total_time_s", "tps_whole_run": "tps"}
+    steady = {"tps", "tps_ci_low", "tps_ci_high", "cv", "steady_from_s"}
+    return {
+        column: None if column in steady else values.get(renamed.get(column, column))
+        for column in SUMMARY_COLUMNS
+    }
+
+
+def _summary(analysis: Analysis) -> list[dict[str, Any]]:
     """One row per measured cell (done or failed), with its steady-state statistics."""
-    stats = {s.cell.key: s for s in stability(dataset)}
+    stats = {s.cell.key: s for s in analysis.stability}
     rows = []
-    for cell in dataset.cells:
-        row: dict[str, Any] = {c: getattr(cell, c) for c in CELL_COLUMNS if c != "flags"}
+    for cell in analysis.dataset.cells:
         found = stats.get(cell.key)
-        row |= {
-            "flags": ",".join(cell.flags),
-            "tps_ci_low": _round(found.ci_low, 2) if found else None,
-            "tps_ci_high": _round(found.ci_high, 2) if found else None,
-            "cv": _round(found.jitter, 4) if found and found.jitter is not None else None,
-            "steady_from_s": found.steady_from_s if found else None,
-            "notes": cell.notes,
-        }
-        rows.append(row)
+        tps, low, high = _bounds(found.mean if found else None, 2)
+        rows.append(
+            {
+                **{c: getattr(cell, c) for c in IDENTITY_COLUMNS},
+                "tps": tps,
+                "tps_ci_low": low,
+                "tps_ci_high": high,
+                "tps_whole_run": cell.tps,
+                **{c: getattr(cell, c) for c in WHOLE_RUN_COLUMNS},
+                "flags": ",".join(cell.flags),
+                "cv": _round(found.jitter, 4) if found and found.jitter is not None else None,
+                "steady_from_s": found.steady_from if found else None,
+                "notes": cell.notes,
+            }
+        )
     return rows
 
 
-def _progression(dataset: Dataset, rows: list[Any]) -> list[dict[str, Any]]:
+def _progression(rows: list[Any]) -> list[dict[str, Any]]:
     out = []
     for r in rows:
-        c = r.comparison
+        change = r.change
+        diff, low, high = _bounds(change.estimate if change else None, 1)
         out.append(
             {
                 "scenario": r.scenario,
@@ -78,34 +113,29 @@ def _progression(dataset: Dataset, rows: list[Any]) -> list[dict[str, Any]]:
                 "baseline_version": r.baseline_version,
                 "version": r.version,
                 "threads": r.threads,
-                "tps": round(r.tps, 2),
-                "baseline_tps": round(r.baseline_tps, 2),
-                "diff_pct": round(r.diff_pct, 1),
-                "ci_low_pct": _round(c.low_pct, 1) if c else None,
-                "ci_high_pct": _round(c.high_pct, 1) if c else None,
-                "verdict": c.verdict if c else "",
-                "n": c.n if c else None,
+                "tps": _bounds(r.value.steady, 2)[0],
+                "baseline_tps": _bounds(r.baseline.steady, 2)[0],
+                "diff_pct": diff,
+                "ci_low_pct": low,
+                "ci_high_pct": high,
+                "verdict": change.verdict if change else "no per-second data",
+                "n": change.n if change else None,
+                "method": change.method if change else None,
+                "tps_whole_run": round(r.value.whole_run, 2),
+                "baseline_tps_whole_run": round(r.baseline.whole_run, 2),
+                "whole_run_diff_pct": round(r.whole_run_diff_pct, 1),
             }
         )
     return out
 
 
-def table_rows(
-    table: str,
-    dataset: Dataset,
-    *,
-    baselines: list[str] | None = None,
-    threshold: float = 5.0,
-    include_flagged: bool = False,
-) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
     """Columns and rows of one table."""
     if table == "summary":
-        return SUMMARY_COLUMNS, _summary(dataset)
+        return SUMMARY_COLUMNS, _summary(analysis)
     if table in ("progression", "differences"):
-        rows = progression(dataset, baselines)
-        if table == "differences":
-            rows = differences(rows, threshold)
-        return PROGRESSION_COLUMNS, _progression(dataset, rows)
+        rows = analysis.differences if table == "differences" else analysis.progression
+        return PROGRESSION_COLUMNS, _progression(rows)
     if table == "findings":
         return FINDING_COLUMNS, [
             {
@@ -113,10 +143,10 @@ def table_rows(
                 "scenario": f.scenario,
                 "tier": f.tier,
                 "engine": f.engine,
-                "value": round(f.value, 3),
+                "value": _round(f.value, 3),
                 "detail": f.detail,
             }
-            for f in findings(dataset, include_flagged=include_flagged)
+            for f in analysis.findings
         ]
     if table == "flags":
         return FLAG_COLUMNS, [
@@ -132,10 +162,10 @@ def table_rows(
                 "reason": c.reason,
                 "notes": c.notes,
             }
-            for c in flagged(dataset)
+            for c in analysis.flagged
         ]
     if table == "operations":
-        return OPERATION_COLUMNS, [r.as_dict(3, "_per_txn") for r in operation_table(dataset)]
+        return OPERATION_COLUMNS, [r.as_dict(3, "_per_txn") for r in analysis.operations]
     raise ValueError(f"unknown table {table!r}")
 
 

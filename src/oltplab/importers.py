@@ -9,16 +9,27 @@ Nothing is skipped silently: empty and truncated files become failed cells with 
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from oltplab.errors import OltplabError
 from oltplab.ledger import Ledger
 from oltplab.plan import Cell, scenario_name
-from oltplab.spec import NAME_PATTERN
+from oltplab.spec.fields import NAME_PATTERN
 from oltplab.store.files import sha256_file
-from oltplab.sysbench import OutputParser, stall_notes, validity_flags
+from oltplab.sysbench import (
+    OutputParser,
+    SysbenchOutput,
+    read_blocks,
+    read_output,
+    stall_notes,
+    validity_flags,
+)
 
 SCENARIO_DIRS = {
     "benchmark_logs": ("rw-local", "oltp_read_write"),
@@ -124,55 +135,119 @@ def import_tree(source: Path, ledger: Ledger) -> ImportReport:
 
 
 def import_folders(source: Path, folders: list[VersionFolder], ledger: Ledger) -> ImportReport:
-    """The scanned folders into the ledger; each cell in one transaction."""
+    """The scanned folders into the ledger; each version folder in one transaction."""
     report = ImportReport(source.resolve())
     known = ledger.definitions()
+    planned = [(folder, _cell_files(folder)) for folder in folders]
+    changed = [f.path for _, files in planned for f in files if known.get(f.cell.key) != f.digest]
     run_id = ledger.begin_run("import", {"imported_from": str(report.source)})
-    for folder in folders:
-        _import_version(ledger, report, known, folder)
+    with ParsedAhead(changed) as parsed:
+        for folder, files in planned:
+            with ledger.batch():
+                _import_version(ledger, report, known, folder, files, parsed)
     ledger.finish_run(run_id, "done")
     return report
 
 
+@dataclass(frozen=True)
+class CellFile:
+    cell: Cell
+    path: Path
+    digest: str  # the cell's definition: the file's content
+
+
+def _engine_name(folder: VersionFolder) -> str:
+    return f"{folder.family}-{version_of(folder.path.name)}"
+
+
+def _cell_files(folder: VersionFolder) -> list[CellFile]:
+    found = []
+    for path in sorted(folder.path.iterdir()):
+        match = CELL_FILE.match(path.name)
+        if match and path.is_file():
+            cell = Cell(
+                _engine_name(folder),
+                match["tier"],
+                folder.workload,
+                int(match["threads"]),
+                int(match["rep"] or 1),
+                folder.scenario,
+            )
+            found.append(CellFile(cell, path, "import:" + sha256_file(path)))
+    return found
+
+
+# Files up to this size are parsed in worker processes, whole; larger ones stream through
+# this process a block at a time, so that memory stays flat however long a run was.
+PARSED_AHEAD_BELOW = 16 * 2**20
+
+
+class ParsedAhead:
+    """sysbench outputs parsed ahead of their import, in worker processes (one per core);
+    the ledger is written by this process only, in order."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self._queue = deque(p for p in paths if p.stat().st_size < PARSED_AHEAD_BELOW)
+        workers = len(os.sched_getaffinity(0))
+        self._window = 4 * workers
+        self._pending: dict[Path, Future[SysbenchOutput]] = {}
+        self._pool = None
+        if workers > 1 and len(self._queue) > 1:
+            fork = multiprocessing.get_context("fork")
+            self._pool = ProcessPoolExecutor(workers, mp_context=fork)
+        self._fill()
+
+    def __enter__(self) -> ParsedAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def _fill(self) -> None:
+        while self._pool and self._queue and len(self._pending) < self._window:
+            path = self._queue.popleft()
+            self._pending[path] = self._pool.submit(read_output, path)
+
+    def get(self, path: Path) -> SysbenchOutput | None:
+        """The parsed file; None when it is to be streamed here."""
+        future = self._pending.pop(path, None)
+        self._fill()
+        return None if future is None else future.result()
+
+
 def _import_version(
-    ledger: Ledger, report: ImportReport, known: dict[str, str], folder: VersionFolder
+    ledger: Ledger,
+    report: ImportReport,
+    known: dict[str, str],
+    folder: VersionFolder,
+    files: list[CellFile],
+    parsed: ParsedAhead,
 ) -> None:
-    version = version_of(folder.path.name)
-    engine = f"{folder.family}-{version}"
+    engine = _engine_name(folder)
     ledger.record_engine(
         engine,
         family=folder.family,
-        version=version,
+        version=version_of(folder.path.name),
         server_version=folder.path.name,
         source={"imported": str(folder.path)},
         artifact_dir=str(folder.path),
     )
     tiers = set()
-    for path in sorted(folder.path.iterdir()):
-        match = CELL_FILE.match(path.name)
-        if not match or not path.is_file():
-            continue
-        cell = Cell(
-            engine,
-            match["tier"],
-            folder.workload,
-            int(match["threads"]),
-            int(match["rep"] or 1),
-            folder.scenario,
-        )
+    for found in files:
+        cell = found.cell
         tiers.add(cell.tier)
-        definition = "import:" + sha256_file(path)
-        if known.get(cell.key) == definition:
+        if known.get(cell.key) == found.digest:
             report.unchanged += 1
             continue
         if cell.key in known:
             report.updated += 1
-            ledger.redefine(cell, definition)
+            ledger.redefine(cell, found.digest)
         else:
             report.imported += 1
-            ledger.register([(cell, definition)])
-        known[cell.key] = definition
-        flags = _import_file(ledger, cell, path)
+            ledger.register([(cell, found.digest)])
+        known[cell.key] = found.digest
+        flags = _import_file(ledger, cell, found.path, parsed.get(found.path))
         if flags:
             report.flagged.append(
                 (
@@ -187,13 +262,20 @@ def _import_version(
             ledger.record_variables(engine, match["tier"], folder.workload, parse_variables(path))
 
 
-def _import_file(ledger: Ledger, cell: Cell, path: Path) -> list[str]:
-    """One sysbench output, streamed into the ledger line by line (memory stays flat
-    however long the file); its validity flags."""
-    parser = OutputParser()
-    with ledger.recording(cell) as recording, path.open(errors="replace") as lines:
-        recording.samples(i for line in lines if (i := parser.feed(line)) is not None)
-        output = parser.finish()
+def _import_file(
+    ledger: Ledger, cell: Cell, path: Path, parsed: SysbenchOutput | None
+) -> list[str]:
+    """One sysbench output into the ledger: parsed ahead, or streamed a block of lines at
+    a time (memory stays flat however long the file); its validity flags."""
+    with ledger.recording(cell) as recording:
+        if parsed is None:
+            parser = OutputParser()
+            with path.open(errors="replace") as lines:
+                recording.samples(parser.feed(block) for block in read_blocks(lines))
+            output = parser.finish()
+        else:
+            recording.samples([parsed.samples])
+            output = parsed
         flags = validity_flags(output, None, 1)
         reason = None
         if output.summary is None:

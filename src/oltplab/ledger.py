@@ -21,12 +21,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+import numpy as np
+
 from oltplab.errors import OltplabError
 from oltplab.plan import Cell
 from oltplab.store.files import os_problem
 from oltplab.store.integrity import (
     NUMBER,
-    SAMPLE_COLUMNS,
     SUMMARY_COLUMNS,
     check_cell_row,
     check_file,
@@ -39,7 +40,8 @@ from oltplab.store.integrity import (
 from oltplab.store.journal import Journal, Record, ledger_records
 from oltplab.store.lock import prepare_results
 from oltplab.store.schema import LEDGER_NAME, MIGRATIONS, SCHEMA, SCHEMA_VERSION
-from oltplab.sysbench import Interval, Summary
+from oltplab.store.series import INSERT, chunk_rows, decode
+from oltplab.sysbench import Summary
 
 
 def now() -> str:
@@ -72,6 +74,7 @@ class Ledger:
         self._db = connection
         self.path = path
         self._journal = journal
+        self._batched: list[Record] | None = None
 
     @classmethod
     def open(cls, results: Path, *, create: bool = True, journal: bool = True) -> Ledger:
@@ -145,8 +148,11 @@ class Ledger:
     def _migrate(self, version: int) -> None:
         while version < SCHEMA_VERSION:
             with self.transaction() as db:
-                for statement in MIGRATIONS[version]:
-                    db.execute(statement)
+                for step in MIGRATIONS[version]:
+                    if isinstance(step, str):
+                        db.execute(step)
+                    else:
+                        step(db)
                 version += 1
                 db.execute(
                     "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),)
@@ -160,12 +166,27 @@ class Ledger:
         return self._journal is not None
 
     def _log(self, *records: Record) -> None:
-        """The write, in the journal first: a ledger write the journal lacks never happens."""
-        if self._journal is not None:
+        """The write, in the journal first: a ledger write the journal lacks never happens.
+        Inside a batch the records wait for the batch's one flush, before its commit."""
+        if self._journal is None:
+            return
+        if self._batched is not None:
+            self._batched += records
+        else:
             self._journal.append(*records)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        if self._db.in_transaction:  # inside a batch: a savepoint of its transaction
+            self._db.execute("SAVEPOINT part")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK TO part")
+                self._db.execute("RELEASE part")
+                raise
+            self._db.execute("RELEASE part")
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db
@@ -173,6 +194,23 @@ class Ledger:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Many writes in one transaction and one journal flush (a folder of an import):
+        all of them land, or none. A cell's writes in a run stay one transaction each."""
+        self._batched = []
+        try:
+            with self.transaction():
+                yield
+                if self._journal is not None and self._batched:
+                    self._journal.append(*self._batched)
+        except sqlite3.Error as exc:
+            raise sqlite_problem(exc, self.path) from None
+        except OSError as exc:
+            raise os_problem(exc, self.path) from None
+        finally:
+            self._batched = None
 
     # --- meta and runs ------------------------------------------------------------------------
 
@@ -372,7 +410,7 @@ class Ledger:
         self,
         cell: Cell,
         summary: Summary | None,
-        intervals: Iterable[Interval],
+        samples: np.ndarray,
         flags: list[str],
         artifact: str,
         reason: str | None = None,
@@ -388,7 +426,7 @@ class Ledger:
         shows its timeline.
         """
         with self.recording(cell) as recording:
-            recording.samples(intervals)
+            recording.samples([samples])
             recording.finish(
                 summary, flags, artifact, reason, notes, telemetry, clock, finished_at=finished_at
             )
@@ -445,17 +483,20 @@ class Ledger:
         ]
 
     @_guarded
-    def tps_series(self) -> dict[str, list[float]]:
+    def tps_series(self) -> dict[str, np.ndarray]:
         """Every cell's per-second TPS, in second order."""
-        series: dict[str, list[float]] = {}
+        parts: dict[str, list[np.ndarray]] = {}
         for key, tps in self._db.execute(
             "SELECT c.key, s.tps FROM samples s JOIN cells c ON c.id = s.cell_id"
-            " ORDER BY s.cell_id, s.second"
+            " ORDER BY s.cell_id, s.chunk"
         ):
-            if wrong_value(tps, NUMBER, nullable=False):
-                raise value_problem(self.path, f"per-second sample of {key!r}", "tps", tps, NUMBER)
-            series.setdefault(str(key), []).append(float(tps))
-        return series
+            values = decode(tps)
+            if values is None:
+                raise value_problem(
+                    self.path, f"per-second samples of {key!r}", "tps", tps, "an array of floats"
+                )
+            parts.setdefault(str(key), []).append(values)
+        return {key: np.concatenate(found) for key, found in parts.items()}
 
     @_guarded
     def telemetry(
@@ -503,12 +544,10 @@ class CellRecording:
         self._id = cell_id
         self.finished = False
 
-    def samples(self, intervals: Iterable[Interval]) -> None:
-        """Per-second samples, consumed as they come (never held all at once)."""
-        self._db.executemany(
-            f"INSERT OR REPLACE INTO samples VALUES (?{', ?' * len(SAMPLE_COLUMNS)})",
-            ((self._id, *(getattr(i, c) for c in SAMPLE_COLUMNS)) for i in intervals),
-        )
+    def samples(self, blocks: Iterable[np.ndarray]) -> None:
+        """Per-second samples (rows of SAMPLE_COLUMNS), consumed a block at a time as they
+        come (a chunk is all that is held)."""
+        self._db.executemany(INSERT, chunk_rows(self._id, blocks))
 
     def finish(
         self,

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oltplab.engines.control import Control
+from oltplab.engines.hosts import SshHost
 from oltplab.engines.supplier import cache_root
 from oltplab.errors import EngineError
-from oltplab.hosts import SshHost
 from oltplab.spec import NetworkSpec
 
 TOXIPROXY = "toxiproxy-server"

@@ -54,15 +54,7 @@ def stalls(
     values = np.asarray(series, dtype=float)
     if len(values) == 0:
         return []
-    floor = fraction * float(np.median(values))
-    found, start = [], None
-    for index, value in enumerate(values, start=1):
-        if value < floor:
-            start = index if start is None else start
-            continue
-        if start is not None and index - start >= seconds:
-            found.append((start, index - 1))
-        start = None
-    if start is not None and len(values) + 1 - start >= seconds:
-        found.append((start, len(values)))
-    return found
+    below = np.concatenate(([0], (values < fraction * float(np.median(values))), [0]))
+    edges = np.diff(below.astype(np.int8))
+    starts, ends = np.flatnonzero(edges == 1) + 1, np.flatnonzero(edges == -1)
+    return [(int(a), int(b)) for a, b in zip(starts, ends, strict=True) if b - a + 1 >= seconds]

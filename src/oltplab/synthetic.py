@@ -7,7 +7,9 @@ expected tables exact.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
+from pathlib import Path
 
 QUERIES_PER_TRANSACTION = {"rw": (14, 4, 2), "ro": (14, 0, 2)}
 
@@ -82,3 +84,51 @@ def sysbench_text(
         "",
     ]
     return "\n".join(lines)
+
+
+# The shape of the 2026 report's raw data: its engines, tiers, thread counts and scenarios.
+ENGINES_2026 = [
+    ("mariadb", "10.11.16-MariaDB-ubu2204"),
+    ("mariadb", "11.4.10-MariaDB-ubu2404"),
+    ("mariadb", "12.1.2-MariaDB-ubu2404"),
+    ("mysql", "5.7.44"),
+    ("mysql", "8.0.45"),
+    ("mysql", "8.4.8"),
+    ("mysql", "9.6.0"),
+    ("percona-server", "5.7.44-48"),
+    ("percona-server", "8.0.45-36"),
+    ("percona-server", "8.4.7-7"),
+]
+TIERS_2026 = {"2G": 0.05, "12G": 0.1, "32G": 1.0}
+THREADS_2026 = [1, 4, 16, 32, 64, 128, 256, 512]
+SCENARIOS_2026 = {
+    "benchmark_logs": 1.0,
+    "benchmark_logs_read_only": 2.5,
+    "benchmark_remote_logs": 0.95,
+}
+
+
+def tree_2026(root: Path, seconds: int = 900, seed: int = 2026) -> int:
+    """A result tree shaped like the 2026 report's (720 files), with known numbers: each
+    run warms up for a minute or so, then holds a level with 5% noise. Files written."""
+    rng = random.Random(seed)
+    files = 0
+    for scenario, scale in SCENARIOS_2026.items():
+        for family, version in ENGINES_2026:
+            folder = root / scenario / family / version
+            folder.mkdir(parents=True, exist_ok=True)
+            engine_factor = rng.uniform(0.8, 1.2)
+            for tier, tier_factor in TIERS_2026.items():
+                for threads in THREADS_2026:
+                    level = 400 * scale * tier_factor * engine_factor * min(threads, 128) ** 0.7
+                    warm_up = rng.randint(20, 120)
+                    series = [
+                        max(0.0, rng.gauss(level, level * 0.05)) * min(1.0, 0.5 + s / warm_up / 2)
+                        for s in range(seconds)
+                    ]
+                    text = sysbench_text(
+                        series, threads, mode="ro" if "read_only" in scenario else "rw"
+                    )
+                    (folder / f"Tier{tier}_RW_{threads}th.sysbench.txt").write_text(text)
+                    files += 1
+    return files

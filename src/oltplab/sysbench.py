@@ -8,14 +8,16 @@ import resource
 import shutil
 import subprocess
 import time
-from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
 
+import numpy as np
+
+from oltplab.engines.processes import spawn
 from oltplab.errors import EngineError, EnvironmentProblem
-from oltplab.processes import spawn
-from oltplab.spec import Scalar
+from oltplab.spec.fields import Scalar
 from oltplab.stats import stalls
 
 log = logging.getLogger("oltplab")
@@ -214,6 +216,13 @@ def _children_cpu() -> float:
 # --- parsing ---------------------------------------------------------------------------------
 
 
+# What one per-second line says, in the order it says it.
+SAMPLE_COLUMNS = (
+    "second", "threads", "tps", "qps", "reads_per_s", "writes_per_s", "other_per_s",
+    "lat_pct_ms", "errors_per_s", "reconnects_per_s",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Interval:
     second: float
@@ -266,22 +275,43 @@ class Summary:
 class SysbenchOutput:
     version: str | None
     threads: int | None
-    intervals: tuple[Interval, ...]  # empty when they were streamed elsewhere (an import)
+    # One row per per-second line, columns in SAMPLE_COLUMNS order; no rows when they were
+    # streamed elsewhere (an import).
+    samples: np.ndarray
     summary: Summary | None
     fatal: tuple[str, ...] = field(default=())
     empty: bool = False
-    # The per-second TPS and the seconds printed, kept even when the intervals are streamed:
+    # The per-second TPS and the seconds printed, kept even when the samples are streamed:
     # the stall and gap checks need them (16 bytes a second).
-    tps: array[float] = field(default_factory=lambda: array("d"))
-    seconds: array[float] = field(default_factory=lambda: array("d"))
+    tps: np.ndarray = field(default_factory=lambda: np.empty(0))
+    seconds: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+    @property
+    def intervals(self) -> tuple[Interval, ...]:
+        return tuple(Interval(r[0], int(r[1]), *r[2:]) for r in self.samples.tolist())
 
 
 _NUM = r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-_INTERVAL = re.compile(
-    rf"^\[\s*{_NUM}s\s*\]\s+thds:\s*(\d+)\s+tps:\s*{_NUM}\s+qps:\s*{_NUM}\s+"
-    rf"\(r/w/o:\s*{_NUM}/{_NUM}/{_NUM}\)\s+lat\s+\(ms,\d+%\):\s*{_NUM}\s+"
-    rf"err/s:?\s*{_NUM}\s+reconn/s:?\s*{_NUM}"
-)
+# One per-second line; its groups are the SAMPLE_COLUMNS in order.
+
+
+def _interval_line(number: str) -> re.Pattern[str]:
+    """A per-second line; its groups are the SAMPLE_COLUMNS in order. Spaces, not any white
+    space: sysbench pads with spaces only, and the narrower pattern runs several times
+    faster over a long output."""
+    return re.compile(
+        rf"^\[ *{number}s *\] +thds: *(\d+) +tps: *{number} +qps: *{number} +"
+        rf"\(r/w/o: *{number}/{number}/{number}\) +lat +\(ms,\d+%\): *{number} +"
+        rf"err/s:? *{number} +reconn/s:? *{number}",
+        re.MULTILINE,
+    )
+
+
+_INTERVAL = _interval_line(_NUM)
+# Plain decimals, as sysbench prints them: tried first, since it matches twice as fast; a
+# block where it misses a line or takes something that is no number is read again with
+# the full pattern above.
+_PLAIN_INTERVAL = _interval_line(r"([\d.]+)")
 _FIELDS = {
     "read": re.compile(rf"^\s*read:\s*{_NUM}"),
     "write": re.compile(rf"^\s*write:\s*{_NUM}"),
@@ -299,11 +329,35 @@ _FIELDS = {
 }
 _VERSION = re.compile(r"^sysbench\s+(\S+)")
 _THREADS = re.compile(r"^Number of threads:\s*(\d+)")
+NO_SAMPLES = np.empty((0, len(SAMPLE_COLUMNS)))
+
+
+def _samples(found: list[tuple[str, ...]]) -> np.ndarray:
+    # Python's float() reads these strings faster than NumPy's own conversion does.
+    count = len(found) * len(SAMPLE_COLUMNS)
+    flat = np.fromiter(map(float, chain.from_iterable(found)), np.float64, count)
+    return flat.reshape(len(found), len(SAMPLE_COLUMNS))
+
+
+def _plain_samples(text: str, bracketed: int) -> np.ndarray | None:
+    """The samples when every bracketed line is a per-second line in plain decimals."""
+    found = _PLAIN_INTERVAL.findall(text)
+    if len(found) != bracketed:
+        return None
+    try:
+        return _samples(found)
+    except ValueError:
+        return None
 
 
 class OutputParser:
-    """sysbench's output read one line at a time, so a file of any size is read in constant
-    memory: `feed` gives each per-second line as it comes, `finish` the rest."""
+    """sysbench's output read a block of lines at a time, so a file of any size is read in
+    constant memory: `feed` gives the per-second samples of each block as they come,
+    `finish` the rest.
+
+    The per-second lines are nearly all of a long output; they are matched over the whole
+    block at once and converted by NumPy, the few other lines one by one.
+    """
 
     def __init__(self) -> None:
         self._version: str | None = None
@@ -312,26 +366,35 @@ class OutputParser:
         self._fatal: list[str] = []
         self._section = ""
         self._text = False
-        self._tps = array("d")
-        self._seconds = array("d")
+        self._tps: list[np.ndarray] = []
+        self._seconds: list[np.ndarray] = []
 
-    def feed(self, line: str) -> Interval | None:
-        if not self._text and line.strip():
+    def feed(self, lines: list[str]) -> np.ndarray:
+        """The samples of these lines (each with or without its newline), one row each."""
+        if not self._text and any(line.strip() for line in lines):
             self._text = True
+        for line in lines:
+            if not line.startswith("["):
+                self._read_line(line)
+        text = "\n".join(line.rstrip("\n") for line in lines)
+        samples = _plain_samples(text, sum(line.startswith("[") for line in lines))
+        if samples is None:
+            samples = _samples(_INTERVAL.findall(text))
+        if not len(samples):
+            return NO_SAMPLES
+        self._seconds.append(samples[:, 0].copy())
+        self._tps.append(samples[:, 2].copy())
+        return samples
+
+    def _read_line(self, line: str) -> None:
         if line.startswith(("FATAL", "ALERT")):
             self._fatal.append(line.strip())
-        if m := _INTERVAL.match(line):
-            values = [float(v) for v in m.groups()]
-            interval = Interval(values[0], int(values[1]), *values[2:])
-            self._tps.append(interval.tps)
-            self._seconds.append(interval.second)
-            return interval
         if (m := _VERSION.match(line)) and self._version is None:
             self._version = m.group(1)
-            return None
+            return
         if (m := _THREADS.match(line)) and self._threads is None:
             self._threads = int(m.group(1))
-            return None
+            return
         stripped = line.strip()
         if stripped.endswith(":") and not stripped.startswith(("read", "write", "other")):
             self._section = stripped
@@ -343,27 +406,31 @@ class OutputParser:
             if m := pattern.match(line):
                 self._found[key] = m.groups()
                 break
-        return None
 
-    def finish(self, intervals: tuple[Interval, ...] = ()) -> SysbenchOutput:
+    def finish(self, samples: np.ndarray = NO_SAMPLES) -> SysbenchOutput:
         if not self._text:
-            return SysbenchOutput(None, None, (), None, (), empty=True)
+            return SysbenchOutput(None, None, NO_SAMPLES, None, (), empty=True)
         return SysbenchOutput(
             self._version,
             self._threads,
-            intervals,
+            samples,
             _summary(self._found),
             tuple(self._fatal),
-            tps=self._tps,
-            seconds=self._seconds,
+            tps=np.concatenate(self._tps) if self._tps else np.empty(0),
+            seconds=np.concatenate(self._seconds) if self._seconds else np.empty(0),
         )
 
 
 def parse_output(text: str) -> SysbenchOutput:
     """Every per-second line and the final summary; a missing part is None, never an error."""
     parser = OutputParser()
-    intervals = [i for line in text.splitlines() if (i := parser.feed(line)) is not None]
-    return parser.finish(tuple(intervals))
+    return parser.finish(parser.feed(text.splitlines()))
+
+
+def read_blocks(lines: Iterable[str], size: int = 4096) -> Iterator[list[str]]:
+    """Lines in lists of `size`: what OutputParser.feed takes, a block at a time."""
+    while block := list(islice(lines, size)):
+        yield block
 
 
 def _summary(found: dict[str, tuple[str, ...]]) -> Summary | None:
@@ -424,9 +491,8 @@ def validity_flags(output: SysbenchOutput, seconds: float | None, interval: int)
         seconds = summary.total_time_s
     if stalls(output.tps):
         flags.append("stall")
-    # Pairs of neighbours straight from the array: a week of seconds makes no list.
     seen = output.seconds
-    gaps = any(round(seen[i + 1]) - round(seen[i]) > interval for i in range(len(seen) - 1))
+    gaps = bool(np.any(np.diff(np.round(seen)) > interval))
     expected = int(seconds // interval) if seconds is not None else None
     if gaps or (expected is not None and len(seen) < expected - 1):
         flags.append("missing-intervals")
@@ -442,4 +508,7 @@ def stall_notes(output: SysbenchOutput) -> str:
 
 
 def read_output(path: Path) -> SysbenchOutput:
-    return parse_output(path.read_text(encoding="utf-8", errors="replace"))
+    parser = OutputParser()
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        blocks = [parser.feed(block) for block in read_blocks(lines)]
+    return parser.finish(np.concatenate(blocks) if blocks else NO_SAMPLES)

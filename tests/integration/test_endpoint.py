@@ -5,9 +5,9 @@ import os
 import pytest
 
 from oltplab.engines.config import intent_settings, render_cnf, server_settings
+from oltplab.engines.hosts import Host
 from oltplab.engines.launcher import Layout, PrivateInstance, free_port
 from oltplab.engines.supplier import supply
-from oltplab.hosts import Host
 from oltplab.spec import parse_spec
 
 from .conftest import TINY, cells, oltplab

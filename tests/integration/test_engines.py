@@ -15,8 +15,8 @@ from oltplab.engines.config import (
     option_file,
 )
 from oltplab.engines.launcher import free_port
+from oltplab.engines.provision import local_instance
 from oltplab.engines.supplier import supply
-from oltplab.servers import local_instance
 from oltplab.spec import parse_spec
 from tests.integration.doors import (
     capabilities,

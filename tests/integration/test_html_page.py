@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 from oltplab.analysis.dataset import load
+from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.importers import import_tree
 from oltplab.ledger import Ledger
-from oltplab.report import ReportOptions, build
+from oltplab.report import build
 from tests.golden import build_tree
 
 from .conftest import CHROMIUM
@@ -28,8 +29,10 @@ def page_url(tmp_path_factory):
         ledger = Ledger.open(root / name)
         import_tree(tree, ledger)
         ledger.close()
-    only_one = build(load([root / "plain"]), root / "report", ReportOptions())
-    both = build(load([root / "plain", root / HOSTILE]), root / "report2", ReportOptions())
+    only_one = build(analyse(load([root / "plain"]), AnalysisOptions()), root / "report")
+    both = build(
+        analyse(load([root / "plain", root / HOSTILE]), AnalysisOptions()), root / "report2"
+    )
     return only_one.html.as_uri(), both.html.as_uri()
 
 
@@ -45,17 +48,24 @@ def test_page_renders_and_every_control_changes_the_chart(page_url, browser_page
     page.wait_for_selector("#chart .main-svg")
     assert page.locator("#chart .scatterlayer .trace").count() == 6  # 3 engines x 2 tiers
     assert traces(page)["mysql-8.0.45 8G"] == [190, 620]
+    # TPS carries its 95% interval as error bars; the thread counts measured label the axis.
+    bars = page.evaluate(
+        "document.getElementById('chart').data.find(t => t.name === 'mysql-8.0.45 8G').error_y"
+    )
+    assert bars["visible"] and len(bars["array"]) == len(bars["arrayminus"]) == 2
+    layout = page.evaluate("document.getElementById('chart').layout.xaxis")
+    assert layout["ticktext"] == ["1", "4"] and layout["tickangle"] == 0
 
     page.locator("#engines input[value='mysql-5.7.44']").uncheck()
     assert page.locator("#chart .scatterlayer .trace").count() == 4
     assert "engine=mysql-5.7.44" not in page.url
 
     page.select_option("#metric", "qps")
-    assert page.locator("#chart .ytitle").text_content() == "QPS"
+    assert page.locator("#chart .ytitle").text_content() == "QPS (whole run)"
     assert traces(page)["mysql-8.0.45 8G"] == [3800, 12400]
 
     page.locator("#normalise").check()
-    assert page.locator("#chart .ytitle").text_content() == "QPS / mariadb-10.11.16"
+    assert page.locator("#chart .ytitle").text_content() == "QPS (whole run) / mariadb-10.11.16"
     assert traces(page)["mariadb-10.11.16 8G"] == [1, 1]
     assert traces(page)["mysql-8.0.45 8G"] == [0.76, 1.55]
 

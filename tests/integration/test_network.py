@@ -187,6 +187,38 @@ def test_engine_on_another_host_gives_a_network_scenario(tmp_path, server_host):
     assert "Read-write, local" in text and "Read-write, network" in text
 
 
+def test_postgresql_on_another_host(tmp_path, server_host):
+    """The PostgreSQL family composed with an SSH host: initdb, the server and its control
+    connection there, sysbench's pgsql driver from here over the link."""
+    spec = (
+        'workloads = ["oltp_read_write"]\n[[engines]]\nname = "postgresql-15"\n'
+        + server_host.spec_lines()
+        + '[[placements]]\nserver = "db1"\n'
+        + TINY
+        + "[protocol]\nwarmup_ro_seconds = 1\nwarmup_rw_seconds = 1\nwarmup_threads = 2\n"
+        + "measure_seconds = 4\nthreads = [2]\n"
+        + "stop_timeout_seconds = 60\nstart_timeout_seconds = 120\n"
+    )
+    (tmp_path / "pg.toml").write_text(spec)
+    done = oltplab("run", "pg.toml", "--results", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [row] = cells(tmp_path / "out")
+    assert (row["status"], row["scenario"]) == ("done", "rw-network"), row["reason"]
+    assert row["tps"] > 0
+    [remote_conf] = server_host.workdir.glob("i-*/postgresql.conf")
+    assert f"listen_addresses = '{server_host.address}'" in remote_conf.read_text()
+    # sysbench's machine may log in over the link; the loopback rules initdb wrote stay.
+    hba = (remote_conf.parent / "snapshot" / "pg_hba.conf").read_text()
+    assert "host all all 10." in hba and "127.0.0.1/32" in hba
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run["engines"]["postgresql-15@db1"]["server_version"].startswith("15.")
+    assert run["links"]["postgresql-15@db1"]["rtt_ms"] > 0
+    assert not processes_using(str(remote_conf))
+    report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "Read-write, network" in (tmp_path / "report" / "report.md").read_text()
+
+
 def test_cut_link_fails_the_cell_in_flight_and_later_cells_run(tmp_path, server_host):
     spec = network_spec(server_host, measure=12, threads=[1, 2, 3])
     spec = spec.replace('[[placements]]\nserver = "local"\n', "")  # the network placement only

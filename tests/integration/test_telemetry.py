@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.ledger import Ledger
 from oltplab.telemetry.collectors import describe_seconds, missing_seconds
 from oltplab.telemetry.engine import read_samples
 from oltplab.telemetry.parsers import PARSERS
@@ -19,7 +20,7 @@ from .conftest import cells, oltplab, spec_text, start_oltplab, wait_for
 
 pytestmark = pytest.mark.engine
 
-OS_SOURCES = {"iostat", "vmstat", "mpstat", "dstat"}
+OS_SOURCES = {"iostat", "vmstat", "mpstat"}
 DEMO_SECONDS = 10  # measure_seconds of the built-in demo spec
 
 
@@ -32,12 +33,16 @@ def series(results: Path) -> dict[str, dict[tuple[str, str], dict[int, float]]]:
             " JOIN cells c ON c.id = t.cell_id"
         ):
             found.setdefault(key, {}).setdefault((source, metric), {})[second] = value
-        for key, second, tps in db.execute(
-            "SELECT c.key, s.second, s.tps FROM samples s JOIN cells c ON c.id = s.cell_id"
-        ):
-            found.setdefault(key, {}).setdefault(("sysbench", "tps"), {})[round(second)] = tps
     finally:
         db.close()
+    ledger = Ledger.open(results, create=False, journal=False)
+    try:
+        for key, tps in ledger.tps_series().items():
+            found.setdefault(key, {})[("sysbench", "tps")] = {
+                second: float(value) for second, value in enumerate(tps, start=1)
+            }
+    finally:
+        ledger.close()
     return found
 
 

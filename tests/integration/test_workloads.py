@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.spec import SYSBENCH_TESTS
+from oltplab.spec.fields import SYSBENCH_TESTS
 
 from .conftest import cells, oltplab, spec_text
 

@@ -3,13 +3,14 @@
 import numpy as np
 import pytest
 
-from oltplab.compare import (
-    INCONCLUSIVE,
+from oltplab.analysis.estimate import (
     NOT_SIGNIFICANT,
     SIGNIFICANT,
+    TOO_SHORT,
+    Estimate,
     PointSample,
     compare,
-    mean_interval,
+    mean_estimate,
 )
 from oltplab.stats import mser5_cut, stalls
 
@@ -53,18 +54,52 @@ def test_three_repetitions_use_a_t_interval_that_keeps_its_error_rate():
     assert significant_share(0.10, reps=3, seconds=30) >= 0.65  # t(2) is wide: the price of 3
 
 
-def test_one_long_run_per_side_uses_the_block_bootstrap():
+def test_one_long_run_per_side_uses_the_long_run_variance_of_its_seconds():
     rng = np.random.default_rng(7)
     a, b = point(rng, 1100, reps=1, seconds=300), point(rng, 1000, reps=1, seconds=300)
     result = compare(a, b, label="x")
-    assert result.method == "block bootstrap over seconds"
+    assert result.method == "long-run variance over seconds"
     assert result.verdict == SIGNIFICANT and result.low_pct < 10 < result.high_pct + 5
 
 
-def test_too_few_seconds_is_inconclusive():
+def one_run_significant_share(true_diff, trials=400, seconds=120):
+    """AR(1) seconds (phi 0.7) of one run per side, no run-to-run spread: an autocorrelated
+    series taken for independent seconds would call a no-change significant far too often."""
+    rng = np.random.default_rng(20261124 + int(true_diff * 1000))
+    hits = 0
+    for _ in range(trials):
+        a = PointSample({1: ar1(rng, 1000 * (1 + true_diff), seconds)})
+        b = PointSample({1: ar1(rng, 1000, seconds)})
+        hits += compare(a, b).verdict == SIGNIFICANT
+    return hits / trials
+
+
+def test_one_run_per_side_keeps_its_error_rate_on_autocorrelated_seconds():
+    assert one_run_significant_share(0.0) <= 0.07
+    assert one_run_significant_share(0.05) >= 0.90
+
+
+def test_too_few_seconds_is_inconclusive_and_says_why():
     rng = np.random.default_rng(8)
     result = compare(point(rng, 1100, reps=1, seconds=10), point(rng, 1000, reps=1, seconds=10))
-    assert result.verdict == INCONCLUSIVE
+    assert result.verdict == TOO_SHORT == "inconclusive (run shorter than 20 s)"
+    assert result.low_pct is None and result.interval() == "-"
+    assert mean_estimate(point(rng, 1000, reps=1, seconds=10)).low is None
+
+
+def test_a_point_never_lies_outside_its_interval():
+    rng = np.random.default_rng(11)
+    for reps, seconds in ((1, 60), (3, 30), (5, 60), (8, 30)):
+        for trial in range(50):
+            a = point(rng, 1000 * (1 + rng.normal(0, 0.1)), reps=reps, seconds=seconds)
+            b = point(rng, 1000, reps=reps, seconds=seconds)
+            for paired in (False, True):
+                found = compare(a, b, paired=paired, label=str(trial)).estimate
+                assert found.low <= found.point <= found.high
+            mean = mean_estimate(a)
+            assert mean.low <= mean.point <= mean.high
+    with pytest.raises(ValueError, match="outside its interval"):
+        Estimate(5.0, 6.0, 7.0, 3, "made up")
 
 
 def test_pairing_by_round_cancels_drift_that_hit_both_engines():
@@ -85,8 +120,8 @@ def test_pairing_by_round_cancels_drift_that_hit_both_engines():
 
 def test_mean_interval_covers_the_truth():
     rng = np.random.default_rng(10)
-    low, high = mean_interval(point(rng, 1000))
-    assert low < 1000 < high and high - low < 100
+    found = mean_estimate(point(rng, 1000))
+    assert found.low < 1000 < found.high and found.high - found.low < 100
 
 
 @pytest.mark.parametrize("ramp", [10, 30, 60])

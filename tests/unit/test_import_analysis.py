@@ -5,7 +5,10 @@ from pathlib import Path
 import pytest
 
 from oltplab.analysis.dataset import load
-from oltplab.analysis.tables import differences, findings, grids, progression
+from oltplab.analysis.findings import findings
+from oltplab.analysis.model import AnalysisOptions, analyse
+from oltplab.analysis.points import Points, grids
+from oltplab.analysis.tables import differences, progression
 from oltplab.errors import OltplabError
 from oltplab.export import table_rows
 from oltplab.importers import import_tree, version_of
@@ -62,21 +65,22 @@ def test_scenario_comes_from_the_directory_and_version_from_its_name(imported):
 
 
 def test_tps_grid_by_thread_count(imported):
-    dataset = load([imported[0]])
-    rw8 = next(g for g in grids(dataset, "tps") if (g.scenario, g.tier) == ("rw-local", "8G"))
+    points = Points(load([imported[0]]))
+    rw8 = next(g for g in grids(points, "tps") if (g.scenario, g.tier) == ("rw-local", "8G"))
     assert rw8.threads == [1, 4]
-    values = {engine: [v.value if v else None for v in row] for engine, row in rw8.rows}
+    values = {engine: [v.whole_run if v else None for v in row] for engine, row in rw8.rows}
     assert values == {MARIADB: [250, 400], MYSQL57: [200, 500], MYSQL80: [190, 620]}
     runs = {engine: [v.runs if v else None for v in row] for engine, row in rw8.rows}
     assert runs[MYSQL80] == [1, 2]
-    rw2 = next(g for g in grids(dataset, "tps") if (g.scenario, g.tier) == ("rw-local", "2G"))
+    rw2 = next(g for g in grids(points, "tps") if (g.scenario, g.tier) == ("rw-local", "2G"))
     assert dict(rw2.rows)[MARIADB][1] is None  # the empty file has no number
 
 
 def test_progression_and_differences(imported):
     dataset = load([imported[0]])
-    rows = progression(dataset)
-    got = [(r.scenario, r.tier, r.engine, r.threads, round(r.diff_pct, 1)) for r in rows]
+    points = Points(dataset)
+    rows = progression(points)
+    got = [(r.scenario, r.tier, r.engine, r.threads, round(r.shown_diff_pct, 1)) for r in rows]
     assert got == [
         ("rw-local", "2G", MYSQL80, 1, 10.0),
         ("rw-local", "2G", MYSQL80, 4, -10.0),
@@ -86,8 +90,14 @@ def test_progression_and_differences(imported):
         ("ro-local", "8G", MYSQL80, 4, -10.0),
     ]
     assert {r.baseline_engine for r in rows} == {MYSQL57}
-    assert [round(r.diff_pct, 1) for r in differences(rows, 5.0)] == [10.0, -10.0, 24.0, -10.0]
-    columns, exported = table_rows("progression", dataset)
+    assert [round(r.shown_diff_pct, 1) for r in differences(rows, 5.0)] == [
+        10.0,
+        -10.0,
+        24.0,
+        -10.0,
+    ]
+    columns, exported = table_rows("progression", analyse(dataset, AnalysisOptions()))
+    # Every second of the tree's files holds the same TPS: steady and whole run agree.
     assert exported[3] == {
         "scenario": "rw-local",
         "tier": "8G",
@@ -102,18 +112,22 @@ def test_progression_and_differences(imported):
         "ci_high_pct": 24.0,
         "verdict": "significant",
         "n": 30,
+        "method": "long-run variance over seconds",
+        "tps_whole_run": 620.0,
+        "baseline_tps_whole_run": 500.0,
+        "whole_run_diff_pct": 24.0,
     }
     with pytest.raises(OltplabError, match="--baseline mysql-9: no such engine"):
-        progression(dataset, ["mysql-9"])
-    reversed_rows = progression(dataset, [MYSQL80])
+        progression(points, ["mysql-9"])
+    reversed_rows = progression(points, [MYSQL80])
     assert {r.baseline_engine for r in reversed_rows} == {MYSQL80}
 
 
 def test_findings_are_computed(imported):
-    dataset = load([imported[0]])
+    points = Points(load([imported[0]]))
     got = {
         (f.kind, f.scenario, f.tier, f.engine): (round(f.value, 2), f.detail)
-        for f in findings(dataset)
+        for f in findings(points)
     }
     assert got[("leader", "rw-local", "2G", MYSQL57)] == (
         300,
@@ -129,7 +143,7 @@ def test_findings_are_computed(imported):
     assert got[("buffer-pool-lever", "rw-local", "8G/2G", MARIADB)][0] == 2.08
     with_flagged = {
         (f.kind, f.scenario, f.tier, f.engine): f.value
-        for f in findings(dataset, include_flagged=True)
+        for f in findings(points, include_flagged=True)
     }
     assert round(with_flagged[("buffer-pool-lever", "rw-local", "8G/2G", MARIADB)], 2) == 3.33
     assert got[("ro-rw-ratio", "ro/rw-local", "8G", MYSQL57)][0] == 2.0
@@ -138,7 +152,7 @@ def test_findings_are_computed(imported):
 
 
 def test_flags_table_lists_every_flagged_cell(imported):
-    columns, rows = table_rows("flags", load([imported[0]]))
+    columns, rows = table_rows("flags", analyse(load([imported[0]]), AnalysisOptions()))
     assert [(r["scenario"], r["tier"], r["threads"], r["status"], r["flags"]) for r in rows] == [
         ("rw-local", "2G", 4, "failed", "empty"),
         ("rw-local", "8G", 4, "done", "errors"),

@@ -23,7 +23,7 @@ def test_cells_move_from_pending_to_done_with_their_series(tmp_path):
     ledger.mark_running(A, run)
     assert ledger.requeue(failed_too=False) == 1  # a run killed here leaves A running
     ledger.mark_running(A, run)
-    ledger.record_result(A, out.summary, out.intervals, ["short"], "x.sysbench.txt")
+    ledger.record_result(A, out.summary, out.samples, ["short"], "x.sysbench.txt")
     ledger.mark_running(B, run)
     ledger.record_failed(B, "engine process killed by signal 9 during the cell", None)
     assert ledger.counts() == {"pending": 0, "running": 0, "done": 1, "failed": 1}
@@ -44,7 +44,7 @@ def test_telemetry_is_stored_with_its_cell_and_dropped_when_the_cell_runs_again(
     rows = [("vmstat", "cs", 1, 900.0), ("vmstat", "cs", 2, 950.0), ("engine", "dirty_pages", 1, 7)]
     ledger.mark_running(A, run)
     ledger.record_result(
-        A, None, out.intervals, [], "x", "sysbench printed no summary", telemetry=rows
+        A, None, out.samples, [], "x", "sysbench printed no summary", telemetry=rows
     )
     stored = ledger.telemetry()[A.key]
     assert stored[("vmstat", "cs")] == [(1, 900.0), (2, 950.0)]

@@ -55,7 +55,7 @@ def test_report_tables_are_exact(workspace):
 | mysql-8.0.45 | 190 | 620 |"""
     )
     assert (
-        block(md, "**mysql, tier 8G, rw-local: baseline mysql-5.7.44**", 8)
+        block(md, "**mysql, tier 8G, rw-local: baseline mysql-5.7.44**", 9)
         == """\
 **mysql, tier 8G, rw-local: baseline mysql-5.7.44**
 
@@ -64,18 +64,19 @@ def test_report_tables_are_exact(workspace):
 | mysql-5.7.44 (TPS) | 200 | 500 |
 | mysql-8.0.45 (TPS) | 190 | 620 |
 | vs mysql-5.7.44 | -5.0% [-5.0, -5.0] | +24.0% [+24.0, +24.0] |
-| verdict | significant | significant |"""
+| verdict | significant | significant |
+| whole run vs mysql-5.7.44 | -5.0% | +24.0% |"""
     )
     assert (
         block(md, "### Read-write, local\n\n| Comparison", 7)
         == """\
 ### Read-write, local
 
-| Comparison | Tier | Thread count | Difference vs baseline [95% interval] | n |
-|---|---|---|---|---|
-| mysql-8.0.45 vs mysql-5.7.44 | 2G | 1 | +10.0% [+10.0, +10.0] | 30 |
-| mysql-8.0.45 vs mysql-5.7.44 | 2G | 4 | -10.0% [-10.0, -10.0] | 30 |
-| mysql-8.0.45 vs mysql-5.7.44 | 8G | 4 | +24.0% [+24.0, +24.0] | 30 |"""
+| Comparison | Tier | Thread count | Difference vs baseline [95% interval] | Whole run | n |
+|---|---|---|---|---|---|
+| mysql-8.0.45 vs mysql-5.7.44 | 2G | 1 | +10.0% [+10.0, +10.0] | +10.0% | 30 |
+| mysql-8.0.45 vs mysql-5.7.44 | 2G | 4 | -10.0% [-10.0, -10.0] | -10.0% | 30 |
+| mysql-8.0.45 vs mysql-5.7.44 | 8G | 4 | +24.0% [+24.0, +24.0] | +24.0% | 30 |"""
     )
     assert (
         "| Leader | rw-local | 2G | mysql-5.7.44 | peak 300 TPS at 4 threads, +11.1% ahead "
@@ -83,7 +84,7 @@ def test_report_tables_are_exact(workspace):
     ) in md
     assert (
         "| Buffer pool lever | rw-local | 8G/2G | mysql-8.0.45 | peak 620 TPS at 8G vs 270 "
-        "at 2G: 2.3x [2.3x, 2.3x] |" in md
+        "at 2G, 2.30x whole run; steady 2.30x [2.30x, 2.30x] |" in md
     )
     assert "| 8G | redo capacity | mysql-5.7.44: 2G; mysql-8.0.45: 4G |" in md
     assert (
@@ -113,13 +114,13 @@ def test_exports_are_exact(workspace):
     assert (
         export("--table", "progression")
         == """\
-scenario,tier,family,baseline_version,version,threads,tps,baseline_tps,diff_pct,ci_low_pct,ci_high_pct,verdict,n
-rw-local,2G,mysql,5.7.44,8.0.45,1,110.0,100.0,10.0,10.0,10.0,significant,30
-rw-local,2G,mysql,5.7.44,8.0.45,4,270.0,300.0,-10.0,-10.0,-10.0,significant,30
-rw-local,8G,mysql,5.7.44,8.0.45,1,190.0,200.0,-5.0,-5.0,-5.0,significant,30
-rw-local,8G,mysql,5.7.44,8.0.45,4,620.0,500.0,24.0,24.0,24.0,significant,30
-ro-local,8G,mysql,5.7.44,8.0.45,1,420.0,400.0,5.0,5.0,5.0,significant,30
-ro-local,8G,mysql,5.7.44,8.0.45,4,900.0,1000.0,-10.0,-10.0,-10.0,significant,30
+scenario,tier,family,baseline_version,version,threads,tps,baseline_tps,diff_pct,ci_low_pct,ci_high_pct,verdict,n,method,tps_whole_run,baseline_tps_whole_run,whole_run_diff_pct
+rw-local,2G,mysql,5.7.44,8.0.45,1,110.0,100.0,10.0,10.0,10.0,significant,30,long-run variance over seconds,110.0,100.0,10.0
+rw-local,2G,mysql,5.7.44,8.0.45,4,270.0,300.0,-10.0,-10.0,-10.0,significant,30,long-run variance over seconds,270.0,300.0,-10.0
+rw-local,8G,mysql,5.7.44,8.0.45,1,190.0,200.0,-5.0,-5.0,-5.0,significant,30,long-run variance over seconds,190.0,200.0,-5.0
+rw-local,8G,mysql,5.7.44,8.0.45,4,620.0,500.0,24.0,24.0,24.0,significant,30,long-run variance over seconds,620.0,500.0,24.0
+ro-local,8G,mysql,5.7.44,8.0.45,1,420.0,400.0,5.0,5.0,5.0,significant,30,long-run variance over seconds,420.0,400.0,5.0
+ro-local,8G,mysql,5.7.44,8.0.45,4,900.0,1000.0,-10.0,-10.0,-10.0,significant,30,long-run variance over seconds,900.0,1000.0,-10.0
 """
     )
     differences = json.loads(export("--table", "differences", "--format", "json"))
@@ -148,12 +149,16 @@ ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,no summary: the
     )
     summary = export("--table", "summary").splitlines()
     assert len(summary) == 1 + 19
-    assert summary[0].endswith(",flags,tps_ci_low,tps_ci_high,cv,steady_from_s,notes")
+    assert summary[0].startswith(
+        "scenario,family,version,engine,tier,workload,threads,repetition,status,"
+        "tps,tps_ci_low,tps_ci_high,tps_whole_run,qps,"
+    )
+    assert summary[0].endswith(",flags,cv,steady_from_s,notes")
     # a constant 30 s series: its interval is the value itself, its jitter zero, no cut
     assert summary[1] == (
         "rw-local,mariadb,10.11.16,mariadb-10.11.16,2G,oltp_read_write,1,1,"
-        "done,120.0,2400.0,1680.0,480.0,240.0,5.0,9.0,40.0,0.0,0.0,30.0,,"
-        "120.0,120.0,0.0,0,"
+        "done,120.0,120.0,120.0,120.0,2400.0,1680.0,480.0,240.0,5.0,9.0,40.0,0.0,0.0,30.0,,"
+        "0.0,1,"
     )
     assert "rw-local,mysql,8.0.45,mysql-8.0.45,8G,oltp_read_write,4,2,done,640.0" in "\n".join(
         summary
@@ -175,15 +180,15 @@ def test_pairwise_tables_for_chosen_engines(workspace):
     md = (workspace / "chosen" / "report.md").read_text()
     assert "## 9. Pairwise comparison: mysql-8.0.45 against mysql-5.7.44" in md
     assert (
-        block(md, "**QPS improvement of mysql-8.0.45, rw-local, tier 8G**", 7)
+        block(md, "**Improvement of mysql-8.0.45, rw-local, tier 8G**", 7)
         == """\
-**QPS improvement of mysql-8.0.45, rw-local, tier 8G**
+**Improvement of mysql-8.0.45, rw-local, tier 8G**: steady throughput with its 95% interval, and the whole-run QPS difference
 
-| Threads | vs mysql-5.7.44 |
-|---|---|
-| 1 | -5.0% [-5.0, -5.0] |
-| 4 | +24.0% [+24.0, +24.0] |
-| **Average** | +9.5% |"""
+| Threads | vs mysql-5.7.44 | vs mysql-5.7.44, whole-run QPS |
+|---|---|---|
+| 1 | -5.0% [-5.0, -5.0] | -5.0% |
+| 4 | +24.0% [+24.0, +24.0] | +24.0% |
+| **Average** | +9.5% |  |"""
     )
 
 
@@ -204,7 +209,7 @@ def test_bad_import_source_and_baseline_are_one_line_errors(workspace):
 def test_a_fixed_cut_replaces_the_detected_one(workspace):
     result = oltplab("export", "res", "--table", "summary", "--cut-seconds", "8", cwd=workspace)
     rows = result.stdout.splitlines()
-    assert rows[1].endswith(",120.0,120.0,0.0,8,")  # steady_from_s is the fixed cut
+    assert rows[1].endswith(",0.0,9,")  # steady from second 9: the first after the cut
     report = oltplab("report", "res", "-o", "cut", "--cut-seconds", "8", cwd=workspace)
     assert "a fixed 8 s, --cut-seconds" in (workspace / "cut" / "report.md").read_text()
     assert report.returncode == 0

@@ -150,3 +150,16 @@ def test_client_share_is_cpu_over_what_the_client_could_use():
     assert client_share(9.5, 10, threads=1, cores=2) == 0.95  # one thread: one core at most
     assert client_share(9.5, 10, threads=8, cores=2) == 0.475
     assert client_share(0, 0, threads=1, cores=2) == 0.0
+
+
+def test_lines_the_fast_pattern_misses_are_read_by_the_full_one() -> None:
+    line = (
+        "[ {s}s ] thds: 4 tps: {tps} qps: 8921.85 (r/w/o: 6245.29/1784.37/892.19) "
+        "lat (ms,95%): 11.24 err/s: 0.00 reconn/s: 0.00"
+    )
+    plain = [line.format(s=1, tps="446.05"), line.format(s=2, tps="450.10")]
+    # an exponent, and a bracketed line that is no per-second sample (sysbench --rate)
+    odd = [line.format(s=3, tps="4.5e2"), "[ 3s ] queue length: 0, concurrency: 4"]
+    out = parse_output("\n".join(plain + odd))
+    assert [i.tps for i in out.intervals] == [446.05, 450.10, 450.0]
+    assert [i.second for i in out.intervals] == [1.0, 2.0, 3.0]

@@ -21,7 +21,6 @@ from oltplab.telemetry.parsers import (
     Sample,
     align,
     parse_clock,
-    parse_dstat,
     parse_iostat,
     parse_mpstat,
     parse_number,
@@ -99,32 +98,14 @@ def test_mpstat_12_hour_times_after_noon() -> None:
     assert parse_mpstat(text)[0].clock == 13 * 3600 + 53 * 60 + 4
 
 
-def test_dstat_with_its_no_stats_selected_banner() -> None:
-    text = read("dstat.default.txt")
-    assert text.startswith("You did not select any stats")
-    samples = parse_dstat(text)
-    assert len(samples) == 3
-    assert all(s.clock is None for s in samples)
-    first = samples[0].values
-    assert first["total-cpu-usage:usr"] == 50.0
-    assert first["dsk/total:writ"] == 235 * 2**20  # bytes scaled by 1024
-    assert first["system:csw"] == 1055.0
-
-
-def test_dstat_with_a_time_column() -> None:
-    samples = parse_dstat(read("dstat.time.txt"))
-    assert [s.clock for s in samples] == [FIRST, FIRST + 1, FIRST + 2]
-    assert "system:time" not in samples[0].values
-    assert samples[2].values["system:int"] == 352.0
-
-
 def test_alignment_places_samples_on_the_sysbench_clock() -> None:
     samples = parse_vmstat(read("vmstat.C.txt"))
     # sysbench started 0.4 s after 02:53:03: the sample printed at :04 is its first second.
     placed = align(samples, start_clock=FIRST - 1 + 0.4)
     assert [second for second, _ in placed] == [1, 2, 3]
     # Without printed times, samples are placed one a second from the collector's start.
-    untimed = align(parse_dstat(read("dstat.default.txt")), start_clock=0, started_after=-0.1)
+    timeless = [Sample(None, s.values) for s in samples]
+    untimed = align(timeless, start_clock=0, started_after=-0.1)
     assert [second for second, _ in untimed] == [1, 2, 3]
 
 

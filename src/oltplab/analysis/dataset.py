@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from oltplab.engines.config import parse_version
 from oltplab.ledger import Ledger
 from oltplab.provenance import RUN_JSON
@@ -75,7 +77,7 @@ class EngineInfo:
 class Dataset:
     sources: list[Path]
     cells: list[CellRecord]
-    series: dict[str, list[float]]
+    series: dict[str, np.ndarray]  # each cell's per-second TPS
     engines: dict[str, EngineInfo]
     variables: dict[tuple[str, str], dict[str, str]]
     runs: list[dict[str, Any]]
@@ -218,6 +220,11 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         if row["status"] not in ("done", "failed"):
             continue
         engine = label(row["engine"])
+        # A ledger whose run ended before it recorded the engine still names it in cells.
+        dataset.engines.setdefault(
+            engine,
+            EngineInfo(engine, row["family"] or "", row["version"] or "", "", None, "", str(path)),
+        )
         dataset.cells.append(
             CellRecord(
                 key=f"{path.name}|{row['key']}",

@@ -18,7 +18,7 @@ from statistics import mean
 from typing import Any
 
 from oltplab.analysis.dataset import CellRecord, Dataset
-from oltplab.analysis.tables import cell_sample
+from oltplab.analysis.points import Points
 from oltplab.stats import jitter, stalls
 
 REDO_METRICS = frozenset({("engine", "Innodb_os_log_written"), ("engine", "pg_stat_wal.wal_bytes")})
@@ -38,12 +38,11 @@ class PerOperation:
     redo_bytes: float | None
 
 
-def _steady_seconds(dataset: Dataset, cell: CellRecord) -> range | None:
-    found = cell_sample(dataset, cell)
-    series = dataset.series.get(cell.key)
-    if found is None or not series:
+def _steady_seconds(points: Points, cell: CellRecord) -> range | None:
+    found = points.cuts.get(cell.key)
+    if found is None:
         return None
-    return range(found[0] + 1, len(series) + 1)
+    return range(found.steady_from, len(points.dataset.series[cell.key]) + 1)
 
 
 def _total(
@@ -55,9 +54,10 @@ def _total(
     return sum(v for values in chosen for s, v in values if s in seconds)
 
 
-def per_operation(dataset: Dataset, cell: CellRecord) -> PerOperation | None:
+def per_operation(points: Points, cell: CellRecord) -> PerOperation | None:
+    dataset = points.dataset
     series = dataset.telemetry.get(cell.key)
-    seconds = _steady_seconds(dataset, cell)
+    seconds = _steady_seconds(points, cell)
     if not series or seconds is None or not cell.measured:
         return None
     tps = dataset.series[cell.key]
@@ -124,13 +124,14 @@ def _averaged(found: list[PerOperation]) -> PerOperation:
     )
 
 
-def operation_table(dataset: Dataset) -> list[OperationRow]:
+def operation_table(points: Points) -> list[OperationRow]:
     """Per-operation figures by point, averaged over repetitions."""
+    dataset = points.dataset
     grouped: dict[tuple[str, str, str, str, int], list[tuple[CellRecord, PerOperation]]] = (
         defaultdict(list)
     )
     for cell in dataset.cells:
-        figures = per_operation(dataset, cell)
+        figures = per_operation(points, cell)
         if figures is not None and cell.tps is not None:
             point = (cell.scenario, cell.tier, cell.engine, cell.workload, cell.threads)
             grouped[point].append((cell, figures))
@@ -170,7 +171,7 @@ class Timeline:
     tps: list[float]
     panels: list[Panel]
     stalls: list[tuple[int, int]]
-    cut: int = 0
+    steady_from: int = 1  # the first second counted, 1-based
 
     @property
     def label(self) -> str:
@@ -193,11 +194,12 @@ def _summed(series: dict[Metric, Series], source: str, suffix: str) -> Series:
     return sorted(totals.items())
 
 
-def timeline(dataset: Dataset, cell: CellRecord) -> Timeline | None:
+def timeline(points: Points, cell: CellRecord) -> Timeline | None:
     """TPS with CPU, disk, threads running, history length, checkpoint age and dirty pages."""
+    dataset = points.dataset
     series = dataset.telemetry.get(cell.key)
     tps = dataset.series.get(cell.key)
-    if not series or not tps:
+    if not series or tps is None or not len(tps):
         return None
     seconds = list(range(1, len(tps) + 1))
 
@@ -230,8 +232,9 @@ def timeline(dataset: Dataset, cell: CellRecord) -> Timeline | None:
         Panel("Dirty pages", {"pages": _on(seconds, get("engine", "dirty_pages"))}),
     ]
     panels = [p for p in panels if any(v is not None for line in p.lines.values() for v in line)]
-    found = cell_sample(dataset, cell)
-    return Timeline(cell, seconds, tps, panels, stalls(tps), found[0] if found else 0)
+    found = points.cuts.get(cell.key)
+    steady_from = found.steady_from if found else 1
+    return Timeline(cell, seconds, tps.tolist(), panels, stalls(tps), steady_from)
 
 
 def notable_cells(dataset: Dataset) -> list[tuple[str, CellRecord]]:

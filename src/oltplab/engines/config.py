@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oltplab.sizes import parse_size
-from oltplab.spec import ResolvedIntent, Scalar
+from oltplab.spec import ResolvedIntent
+from oltplab.spec.fields import Scalar
 
 GIB = 1024**3
 

@@ -85,6 +85,8 @@ def accounts_sql(family: str, version: tuple[int, ...], password: str, hostname:
 class Control(_Connection):
     """A root connection to a private instance (unix socket) or to an endpoint (TCP)."""
 
+    protocol = "mysql"
+
     def __init__(
         self,
         *,
@@ -217,14 +219,19 @@ _POSTGRES_STATUS = (
 
 
 class PostgresControl(_Connection):
-    """A superuser connection to a private PostgreSQL instance over its unix socket."""
+    """A superuser connection to a private PostgreSQL instance: over its unix socket (host
+    is the socket's folder), or over TCP to a port forwarded to that socket."""
 
-    def __init__(self, *, socket_dir: Path, port: int, password: str, timeout: float = 10) -> None:
+    protocol = "postgresql"
+
+    def __init__(
+        self, *, host: str, port: int, password: str, user: str = "postgres", timeout: float = 10
+    ) -> None:
         try:
             self._conn = psycopg.connect(
-                host=str(socket_dir),
+                host=host,
                 port=port,
-                user="postgres",
+                user=user,
                 password=password,
                 dbname="postgres",
                 connect_timeout=max(1, int(timeout)),
@@ -232,7 +239,7 @@ class PostgresControl(_Connection):
             )
         except psycopg.Error as exc:
             raise EngineError(
-                f"cannot connect to {socket_dir} port {port} as postgres: {_first_line(exc)}"
+                f"cannot connect to {host} port {port} as {user}: {_first_line(exc)}"
             ) from None
 
     def close(self) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from oltplab.engines.control import Control
+from oltplab.engines.hosts import Host, PrivateFile
 from oltplab.errors import EngineError
-from oltplab.hosts import Host, PrivateFile
-from oltplab.spec import EndpointSource
+from oltplab.spec.sources import EndpointSource
+from oltplab.sysbench import Target
 
 
 def endpoint_password(engine: str, source: EndpointSource) -> str:
@@ -37,7 +39,7 @@ def endpoint_password(engine: str, source: EndpointSource) -> str:
     return ""
 
 
-def family_of(version: str, comment: str) -> str:
+def family_named(version: str, comment: str) -> str:
     said = f"{version} {comment}".lower()
     if "mariadb" in said:
         return "mariadb"
@@ -50,6 +52,8 @@ class Endpoint:
     """The server side of a session on a server oltplab does not own."""
 
     machine = Host()  # client tools run here, never on the endpoint's machine
+    owned = False  # measured as it is: never configured, started or stopped
+    client_protocol = "mysql"
 
     def __init__(self, source: EndpointSource, password: str, work: Path) -> None:
         host, port = source.endpoint.rsplit(":", 1)
@@ -91,6 +95,24 @@ class Endpoint:
     def stop(self, timeout: float) -> bool:
         """Never ours to stop."""
         return True
+
+    def kill(self) -> None:
+        """Never ours to kill."""
+
+    def server_pid(self) -> int | None:
+        return None
+
+    def restore_bytes(self) -> int:
+        return 0
+
+    def discard_datadir(self) -> None:
+        """Nothing of an endpoint is ours to discard."""
+
+    def local_work(self) -> Path | None:
+        return None
+
+    def link(self, target: Target) -> dict[str, Any] | None:
+        return None
 
     def session_log(self) -> str:
         return ""

@@ -15,20 +15,22 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import signal
 import socket
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from oltplab.engines.config import ServerPaths, parse_version
-from oltplab.engines.control import Control, accounts_sql
+from oltplab.engines.config import ServerPaths
+from oltplab.engines.control import Control, PostgresControl
+from oltplab.engines.hosts import Host, PrivateFile
+from oltplab.engines.processes import kill_stale, spawn, terminate
+from oltplab.engines.profiles import ControlRoute, Family
 from oltplab.engines.supplier import Distribution, cache_root
 from oltplab.errors import EngineError
-from oltplab.hosts import Host, PrivateFile
-from oltplab.processes import kill_stale, spawn, terminate
 from oltplab.store.files import tree_bytes
+from oltplab.sysbench import Target
 
 
 def free_port() -> int:
@@ -50,7 +52,10 @@ def tail(path: Path, lines: int = 8, start: int = 0) -> str:
 
 @dataclass(frozen=True)
 class Layout:
+    """The files of one instance, in its work folder; their names are its family's."""
+
     work: Path
+    family: Family
 
     @property
     def datadir(self) -> Path:
@@ -62,15 +67,20 @@ class Layout:
 
     @property
     def cnf(self) -> Path:
-        return self.work / "my.cnf"
+        return self.work / self.family.cnf_name
 
     @property
     def error_log(self) -> Path:
-        return self.work / "mysqld.err"
+        return self.work / self.family.log_name
 
     @property
     def pid_file(self) -> Path:
-        return self.work / "mysqld.pid"
+        return self.work / self.family.pid_name
+
+    @property
+    def server_output(self) -> Path:
+        """Where the server's stdout and stderr go."""
+        return self.work / self.family.output_name
 
     @property
     def tmpdir(self) -> Path:
@@ -87,13 +97,18 @@ class Layout:
         return self.work / "accounts.sql"
 
     @property
+    def password_file(self) -> Path:
+        """The superuser's password, for initdb to read; removed once it ran."""
+        return self.work / "superuser.pw"
+
+    @property
     def client_options(self) -> Path:
         """[client] options for the tools run against the instance (pt-mysql-summary)."""
         return self.work / "client.cnf"
 
     @property
     def socket(self) -> Path:
-        return self.socket_folder / f"{self.socket_key}.sock"
+        return self.family.socket(self.socket_folder, self.socket_key)
 
     @property
     def socket_folder(self) -> Path:
@@ -104,19 +119,6 @@ class Layout:
     @property
     def socket_key(self) -> str:
         return hashlib.sha256(str(self.work.resolve()).encode()).hexdigest()[:16]
-
-    def paths(self, distribution: Distribution, port: int) -> ServerPaths:
-        return ServerPaths(
-            basedir=distribution.basedir,
-            datadir=self.datadir,
-            socket=self.socket,
-            port=port,
-            pid_file=self.pid_file,
-            error_log=self.error_log,
-            tmpdir=self.tmpdir,
-            secure_files=self.secure_files,
-            lc_messages_dir=distribution.messages_dir,
-        )
 
 
 def copy_tree(source: Path, target: Path) -> None:
@@ -131,15 +133,16 @@ def copy_tree(source: Path, target: Path) -> None:
 
 
 class PrivateInstance:
-    """One engine process on its own datadir, port and socket."""
+    """One engine process on its own datadir, port and socket, on this machine: a family
+    (what to run) on a host (where). RemoteInstance runs the same on an SSH host."""
 
     host = "127.0.0.1"
-    stop_signal = signal.SIGTERM  # a clean shutdown
 
     def __init__(
         self, distribution: Distribution, layout: Layout, control_password: str, machine: Host
     ) -> None:
         self.distribution = distribution
+        self.family = layout.family
         self.layout = layout
         self.machine = machine
         self.control_password = control_password
@@ -149,23 +152,38 @@ class PrivateInstance:
         self._log_offset = 0
         self._accounts_pending = False
 
+    owned = True  # oltplab starts and stops it (an endpoint is measured as it is)
+
+    @property
+    def client_protocol(self) -> str:
+        return self.family.client_protocol
+
     # --- provisioning -------------------------------------------------------------------------
 
     def prepare_folders(self) -> None:
         self.layout.work.mkdir(parents=True, exist_ok=True)
         self.layout.tmpdir.mkdir(exist_ok=True)
-        self.layout.secure_files.mkdir(mode=0o700, exist_ok=True)
         # Only we may reach the sockets: the control account logs in through them.
-        self.layout.socket.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.layout.socket_folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for folder in self.family.private_folders(self.layout):
+            folder.mkdir(mode=0o700, exist_ok=True)
         kill_stale(self.layout.pid_file, str(self.layout.cnf))
 
     def initialise(self, timeout: float) -> None:
         """A brand-new datadir from the option file already written, where the server runs."""
-        # mariadb-install-db makes the datadir itself; the others want it there, empty.
-        make = "" if self.distribution.family == "mariadb" else ' && mkdir "$1"'
+        make = "" if self.family.makes_its_datadir else ' && mkdir "$1"'
         self.machine.check(["sh", "-c", 'rm -rf "$1"' + make, "sh", str(self.layout.datadir)])
         offset = self._log_size()
-        done = self.machine.run(self._initialise_command(), timeout=timeout)
+        secrets = self.family.initialise_secrets(self.layout, self.control_password)
+        try:
+            for path, text in secrets.items():
+                self.machine.write_private(path, text)
+            done = self.machine.run(
+                self.family.initialise_command(self.layout, self.machine), timeout=timeout
+            )
+        finally:
+            for path in secrets:
+                self.machine.remove(path)
         if done.returncode != 0:
             where = "" if self.machine.is_local else f" on host {self.machine.name}"
             detail = self._log_from(offset, 3) or done.stderr.strip()[-300:]
@@ -174,27 +192,17 @@ class PrivateInstance:
             )
         self._accounts_pending = True
 
-    def _initialise_command(self) -> list[str]:
-        """mariadb-install-db makes the datadir itself; mysqld --initialize wants it empty.
-        Both leave root without a password; the first start gives it one (accounts_sql)."""
-        dist = self.distribution
-        cnf = f"--defaults-file={self.layout.cnf}"
-        if dist.family != "mariadb":
-            return self.machine.unprivileged([str(dist.server), cnf, "--initialize-insecure"])
-        if dist.install_db is None:
-            raise EngineError(f"engine {dist.engine}: no mariadb-install-db script found")
-        return self.machine.unprivileged(
-            [
-                str(dist.install_db),
-                cnf,
-                f"--basedir={dist.basedir}",
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-            ]
-        )
+    def allow_clients(self, clients: tuple[str, ...]) -> None:
+        """Let sysbench's machine log in over TCP, where the family keeps such rules in a
+        file of the datadir (the snapshot keeps them)."""
+        rules = self.family.client_rules(clients)
+        if rules is not None:
+            name, lines = rules
+            target = str(self.layout.datadir / name)
+            self.machine.check(["sh", "-c", 'cat >> "$1"', "sh", target], input_text=lines)
 
     def paths(self, port: int) -> ServerPaths:
-        return self.layout.paths(self.distribution, port)
+        return self.family.paths(self.layout, port, self.host)
 
     def write_option_file(self, text: str) -> None:
         self.layout.cnf.write_text(text)
@@ -218,6 +226,18 @@ class PrivateInstance:
     def take_snapshot(self) -> None:
         copy_tree(self.layout.datadir, self.layout.snapshot)
 
+    def local_work(self) -> Path | None:
+        """The work folder when it is on this machine (whose disk the run record names)."""
+        return self.layout.work
+
+    def link(self, target: Target) -> dict[str, Any] | None:
+        """The network between sysbench and the server, measured; None on this machine."""
+        return None
+
+    def server_pid(self) -> int | None:
+        local = self.machine.is_local and self.process is not None
+        return self.process.pid if local and self.process else None
+
     # --- launching ----------------------------------------------------------------------------
 
     def _log_size(self) -> int:
@@ -230,39 +250,32 @@ class PrivateInstance:
         return " | ".join(tail(self.layout.error_log, lines, offset).splitlines())
 
     def server_command(self, options: list[str]) -> list[str]:
-        return self.machine.unprivileged(
-            [str(self.distribution.server), f"--defaults-file={self.layout.cnf}", *options]
-        )
+        return self.family.server_command(self.layout, self.machine, options)
 
-    def server_output(self) -> Path:
-        """Where the server's stdout and stderr go (its error log is a file of its own)."""
-        return self.layout.work / "mysqld.out"
-
-    def _first_start_options(self) -> list[str]:
-        """After initialisation: secure the accounts before the first connection."""
+    def _first_start(self) -> tuple[list[str], dict[Path, str]]:
+        """After initialisation: options and files that secure the accounts before the
+        first connection."""
         if not self._accounts_pending:
-            return []
-        dist = self.distribution
-        sql = accounts_sql(
-            dist.family, parse_version(dist.version), self.control_password, self.machine.hostname()
-        )
-        self.machine.write_private(self.layout.accounts_file, sql)
-        return [f"--init-file={self.layout.accounts_file}"]
+            return [], {}
+        secrets = self.family.first_start_secrets(self.layout, self.control_password, self.machine)
+        return self.family.first_start_options(self.layout), secrets
 
     def start(self, port: int, timeout: float) -> None:
         self.port = self.client_port = port
         self._log_offset = self._log_size()
-        options = self._first_start_options()
+        options, secrets = self._first_start()
         try:
+            for path, text in secrets.items():
+                self.machine.write_private(path, text)
             self._spawn(self.server_command(options))
             self._wait_ready(timeout)
         finally:
-            if options:
-                self.machine.remove(self.layout.accounts_file)
+            for path in secrets:
+                self.machine.remove(path)
         self._accounts_pending = False
 
     def _spawn(self, command: list[str]) -> None:
-        with self.server_output().open("ab") as output:
+        with self.layout.server_output.open("ab") as output:
             self.process = spawn(command, stdout=output)
 
     def _wait_ready(self, timeout: float) -> None:
@@ -288,8 +301,9 @@ class PrivateInstance:
                     ) from None
                 time.sleep(0.2)
 
-    def control(self) -> Control:
-        return Control(socket=self.layout.socket, password=self.control_password, timeout=5)
+    def control(self) -> Control | PostgresControl:
+        route = ControlRoute(socket=self.layout.socket, port=self.port)
+        return self.family.control(route, self.control_password)
 
     def client_options(self) -> PrivateFile:
         """[client] options, password included, on the machine the server runs on: for
@@ -315,7 +329,7 @@ class PrivateInstance:
         """Clean shutdown; SIGKILL after timeout. True when it shut down cleanly."""
         if self.process is None:
             return True
-        clean = terminate(self.process, timeout, self.stop_signal)
+        clean = terminate(self.process, timeout, self.family.stop_signal)
         self.process = None
         return clean
 

@@ -16,16 +16,18 @@ import contextlib
 import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
-from oltplab.engines.config import ServerPaths
-from oltplab.engines.control import Control
+from oltplab.engines.control import Control, PostgresControl
+from oltplab.engines.hosts import SshHost
 from oltplab.engines.launcher import Layout, PrivateInstance, free_port
+from oltplab.engines.processes import terminate
+from oltplab.engines.profiles import ControlRoute
 from oltplab.engines.supplier import Distribution, cache_root
 from oltplab.errors import EngineError
-from oltplab.hosts import SshHost
-from oltplab.network import Shaper
-from oltplab.processes import terminate
+from oltplab.network import Shaper, round_trip_ms
 from oltplab.spec import NetworkSpec
+from oltplab.sysbench import Target
 
 # Kills a server a lost session left behind, only if its command line names our option file.
 _KILL_STALE = (
@@ -36,13 +38,19 @@ _KILL_STALE = (
 
 
 def place_on(distribution: Distribution, host: SshHost) -> Distribution:
-    """The distribution copied to the host (once; checked by the server binary's sha256)."""
+    """The distribution where the host can run it: where it is, when the host has the very
+    same server binary there (a shared system package), or else copied from the cache to
+    the host's work directory (once; checked by the server binary's sha256)."""
+    there = host.run(["sha256sum", str(distribution.server)], timeout=120)
+    if there.returncode == 0 and there.stdout.split()[:1] == [distribution.binary_sha256]:
+        return distribution
     root = distribution.basedir
     cache = cache_root()
     if not root.is_relative_to(cache):
         raise EngineError(
-            f"engine {distribution.engine}: only engines fetched into oltplab's cache (maven "
-            "or tarball sources) can be copied to another host"
+            f"engine {distribution.engine}: only engines fetched into oltplab's cache (maven, "
+            "debian or tarball sources), or installed at the same place on the host, can run "
+            f"on host {host.name}"
         )
     top = cache / root.relative_to(cache).parts[0] / root.relative_to(cache).parts[1]
     remote_top = host.workdir / "engines" / top.name
@@ -71,11 +79,12 @@ def place_on(distribution: Distribution, host: SshHost) -> Distribution:
 
 @dataclass(frozen=True)
 class RemoteLayout(Layout):
-    """The same files as a local layout, in the host's work directory."""
+    """The same files as a local layout, all in the host's work directory (a socket too:
+    the cache is on this machine)."""
 
     @property
     def socket(self) -> Path:
-        return self.work / "mysqld.sock"
+        return self.family.socket_in(self.work)
 
 
 class RemoteInstance(PrivateInstance):
@@ -96,9 +105,6 @@ class RemoteInstance(PrivateInstance):
         self._forward: subprocess.Popen[bytes] | None = None
         self._forward_port = 0
 
-    def paths(self, port: int) -> ServerPaths:
-        return replace(self.layout.paths(self.distribution, port), bind_address=self.host)
-
     def _sh(self, script: str, *args: str, timeout: float = 600) -> str:
         return self.machine.check(["sh", "-c", script, "sh", *args], timeout=timeout)
 
@@ -114,11 +120,12 @@ class RemoteInstance(PrivateInstance):
     # --- provisioning -------------------------------------------------------------------------
 
     def prepare_folders(self) -> None:
+        private = [str(f) for f in self.family.private_folders(self.layout)]
         self._sh(
-            'mkdir -p "$1" "$2" && mkdir -p -m 700 "$3"',
+            'mkdir -p "$1" "$2" && shift 2 && mkdir -p -m 700 "$@"',
             str(self.layout.work),
             str(self.layout.tmpdir),
-            str(self.layout.secure_files),
+            *private,
         )
         self._sh(_KILL_STALE, str(self.layout.pid_file), str(self.layout.cnf))
 
@@ -156,9 +163,10 @@ class RemoteInstance(PrivateInstance):
         return text if lines is None else " | ".join(text.strip().splitlines()[-lines:])
 
     def _spawn(self, command: list[str]) -> None:
-        self.process = self.machine.spawn_held(command)
+        self.process = self.machine.spawn_held(command, self.layout.server_output)
         self._forward_port = free_port()
-        self._forward = self.machine.forward(self._forward_port, PurePosixPath(self.layout.socket))
+        socket = self.family.socket_file(self.layout.socket, self.port)
+        self._forward = self.machine.forward(self._forward_port, PurePosixPath(socket))
 
     def start(self, port: int, timeout: float) -> None:
         super().start(port, timeout)
@@ -170,14 +178,26 @@ class RemoteInstance(PrivateInstance):
         applied = self._shaper.applied if self._shaper else None
         return applied.describe() if applied else None
 
-    def control(self) -> Control:
-        return Control(
-            host="127.0.0.1",
-            port=self._forward_port,
-            user="root",
-            password=self.control_password,
-            timeout=5,
+    def control(self) -> Control | PostgresControl:
+        return self.family.control(ControlRoute(port=self._forward_port), self.control_password)
+
+    def local_work(self) -> Path | None:
+        return None
+
+    def link(self, target: Target) -> dict[str, Any] | None:
+        """The round trip from sysbench's machine to the server, and the shaping applied."""
+        rtt = round_trip_ms(
+            lambda: (
+                Control(
+                    host=target.host, port=target.port, user=target.user, password=target.password
+                )
+                if self.client_protocol == "mysql"
+                else PostgresControl(
+                    host=target.host, port=target.port, user=target.user, password=target.password
+                )
+            )
         )
+        return {"rtt_ms": round(rtt, 3), "shaping": self.shaping}
 
     def exit_description(self) -> str:
         if self.process is None or self.process.returncode is None:

@@ -24,13 +24,7 @@ from typing import Any
 
 from oltplab.engines.catalog import CATALOG
 from oltplab.errors import EngineError
-from oltplab.spec import (
-    BasedirSource,
-    DebianSource,
-    EngineSpec,
-    MavenSource,
-    TarballSource,
-)
+from oltplab.spec.sources import BasedirSource, DebianSource, EngineSpec, MavenSource, TarballSource
 from oltplab.store.files import sha256_file
 
 SERVER_BINARIES = ("bin/mysqld", "bin/mariadbd", "sbin/mariadbd", "sbin/mysqld", "bin/postgres")
@@ -260,10 +254,12 @@ def _tarball_path(source: TarballSource) -> Path:
     return archive
 
 
-def check_tarball(source: TarballSource) -> None:
+def check_sources(engines: list[EngineSpec]) -> None:
     """Fail before anything is provisioned when a local tarball is missing."""
-    if not re.match(r"^https?://", source.tarball):
-        _tarball_path(source)
+    for engine in engines:
+        source = engine.source
+        if isinstance(source, TarballSource) and not re.match(r"^https?://", source.tarball):
+            _tarball_path(source)
 
 
 def _unpack_into_cache(engine: EngineSpec, target: Path) -> tuple[Path, str]:

@@ -1,161 +1,374 @@
-"""PNG charts with Matplotlib: TPS by threads, relative to a baseline, timelines, boxplots."""
+"""PNG charts with Matplotlib: TPS by threads, relative to a baseline, timelines, boxplots.
+
+Each chart is planned from the analysis as plain data (its file, its kind, the numbers it
+shows) and drawn by a painter: worker processes, one per core, started before the
+analysis so that loading Matplotlib overlaps it, drawing while the Markdown and HTML are
+written. Drawing is most of a report's time, and each chart is independent of the others.
+"""
 
 from __future__ import annotations
 
 import io
+import math
+import multiprocessing
+import os
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")  # no display on a benchmark host
-import matplotlib.pyplot as plt  # noqa: E402
+from oltplab.analysis.model import Analysis
+from oltplab.analysis.tables import Ratio
+from oltplab.analysis.telemetry import Timeline
+from oltplab.plan import safe_name
+from oltplab.report.format import telemetry_chart_name
+from oltplab.store.files import write_atomic_bytes
 
-from oltplab.analysis.dataset import Dataset  # noqa: E402
-from oltplab.analysis.tables import points, relative  # noqa: E402
-from oltplab.analysis.telemetry import notable_cells, timeline  # noqa: E402
-from oltplab.plan import safe_name  # noqa: E402
-from oltplab.report import ReportOptions  # noqa: E402
-from oltplab.stats import steady  # noqa: E402
-from oltplab.store.files import write_atomic_bytes  # noqa: E402
+if TYPE_CHECKING:  # loaded by the painter's workers only
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+WIDE = (8.0, 4.5)
+DPI = 90
+Lines = dict[str, tuple[list[float], list[float]]]  # engine: (x, y)
+Entries = tuple[tuple[str, str], ...]  # a legend's (engine, colour) in order
 
 
-def _save(figure: plt.Figure, path: Path) -> Path:
-    # Fixed margins: tight_layout would measure every label again, for each of many charts.
-    figure.subplots_adjust(left=0.1, right=0.97, top=0.9, bottom=0.16)
-    return _write(figure, path)
+@dataclass(frozen=True)
+class Chart:
+    """One PNG: where it goes, what kind of chart it is and the data it draws."""
+
+    path: Path
+    kind: str
+    title: str
+    data: Any
+    size: tuple[float, float] = WIDE
+    legend: Entries = ()
 
 
-def _write(figure: plt.Figure, path: Path) -> Path:
+def _figure(size: tuple[float, float]) -> Figure:
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on a benchmark host
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size, dpi=DPI)
+
+
+def render(chart: Chart) -> Path:
     """The PNG written whole or not at all (a full disk leaves the old one)."""
+    figure = _figure(chart.size)
+    DRAW[chart.kind](figure, chart)
     image = io.BytesIO()
-    figure.savefig(image, format="png", dpi=90)
-    plt.close(figure)
-    write_atomic_bytes(path, image.getvalue())
-    return path
+    # The lightest zlib level: these images are mostly noise-like lines, where stronger
+    # levels take several times longer for a few percent less.
+    figure.savefig(image, format="png", dpi=DPI, pil_kwargs={"compress_level": 1})
+    write_atomic_bytes(chart.path, image.getvalue())
+    return chart.path
 
 
-def _threads_axis(axis: plt.Axes, threads: list[int]) -> None:
+def _load_matplotlib() -> None:
+    _figure(WIDE)
+
+
+class Painter:
+    """Draws charts in worker processes (in this one when there is a single core)."""
+
+    def __init__(self) -> None:
+        workers = len(os.sched_getaffinity(0))
+        self._pool = None
+        if workers > 1:
+            # Forked before any thread starts (the progress display has one), so each
+            # worker is a clean copy; each loads Matplotlib at once, while we analyse.
+            context = multiprocessing.get_context("fork")
+            self._pool = ProcessPoolExecutor(workers, context, initializer=_load_matplotlib)
+        self._pending: list[Future[Path] | Chart] = []
+
+    def draw(self, charts: list[Chart]) -> None:
+        for chart in charts:
+            self._pending.append(self._pool.submit(render, chart) if self._pool else chart)
+
+    def finish(self) -> list[Path]:
+        """Wait until every chart is drawn; their files in the order given."""
+        done = [
+            item.result() if isinstance(item, Future) else render(item) for item in self._pending
+        ]
+        self._pending = []
+        return done
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+
+@contextmanager
+def painter() -> Iterator[Painter]:
+    started = Painter()
+    try:
+        yield started
+    finally:
+        started.close()
+
+
+# --- planning: the data of each chart, from the analysis --------------------------------------
+
+
+def plan(analysis: Analysis, folder: Path) -> list[Chart]:
+    """Every chart of the report, in the order the report lists them."""
+    dataset = analysis.dataset
+    # One colour per engine in every chart, whichever engines a chart shows.
+    colours = {e: f"C{i % 10}" for i, e in enumerate(dataset.engine_names())}
+    planned = []
+    for scenario in dataset.scenarios:
+        for tier in dataset.tiers(scenario):
+            threads = dataset.threads(scenario, tier)
+            name = f"{scenario}_{safe_name(tier)}"
+            where = f"{scenario}, tier {tier}"
+            lines = _whole_run_tps(analysis, scenario, tier, threads)
+            planned.append(
+                Chart(
+                    folder / f"tps_{name}.png",
+                    "tps",
+                    f"TPS by thread count, {where}",
+                    (threads, lines),
+                    legend=tuple((e, colours[e]) for e in lines),
+                )
+            )
+            if (scenario, tier) in analysis.relative:
+                bars = _ratios(analysis, scenario, tier)
+                planned.append(
+                    Chart(
+                        folder / f"relative_{name}.png",
+                        "relative",
+                        f"Relative throughput, {where} (95% intervals)",
+                        (threads, analysis.relative_engine, bars),
+                        legend=tuple((e, colours[e]) for e in bars),
+                    )
+                )
+            planned += _stability_charts(analysis, scenario, tier, max(threads), folder, name)
+    planned = [
+        replace(c, legend=tuple((e, colours[e]) for e in c.data)) if c.kind == "timeline" else c
+        for c in planned
+    ]
+    return planned + telemetry_charts(analysis, folder)
+
+
+def _whole_run_tps(analysis: Analysis, scenario: str, tier: str, threads: list[int]) -> Lines:
+    found = analysis.values["tps"]
+    lines = {}
+    for engine in analysis.dataset.engine_names():
+        xs = [t for t in threads if (scenario, tier, engine, t) in found]
+        if xs:
+            lines[engine] = (xs, [found[(scenario, tier, engine, t)].whole_run for t in xs])
+    return lines
+
+
+def _ratios(analysis: Analysis, scenario: str, tier: str) -> dict[str, list[tuple[float, ...]]]:
+    """Per engine: (threads, ratio, distance down, distance up) of each error bar."""
+    return {
+        engine: [(t, *_ratio_bar(values[t])) for t in sorted(values)]
+        for engine, values in analysis.relative[(scenario, tier)].items()
+    }
+
+
+def _ratio_bar(ratio: Ratio) -> tuple[float, float, float]:
+    """(value, distance down, distance up) of a ratio's error bar; none without an interval."""
+    steady = ratio.steady
+    if steady is None or steady.low is None or steady.high is None:
+        return (steady.point if steady else ratio.whole_run), 0.0, 0.0
+    return steady.point, steady.point - steady.low, steady.high - steady.point
+
+
+def telemetry_charts(analysis: Analysis, folder: Path) -> list[Chart]:
+    """The slowest and the most unstable cells: TPS over their telemetry, one time axis."""
+    planned = []
+    for kind, cell in analysis.notable:
+        found = analysis.timelines.get(cell.key)
+        if found is not None:
+            rows = 1 + len(found.panels)
+            planned.append(
+                Chart(
+                    folder / telemetry_chart_name(kind),
+                    "telemetry",
+                    f"{kind.capitalize()} cell: {found.label}",
+                    found,
+                    (9.0, 1.6 * rows + 0.8),
+                )
+            )
+    return planned
+
+
+def _stability_charts(
+    analysis: Analysis, scenario: str, tier: str, threads: int, folder: Path, name: str
+) -> list[Chart]:
+    """Per-second TPS at the highest thread count: the timeline, and a boxplot after the cut."""
+    dataset = analysis.dataset
+    series, steady = {}, {}
+    for cell in dataset.cells:
+        where = (cell.scenario, cell.tier, cell.threads, cell.repetition)
+        if where != (scenario, tier, threads, 1):
+            continue
+        values = dataset.series.get(cell.key)
+        if values is not None and len(values):
+            series[cell.engine] = values
+            cut = analysis.points.cuts.get(cell.key)
+            if cell.measured and cut is not None:
+                steady[cell.engine] = cut.sample.series[cell.repetition]
+    if not series:
+        return []
+    where = f"{threads} threads, {scenario}, tier {tier}"
+    planned = [
+        Chart(folder / f"timeline_{name}.png", "timeline", f"Per-second TPS at {where}", series)
+    ]
+    if steady:
+        title = f"Spread of per-second TPS at {where}"
+        planned.append(Chart(folder / f"boxplot_{name}.png", "boxplot", title, steady))
+    return planned
+
+
+# --- drawing: in the painter's workers ---------------------------------------------------------
+
+
+def _fixed_margins(figure: Figure) -> None:
+    # tight_layout would measure every label again, for each of many charts.
+    figure.subplots_adjust(left=0.1, right=0.97, top=0.9, bottom=0.16)
+
+
+def _threads_axis(axis: Axes, threads: list[int]) -> None:
     axis.set_xscale("log", base=2)
     axis.set_xticks(threads, [str(t) for t in threads])
     axis.set_xlabel("threads")
     axis.grid(alpha=0.3)
 
 
-def write_all(dataset: Dataset, folder: Path, options: ReportOptions) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    found = points(dataset)
-    ratios = relative(dataset, options.relative_engine(dataset))
-    written = []
-    for scenario in dataset.scenarios:
-        for tier in dataset.tiers(scenario):
-            threads = dataset.threads(scenario, tier)
-            name = f"{scenario}_{safe_name(tier)}"
-            figure, axis = plt.subplots(figsize=(8, 4.5))
-            for engine in dataset.engine_names():
-                xs = [t for t in threads if (scenario, tier, engine, t) in found]
-                if xs:
-                    axis.plot(
-                        xs,
-                        [found[(scenario, tier, engine, t)].value for t in xs],
-                        marker="o",
-                        label=engine,
-                    )
-            _threads_axis(axis, threads)
-            axis.set_ylabel("TPS")
-            axis.set_title(f"TPS by thread count, {scenario}, tier {tier}")
-            axis.legend(fontsize="small")
-            written.append(_save(figure, folder / f"tps_{name}.png"))
+@cache
+def _legend_image(entries: Entries, markers: bool) -> np.ndarray:
+    """A legend drawn once per worker and pasted into every chart that has the same one:
+    its engine names are most of a chart's text, and text is most of its drawing time."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.lines import Line2D
 
-            if (scenario, tier) in ratios:
-                figure, axis = plt.subplots(figsize=(8, 4.5))
-                for engine, values in ratios[(scenario, tier)].items():
-                    xs = sorted(values)
-                    axis.plot(xs, [values[t].value for t in xs], marker="o", label=engine)
-                axis.axhline(1.0, color="grey", linewidth=0.8)
-                _threads_axis(axis, threads)
-                axis.set_ylabel(f"TPS / {options.relative_engine(dataset)}")
-                axis.set_title(f"Relative throughput, {scenario}, tier {tier}")
-                axis.legend(fontsize="small")
-                written.append(_save(figure, folder / f"relative_{name}.png"))
-            written += _stability_charts(dataset, scenario, tier, max(threads), folder, name)
-    return written + telemetry_charts(dataset, folder)
+    figure = _figure(WIDE)
+    handles = [
+        Line2D([], [], color=colour, marker="o" if markers else None, label=engine)
+        for engine, colour in entries
+    ]
+    legend = figure.legend(handles=handles, fontsize="small", loc="upper left")
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    pixels = np.asarray(canvas.buffer_rgba())
+    box, height = legend.get_window_extent(), pixels.shape[0]
+    rows = slice(max(0, math.floor(height - box.y1)), math.ceil(height - box.y0))
+    return pixels[rows, max(0, math.floor(box.x0)) : math.ceil(box.x1)].copy()
 
 
-def telemetry_chart_name(kind: str) -> str:
-    return f"telemetry_{kind.replace(' ', '_')}.png"
+def _legend(figure: Figure, axis: Axes, entries: Entries, markers: bool = True) -> None:
+    """The legend in the axes' upper left corner (a fixed place: "best" would search every
+    data point for the emptiest corner, per chart)."""
+    if not entries:
+        return
+    image = _legend_image(entries, markers)
+    left, top = axis.get_position().x0, axis.get_position().y1
+    width, height = figure.get_size_inches() * DPI
+    pad = 6  # pixels, as Matplotlib's own legend keeps from the axes
+    xo, yo = left * width + pad, top * height - pad - image.shape[0]
+    figure.figimage(image, xo=round(xo), yo=round(yo), origin="upper", zorder=5)
 
 
-def telemetry_charts(dataset: Dataset, folder: Path) -> list[Path]:
-    """The slowest and the most unstable cells: TPS over their telemetry, one time axis."""
-    written = []
-    for kind, cell in notable_cells(dataset):
-        found = timeline(dataset, cell)
-        if found is None:
-            continue
-        rows = 1 + len(found.panels)
-        figure, axes = plt.subplots(rows, 1, figsize=(9, 1.6 * rows + 0.8), sharex=True)
-        axes[0].plot(found.seconds, found.tps, color="black", linewidth=0.9)
-        axes[0].set_ylabel("TPS", fontsize="small")
-        for axis, panel in zip(axes[1:], found.panels, strict=True):
-            for label, values in panel.lines.items():
-                axis.plot(
-                    found.seconds,
-                    [float("nan") if v is None else v for v in values],
-                    linewidth=0.8,
-                    label=label,
-                )
-            axis.set_ylabel(panel.title, fontsize="small")
-            if len(panel.lines) > 1:
-                axis.legend(fontsize="x-small", loc="upper right")
-        for axis in axes:
-            for first, last in found.stalls:
-                axis.axvspan(first - 0.5, last + 0.5, color="red", alpha=0.15)
-            if found.cut:
-                axis.axvline(found.cut + 0.5, color="grey", linestyle="--", linewidth=0.8)
-            axis.grid(alpha=0.3)
-        axes[-1].set_xlabel("second")
-        figure.suptitle(f"{kind.capitalize()} cell: {found.label}", fontsize="medium")
-        figure.subplots_adjust(left=0.12, right=0.97, top=0.94, bottom=0.06, hspace=0.15)
-        written.append(_write(figure, folder / telemetry_chart_name(kind)))
-    return written
+def _tps(figure: Figure, chart: Chart) -> None:
+    threads, lines = chart.data
+    axis = figure.subplots()
+    for engine, colour in chart.legend:
+        axis.plot(*lines[engine], marker="o", color=colour)
+    _threads_axis(axis, threads)
+    axis.set_ylabel("TPS (whole run)")
+    axis.set_title(chart.title)
+    _fixed_margins(figure)
+    _legend(figure, axis, chart.legend)
 
 
-def _stability_charts(
-    dataset: Dataset, scenario: str, tier: str, threads: int, folder: Path, name: str
-) -> list[Path]:
-    """Per-second TPS at the highest thread count: the timeline, and a boxplot after the cut."""
-    series, measured = {}, set()
-    for cell in dataset.cells:
-        if (cell.scenario, cell.tier, cell.threads, cell.repetition) == (
-            scenario,
-            tier,
-            threads,
-            1,
-        ):
-            values = dataset.series.get(cell.key)
-            if values:
-                series[cell.engine] = values
-                if cell.measured:
-                    measured.add(cell.engine)
-    if not series:
-        return []
-    figure, axis = plt.subplots(figsize=(8, 4.5))
-    for engine, values in series.items():
-        axis.plot(range(1, len(values) + 1), values, linewidth=0.8, label=engine)
+def _relative(figure: Figure, chart: Chart) -> None:
+    """Steady ratios to the baseline engine with their 95% intervals as error bars."""
+    threads, baseline, bars = chart.data
+    axis = figure.subplots()
+    for engine, colour in chart.legend:
+        points = bars[engine]
+        axis.errorbar(
+            [p[0] for p in points],
+            [p[1] for p in points],
+            yerr=[[p[2] for p in points], [p[3] for p in points]],
+            marker="o",
+            capsize=3,
+            color=colour,
+        )
+    axis.axhline(1.0, color="grey", linewidth=0.8)
+    _threads_axis(axis, threads)
+    axis.set_ylabel(f"steady TPS / {baseline}")
+    axis.set_title(chart.title)
+    _fixed_margins(figure)
+    _legend(figure, axis, chart.legend)
+
+
+def _timeline(figure: Figure, chart: Chart) -> None:
+    axis = figure.subplots()
+    for engine, colour in chart.legend:
+        values = chart.data[engine]
+        axis.plot(np.arange(1, len(values) + 1), values, linewidth=0.8, color=colour)
     axis.set_xlabel("second")
     axis.set_ylabel("TPS")
-    axis.set_title(f"Per-second TPS at {threads} threads, {scenario}, tier {tier}")
-    axis.legend(fontsize="small")
+    axis.set_title(chart.title)
     axis.grid(alpha=0.3)
-    timeline = _save(figure, folder / f"timeline_{name}.png")
-    figure, axis = plt.subplots(figsize=(8, 4.5))
-    engines = [e for e in series if e in measured]
-    if not engines:
-        plt.close(figure)
-        return [timeline]
-    axis.boxplot([steady(series[e], dataset.fixed_cut)[1] for e in engines], showfliers=True)
+    _fixed_margins(figure)
+    _legend(figure, axis, chart.legend, markers=False)
+
+
+def _boxplot(figure: Figure, chart: Chart) -> None:
+    axis = figure.subplots()
+    engines = list(chart.data)
+    axis.boxplot([chart.data[e] for e in engines], showfliers=True)
     axis.set_xticks(range(1, len(engines) + 1), engines, rotation=20, ha="right", fontsize="small")
     axis.set_ylabel("TPS per second (steady part)")
-    axis.set_title(f"Spread of per-second TPS at {threads} threads, {scenario}, tier {tier}")
+    axis.set_title(chart.title)
     axis.grid(alpha=0.3, axis="y")
-    return [timeline, _save(figure, folder / f"boxplot_{name}.png")]
+    _fixed_margins(figure)
+
+
+def _telemetry(figure: Figure, chart: Chart) -> None:
+    found: Timeline = chart.data
+    axes = figure.subplots(1 + len(found.panels), 1, sharex=True, squeeze=False)[:, 0]
+    axes[0].plot(found.seconds, found.tps, color="black", linewidth=0.9)
+    axes[0].set_ylabel("TPS", fontsize="small")
+    for axis, panel in zip(axes[1:], found.panels, strict=True):
+        for label, values in panel.lines.items():
+            axis.plot(
+                found.seconds,
+                [float("nan") if v is None else v for v in values],
+                linewidth=0.8,
+                label=label,
+            )
+        axis.set_ylabel(panel.title, fontsize="small")
+        if len(panel.lines) > 1:
+            axis.legend(fontsize="x-small", loc="upper right")
+    for axis in axes:
+        for first, last in found.stalls:
+            axis.axvspan(first - 0.5, last + 0.5, color="red", alpha=0.15)
+        if found.steady_from > 1:
+            axis.axvline(found.steady_from - 0.5, color="grey", linestyle="--", linewidth=0.8)
+        axis.grid(alpha=0.3)
+    axes[-1].set_xlabel("second")
+    figure.suptitle(chart.title, fontsize="medium")
+    figure.subplots_adjust(left=0.12, right=0.97, top=0.94, bottom=0.06, hspace=0.15)
+
+
+DRAW = {
+    "tps": _tps,
+    "relative": _relative,
+    "timeline": _timeline,
+    "boxplot": _boxplot,
+    "telemetry": _telemetry,
+}

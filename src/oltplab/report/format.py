@@ -25,6 +25,20 @@ CROSS_FAMILY = (
 )
 
 
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table; a | or a line break inside a cell cannot break it."""
+
+    def escape(cell: str) -> str:
+        return cell.replace("|", "\\|").replace("\n", " ")
+
+    lines = [
+        "| " + " | ".join(escape(h) for h in header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
+    lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
+    return lines + [""]
+
+
 def number(value: float | None) -> str:
     """Thousands separators, no decimals for large values: 13385.4 -> "13,385"."""
     if value is None:
@@ -100,3 +114,7 @@ def without_html(line: str) -> str:
         out += [escape(line[last : match.start()]), match.group(0)]
         last = match.end()
     return "".join(out) + escape(line[last:])
+
+
+def telemetry_chart_name(kind: str) -> str:
+    return f"telemetry_{kind.replace(' ', '_')}.png"

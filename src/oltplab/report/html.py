@@ -2,28 +2,47 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import jinja2
-import plotly
+import numpy as np
 
-from oltplab.analysis.dataset import Dataset
-from oltplab.analysis.tables import dbms, points
-from oltplab.analysis.telemetry import notable_cells, operation_table, timeline
-from oltplab.report import ReportOptions
+from oltplab.analysis.model import Analysis
+from oltplab.analysis.points import Value, dbms
 from oltplab.report.format import CROSS_FAMILY, scenario_title
 
 
 def plotly_js() -> str:
-    return (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
+    return resources.files("oltplab.report").joinpath("assets", "plotly-basic.min.js").read_text()
 
 
-def page_data(dataset: Dataset, options: ReportOptions) -> dict[str, Any]:
+def packed(values: np.ndarray) -> dict[str, Any]:
+    """A per-second series in a quarter of its JSON size: 16-bit steps between its lowest
+    and highest value, base64-coded. The page draws lines from it, and a step of 1/65,535
+    of the series' range is far finer than a chart can show."""
+    low = float(values.min()) if len(values) else 0.0
+    step = (float(values.max()) - low) / 65535 if len(values) else 0.0
+    steps = np.zeros(len(values)) if step == 0 else np.rint((values - low) / step)
+    data = base64.b64encode(steps.astype("<u2").tobytes()).decode()
+    return {"low": low, "step": step, "steps": data}
+
+
+def _interval(value: Value | None) -> tuple[float | None, float | None, float | None]:
+    """The steady TPS of a point with its interval; without per-second data, none."""
+    if value is None or value.steady is None:
+        return None, None, None
+    steady = value.steady
+    low = None if steady.low is None else round(steady.low, 2)
+    high = None if steady.high is None else round(steady.high, 2)
+    return round(steady.point, 2), low, high
+
+
+def page_data(analysis: Analysis) -> dict[str, Any]:
     """What the page draws: one record per point, and each cell's per-second TPS."""
-    metrics = {m: points(dataset, m) for m in ("tps", "qps", "lat_p95_ms")}
+    dataset, values = analysis.dataset, analysis.values
     keys: dict[tuple[str, str, str, int], list[str]] = {}
     for cell in dataset.cells:
         if cell.key in dataset.series:
@@ -31,19 +50,22 @@ def page_data(dataset: Dataset, options: ReportOptions) -> dict[str, Any]:
                 cell.key
             )
     records = []
-    for point, value in metrics["tps"].items():
+    for point, value in values["tps"].items():
         scenario, tier, engine, threads = point
+        tps, low, high = _interval(value)
+        qps, p95 = values["qps"].get(point), values["lat_p95_ms"].get(point)
         records.append(
             {
                 "scenario": scenario,
                 "tier": tier,
                 "engine": engine,
                 "threads": threads,
-                "tps": round(value.value, 2),
-                "qps": round(metrics["qps"][point].value, 2) if point in metrics["qps"] else None,
-                "p95": round(metrics["lat_p95_ms"][point].value, 3)
-                if point in metrics["lat_p95_ms"]
-                else None,
+                "tps": tps,
+                "tps_low": low,
+                "tps_high": high,
+                "tps_whole_run": round(value.whole_run, 2),
+                "qps": round(qps.whole_run, 2) if qps else None,
+                "p95": round(p95.whole_run, 3) if p95 else None,
                 "runs": value.runs,
                 "flags": list(value.flags),
                 "cells": keys.get(point, []),
@@ -56,7 +78,7 @@ def page_data(dataset: Dataset, options: ReportOptions) -> dict[str, Any]:
         if c.key in series_keys
     }
     return {
-        **telemetry_data(dataset),
+        **telemetry_data(analysis),
         "scenarios": dataset.scenarios,
         "scenario_titles": {s: scenario_title(s, dataset.workloads) for s in dataset.scenarios},
         # The kind of server each engine is, so the page can label cross-family views.
@@ -64,9 +86,9 @@ def page_data(dataset: Dataset, options: ReportOptions) -> dict[str, Any]:
         "cross_family": CROSS_FAMILY,
         "tiers": dataset.tiers(),
         "engines": dataset.engine_names(),
-        "baseline": options.relative_engine(dataset),
+        "baseline": analysis.relative_engine,
         "points": records,
-        "series": {k: [round(v, 2) for v in dataset.series[k]] for k in sorted(series_keys)},
+        "series": {k: packed(dataset.series[k]) for k in sorted(series_keys)},
         "labels": labels,
     }
 
@@ -75,25 +97,23 @@ def _rounded(values: list[float | None]) -> list[float | None]:
     return [None if v is None else round(v, 3) for v in values]
 
 
-def telemetry_data(dataset: Dataset) -> dict[str, Any]:
+def telemetry_data(analysis: Analysis) -> dict[str, Any]:
     """Each cell's timeline (TPS over the telemetry panels) and the per-operation table."""
-    timelines = {}
-    for cell in dataset.cells:
-        found = timeline(dataset, cell)
-        if found is None:
-            continue
-        timelines[cell.key] = {
+    timelines = {
+        key: {
             "label": found.label,
             "tps": _rounded(list(found.tps)),
-            "cut": found.cut,
+            "steady_from": found.steady_from,
             "stalls": found.stalls,
             "panels": [
                 {"title": p.title, "lines": {n: _rounded(v) for n, v in p.lines.items()}}
                 for p in found.panels
             ],
         }
-    notable = {name: cell.key for name, cell in notable_cells(dataset)}
-    operations = [r.as_dict(2) for r in operation_table(dataset)]
+        for key, found in analysis.timelines.items()
+    }
+    notable = {name: cell.key for name, cell in analysis.notable}
+    operations = [r.as_dict(2) for r in analysis.operations]
     return {"timelines": timelines, "notable": notable, "operations": operations}
 
 
@@ -103,7 +123,7 @@ def embed_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render(dataset: Dataset, options: ReportOptions) -> str:
+def render(analysis: Analysis) -> str:
     environment = jinja2.Environment(
         loader=jinja2.FunctionLoader(
             lambda name: resources.files("oltplab.report").joinpath("templates", name).read_text()
@@ -112,7 +132,7 @@ def render(dataset: Dataset, options: ReportOptions) -> str:
     )
     template = environment.get_template("report.html.j2")
     return template.render(
-        title=", ".join(str(p) for p in dataset.sources),
-        data=embed_json(page_data(dataset, options)),
+        title=", ".join(str(p) for p in analysis.dataset.sources),
+        data=embed_json(page_data(analysis)),
         plotly=plotly_js().replace("</script", "<\\/script"),
     )

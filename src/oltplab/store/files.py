@@ -129,3 +129,13 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def check_output_file(path: Path) -> None:
+    """An --output file oltplab may write: not a folder, in a folder that exists."""
+    if path.is_dir():
+        raise OltplabError(f"--output {path}: is a folder; give a file name")
+    if not path.parent.is_dir():
+        raise OltplabError(
+            f"--output {path}: the folder {path.parent} does not exist; create it first"
+        )

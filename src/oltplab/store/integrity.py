@@ -73,10 +73,6 @@ SUMMARY_COLUMNS = (
     "errors", "errors_per_s", "reconnects", "reconnects_per_s", "lat_min_ms", "lat_avg_ms",
     "lat_max_ms", "lat_pct_ms", "percentile", "total_time_s", "events",
 )  # fmt: skip
-SAMPLE_COLUMNS = (
-    "second", "threads", "tps", "qps", "reads_per_s", "writes_per_s", "other_per_s",
-    "lat_pct_ms", "errors_per_s", "reconnects_per_s",
-)  # fmt: skip
 SUMMARY_INTEGERS = frozenset(
     {"transactions", "queries", "errors", "reconnects", "percentile", "events"}
 )

@@ -30,7 +30,7 @@ from oltplab.store.integrity import (
 )
 from oltplab.store.journal import JOURNAL_NAME, Journal, Record
 from oltplab.store.schema import LEDGER_NAME, SCHEMA_VERSION
-from oltplab.sysbench import Summary, SysbenchOutput, read_output
+from oltplab.sysbench import NO_SAMPLES, Summary, SysbenchOutput, read_output
 from oltplab.telemetry.collectors import TelemetryClock, telemetry_rows
 
 
@@ -143,7 +143,7 @@ class _Replay:
         self.ledger.record_result(
             cell,
             summary,
-            output.intervals if output is not None else (),
+            output.samples if output is not None else NO_SAMPLES,
             record["flags"],
             record["artifact"],
             record["reason"],

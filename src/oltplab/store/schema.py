@@ -1,9 +1,14 @@
 """The ledger's tables, and how older ledgers are brought up to date."""
 
-SCHEMA_VERSION = 4
+import sqlite3
+from collections.abc import Callable
+
+from oltplab.store.series import CHUNKED_SAMPLES, rows_to_chunks
+
+SCHEMA_VERSION = 5
 # How to bring an older ledger up to date, step by step; each step runs in one transaction.
 # (Tables new in a version need no step: the schema below creates them.)
-MIGRATIONS: dict[int, list[str]] = {
+MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
     1: ["ALTER TABLE cells ADD COLUMN notes TEXT NOT NULL DEFAULT ''"],
     2: [],
     # Workloads other than oltp_read_write / oltp_read_only became scenarios of their own
@@ -15,10 +20,13 @@ MIGRATIONS: dict[int, list[str]] = {
         " || '|' || threads || '|' || repetition"
         " WHERE workload NOT IN ('oltp_read_write', 'oltp_read_only')",
     ],
+    # Per-second samples: a row per second became a row per chunk of seconds (store/series).
+    4: [rows_to_chunks],
 }
 LEDGER_NAME = "ledger.sqlite"
 
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY,
@@ -66,13 +74,6 @@ CREATE TABLE IF NOT EXISTS summaries (
     lat_min_ms REAL, lat_avg_ms REAL, lat_max_ms REAL, lat_pct_ms REAL, percentile INTEGER,
     total_time_s REAL, events INTEGER
 );
-CREATE TABLE IF NOT EXISTS samples (
-    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
-    second REAL NOT NULL,
-    threads INTEGER, tps REAL, qps REAL, reads_per_s REAL, writes_per_s REAL, other_per_s REAL,
-    lat_pct_ms REAL, errors_per_s REAL, reconnects_per_s REAL,
-    PRIMARY KEY (cell_id, second)
-);
 -- OS and engine series on the sysbench clock: second k covers (k-1, k] of the run.
 CREATE TABLE IF NOT EXISTS telemetry (
     cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
@@ -85,3 +86,6 @@ CREATE TABLE IF NOT EXISTS variables (
     PRIMARY KEY (engine, tier, workload, name)
 );
 """
+    + CHUNKED_SAMPLES
+    + ";\n"
+)

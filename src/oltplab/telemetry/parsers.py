@@ -1,10 +1,11 @@
-"""Parsers for what iostat, vmstat, mpstat and dstat print, in any locale.
+"""Parsers for what iostat, vmstat and mpstat print. oltplab runs them with LC_ALL=C; the
+parsers still read other locales, for raw files written before that or by other tools.
 
 Each parser returns the samples in the order printed, each with the time of day the tool
 printed (seconds after midnight, None when it printed none) and its values by metric name.
 Locale differences handled: decimal commas, 12-hour times with AM/PM, any date format
 around the time, translated "Average" lines. Reports the tools compute since boot (the
-first one of iostat, vmstat and dstat) are left out: they describe the machine's uptime,
+first one of iostat and vmstat) are left out: they describe the machine's uptime,
 not the cell.
 """
 
@@ -26,7 +27,6 @@ class Sample:
 
 _CLOCK = re.compile(r"(?<!\d)(\d{1,2}):(\d{2}):(\d{2})(?!\d)(?:\s*([AaPp])\.?\s*[Mm]\.?)?")
 _NUMBER = re.compile(r"^[-+]?\d+(?:[.,]\d+)?$")
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def parse_clock(text: str) -> float | None:
@@ -147,71 +147,11 @@ def parse_mpstat(text: str) -> list[Sample]:
     return samples
 
 
-# --- dstat -----------------------------------------------------------------------------------
-
-_DECIMAL_UNITS = {"": 1.0, "B": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-_BINARY_UNITS = {"": 1.0, "B": 1.0, "k": 2.0**10, "K": 2.0**10, "M": 2.0**20, "G": 2.0**30}
-# dstat scales bytes by 1024 and counts by 1000.
-_BYTE_GROUPS = ("dsk", "net", "paging", "memory", "swap")
-_DSTAT_VALUE = re.compile(r"^([-+]?\d+(?:[.,]\d+)?)([BkKMGT]?)$")
-
-
-def _dstat_value(token: str, binary: bool) -> float | None:
-    match = _DSTAT_VALUE.match(token)
-    if match is None:
-        return None
-    units = _BINARY_UNITS if binary else _DECIMAL_UNITS
-    return float(match.group(1).replace(",", ".")) * units.get(match.group(2), 1.0)
-
-
-def parse_dstat(text: str) -> list[Sample]:
-    """dstat's table: group names on one line, columns on the next, `|` between groups.
-
-    Metrics are named `<group>:<column>`; the time column (with -t) gives the clock. The
-    "You did not select any stats" banner and repeated headers are skipped.
-    """
-    samples: list[Sample] = []
-    groups: list[str] = []
-    columns: list[list[str]] = []
-    for raw in text.splitlines():
-        line = _ANSI.sub("", raw).rstrip()
-        if not line.strip():
-            continue
-        if line.lstrip().startswith("-") and "|" not in line:
-            groups = [g.strip("-") for g in line.split()]
-            columns = []
-            continue
-        parts = line.split("|")
-        if not groups or len(parts) != len(groups):
-            continue
-        if not columns:
-            columns = [part.split() for part in parts]
-            continue
-        values: Values = {}
-        clock = None
-        for group, names, part in zip(groups, columns, parts, strict=True):
-            tokens = part.split()
-            if names == ["time"]:
-                clock = parse_clock(part)
-                continue
-            if len(tokens) != len(names):
-                break
-            binary = any(key in group for key in _BYTE_GROUPS)
-            for name, token in zip(names, tokens, strict=True):
-                value = _dstat_value(token, binary)
-                if value is not None:
-                    values[f"{group}:{name}"] = value
-        else:
-            samples.append(Sample(clock, values))
-    return samples[1:]
-
-
 Parser = Callable[[str], list[Sample]]
 PARSERS: dict[str, Parser] = {
     "iostat": parse_iostat,
     "vmstat": parse_vmstat,
     "mpstat": parse_mpstat,
-    "dstat": parse_dstat,
 }
 
 

@@ -9,11 +9,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from oltplab.engines.endpoint import Endpoint
-from oltplab.engines.launcher import PrivateInstance
-from oltplab.engines.postgres import PostgresInstance
+from oltplab.engines.hosts import Host
+from oltplab.engines.server import Server
 from oltplab.errors import EngineError
-from oltplab.hosts import Host
 
 TIMEOUT_SECONDS = 120
 
@@ -40,14 +38,14 @@ def host_summary(results: Path) -> str | None:
     return f"pt-summary failed (see {output.name})"
 
 
-def engine_summary(server: PrivateInstance | Endpoint, output: Path) -> str | None:
+def engine_summary(server: Server, output: Path) -> str | None:
     """pt-mysql-summary of a running engine, run where the engine runs; the reason when it
     could not be taken.
 
     The password goes through an option file only we can read, never the command line
     (which any user can list).
     """
-    if isinstance(server, PostgresInstance):
+    if server.client_protocol != "mysql":
         return None  # a MySQL tool; PostgreSQL's settings are in the .vars.txt file
     if not server.machine.has("pt-mysql-summary"):
         return "pt-mysql-summary not installed"

@@ -20,8 +20,8 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from oltplab.engines.processes import spawn, terminate
 from oltplab.errors import EngineError
-from oltplab.processes import spawn, terminate
 from oltplab.store.files import write_secret
 
 LOCAL = "local"
@@ -29,7 +29,7 @@ LOCAL = "local"
 # (oltplab stopped it, died, or the link stayed down) stops the command. A background list
 # reads /dev/null unless told otherwise, hence fd 3.
 HELD = (
-    'exec 3<&0; "$@" </dev/null >/dev/null 2>&1 & held=$!; '
+    'exec 3<&0; out=$1; shift; "$@" </dev/null >>"$out" 2>&1 & held=$!; '
     '{ cat <&3 >/dev/null 2>&1; kill "$held" 2>/dev/null; } & wait "$held"'
 )
 _FREE_PORTS = (
@@ -185,9 +185,12 @@ class SshHost(Host):
     def remove(self, path: Path | PurePosixPath) -> None:
         self.check(["rm", "-f", str(path)], timeout=60)
 
-    def spawn_held(self, args: list[str]) -> subprocess.Popen[bytes]:
-        """A long-lived remote command that ends with its ssh session (see HELD)."""
-        return self.spawn(["sh", "-c", HELD, "sh", *args], stdin_pipe=True)
+    def spawn_held(
+        self, args: list[str], output: PurePosixPath | Path | str = "/dev/null"
+    ) -> subprocess.Popen[bytes]:
+        """A long-lived remote command that ends with its ssh session (see HELD); what it
+        prints is appended to `output` on the host."""
+        return self.spawn(["sh", "-c", HELD, "sh", str(output), *args], stdin_pipe=True)
 
     @staticmethod
     def release(process: subprocess.Popen[bytes], timeout: float) -> bool:

@@ -16,275 +16,36 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
-    Discriminator,
     Field,
-    PlainSerializer,
     StrictBool,
-    Tag,
     ValidationError,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from oltplab.engines.catalog import CATALOG
 from oltplab.errors import SpecError
-from oltplab.sizes import format_size, parse_size
-
-Family = Literal["mysql", "mariadb", "percona-server", "postgresql"]
-Scalar = str | int | float | bool
-
-ByteSize = Annotated[
-    int, BeforeValidator(parse_size), PlainSerializer(format_size, return_type=str)
-]
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
-Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=64)]
-WEEK_SECONDS = 7 * 24 * 3600
-MAX_THREADS = 10_000
-
-
-def whole(low: int, high: int, unit: str = "") -> BeforeValidator:
-    """An integer key within [low, high]: floats, strings and booleans are refused, so
-    `measure_seconds = 1e9` or `table_size = true` never slip through as numbers."""
-
-    def check(value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValueError(f"expected a whole number{unit} from {low:,} to {high:,}")
-        return value
-
-    return BeforeValidator(check)
-
-
-Seconds = Annotated[int, whole(1, WEEK_SECONDS, " of seconds")]
-OptionalSeconds = Annotated[int, whole(0, WEEK_SECONDS, " of seconds (0 skips it)")]
-ThreadCount = Annotated[int, whole(1, MAX_THREADS, " of threads")]
-Count = Annotated[int, whole(1, 10**9)]
-NonNegativeCount = Annotated[int, whole(0, 2**32 - 1)]
-
-
-def _printable(value: str) -> str:
-    """Free text that ends up in option files, command lines or logs may hold no line
-    breaks or other control characters (a newline would add lines to a file)."""
-    if any(ord(char) < 32 or ord(char) == 127 for char in value):
-        raise ValueError(f"must be one line without control characters (got {value!r})")
-    return value
-
-
-Text = Annotated[str, AfterValidator(_printable)]
-
-SYSBENCH_TESTS = (
-    "oltp_read_write",
-    "oltp_read_only",
-    "oltp_write_only",
-    "oltp_point_select",
-    "oltp_update_index",
-    "oltp_update_non_index",
-    "oltp_insert",
-    "oltp_delete",
-    "select_random_points",
-    "select_random_ranges",
+from oltplab.sizes import format_size
+from oltplab.spec.fields import (
+    READ_ONLY_TESTS,
+    RESERVED_SYSBENCH_OPTIONS,
+    SYSBENCH_TESTS,
+    ByteSize,
+    Count,
+    ExtraOptions,
+    Family,
+    Name,
+    NonNegativeCount,
+    OptionalSeconds,
+    Scalar,
+    Seconds,
+    StrictModel,
+    ThreadCount,
+    allowed_ssh_options,
+    printable,
+    whole,
 )
-READ_ONLY_TESTS = frozenset(
-    {"oltp_read_only", "oltp_point_select", "select_random_points", "select_random_ranges"}
-)
-# Options the runner sets itself; letting a workload override them would break the protocol.
-# sysbench reads --table_size as --table-size, so names are compared in the hyphen spelling.
-RESERVED_SYSBENCH_OPTIONS = frozenset(
-    {
-        "threads",
-        "time",
-        "events",
-        "tables",
-        "table-size",
-        "report-interval",
-        "db-driver",
-        "percentile",
-        "histogram",
-        "config-file",
-        *(
-            f"{driver}-{what}"
-            for driver in ("mysql", "pgsql")
-            for what in ("host", "port", "user", "password", "db", "socket")
-        ),
-    }
-)
-
-
-# Raw server options a spec may add. A spec can come from someone else (`oltplab rerun` of a
-# run.json), so options that name files or folders, load code, run commands or open
-# access are refused: with them a spec could write files as the server's user.
-_UNSAFE_SUFFIXES = (
-    "_file", "_filename", "_dir", "_directory", "_directories", "_path", "_command",
-    "_library", "_libraries", "_keyfile",
-)  # fmt: skip
-_UNSAFE_PREFIXES = (
-    "plugin", "early_plugin", "ssl", "tls", "init_", "include", "unix_socket", "log_bin",
-    "relay_log", "secure_", "skip_grant", "archive_", "restore_", "recovery_", "mysqlx",
-)  # fmt: skip
-_UNSAFE_NAMES = frozenset(
-    {
-        "basedir", "datadir", "tmpdir", "socket", "port", "bind_address", "user", "log_error",
-        "skip_networking", "local_infile", "listen_addresses", "data_directory",
-        "log_directory", "log_filename", "shared_preload_libraries", "local_preload_libraries",
-        "session_preload_libraries", "dynamic_library_path", "named_pipe", "shared_memory",
-        "shared_memory_base_name", "lc_messages_dir", "character_sets_dir",
-    }
-)  # fmt: skip
-_OPTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
-
-
-def _safe_extras(options: dict[str, Any]) -> dict[str, Any]:
-    for key, value in options.items():
-        if not _OPTION_NAME.match(key):
-            raise ValueError(f"{key!r} is not an option name (letters, digits, _ - .)")
-        name = key.lower().replace("-", "_")
-        if (
-            name in _UNSAFE_NAMES
-            or name.endswith(_UNSAFE_SUFFIXES)
-            or name.startswith(_UNSAFE_PREFIXES)
-        ):
-            raise ValueError(
-                f"{key}: oltplab does not pass options that name files or folders, load code, "
-                "run commands or open access; the instance's paths and accounts are its own"
-            )
-        if isinstance(value, str) and (
-            "[" in value or any(ord(char) < 32 or ord(char) == 127 for char in value)
-        ):
-            raise ValueError(
-                f"{key}: the value must be one line without '[' or control characters "
-                f"(got {value!r})"
-            )
-    return options
-
-
-ExtraOptions = Annotated[dict[str, Scalar], AfterValidator(_safe_extras)]
-
-# `ssh -o` options a spec may give: how to reach and trust the host, nothing that runs a
-# command (ProxyCommand, LocalCommand, KnownHostsCommand), loads code (PKCS11Provider) or
-# opens a forward. Anything else belongs in the user's own ~/.ssh/config.
-SSH_OPTIONS = {
-    name.lower(): name
-    for name in (
-        "Port", "User", "HostName", "HostKeyAlias", "IdentityFile", "IdentitiesOnly",
-        "StrictHostKeyChecking", "UserKnownHostsFile", "GlobalKnownHostsFile",
-        "CheckHostIP", "HashKnownHosts", "UpdateHostKeys", "ConnectTimeout",
-        "ConnectionAttempts", "ServerAliveInterval", "ServerAliveCountMax", "TCPKeepAlive",
-        "Compression", "AddressFamily", "LogLevel", "Ciphers", "MACs", "KexAlgorithms",
-        "HostKeyAlgorithms", "PubkeyAcceptedAlgorithms", "PubkeyAcceptedKeyTypes",
-        "PreferredAuthentications", "PubkeyAuthentication", "PasswordAuthentication",
-        "GSSAPIAuthentication", "IPQoS", "RekeyLimit",
-    )
-}  # fmt: skip
-
-
-def _allowed_ssh_options(options: dict[str, str]) -> dict[str, str]:
-    for key, value in options.items():
-        if key.lower() not in SSH_OPTIONS:
-            raise ValueError(
-                f"ssh option {key} is not allowed (a spec may set only "
-                f"{', '.join(sorted(SSH_OPTIONS.values()))}); put it in your own ~/.ssh/config"
-            )
-        _printable(value)
-    return options
-
-
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-# --- engine sources -------------------------------------------------------------------------
-
-
-class MavenSource(StrictModel):
-    maven: Annotated[str, Field(pattern=r"^[\w.-]+:[\w.-]+:[\w.-]+$")]
-
-
-def _beside_spec(value: Any, info: ValidationInfo) -> Any:
-    """Relative paths in a spec are relative to the spec file, not to where oltplab runs."""
-    base = (info.context or {}).get("base")
-    if base is None or not isinstance(value, str | Path) or re.match(r"^https?://", str(value)):
-        return value
-    path = Path(value).expanduser()
-    return str(path if path.is_absolute() else base / path)
-
-
-class TarballSource(StrictModel):
-    tarball: Annotated[Text, BeforeValidator(_beside_spec)]
-    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
-
-
-class BasedirSource(StrictModel):
-    basedir: Annotated[Path, BeforeValidator(_beside_spec)]
-
-
-class DebianSource(StrictModel):
-    # A Debian package name (policy: lower case, digits, + - .), never an apt option.
-    debian: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$")]
-
-
-class EndpointSource(StrictModel):
-    endpoint: Annotated[str, Field(pattern=r"^[^:\s]+:\d+$")]
-    user: Annotated[Text, Field(min_length=1, max_length=80)]
-    password_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
-    password_file: Path | None = None
-
-
-SOURCE_KINDS = ("maven", "tarball", "basedir", "debian", "endpoint")
-
-
-def _source_kind(value: Any) -> str | None:
-    if isinstance(value, BaseModel):
-        value = value.model_dump()
-    if isinstance(value, dict):
-        kinds = [kind for kind in SOURCE_KINDS if kind in value]
-        if len(kinds) == 1:
-            return kinds[0]
-    return None
-
-
-EngineSource = Annotated[
-    Annotated[MavenSource, Tag("maven")]
-    | Annotated[TarballSource, Tag("tarball")]
-    | Annotated[BasedirSource, Tag("basedir")]
-    | Annotated[DebianSource, Tag("debian")]
-    | Annotated[EndpointSource, Tag("endpoint")],
-    Discriminator(
-        _source_kind,
-        custom_error_type="source_kind",
-        custom_error_message="expected exactly one of the keys " + ", ".join(SOURCE_KINDS),
-    ),
-]
-
-
-class EngineSpec(StrictModel):
-    name: Name
-    source: EngineSource | None = None
-    family: Family | None = None
-    version: Annotated[str, Field(pattern=r"^[0-9A-Za-z][0-9A-Za-z.+_-]*$")] | None = None
-    extra: ExtraOptions = {}
-
-    @model_validator(mode="after")
-    def _known_or_sourced(self) -> EngineSpec:
-        if self.source is None and self.name not in CATALOG:
-            known = ", ".join(sorted(CATALOG))
-            raise ValueError(
-                f"unknown engine {self.name!r}: use one of {known}, "
-                "or give it a source (maven, tarball, basedir, debian or endpoint)"
-            )
-        if self.is_endpoint and self.family == "postgresql":
-            raise ValueError(
-                f"engine {self.name!r}: endpoints are reached over the MySQL protocol; "
-                "run PostgreSQL as a private instance (debian, tarball or basedir source)"
-            )
-        return self
-
-    @property
-    def is_endpoint(self) -> bool:
-        return isinstance(self.source, EndpointSource)
-
+from oltplab.spec.sources import SOURCE_KINDS, EngineSpec, beside_spec
 
 # --- configuration intent --------------------------------------------------------------------
 
@@ -367,7 +128,7 @@ class WorkloadSpec(StrictModel):
 
     name: Name
     test: Literal[SYSBENCH_TESTS] | None = None  # type: ignore[valid-type]
-    script: Annotated[Path, BeforeValidator(_beside_spec)] | None = None
+    script: Annotated[Path, BeforeValidator(beside_spec)] | None = None
     read_percent: Percent | None = None
     write_percent: Percent | None = None
     # For a script, whether it only reads (read-only workloads get no read-write warm-up).
@@ -390,7 +151,7 @@ class WorkloadSpec(StrictModel):
                     f"option {key!r}: set it as the workload's {key.replace('-', '_')} key"
                 )
             if isinstance(options[key], str):
-                _printable(options[key])
+                printable(options[key])
         return options
 
     @model_validator(mode="after")
@@ -515,12 +276,12 @@ class HostSpec(StrictModel):
     name: Name
     ssh: Annotated[str, Field(pattern=r"^[^\s-][^\s]*$")]  # user@host, or a ~/.ssh/config alias
     port: Annotated[int, Field(gt=0, lt=65536)] | None = None
-    identity_file: Annotated[Path, BeforeValidator(_beside_spec)] | None = None
+    identity_file: Annotated[Path, BeforeValidator(beside_spec)] | None = None
     workdir: Annotated[str, Field(pattern=r"^/[^\s]*$")] = "/tmp/oltplab"
     # Extra `ssh -o Key=Value` options, on top of what ~/.ssh/config says.
     options: Annotated[
         dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9]+$")], str],
-        AfterValidator(_allowed_ssh_options),
+        AfterValidator(allowed_ssh_options),
     ] = {}
 
     @field_validator("name")

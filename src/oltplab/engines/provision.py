@@ -15,8 +15,7 @@ import os
 import secrets
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from oltplab.engines.config import (
     Setting,
@@ -24,53 +23,24 @@ from oltplab.engines.config import (
     intent_settings,
     option_file,
 )
-from oltplab.engines.endpoint import Endpoint, endpoint_password, family_of
+from oltplab.engines.endpoint import Endpoint, endpoint_password, family_named
+from oltplab.engines.hosts import Host, SshHost
 from oltplab.engines.launcher import Layout, PrivateInstance
-from oltplab.engines.postgres import PostgresInstance, PostgresLayout
+from oltplab.engines.profiles import family_of
 from oltplab.engines.remote import RemoteInstance, RemoteLayout, place_on
+from oltplab.engines.server import EngineState
 from oltplab.engines.supplier import Distribution, supply
 from oltplab.errors import EngineError
-from oltplab.hosts import Host, PrivateFile, SshHost
 from oltplab.plan import safe_name
-from oltplab.spec import EndpointSource, EngineSpec, Spec, TierSpec
+from oltplab.spec import LOCAL_HOST, Spec, TierSpec
+from oltplab.spec.sources import EndpointSource, EngineSpec
 from oltplab.store.files import write_atomic, write_secret
-from oltplab.sysbench import Target, command, connection_options, execute
+from oltplab.sysbench import command, execute
 
 log = logging.getLogger("oltplab")
 BENCH_USER = "sbtest"
 # Snapshots prepared before every account had a password are prepared again.
 SNAPSHOT_FORMAT = 2
-
-Server = PrivateInstance | Endpoint
-
-
-@dataclass
-class EngineState:
-    name: str
-    family: str
-    version: str
-    server: Server
-    user: str
-    password: str
-    server_version: str
-    work: Path
-    distribution: Distribution | None = None
-    artifact_dir: str = ""
-
-    @property
-    def provisioned(self) -> bool:
-        return isinstance(self.server, PrivateInstance)
-
-    def target(self) -> Target:
-        driver = "pgsql" if self.family == "postgresql" else "mysql"
-        return Target(
-            self.server.host, self.server.client_port, self.user, self.password, driver=driver
-        )
-
-    def sysbench_options(self) -> PrivateFile:
-        """sysbench's connection options, password included, for its --config-file: there
-        while sysbench runs only (the port changes from session to session)."""
-        return PrivateFile(Host(), self.work / "sysbench.cnf", connection_options(self.target()))
 
 
 def tunables(
@@ -83,9 +53,9 @@ def tunables(
     return intent_settings(state.family, state.version, intent) + extra_settings(engine.extra)
 
 
-def write_cnf(spec: Spec, state: EngineState, tier: str, port: int) -> str:
-    assert isinstance(state.server, PrivateInstance)
-    instance = state.server
+def write_cnf(
+    spec: Spec, state: EngineState, instance: PrivateInstance, tier: str, port: int
+) -> str:
     text = option_file(
         state.family,
         state.version,
@@ -99,11 +69,38 @@ def write_cnf(spec: Spec, state: EngineState, tier: str, port: int) -> str:
 
 
 def local_instance(distribution: Distribution, work: Path) -> PrivateInstance:
-    """A private instance on this machine, of the kind its family needs."""
-    control = secret(work, "control-secret")
-    if distribution.family == "postgresql":
-        return PostgresInstance(distribution, PostgresLayout(work), control, Host())
-    return PrivateInstance(distribution, Layout(work), control, Host())
+    """A private instance of the distribution's family on this machine."""
+    layout = Layout(work, family_of(distribution))
+    return PrivateInstance(distribution, layout, secret(work, "control-secret"), Host())
+
+
+def machine_for(spec: Spec, host: str) -> Host:
+    """Where an engine placed on `host` runs: this machine, or an SSH host of the spec."""
+    if host == LOCAL_HOST:
+        return Host()
+    found = spec.host(host)
+    return SshHost(
+        name=found.name,
+        destination=found.ssh,
+        port=found.port,
+        identity_file=found.identity_file,
+        workdir=PurePosixPath(found.workdir),
+        options=tuple(found.options.items()),
+    )
+
+
+def begin_session(spec: Spec, state: EngineState, tier: str) -> str | None:
+    """A private instance restored from its snapshot and started with the tier's option
+    file (returned); an endpoint is as it is (None)."""
+    if not state.server.owned:
+        return None
+    instance = state.server
+    assert isinstance(instance, PrivateInstance)
+    instance.restore()
+    port = instance.free_port()
+    cnf = write_cnf(spec, state, instance, tier, port)
+    instance.start(port, spec.protocol.start_timeout_seconds)
+    return cnf
 
 
 def secret(work: Path, name: str) -> str:
@@ -117,13 +114,13 @@ def secret(work: Path, name: str) -> str:
     return password
 
 
-def _remote_work(host: SshHost, work: Path) -> RemoteLayout:
+def _remote_work(host: SshHost, work: Path, distribution: Distribution) -> RemoteLayout:
     """The engine's folder on the host: one per results directory (and machine it is run
     from), so two runs never share a pid file, a socket or a datadir."""
     origin = f"{socket.gethostname()}:{work.resolve()}"
     # Short: the server's socket lives in it, and socket paths end at 107 bytes.
     key = hashlib.sha256(origin.encode()).hexdigest()[:10]
-    return RemoteLayout(host.workdir / f"i-{key}")  # type: ignore[arg-type]
+    return RemoteLayout(host.workdir / f"i-{key}", family_of(distribution))  # type: ignore[arg-type]
 
 
 Phase = Callable[[str], None]
@@ -164,15 +161,10 @@ def provisioned_engine(
     distribution = supply(engine)
     instance: PrivateInstance
     if isinstance(machine, SshHost):
-        if distribution.family == "postgresql":
-            raise EngineError(
-                f"engine {engine.name}: PostgreSQL runs on this machine only; "
-                'place it with server = "local"'
-            )
-        phase(f"{engine.name}: copying binaries to host {machine.name}")
+        phase(f"{engine.name}: placing binaries on host {machine.name}")
         instance = RemoteInstance(
             place_on(distribution, machine),
-            _remote_work(machine, work),
+            _remote_work(machine, work, distribution),
             secret(work, "control-secret"),
             machine,
             spec.network,
@@ -237,8 +229,10 @@ def _prepare_snapshot(
     timeout = spec.protocol.start_timeout_seconds
     phase(f"{state.name}: initialising datadir")
     port = instance.free_port()
-    write_cnf(spec, state, spec.tier_list[0].name, port)
+    write_cnf(spec, state, instance, spec.tier_list[0].name, port)
     instance.initialise(timeout)
+    clients = _benchmark_clients(spec, instance)
+    instance.allow_clients(clients)
     instance.start(port, timeout)
     try:
         with instance.control() as control:
@@ -246,7 +240,7 @@ def _prepare_snapshot(
                 BENCH_USER,
                 state.password,
                 family=state.family,
-                clients=_benchmark_clients(spec, instance),
+                clients=clients,
             )
             control.secure_accounts(BENCH_USER)
             state.server_version = control.version()
@@ -281,7 +275,7 @@ def endpoint_engine(
         )
     state = EngineState(
         engine.name,
-        engine.family or family_of(version, comment),
+        engine.family or family_named(version, comment),
         version.split("-")[0],
         server,
         engine.source.user,

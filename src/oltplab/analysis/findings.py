@@ -1,0 +1,244 @@
+"""The key findings, computed from the points: leader, saturation and collapse, buffer pool
+lever, read-only / read-write ratio, network overhead, engines close to each other.
+
+Peaks are found on the whole-run figures, the way the reference report reads its tables;
+a ratio that is given an interval (the buffer pool lever) is the steady one, from the same
+seconds as its interval.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import combinations
+from statistics import mean
+
+from oltplab.analysis.dataset import Dataset
+from oltplab.analysis.estimate import SIGNIFICANT, Comparison
+from oltplab.analysis.points import Point, Points, Value, cross_family, diff_pct
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    scenario: str
+    tier: str
+    engine: str
+    value: float
+    detail: str
+
+
+Peaks = dict[tuple[str, str, str], tuple[int, float]]
+
+
+def _peaks(found: dict[Point, Value]) -> Peaks:
+    """(scenario, tier, engine) -> (thread count of the peak, peak whole-run TPS)."""
+    peaks: Peaks = {}
+    for (scenario, tier, engine, threads), value in found.items():
+        key = (scenario, tier, engine)
+        if key not in peaks or value.whole_run > peaks[key][1]:
+            peaks[key] = (threads, value.whole_run)
+    return peaks
+
+
+def _threads(count: int) -> str:
+    return f"{count} thread{'s' if count != 1 else ''}"
+
+
+def ratio_interval(versus: Comparison | None, number: str) -> str:
+    """A comparison as a ratio with its interval (" 2.9x [2.8x, 3.0x]"); empty without one."""
+    if versus is None:
+        return ""
+    ratio = versus.ratio()
+    if ratio.low is None or ratio.high is None:
+        return f" {number.format(ratio.point)} ({versus.verdict})"
+    return (
+        f" {number.format(ratio.point)} [{number.format(ratio.low)}, {number.format(ratio.high)}]"
+    )
+
+
+def findings(
+    points: Points, close_pct: float = 3.0, include_flagged: bool = False
+) -> list[Finding]:
+    """The key findings; cells with validity flags are left out unless include_flagged."""
+    dataset = points.dataset
+    found = points.values(include_flagged=include_flagged)
+    peaks = _peaks(found)
+    out: list[Finding] = []
+    for scenario in dataset.scenarios:
+        for tier in dataset.tiers(scenario):
+            out += _leader_and_saturation(dataset, found, peaks, scenario, tier)
+    out += _buffer_pool_lever(points, peaks, include_flagged)
+    out += _ro_rw_ratio(dataset, peaks)
+    out += _network_overhead(points, found, include_flagged)
+    out += _close_engines(dataset, found, close_pct)
+    return out
+
+
+def _leader_and_saturation(
+    dataset: Dataset, found: dict[Point, Value], peaks: Peaks, scenario: str, tier: str
+) -> list[Finding]:
+    here = sorted(
+        ((e, p) for (s, t, e), p in peaks.items() if (s, t) == (scenario, tier)),
+        key=lambda item: -item[1][1],
+    )
+    if not here:
+        return []
+    out = []
+    leader, (threads, tps) = here[0]
+    detail = f"peak {tps:,.0f} TPS at {_threads(threads)}"
+    if len(here) > 1:
+        detail += (
+            f", {diff_pct(tps, here[1][1][1]):+.1f}% ahead of {here[1][0]} "
+            f"({here[1][1][1]:,.0f} TPS)"
+        )
+        if kinds := cross_family(dataset, [leader, here[1][0]]):
+            detail += f" (cross-family: {kinds})"
+    out.append(Finding("leader", scenario, tier, leader, tps, detail))
+    top = max(dataset.threads(scenario, tier))
+    for engine, (peak_threads, peak) in sorted(here, key=lambda i: dataset.engine_order(i[0])):
+        out.append(
+            Finding(
+                "saturation",
+                scenario,
+                tier,
+                engine,
+                peak_threads,
+                f"peak {peak:,.0f} TPS at {_threads(peak_threads)}",
+            )
+        )
+        last = found.get((scenario, tier, engine, top))
+        if last is not None and peak_threads != top and peak:
+            drop = diff_pct(last.whole_run, peak)
+            out.append(
+                Finding(
+                    "collapse",
+                    scenario,
+                    tier,
+                    engine,
+                    drop,
+                    f"{peak:,.0f} TPS at {_threads(peak_threads)} -> {last.whole_run:,.0f} "
+                    f"at {_threads(top)} ({drop:+.1f}%)",
+                )
+            )
+    return out
+
+
+def _buffer_pool_lever(points: Points, peaks: Peaks, include_flagged: bool) -> list[Finding]:
+    dataset = points.dataset
+    out = []
+    for scenario in dataset.scenarios:
+        tiers = dataset.tiers(scenario)
+        if len(tiers) < 2:
+            continue
+        small, large = tiers[0], tiers[-1]
+        for engine in dataset.engine_names():
+            low, high = peaks.get((scenario, small, engine)), peaks.get((scenario, large, engine))
+            if not (low and high and low[1]):
+                continue
+            versus = points.comparison(
+                (scenario, large, engine, high[0]),
+                (scenario, small, engine, low[0]),
+                include_flagged,
+            )
+            steady = f"; steady{ratio_interval(versus, '{:.2f}x')}" if versus else ""
+            out.append(
+                Finding(
+                    "buffer-pool-lever",
+                    scenario,
+                    f"{large}/{small}",
+                    engine,
+                    versus.ratio().point if versus else high[1] / low[1],
+                    f"peak {high[1]:,.0f} TPS at {large} vs {low[1]:,.0f} at {small}, "
+                    f"{high[1] / low[1]:.2f}x whole run{steady}",
+                )
+            )
+    return out
+
+
+def _ro_rw_ratio(dataset: Dataset, peaks: Peaks) -> list[Finding]:
+    out = []
+    for place in ("local", "network"):
+        for tier in dataset.tiers():
+            for engine in dataset.engine_names():
+                ro = peaks.get((f"ro-{place}", tier, engine))
+                rw = peaks.get((f"rw-{place}", tier, engine))
+                if ro and rw and rw[1]:
+                    ratio = ro[1] / rw[1]
+                    out.append(
+                        Finding(
+                            "ro-rw-ratio",
+                            f"ro/rw-{place}",
+                            tier,
+                            engine,
+                            ratio,
+                            f"peak read-only {ro[1]:,.0f} TPS / read-write "
+                            f"{rw[1]:,.0f} TPS = {ratio:.1f}x",
+                        )
+                    )
+    return out
+
+
+def _network_overhead(
+    points: Points, found: dict[Point, Value], include_flagged: bool
+) -> list[Finding]:
+    dataset = points.dataset
+    out = []
+    for mode in ("rw", "ro"):
+        for tier in dataset.tiers():
+            for engine in dataset.engine_names():
+                diffs, verdicts = [], []
+                for threads in dataset.threads(f"{mode}-local", tier):
+                    here = (f"{mode}-local", tier, engine, threads)
+                    there = (f"{mode}-network", tier, engine, threads)
+                    local, network = found.get(here), found.get(there)
+                    if not (local and network and local.whole_run):
+                        continue
+                    versus = points.comparison(there, here, include_flagged)
+                    diffs.append(
+                        versus.diff_pct if versus else diff_pct(network.whole_run, local.whole_run)
+                    )
+                    verdicts.append(versus is not None and versus.verdict == SIGNIFICANT)
+                if diffs:
+                    average = mean(diffs)
+                    out.append(
+                        Finding(
+                            "network-overhead",
+                            f"{mode}-network vs {mode}-local",
+                            tier,
+                            engine,
+                            average,
+                            f"mean {average:+.1f}% over {len(diffs)} thread counts "
+                            f"(from {min(diffs):+.1f}% to {max(diffs):+.1f}%; significant at "
+                            f"{sum(verdicts)} of {len(verdicts)})",
+                        )
+                    )
+    return out
+
+
+def _close_engines(dataset: Dataset, found: dict[Point, Value], close_pct: float) -> list[Finding]:
+    by_engine: dict[str, dict[tuple[str, str, int], float]] = defaultdict(dict)
+    for (scenario, tier, engine, threads), value in found.items():
+        by_engine[engine][(scenario, tier, threads)] = value.whole_run
+    out = []
+    for a, b in combinations(dataset.engine_names(), 2):
+        common = by_engine[a].keys() & by_engine[b].keys()
+        if not common:
+            continue
+        widest = max(
+            abs(diff_pct(by_engine[a][k], by_engine[b][k])) for k in common if by_engine[b][k]
+        )
+        if widest < close_pct:
+            kinds = cross_family(dataset, [a, b])
+            out.append(
+                Finding(
+                    "close-engines",
+                    "all",
+                    "all",
+                    f"{a} ~ {b}",
+                    widest,
+                    f"within {widest:.1f}% of each other in all {len(common)} common points"
+                    + (f" (cross-family: {kinds})" if kinds else ""),
+                )
+            )
+    return out

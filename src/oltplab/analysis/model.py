@@ -1,0 +1,149 @@
+"""The analysis of a dataset, made once: every table, finding and series a report or an
+export shows. Markdown, HTML, charts and exports read this model and compute nothing, so
+one figure is the same in every output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from oltplab.analysis.dataset import CellRecord, Dataset
+from oltplab.analysis.findings import Finding, findings
+from oltplab.analysis.points import Grid, Point, Points, Value, grids
+from oltplab.analysis.tables import (
+    NetworkLatencyRow,
+    Pairwise,
+    ProgressionRow,
+    RelativeTable,
+    Repeated,
+    Stability,
+    differences,
+    flagged,
+    network_latency,
+    pairwise,
+    progression,
+    relative,
+    repetitions,
+    stability,
+)
+from oltplab.analysis.telemetry import (
+    OperationRow,
+    Timeline,
+    notable_cells,
+    operation_table,
+    timeline,
+)
+from oltplab.errors import OltplabError
+
+GRID_METRICS = ("tps", "qps", "lat_p95_ms", "lat_avg_ms", "lat_max_ms")
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    baselines: list[str] = field(default_factory=list)
+    threshold: float = 5.0
+    relative_to: str | None = None
+    compare: list[str] = field(default_factory=list)
+    include_flagged: bool = False
+    noise_floor: float | None = None
+
+    def relative_engine(self, dataset: Dataset) -> str:
+        return _engine(dataset, self.relative_to, "--relative-to")
+
+    def compared(self, dataset: Dataset) -> tuple[str, list[str] | None]:
+        """The subject of the pairwise tables, and the engines it is set against (None: all)."""
+        chosen = [_engine(dataset, name, "--compare") for name in self.compare]
+        if not chosen:
+            return dataset.engine_names()[0], None
+        return chosen[0], chosen[1:] or None
+
+
+def _engine(dataset: Dataset, chosen: str | None, option: str) -> str:
+    names = dataset.engine_names()
+    if chosen is None:
+        return names[0]
+    if chosen not in dataset.engines:
+        raise OltplabError(
+            f"{option} {chosen}: no such engine in these results ({', '.join(names)})"
+        )
+    return chosen
+
+
+class Analysis:
+    """Every table, finding and series of a report, each computed on first use and then
+    kept: a renderer that asks for what it draws gets the same object as every other, and
+    the charts can start while the tables they do not need are still being computed."""
+
+    def __init__(self, dataset: Dataset, options: AnalysisOptions) -> None:
+        if not dataset.cells:
+            sources = ", ".join(map(str, dataset.sources))
+            raise OltplabError(f"{sources}: no measured cells to report on")
+        self.dataset = dataset
+        self.options = options
+        self.points = Points(dataset)
+        self.relative_engine = options.relative_engine(dataset)
+        self.subject, self.compared_with = options.compared(dataset)
+
+    @cached_property
+    def values(self) -> dict[str, dict[Point, Value]]:
+        return {metric: self.points.values(metric) for metric in GRID_METRICS}
+
+    @cached_property
+    def grids(self) -> dict[str, list[Grid]]:
+        return {metric: grids(self.points, metric) for metric in GRID_METRICS}
+
+    @cached_property
+    def progression(self) -> list[ProgressionRow]:
+        return progression(self.points, self.options.baselines)
+
+    @cached_property
+    def differences(self) -> list[ProgressionRow]:
+        return differences(self.progression, self.options.threshold)
+
+    @cached_property
+    def findings(self) -> list[Finding]:
+        return findings(self.points, include_flagged=self.options.include_flagged)
+
+    @cached_property
+    def relative(self) -> RelativeTable:
+        return relative(self.points, self.relative_engine)
+
+    @cached_property
+    def stability(self) -> list[Stability]:
+        return stability(self.points)
+
+    @cached_property
+    def repetitions(self) -> list[Repeated]:
+        return repetitions(self.points)
+
+    @cached_property
+    def pairwise(self) -> list[Pairwise]:
+        return pairwise(self.points, self.subject, self.compared_with)
+
+    @cached_property
+    def flagged(self) -> list[CellRecord]:
+        return flagged(self.dataset)
+
+    @cached_property
+    def network(self) -> list[NetworkLatencyRow]:
+        return network_latency(self.points)
+
+    @cached_property
+    def operations(self) -> list[OperationRow]:
+        return operation_table(self.points)
+
+    @cached_property
+    def timelines(self) -> dict[str, Timeline]:
+        return {
+            cell.key: found
+            for cell in self.dataset.cells
+            if (found := timeline(self.points, cell)) is not None
+        }
+
+    @cached_property
+    def notable(self) -> list[tuple[str, CellRecord]]:
+        return notable_cells(self.dataset)
+
+
+def analyse(dataset: Dataset, options: AnalysisOptions) -> Analysis:
+    return Analysis(dataset, options)

@@ -1,0 +1,161 @@
+"""Points, their figures and their comparisons: what every table is made of.
+
+A point is (scenario, tier, engine, threads): the repetitions of one cell. It has two
+figures that are never mixed up: `whole_run`, the mean of what sysbench printed for each
+whole run (the figure published reports quote), and `steady`, the estimate over the
+steady seconds after each run's warm-up cut, with the interval made from those same
+seconds. Comparisons between points are made once per analysis and shared by every table.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from statistics import mean
+
+from oltplab.analysis.dataset import CellRecord, Dataset
+from oltplab.analysis.estimate import Comparison, Estimate, PointSample, compare, mean_estimate
+from oltplab.stats import steady
+
+Point = tuple[str, str, str, int]  # scenario, tier, engine, threads
+
+
+@dataclass(frozen=True)
+class Value:
+    """One point's figure: sysbench's whole-run value (mean over repetitions) and, for TPS
+    with per-second data, the steady estimate with its interval."""
+
+    whole_run: float
+    runs: int
+    flags: tuple[str, ...]
+    steady: Estimate | None = None
+
+
+def usable(cell: CellRecord, include_flagged: bool) -> bool:
+    return cell.measured and (include_flagged or not cell.suspect_flags)
+
+
+@dataclass(frozen=True)
+class CellCut:
+    """A cell's warm-up cut (seconds dropped) and its steady series."""
+
+    cut: int
+    sample: PointSample
+
+    @property
+    def steady_from(self) -> int:
+        """The first second counted, 1-based: the same in every table and chart."""
+        return self.cut + 1
+
+
+@dataclass
+class Points:
+    """Every point's figures and samples, computed once from a dataset, and the comparisons
+    between points, each made once however many tables show it."""
+
+    dataset: Dataset
+    cuts: dict[str, CellCut] = field(default_factory=dict)
+    _samples: dict[bool, dict[Point, PointSample]] = field(default_factory=dict)
+    _values: dict[tuple[str, bool], dict[Point, Value]] = field(default_factory=dict)
+    _comparisons: dict[tuple[Point, Point, bool], Comparison | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for cell in self.dataset.cells:
+            series = self.dataset.series.get(cell.key)
+            if series is not None and len(series) >= 2:
+                cut, part = steady(series, self.dataset.fixed_cut)
+                self.cuts[cell.key] = CellCut(cut, PointSample({cell.repetition: part}))
+
+    def samples(self, include_flagged: bool = True) -> dict[Point, PointSample]:
+        """Each point's steady per-second TPS series, by repetition."""
+        if include_flagged not in self._samples:
+            found: dict[Point, list[PointSample]] = defaultdict(list)
+            for cell in self.dataset.cells:
+                cut = self.cuts.get(cell.key)
+                if cut and usable(cell, include_flagged):
+                    found[point_of(cell)].append(cut.sample)
+            # A point with one run is that run's sample, so what it caches is shared.
+            self._samples[include_flagged] = {
+                point: parts[0]
+                if len(parts) == 1
+                else PointSample({r: s for part in parts for r, s in part.series.items()})
+                for point, parts in found.items()
+            }
+        return self._samples[include_flagged]
+
+    def values(self, metric: str = "tps", include_flagged: bool = True) -> dict[Point, Value]:
+        key = (metric, include_flagged)
+        if key not in self._values:
+            self._values[key] = self._compute_values(metric, include_flagged)
+        return self._values[key]
+
+    def _compute_values(self, metric: str, include_flagged: bool) -> dict[Point, Value]:
+        grouped: dict[Point, list[CellRecord]] = defaultdict(list)
+        for cell in self.dataset.cells:
+            if include_flagged or not cell.suspect_flags:
+                grouped[point_of(cell)].append(cell)
+        sample = self.samples(include_flagged) if metric == "tps" else {}
+        result = {}
+        for point, cells in grouped.items():
+            found = [c.metric(metric) for c in cells if c.measured]
+            figures = [v for v in found if v is not None]
+            if figures:
+                flags = tuple(sorted({f for c in cells for f in c.suspect_flags}))
+                estimate = mean_estimate(sample[point]) if point in sample else None
+                result[point] = Value(mean(figures), len(figures), flags, estimate)
+        return result
+
+    def comparison(self, a: Point, b: Point, include_flagged: bool = True) -> Comparison | None:
+        """a against b over their steady seconds; None when either has no per-second data."""
+        key = (a, b, include_flagged)
+        if key not in self._comparisons:
+            sample = self.samples(include_flagged)
+            self._comparisons[key] = (
+                compare(sample[a], sample[b], paired=self.dataset.paired, label=f"{a}|{b}")
+                if a in sample and b in sample
+                else None
+            )
+        return self._comparisons[key]
+
+
+def point_of(cell: CellRecord) -> Point:
+    return (cell.scenario, cell.tier, cell.engine, cell.threads)
+
+
+def diff_pct(value: float, baseline: float) -> float:
+    return (value / baseline - 1.0) * 100.0
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Engines as rows, thread counts as columns, like the report's Table 6.1.1: the
+    whole-run figures sysbench printed."""
+
+    scenario: str
+    tier: str
+    metric: str
+    threads: list[int]
+    rows: list[tuple[str, list[Value | None]]]
+
+
+def grids(points: Points, metric: str) -> list[Grid]:
+    dataset, found = points.dataset, points.values(metric)
+    out = []
+    for scenario in dataset.scenarios:
+        for tier in dataset.tiers(scenario):
+            threads = dataset.threads(scenario, tier)
+            engines = dataset.engines_in(scenario, tier)
+            rows = [(e, [found.get((scenario, tier, e, t)) for t in threads]) for e in engines]
+            out.append(Grid(scenario, tier, metric, threads, rows))
+    return out
+
+
+def dbms(family: str) -> str:
+    """MySQL, MariaDB and Percona Server are one kind of server; PostgreSQL another."""
+    return "PostgreSQL" if family == "postgresql" else "MySQL-family"
+
+
+def cross_family(dataset: Dataset, engines: list[str]) -> str | None:
+    """ "MySQL-family vs PostgreSQL" when these engines are different kinds of server."""
+    kinds = sorted({dbms(dataset.engines[e].family) for e in engines if e in dataset.engines})
+    return " vs ".join(kinds) if len(kinds) > 1 else None

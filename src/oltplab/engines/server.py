@@ -1,0 +1,81 @@
+"""What the runner knows of an engine: one small protocol every server meets, whatever its
+family and wherever it runs, and the engine's state for a run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from oltplab.engines.control import Control, PostgresControl
+from oltplab.engines.hosts import Host, PrivateFile
+from oltplab.engines.supplier import Distribution
+from oltplab.sysbench import Target, connection_options
+
+
+class Server(Protocol):
+    """A server a session runs against: a private instance oltplab starts (on this machine
+    or an SSH host) or an existing endpoint it only connects to."""
+
+    host: str  # where sysbench connects
+    client_port: int
+    machine: Host  # where client tools for the server run
+
+    @property
+    def owned(self) -> bool:
+        """Whether oltplab starts, configures and stops it (an endpoint is measured as is)."""
+        ...
+
+    @property
+    def client_protocol(self) -> str:
+        """ "mysql" or "postgresql": the protocol and sysbench driver that reach it."""
+        ...
+
+    def control(self) -> Control | PostgresControl: ...
+    def client_options(self) -> PrivateFile: ...
+    def alive(self) -> bool: ...
+    def exit_description(self) -> str: ...
+    def stop(self, timeout: float) -> bool: ...
+    def kill(self) -> None: ...
+    def session_log(self) -> str: ...
+    def session_log_tail(self, lines: int = 8) -> str: ...
+    def server_pid(self) -> int | None:
+        """The server's process id when it runs on this machine (its CPU is read from /proc)."""
+        ...
+
+    def restore_bytes(self) -> int:
+        """Disk space the next session's datadir takes beyond what it frees."""
+        ...
+
+    def discard_datadir(self) -> None: ...
+    def local_work(self) -> Path | None: ...
+    def link(self, target: Target) -> dict[str, Any] | None: ...
+
+
+@dataclass
+class EngineState:
+    name: str
+    family: str
+    version: str
+    server: Server
+    user: str
+    password: str
+    server_version: str
+    work: Path
+    distribution: Distribution | None = None
+    artifact_dir: str = ""
+
+    @property
+    def provisioned(self) -> bool:
+        return self.server.owned
+
+    def target(self) -> Target:
+        driver = "pgsql" if self.server.client_protocol == "postgresql" else "mysql"
+        return Target(
+            self.server.host, self.server.client_port, self.user, self.password, driver=driver
+        )
+
+    def sysbench_options(self) -> PrivateFile:
+        """sysbench's connection options, password included, for its --config-file: there
+        while sysbench runs only (the port changes from session to session)."""
+        return PrivateFile(Host(), self.work / "sysbench.cnf", connection_options(self.target()))

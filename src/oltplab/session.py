@@ -1,0 +1,408 @@
+"""One session of a run: an engine made ready on first use, started with a tier's
+configuration (its live variables checked against the intent), warmed up, and each of
+its pending cells measured with its telemetry; a failed cell is recorded with its reason."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
+from oltplab.engines.control import format_pairs
+from oltplab.engines.provision import (
+    artifact_dir,
+    begin_session,
+    endpoint_engine,
+    machine_for,
+    provisioned_engine,
+    tunables,
+)
+from oltplab.engines.server import EngineState, Server
+from oltplab.engines.supplier import source_of
+from oltplab.errors import DiskFull, EngineError
+from oltplab.ledger import Ledger
+from oltplab.plan import Cell, Session, cell_stem, safe_name, scenario_dir, session_stem
+from oltplab.provenance import RunRecord, disk_of
+from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
+from oltplab.store.files import ensure_space
+from oltplab.sysbench import (
+    CLIENT_BOUND_SHARE,
+    TELEMETRY_GAP,
+    SysbenchRun,
+    client_share,
+    command,
+    execute,
+    read_output,
+    stall_notes,
+    validity_flags,
+)
+from oltplab.telemetry.devices import CellSite, Telemetry
+from oltplab.workloads import distribution, sysbench_test
+
+log = logging.getLogger("oltplab")
+
+
+class Display(Protocol):
+    """What the runner tells the person watching; the CLI draws it with Rich."""
+
+    def start(self, total_seconds: float) -> None: ...
+    def phase(self, label: str, seconds: float) -> None: ...
+    def advance(self, seconds: float) -> None: ...
+    def extend(self, seconds: float) -> None: ...
+    def note(self, message: str) -> None: ...
+    def stop(self) -> None: ...
+
+
+@dataclass
+class RunContext:
+    """What every session of a run shares."""
+
+    spec: Spec
+    results: Path
+    ledger: Ledger
+    display: Display
+    run_id: int
+    sysbench: str
+    prepare_endpoints: bool
+    cleanup_endpoints: bool
+    definitions: dict[Cell, str]
+    until_cv: float | None
+    max_repetitions: int
+    telemetry: Telemetry
+    record: RunRecord
+    engines: dict[str, EngineState] = field(default_factory=dict)
+    broken: dict[str, str] = field(default_factory=dict)
+    instances: list[Server] = field(default_factory=list)
+
+
+# --- engines ----------------------------------------------------------------------------------
+
+
+def engine_key(name: str, host: str) -> str:
+    return name if host == LOCAL_HOST else f"{name}@{host}"
+
+
+def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
+    """The engine ready to serve sessions on a host, set up on first use."""
+    key = engine_key(name, host)
+    if key in ctx.engines:
+        return ctx.engines[key]
+    engine = ctx.spec.engine(name)
+    work = ctx.results / ".work" / safe_name(key)
+
+    def phase(label: str) -> None:
+        ctx.display.phase(label, 0)
+
+    if engine.is_endpoint:
+        state = endpoint_engine(ctx.spec, engine, work, ctx.sysbench, phase, ctx.prepare_endpoints)
+    else:
+        state = provisioned_engine(
+            ctx.spec,
+            engine,
+            work,
+            ctx.sysbench,
+            phase,
+            ctx.instances.append,
+            machine_for(ctx.spec, host),
+        )
+    taken = {row["artifact_dir"] for n, row in ctx.ledger.engines().items() if n != name}
+    state.artifact_dir = artifact_dir(state, taken)
+    dist = state.distribution
+    ctx.ledger.record_engine(
+        name,
+        family=state.family,
+        version=state.version,
+        server_version=state.server_version,
+        source=source_of(engine),
+        binary_sha256=dist.binary_sha256 if dist else None,
+        archive_sha256=dist.archive_sha256 if dist else None,
+        artifact_dir=state.artifact_dir,
+    )
+    facts = {
+        "family": state.family,
+        "version": state.version,
+        "server_version": state.server_version,
+        "source": source_of(engine),
+        "binary_sha256": dist.binary_sha256 if dist else None,
+        "archive_sha256": dist.archive_sha256 if dist else None,
+        "artifact_dir": state.artifact_dir,
+    }
+    if (work := state.server.local_work()) is not None:
+        facts["datadir_disk"] = disk_of(work)
+    ctx.record.engine(key, facts)
+    ctx.engines[key] = state
+    return state
+
+
+# --- sessions and cells ----------------------------------------------------------------------
+
+
+def _fail(ctx: RunContext, cells: list[Cell], reason: str) -> None:
+    for cell in cells:
+        ctx.ledger.record_failed(cell, reason, None)
+        ctx.display.note(f"[red]failed[/red] {_label(cell)}: {reason}")
+    log.error("%d cell(s) failed: %s", len(cells), reason)
+
+
+def _label(cell: Cell) -> str:
+    rep = f" run {cell.repetition}" if cell.repetition > 1 else ""
+    return f"{cell.engine} {cell.tier} {cell.workload} {cell.threads}th{rep}"
+
+
+def run_session(ctx: RunContext, session: Session, cells: list[Cell]) -> None:
+    key = engine_key(session.engine, session.host)
+    if key in ctx.broken:
+        _fail(ctx, cells, ctx.broken[key])
+        return
+    try:
+        state = _engine(ctx, session.engine, session.host)
+    except EngineError as exc:
+        _unless_disk_full(ctx, exc)
+        ctx.broken[key] = str(exc)
+        _fail(ctx, cells, str(exc))
+        return
+    workload = ctx.spec.workload(session.workload)
+    folder = ctx.results / scenario_dir(workload.name, session.network) / state.artifact_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = folder / session_stem(session.tier, workload.reads_only)
+    try:
+        _start_session(ctx, state, session, stem)
+    except EngineError as exc:
+        _end_session(ctx, state, stem)
+        _unless_disk_full(ctx, exc)
+        _fail(ctx, cells, str(exc))
+        return
+    try:
+        for index, cell in enumerate(cells):
+            _measure(ctx, state, cell, folder / cell_stem(cell, workload.reads_only))
+            if not state.server.alive() and index + 1 < len(cells):
+                _recover(ctx, state, session, stem, cells[index + 1 :])
+    except _SessionLost as lost:
+        _fail(ctx, lost.cells, lost.reason)
+    finally:
+        _end_session(ctx, state, stem)
+
+
+def _unless_disk_full(ctx: RunContext, exc: EngineError) -> None:
+    """A failure on a full disk is no result: the run stops (exit 3) and resumes later."""
+    if "No space left on device" in str(exc):
+        raise DiskFull(f"{exc}; free some space, then run the same command again") from None
+    ensure_space(ctx.results)
+
+
+def _end_session(ctx: RunContext, state: EngineState, stem: Path) -> None:
+    state.server.stop(ctx.spec.protocol.stop_timeout_seconds)
+    text = state.server.session_log()
+    if text:
+        stem.with_name(stem.name + ".errlog.txt").write_text(text)
+
+
+class _SessionLost(Exception):
+    def __init__(self, reason: str, cells: list[Cell]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.cells = cells
+
+
+def _recover(
+    ctx: RunContext, state: EngineState, session: Session, stem: Path, remaining: list[Cell]
+) -> None:
+    """After the engine died: restart it on a fresh snapshot copy and warm up again."""
+    if not state.provisioned:
+        raise _SessionLost(f"endpoint of {state.name} is unreachable", remaining)
+    log.warning("%s died (%s); restarting", state.name, state.server.exit_description())
+    state.server.stop(ctx.spec.protocol.stop_timeout_seconds)
+    try:
+        _start_session(ctx, state, session, stem)
+    except EngineError as exc:
+        raise _SessionLost(f"engine restart failed: {exc}", remaining) from None
+
+
+def _start_session(ctx: RunContext, state: EngineState, session: Session, stem: Path) -> None:
+    spec, server = ctx.spec, state.server
+    label = f"{session.engine} {session.tier} {session.workload}"
+    if server.owned:
+        ensure_space(ctx.results, server.restore_bytes(), "restore the datadir")
+        ctx.display.phase(f"{label}: restoring datadir and starting", 0)
+    cnf = begin_session(spec, state, session.tier)
+    if cnf is not None:
+        stem.with_name(stem.name + ".cnf.txt").write_text(cnf)
+        ctx.record.config(session.engine, session.tier, cnf)
+    if (link := server.link(state.target())) is not None:
+        ctx.record.link(engine_key(session.engine, session.host), link)
+        log.info("%s: link round trip %.3f ms, shaping %s", label, link["rtt_ms"], link["shaping"])
+    with server.control() as control:
+        variables = control.variables()
+        status = control.status()
+    stem.with_name(stem.name + ".vars.txt").write_text(format_pairs(variables))
+    stem.with_name(stem.name + ".status.txt").write_text(format_pairs(status))
+    ctx.ledger.record_variables(session.engine, session.tier, session.workload, variables)
+    mismatches = check_variables(expected_variables(tunables(spec, state, session.tier)), variables)
+    if not state.provisioned:
+        _refuse_tier_changes(spec, state, session.tier, variables)
+    if mismatches:
+        first = describe_mismatch(mismatches[0])
+        more = f" (and {len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
+        if state.provisioned:
+            raise EngineError(f"engine {session.engine} tier {session.tier}: {first}{more}")
+        # An endpoint is measured as it is; the differences are told, not fixed.
+        message = f"endpoint {session.engine} differs from the intent: {first}{more}"
+        log.warning(message)
+        ctx.display.note(f"[yellow]{message}[/yellow]")
+    _warm_up(ctx, state, session, stem, label)
+    if ctx.telemetry.devices:
+        ctx.display.phase(f"{label}: telemetry of the warm engine", 0)
+    for missing in ctx.telemetry.end_of_warm_up(server, stem):
+        log.warning("%s: %s", label, missing)
+
+
+def _refuse_tier_changes(
+    spec: Spec, state: EngineState, tier: str, variables: dict[str, str]
+) -> None:
+    """An endpoint is measured as it is: a tier that asks for settings it does not have
+    (beyond the shared [config]) would be a different server, so it is refused."""
+    shared = expected_variables(tunables(spec, state, tier, tier_overrides=False))
+    wanted = expected_variables(tunables(spec, state, tier))
+    changed = {name: value for name, value in wanted.items() if shared.get(name) != value}
+    mismatches = check_variables(changed, variables)
+    if mismatches:
+        raise EngineError(
+            f"engine {state.name} tier {tier}: would change the endpoint's configuration "
+            f"({describe_mismatch(mismatches[0])}); an endpoint is measured as it is: run it "
+            "without this tier, or use a provisioned engine"
+        )
+
+
+def _warm_up(ctx: RunContext, state: EngineState, session: Session, stem: Path, label: str) -> None:
+    protocol = ctx.spec.protocol
+    phases = [("warmupA", "oltp_read_only", protocol.warmup_ro_seconds)]
+    if not ctx.spec.workload(session.workload).reads_only:
+        phases.append(("warmupB", "oltp_read_write", protocol.warmup_rw_seconds))
+    for name, test, seconds in phases:
+        if seconds <= 0:
+            continue
+        ctx.display.phase(f"{label}: {name}", seconds)
+        output = stem.with_name(f"{stem.name}_{name}.sysbench.txt")
+        # A warm-up runs with the options the spec gives its test, on the dataset's rows.
+        listed = {w.name: w.options for w in ctx.spec.workloads}
+        warm_up = WorkloadSpec(name=test, options=listed.get(test, {}))
+        result = _sysbench(ctx, state, warm_up, protocol.warmup_threads, seconds, output)
+        if result.returncode != 0:
+            parsed = read_output(output)
+            raise EngineError(f"{name} failed: {_failure_reason(result, parsed.fatal, state)}")
+
+
+def _sysbench(
+    ctx: RunContext,
+    state: EngineState,
+    workload: WorkloadSpec,
+    threads: int,
+    seconds: int,
+    output: Path,
+) -> SysbenchRun:
+    """One sysbench run of the workload; its connection options exist only while it runs."""
+    spec = ctx.spec
+    rand_type, pareto_h = distribution(spec, workload)
+    options = state.sysbench_options()
+    args = command(
+        ctx.sysbench,
+        sysbench_test(workload),
+        "run",
+        options.path,
+        tables=spec.dataset.tables,
+        table_size=spec.dataset.table_size,
+        threads=threads,
+        seconds=seconds,
+        report_interval=spec.protocol.report_interval,
+        rand_type=rand_type,
+        rand_pareto_h=pareto_h,
+        options=workload.run_options(),
+    )
+    with options.present():
+        grace = spec.protocol.sysbench_grace_seconds
+        return execute(args, output, seconds + grace, ctx.display.advance, state.target())
+
+
+def _failure_reason(
+    result: SysbenchRun, fatal: tuple[str, ...], state: EngineState, alive: bool | None = None
+) -> str:
+    parts = []
+    alive = state.server.alive() if alive is None else alive
+    if not alive:
+        parts.append(f"{state.server.exit_description()} during the cell")
+    if result.timed_out:
+        parts.append(f"sysbench did not finish within {result.seconds:.0f} s and was killed")
+    elif result.returncode is not None and result.returncode < 0:
+        parts.append(f"sysbench was killed by signal {-result.returncode}")
+    elif result.returncode not in (0, None):
+        parts.append(f"sysbench exited with code {result.returncode}")
+    if fatal:
+        parts.append(f"sysbench said: {fatal[0][:300]}")
+    log_tail = state.server.session_log_tail(3)
+    if log_tail and not alive:
+        parts.append(f"error log: {log_tail[-600:]}")
+    return "; ".join(parts) or "sysbench printed no summary"
+
+
+def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> None:
+    spec = ctx.spec
+    seconds = spec.protocol.measure_seconds
+    output = stem.with_name(stem.name + ".sysbench.txt")
+    artifact = str(output.relative_to(ctx.results))
+    ensure_space(ctx.results, what="measure a cell")
+    ctx.ledger.mark_running(cell, ctx.run_id)
+    ctx.display.phase(_label(cell), seconds)
+    ctx.telemetry.before_cell(CellSite(stem, state.server))
+    try:
+        result = _sysbench(ctx, state, spec.workload(cell.workload), cell.threads, seconds, output)
+    except KeyboardInterrupt:
+        ctx.telemetry.abandon()
+        ctx.ledger.requeue(failed_too=False)
+        raise
+    collected = ctx.telemetry.after_cell(result.seconds)
+    parsed = read_output(output)
+    alive = state.server.alive()
+    if alive:
+        try:
+            with state.server.control() as control:
+                status = format_pairs(control.status())
+            stem.with_name(stem.name + ".status.txt").write_text(status)
+        except EngineError as exc:
+            log.warning("%s: status not recorded: %s", _label(cell), exc)
+    flags = validity_flags(parsed, seconds, spec.protocol.report_interval)
+    share = client_share(result.cpu_seconds, result.seconds, cell.threads, os.cpu_count() or 1)
+    if share > CLIENT_BOUND_SHARE:
+        flags.append("client-bound")
+    if collected.gap:
+        flags.append(TELEMETRY_GAP)
+    notes = ", ".join(
+        filter(None, [stall_notes(parsed), f"client CPU {share:.0%}", *collected.notes])
+    )
+    succeeded = result.returncode == 0 and parsed.summary is not None and alive
+    if not succeeded:
+        ensure_space(ctx.results)  # a cell that failed on a full disk is measured again
+    reason = None if succeeded else _failure_reason(result, parsed.fatal, state, alive)
+    ctx.ledger.record_result(
+        cell,
+        parsed.summary,
+        parsed.samples,
+        flags,
+        artifact,
+        reason,
+        notes,
+        collected.rows,
+        clock=dataclasses.asdict(collected.clock) if collected.clock else None,
+    )
+    if parsed.summary is not None and reason is None:
+        marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""
+        ctx.display.note(
+            f"[green]done[/green] {_label(cell)}: {parsed.summary.tps:,.1f} tps{marks}"
+        )
+        log.info("%s done: %.1f tps %s", _label(cell), parsed.summary.tps, flags)
+    else:
+        ctx.display.note(f"[red]failed[/red] {_label(cell)}: {reason}")
+        log.error("%s failed: %s", _label(cell), reason)

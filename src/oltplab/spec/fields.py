@@ -1,0 +1,178 @@
+"""The spec's field types and the checks that keep a spec from opening a door: names,
+ranges, printable text, engine options and SSH options."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+)
+
+from oltplab.sizes import format_size, parse_size
+
+Family = Literal["mysql", "mariadb", "percona-server", "postgresql"]
+Scalar = str | int | float | bool
+
+ByteSize = Annotated[
+    int, BeforeValidator(parse_size), PlainSerializer(format_size, return_type=str)
+]
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=64)]
+WEEK_SECONDS = 7 * 24 * 3600
+MAX_THREADS = 10_000
+
+
+def whole(low: int, high: int, unit: str = "") -> BeforeValidator:
+    """An integer key within [low, high]: floats, strings and booleans are refused, so
+    `measure_seconds = 1e9` or `table_size = true` never slip through as numbers."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"expected a whole number{unit} from {low:,} to {high:,}")
+        return value
+
+    return BeforeValidator(check)
+
+
+Seconds = Annotated[int, whole(1, WEEK_SECONDS, " of seconds")]
+OptionalSeconds = Annotated[int, whole(0, WEEK_SECONDS, " of seconds (0 skips it)")]
+ThreadCount = Annotated[int, whole(1, MAX_THREADS, " of threads")]
+Count = Annotated[int, whole(1, 10**9)]
+NonNegativeCount = Annotated[int, whole(0, 2**32 - 1)]
+
+
+def printable(value: str) -> str:
+    """Free text that ends up in option files, command lines or logs may hold no line
+    breaks or other control characters (a newline would add lines to a file)."""
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        raise ValueError(f"must be one line without control characters (got {value!r})")
+    return value
+
+
+Text = Annotated[str, AfterValidator(printable)]
+
+SYSBENCH_TESTS = (
+    "oltp_read_write",
+    "oltp_read_only",
+    "oltp_write_only",
+    "oltp_point_select",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
+    "oltp_delete",
+    "select_random_points",
+    "select_random_ranges",
+)
+READ_ONLY_TESTS = frozenset(
+    {"oltp_read_only", "oltp_point_select", "select_random_points", "select_random_ranges"}
+)
+# Options the runner sets itself; letting a workload override them would break the protocol.
+# sysbench reads --table_size as --table-size, so names are compared in the hyphen spelling.
+RESERVED_SYSBENCH_OPTIONS = frozenset(
+    {
+        "threads",
+        "time",
+        "events",
+        "tables",
+        "table-size",
+        "report-interval",
+        "db-driver",
+        "percentile",
+        "histogram",
+        "config-file",
+        *(
+            f"{driver}-{what}"
+            for driver in ("mysql", "pgsql")
+            for what in ("host", "port", "user", "password", "db", "socket")
+        ),
+    }
+)
+
+
+# Raw server options a spec may add. A spec can come from someone else (`oltplab rerun` of a
+# run.json), so options that name files or folders, load code, run commands or open
+# access are refused: with them a spec could write files as the server's user.
+_UNSAFE_SUFFIXES = (
+    "_file", "_filename", "_dir", "_directory", "_directories", "_path", "_command",
+    "_library", "_libraries", "_keyfile",
+)  # fmt: skip
+_UNSAFE_PREFIXES = (
+    "plugin", "early_plugin", "ssl", "tls", "init_", "include", "unix_socket", "log_bin",
+    "relay_log", "secure_", "skip_grant", "archive_", "restore_", "recovery_", "mysqlx",
+)  # fmt: skip
+_UNSAFE_NAMES = frozenset(
+    {
+        "basedir", "datadir", "tmpdir", "socket", "port", "bind_address", "user", "log_error",
+        "skip_networking", "local_infile", "listen_addresses", "data_directory",
+        "log_directory", "log_filename", "shared_preload_libraries", "local_preload_libraries",
+        "session_preload_libraries", "dynamic_library_path", "named_pipe", "shared_memory",
+        "shared_memory_base_name", "lc_messages_dir", "character_sets_dir",
+    }
+)  # fmt: skip
+_OPTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+
+
+def safe_extras(options: dict[str, Any]) -> dict[str, Any]:
+    for key, value in options.items():
+        if not _OPTION_NAME.match(key):
+            raise ValueError(f"{key!r} is not an option name (letters, digits, _ - .)")
+        name = key.lower().replace("-", "_")
+        if (
+            name in _UNSAFE_NAMES
+            or name.endswith(_UNSAFE_SUFFIXES)
+            or name.startswith(_UNSAFE_PREFIXES)
+        ):
+            raise ValueError(
+                f"{key}: oltplab does not pass options that name files or folders, load code, "
+                "run commands or open access; the instance's paths and accounts are its own"
+            )
+        if isinstance(value, str) and (
+            "[" in value or any(ord(char) < 32 or ord(char) == 127 for char in value)
+        ):
+            raise ValueError(
+                f"{key}: the value must be one line without '[' or control characters "
+                f"(got {value!r})"
+            )
+    return options
+
+
+ExtraOptions = Annotated[dict[str, Scalar], AfterValidator(safe_extras)]
+
+# `ssh -o` options a spec may give: how to reach and trust the host, nothing that runs a
+# command (ProxyCommand, LocalCommand, KnownHostsCommand), loads code (PKCS11Provider) or
+# opens a forward. Anything else belongs in the user's own ~/.ssh/config.
+SSH_OPTIONS = {
+    name.lower(): name
+    for name in (
+        "Port", "User", "HostName", "HostKeyAlias", "IdentityFile", "IdentitiesOnly",
+        "StrictHostKeyChecking", "UserKnownHostsFile", "GlobalKnownHostsFile",
+        "CheckHostIP", "HashKnownHosts", "UpdateHostKeys", "ConnectTimeout",
+        "ConnectionAttempts", "ServerAliveInterval", "ServerAliveCountMax", "TCPKeepAlive",
+        "Compression", "AddressFamily", "LogLevel", "Ciphers", "MACs", "KexAlgorithms",
+        "HostKeyAlgorithms", "PubkeyAcceptedAlgorithms", "PubkeyAcceptedKeyTypes",
+        "PreferredAuthentications", "PubkeyAuthentication", "PasswordAuthentication",
+        "GSSAPIAuthentication", "IPQoS", "RekeyLimit",
+    )
+}  # fmt: skip
+
+
+def allowed_ssh_options(options: dict[str, str]) -> dict[str, str]:
+    for key, value in options.items():
+        if key.lower() not in SSH_OPTIONS:
+            raise ValueError(
+                f"ssh option {key} is not allowed (a spec may set only "
+                f"{', '.join(sorted(SSH_OPTIONS.values()))}); put it in your own ~/.ssh/config"
+            )
+        printable(value)
+    return options
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)

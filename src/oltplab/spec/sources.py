@@ -1,0 +1,117 @@
+"""Where an engine comes from: a Maven artifact, a tarball, a folder, a Debian package, or an
+existing server's endpoint."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    model_validator,
+)
+
+from oltplab.engines.catalog import CATALOG
+from oltplab.spec.fields import ExtraOptions, Family, Name, StrictModel, Text
+
+# --- engine sources -------------------------------------------------------------------------
+
+
+class MavenSource(StrictModel):
+    # Whether oltplab runs the engine itself (else it only connects to a server).
+    provisioned: ClassVar[bool] = True
+    maven: Annotated[str, Field(pattern=r"^[\w.-]+:[\w.-]+:[\w.-]+$")]
+
+
+def beside_spec(value: Any, info: ValidationInfo) -> Any:
+    """Relative paths in a spec are relative to the spec file, not to where oltplab runs."""
+    base = (info.context or {}).get("base")
+    if base is None or not isinstance(value, str | Path) or re.match(r"^https?://", str(value)):
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+class TarballSource(StrictModel):
+    provisioned: ClassVar[bool] = True
+    tarball: Annotated[Text, BeforeValidator(beside_spec)]
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+
+
+class BasedirSource(StrictModel):
+    provisioned: ClassVar[bool] = True
+    basedir: Annotated[Path, BeforeValidator(beside_spec)]
+
+
+class DebianSource(StrictModel):
+    provisioned: ClassVar[bool] = True
+    # A Debian package name (policy: lower case, digits, + - .), never an apt option.
+    debian: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$")]
+
+
+class EndpointSource(StrictModel):
+    provisioned: ClassVar[bool] = False
+    endpoint: Annotated[str, Field(pattern=r"^[^:\s]+:\d+$")]
+    user: Annotated[Text, Field(min_length=1, max_length=80)]
+    password_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
+    password_file: Path | None = None
+
+
+SOURCE_KINDS = ("maven", "tarball", "basedir", "debian", "endpoint")
+
+
+def _source_kind(value: Any) -> str | None:
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    if isinstance(value, dict):
+        kinds = [kind for kind in SOURCE_KINDS if kind in value]
+        if len(kinds) == 1:
+            return kinds[0]
+    return None
+
+
+EngineSource = Annotated[
+    Annotated[MavenSource, Tag("maven")]
+    | Annotated[TarballSource, Tag("tarball")]
+    | Annotated[BasedirSource, Tag("basedir")]
+    | Annotated[DebianSource, Tag("debian")]
+    | Annotated[EndpointSource, Tag("endpoint")],
+    Discriminator(
+        _source_kind,
+        custom_error_type="source_kind",
+        custom_error_message="expected exactly one of the keys " + ", ".join(SOURCE_KINDS),
+    ),
+]
+
+
+class EngineSpec(StrictModel):
+    name: Name
+    source: EngineSource | None = None
+    family: Family | None = None
+    version: Annotated[str, Field(pattern=r"^[0-9A-Za-z][0-9A-Za-z.+_-]*$")] | None = None
+    extra: ExtraOptions = {}
+
+    @model_validator(mode="after")
+    def _known_or_sourced(self) -> EngineSpec:
+        if self.source is None and self.name not in CATALOG:
+            known = ", ".join(sorted(CATALOG))
+            raise ValueError(
+                f"unknown engine {self.name!r}: use one of {known}, "
+                "or give it a source (maven, tarball, basedir, debian or endpoint)"
+            )
+        if self.is_endpoint and self.family == "postgresql":
+            raise ValueError(
+                f"engine {self.name!r}: endpoints are reached over the MySQL protocol; "
+                "run PostgreSQL as a private instance (debian, tarball or basedir source)"
+            )
+        return self
+
+    @property
+    def is_endpoint(self) -> bool:
+        return self.source is not None and not self.source.provisioned

@@ -1,0 +1,207 @@
+"""Telemetry devices: each collector is a device with lifecycle hooks that the runner calls
+in one place (at the end of a session's warm-up, before a cell, after it).
+
+A device that is missing, dies or falls silent never fails the cell: what is missing is
+written down and the cell is flagged `telemetry-gap`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from oltplab.engines.hosts import Host
+from oltplab.engines.processes import terminate
+from oltplab.engines.server import Server
+from oltplab.telemetry.collectors import (
+    ENGINE_SOURCE,
+    Collected,
+    TelemetryClock,
+    describe_seconds,
+    missing_seconds,
+    raw_file,
+    seconds_of_day,
+    source_series,
+    to_rows,
+)
+from oltplab.telemetry.engine import EngineProbe
+from oltplab.telemetry.snapshots import engine_summary
+
+# The tools print in the C locale: one decimal point and 24-hour clocks to read. Writing
+# to a file, they would buffer their output and lose its tail when stopped: line buffered.
+PLAIN_OUTPUT = ["env", "LC_ALL=C", "stdbuf", "-oL"]
+# Seconds waited after sysbench ends so every collector prints the run's last second.
+TAIL_SECONDS = 1.3
+
+
+@dataclass(frozen=True)
+class CellSite:
+    """Where a cell's telemetry goes and what it watches."""
+
+    stem: Path  # raw files are <stem>.<device>.txt / .jsonl beside the sysbench output
+    server: Server
+
+
+class Device:
+    """A collector. Every hook is optional; `collected` is called once per cell with the
+    sysbench clock, after `stop`."""
+
+    name: str
+    watches_cells: ClassVar[bool] = False  # started before each cell, stopped after it
+
+    def end_of_warm_up(self, server: Server, stem: Path) -> str | None:
+        """Once per session, the engine warm; what could not be taken, if anything."""
+        return None
+
+    def start(self, site: CellSite, reference: float) -> bool:
+        """Before sysbench; False when the device cannot run here (it is then left out)."""
+        return False
+
+    def stop(self) -> str | None:
+        """After sysbench (or on an interrupt); why it stopped early, if it did."""
+        return None
+
+    def error(self) -> str | None:
+        """A failure that lost the whole series (no samples at all)."""
+        return None
+
+
+class OsTool(Device):
+    """An OS tool (iostat, vmstat, mpstat) run where the engine runs, printing each second."""
+
+    watches_cells = True
+
+    def __init__(self, name: str, command: list[str]) -> None:
+        self.name = name
+        self._command = command
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self, site: CellSite, reference: float) -> bool:
+        machine: Host = site.server.machine
+        if not machine.has(self._command[0]):
+            return False
+        with raw_file(site.stem, self.name).open("wb") as sink:
+            self._process = machine.spawn(PLAIN_OUTPUT + self._command, stdout=sink)
+        return True
+
+    def stop(self) -> str | None:
+        if self._process is None:
+            return None
+        code = self._process.poll()
+        terminate(self._process, 2)
+        self._process = None
+        if code is None:
+            return None
+        how = f"signal {-code}" if code < 0 else f"code {code}"
+        return f"{self.name} exited during the cell ({how})"
+
+
+class EngineCounters(Device):
+    """The engine's own counters, sampled each second on one extra connection."""
+
+    name = ENGINE_SOURCE
+    watches_cells = True
+
+    def __init__(self) -> None:
+        self._probe: EngineProbe | None = None
+
+    def start(self, site: CellSite, reference: float) -> bool:
+        server = site.server
+        path = raw_file(site.stem, self.name)
+        self._probe = EngineProbe(server.control, server.server_pid(), path, reference)
+        self._probe.start()
+        return True
+
+    def stop(self) -> str | None:
+        if self._probe is not None:
+            self._probe.stop()
+        return None
+
+    def error(self) -> str | None:
+        return f"engine probe: {self._probe.error}" if self._probe and self._probe.error else None
+
+
+class EngineSummary(Device):
+    """pt-mysql-summary of the warm engine, once per session."""
+
+    name = "pt-mysql-summary"
+
+    def end_of_warm_up(self, server: Server, stem: Path) -> str | None:
+        return engine_summary(server, stem.with_name(stem.name + ".pt-mysql-summary.txt"))
+
+
+def standard_devices() -> list[Device]:
+    return [
+        OsTool("iostat", ["iostat", "-dxm", "-t", "1"]),
+        OsTool("vmstat", ["vmstat", "-n", "-t", "1"]),
+        OsTool("mpstat", ["mpstat", "-P", "ALL", "1"]),
+        EngineCounters(),
+        EngineSummary(),
+    ]
+
+
+@dataclass
+class Telemetry:
+    """The devices of a run, and the hooks the runner calls; with no devices (telemetry
+    off) every hook does nothing."""
+
+    devices: list[Device] = field(default_factory=list)
+    _running: list[Device] = field(default_factory=list)
+    _absent: list[str] = field(default_factory=list)
+    _site: CellSite | None = None
+    _started = 0.0
+    _reference = 0.0
+
+    def end_of_warm_up(self, server: Server, stem: Path) -> list[str]:
+        """What the session-level devices could not take."""
+        return [m for d in self.devices if (m := d.end_of_warm_up(server, stem)) is not None]
+
+    def before_cell(self, site: CellSite) -> None:
+        self._site, self._running, self._absent = site, [], []
+        self._started = time.time()
+        # The reference is the sysbench start: the caller launches it right after this.
+        self._reference = time.time()
+        for device in self.devices:
+            if not device.watches_cells:
+                continue
+            if device.start(site, self._reference):
+                self._running.append(device)
+            else:
+                self._absent.append(device.name)
+
+    def abandon(self) -> None:
+        """An interrupted cell: stop everything, keep nothing."""
+        for device in self._running:
+            device.stop()
+        self._running = []
+
+    def after_cell(self, duration: float) -> Collected:
+        """Wait for the run's last second to be sampled, stop, and read what was collected."""
+        if self._site is None:
+            return Collected()
+        time.sleep(max(0.0, self._reference + duration + TAIL_SECONDS - time.time()))
+        exits = {d.name: note for d in self._running if (note := d.stop()) is not None}
+        seconds = round(duration)
+        clock = TelemetryClock(
+            seconds_of_day(self._reference),
+            self._started - self._reference,
+            seconds,
+            tuple(d.name for d in self._running),
+        )
+        collected = Collected(clock=clock)
+        collected.notes += [f"{name} not installed" for name in self._absent]
+        for device in self._running:
+            if (error := device.error()) is not None:
+                collected.missing(error)
+            series = source_series(self._site.stem, device.name, clock)
+            collected.rows += to_rows(device.name, series)
+            lost = missing_seconds({second for second, _ in series}, seconds)
+            if lost or device.name in exits:
+                gap = f"no samples for {describe_seconds(lost)}" if lost else ""
+                reason = exits.get(device.name, "")
+                collected.missing(f"{device.name}: " + "; ".join(filter(None, [gap, reason])))
+        self._running, self._site = [], None
+        return collected

@@ -1,0 +1,83 @@
+"""A results directory written by the code before the result model of issue 18 (ledger
+schema 4) still reports and exports the same figures: the whole-run numbers sysbench
+printed, statuses, flags, findings and per-operation costs are what that code exported;
+the steady figures are computed again, each inside its own interval."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.cli import oltplab
+
+FIXTURE = Path(__file__).parent.parent / "data" / "results-v4"
+IDENTITY = ("scenario", "engine", "tier", "workload", "threads", "repetition")
+# Whole-run columns of the old summary export; its `tps` is the new `tps_whole_run`.
+WHOLE_RUN = (
+    "status", "qps", "reads_per_s", "writes_per_s", "other_per_s", "lat_avg_ms",
+    "lat_p95_ms", "lat_max_ms", "errors_per_s", "reconnects_per_s", "duration_s", "flags",
+    "cv", "notes",
+)  # fmt: skip
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def old_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the fixture, reported and exported by today's code (which migrates it)."""
+    root = tmp_path_factory.mktemp("old")
+    results = root / "v4"
+    shutil.copytree(FIXTURE, results, ignore=shutil.ignore_patterns("expected", "README.md"))
+    db = sqlite3.connect(results / "ledger.sqlite")
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+    db.close()
+    for table in ("summary", "flags", "operations", "findings"):
+        done = oltplab(
+            "export", "v4", "--format", "csv", "--table", table, "-o", f"{table}.csv", cwd=root
+        )
+        assert done.returncode == 0, done.stderr
+    report = oltplab("report", "v4", cwd=root)
+    assert report.returncode == 0, report.stderr
+    return root
+
+
+def test_whole_run_figures_are_those_the_old_code_exported(old_results: Path) -> None:
+    before = {tuple(r[k] for k in IDENTITY): r for r in rows(FIXTURE / "expected/summary.csv")}
+    now = {tuple(r[k] for k in IDENTITY): r for r in rows(old_results / "summary.csv")}
+    assert now.keys() == before.keys() and len(now) == 8
+    for key, old in before.items():
+        new = now[key]
+        assert new["tps_whole_run"] == old["tps"], key
+        assert {c: new[c] for c in WHOLE_RUN} == {c: old[c] for c in WHOLE_RUN}, key
+        # One steady start everywhere: the old 0-based cut is now the first steady second.
+        assert int(new["steady_from_s"]) == int(old["steady_from_s"]) + 1
+        # The steady figure is computed again, inside its own interval when it has one.
+        if new["tps_ci_low"]:
+            assert float(new["tps_ci_low"]) <= float(new["tps"]) <= float(new["tps_ci_high"])
+
+
+@pytest.mark.parametrize("table", ["flags", "operations", "findings"])
+def test_other_tables_are_unchanged(old_results: Path, table: str) -> None:
+    expected = (FIXTURE / "expected" / f"{table}.csv").read_text()
+    assert (old_results / f"{table}.csv").read_text() == expected
+
+
+def test_the_report_shows_the_same_throughput_tables(old_results: Path) -> None:
+    def tables(text: str) -> list[str]:
+        blocks = text.split("\n\n")
+        return [
+            "\n\n".join(blocks[i : i + 2])
+            for i, block in enumerate(blocks)
+            if block.startswith(("**TPS by thread count", "**QPS by thread count"))
+        ]
+
+    before = tables((FIXTURE / "expected" / "report.md").read_text())
+    now = tables((old_results / "v4" / "report" / "report.md").read_text())
+    assert len(before) == 4 and now == before
