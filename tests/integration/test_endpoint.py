@@ -7,6 +7,7 @@ import pytest
 from oltplab.engines.config import intent_settings, render_cnf, server_settings
 from oltplab.engines.hosts import Host
 from oltplab.engines.launcher import Layout, PrivateInstance, free_port
+from oltplab.engines.profiles import family_of
 from oltplab.engines.supplier import supply
 from oltplab.spec import parse_spec
 
@@ -21,10 +22,11 @@ def foreign_server(tmp_path):
     """A MariaDB that stands for someone else's server."""
     spec = parse_spec('engines = [{name = "mariadb-debian"}]', "t")
     distribution = supply(spec.engines[0])
-    server = PrivateInstance(distribution, Layout(tmp_path / "foreign"), "their-root-pw", Host())
+    layout = Layout(tmp_path / "foreign", family_of(distribution))
+    server = PrivateInstance(distribution, layout, "their-root-pw", Host())
     server.prepare_folders()
     port = free_port()
-    paths = server.layout.paths(distribution, port)
+    paths = server.paths(port)
     server.layout.cnf.write_text(
         render_cnf(
             "foreign",

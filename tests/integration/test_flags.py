@@ -56,9 +56,10 @@ def test_killed_connections_crash_sysbench_and_fail_the_cell_naming_the_signal(t
     out = tmp_path / "out"
     run = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
     wait_for(lambda: "[ 2s ]" in output_of(out, 2), 180, "two seconds of the cell")
-    from oltplab.engines.launcher import Layout
-
-    socket = Layout((out / ".work" / "mariadb-debian").resolve()).socket
+    cnf = (out / ".work" / "mariadb-debian" / "my.cnf").read_text()
+    socket = next(
+        line.split("=", 1)[1].strip() for line in cnf.splitlines() if line.startswith("socket")
+    )
     control = (out / ".work" / "mariadb-debian" / "control-secret").read_text()
     connection = pymysql.connect(
         unix_socket=str(socket), user="root", password=control, autocommit=True
