@@ -139,7 +139,7 @@ def import_folders(source: Path, folders: list[VersionFolder], ledger: Ledger) -
     report = ImportReport(source.resolve())
     known = ledger.definitions()
     planned = [(folder, _cell_files(folder)) for folder in folders]
-    changed = [f.path for _, files in planned for f in files if known.get(f.cell.key) != f.digest]
+    changed = [f.path for _, files in planned for f in files if known.get(f.cell) != f.digest]
     run_id = ledger.begin_run("import", {"imported_from": str(report.source)})
     with ParsedAhead(changed) as parsed:
         for folder, files in planned:
@@ -219,7 +219,7 @@ class ParsedAhead:
 def _import_version(
     ledger: Ledger,
     report: ImportReport,
-    known: dict[str, str],
+    known: dict[Cell, str],
     folder: VersionFolder,
     files: list[CellFile],
     parsed: ParsedAhead,
@@ -237,16 +237,16 @@ def _import_version(
     for found in files:
         cell = found.cell
         tiers.add(cell.tier)
-        if known.get(cell.key) == found.digest:
+        if known.get(cell) == found.digest:
             report.unchanged += 1
             continue
-        if cell.key in known:
+        if cell in known:
             report.updated += 1
             ledger.redefine(cell, found.digest)
         else:
             report.imported += 1
             ledger.register([(cell, found.digest)])
-        known[cell.key] = found.digest
+        known[cell] = found.digest
         flags = _import_file(ledger, cell, found.path, parsed.get(found.path))
         if flags:
             report.flagged.append(

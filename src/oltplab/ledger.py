@@ -331,11 +331,10 @@ class Ledger:
     # --- cells --------------------------------------------------------------------------------
 
     @_guarded
-    def definitions(self) -> dict[str, str]:
-        return {
-            str(key): str(definition)
-            for key, definition in self._db.execute("SELECT key, definition FROM cells")
-        }
+    def definitions(self) -> dict[Cell, str]:
+        """Every registered cell and its definition digest."""
+        rows = self._query("SELECT * FROM cells")
+        return {Cell.of(row): str(row["definition"]) for row in rows}
 
     @_guarded
     def register(self, cells: Iterable[tuple[Cell, str]]) -> None:

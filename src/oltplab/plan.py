@@ -9,7 +9,9 @@ from __future__ import annotations
 import random
 import re
 import statistics
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
 from oltplab.spec import LOCAL_HOST, PlacementSpec, Spec, WorkloadSpec
 
@@ -24,9 +26,25 @@ class Cell:
     scenario: str
 
     @property
-    def group(self) -> str:
-        """The cell without its repetition number: what repetitions repeat."""
-        return self.key.rsplit("|", 1)[0]
+    def group(self) -> Cell:
+        """The cell without its repetition (numbered 0): what repetitions repeat."""
+        return replace(self, repetition=0)
+
+    def describe(self) -> str:
+        rep = f" run {self.repetition}" if self.repetition else ""
+        return f"{self.engine} {self.scenario} {self.tier} {self.workload} {self.threads}{rep}"
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Cell:
+        """The cell a ledger row (or any mapping with the same columns) describes."""
+        return cls(
+            str(row["engine"]),
+            str(row["tier"]),
+            str(row["workload"]),
+            int(row["threads"]),
+            int(row["repetition"]),
+            str(row["scenario"]),
+        )
 
     @property
     def key(self) -> str:
@@ -119,7 +137,7 @@ def cells_of(plan: list[Session]) -> list[Cell]:
     return [cell for session in plan for cell in session.cells]
 
 
-def needing_more(tps: dict[str, list[float]], target_cv: float, max_repetitions: int) -> set[str]:
+def needing_more(tps: dict[Cell, list[float]], target_cv: float, max_repetitions: int) -> set[Cell]:
     """Groups whose repetitions still disagree by more than the target coefficient of
     variation (a single repetition has none yet), and that may still be repeated."""
     result = set()
@@ -136,7 +154,7 @@ def needing_more(tps: dict[str, list[float]], target_cv: float, max_repetitions:
 
 
 def extra_round(
-    template: list[Session], needing: set[str], next_rep: dict[str, int]
+    template: list[Session], needing: set[Cell], next_rep: dict[Cell, int]
 ) -> list[Session]:
     """One more repetition of each group that needs it, engines interleaved as in a round."""
     sessions = []

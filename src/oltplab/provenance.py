@@ -16,6 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
 from oltplab import __version__
 from oltplab.errors import OltplabError
 from oltplab.hostinfo import describe_host
@@ -24,7 +26,62 @@ from oltplab.store.files import sha256_file, write_atomic
 
 log = logging.getLogger("oltplab")
 RUN_JSON = "run.json"
-FORMAT = 1
+# 1: oltplab before the result model of issue 18 (the same keys, no model); 2: validated.
+FORMAT = 2
+READABLE_FORMATS = (1, 2)
+
+
+class SpecRecord(BaseModel):
+    text: str  # the spec, secrets removed
+    base: str  # where its relative paths start
+    origin: str = ""
+    digest: str = ""
+
+
+class RunJson(BaseModel):
+    """run.json as oltplab writes it. Keys it does not know are kept as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: int = 1  # files written before the key existed are format 1
+    oltplab: str | None = None
+    spec: SpecRecord | None = None
+    host: dict[str, Any] = {}
+    sysbench: dict[str, Any] = {}
+    workloads: dict[str, dict[str, Any]] = {}
+    telemetry: bool = True
+    runs: list[dict[str, Any]] = []
+    engines: dict[str, dict[str, Any]] = {}
+    configs: dict[str, dict[str, str]] = {}
+    links: dict[str, dict[str, Any]] = {}
+    rerun_of: dict[str, Any] | None = None
+    updated_at: str | None = None
+
+    @field_validator("format")
+    @classmethod
+    def _readable(cls, value: int) -> int:
+        if value not in READABLE_FORMATS:
+            raise ValueError(
+                f"format {value}; this oltplab reads formats "
+                f"{', '.join(map(str, READABLE_FORMATS))} (a newer oltplab wrote it?)"
+            )
+        return value
+
+
+def load_run_json(path: Path) -> RunJson:
+    """A run.json, validated; one line naming the file and what is wrong otherwise."""
+    try:
+        return RunJson.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise OltplabError(f"{path}: not readable: {exc.strerror}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(the file)"
+        raise OltplabError(f"{path}: {where}: {first['msg']}") from None
+
+
 # Spec keys whose values would be secrets; *_env and *_file name where a secret is, which
 # is no secret.
 _SECRET_LINE = re.compile(
@@ -116,10 +173,8 @@ def _earlier(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        found = json.loads(path.read_text())
-        if isinstance(found, dict):
-            return found
-    except (OSError, ValueError):
+        return load_run_json(path).model_dump(exclude_none=True)
+    except OltplabError:
         pass
     path.rename(path.with_name(path.name + ".damaged"))
     log.warning("%s was unreadable; kept as %s.damaged", path, path.name)
@@ -197,19 +252,14 @@ class RunRecord:
 def read_run_json(results: Path) -> dict[str, Any]:
     path = results / RUN_JSON
     try:
-        data = json.loads(path.read_text())
+        record = load_run_json(path)
     except FileNotFoundError:
         raise OltplabError(
             f"{path}: not found; rerun needs a results directory written by oltplab run"
         ) from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise OltplabError(f"{path}: not readable as JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("spec"), dict):
+    if record.spec is None:
         raise OltplabError(f"{path}: no spec recorded (key spec); it cannot be rerun")
-    for key in ("text", "base"):
-        if not isinstance(data["spec"].get(key), str):
-            raise OltplabError(f"{path}: spec.{key} is missing or not a string")
-    return data
+    return record.model_dump(exclude_none=True)
 
 
 def differences(original: dict[str, Any], repeat: dict[str, Any]) -> list[str]:

@@ -26,7 +26,7 @@ from oltplab.engines.supplier import check_sources
 from oltplab.errors import DiskFull, EngineError, OltplabError, SpecError
 from oltplab.hostinfo import describe_host, memory_bytes
 from oltplab.ledger import Ledger
-from oltplab.plan import Session, build_plan, cells_of, extra_round, needing_more, safe_name
+from oltplab.plan import Cell, Session, build_plan, cells_of, extra_round, needing_more, safe_name
 from oltplab.provenance import RunRecord, sysbench_facts
 from oltplab.session import Display, RunContext, run_session
 from oltplab.sizes import format_size
@@ -69,23 +69,23 @@ def preflight(spec: Spec, origin: str) -> str:
     return sysbench
 
 
-def check_compatible(stored: dict[str, str], planned: dict[str, str], results: Path) -> None:
+def check_compatible(stored: dict[Cell, str], planned: dict[Cell, str], results: Path) -> None:
     """A results directory only accepts the spec it was made with, or one that adds cells.
 
     Cells are compared by group (the cell without its repetition), so repetitions beyond
     the spec's, which adaptive runs add, belong to their group.
     """
-    groups = {key.rsplit("|", 1)[0]: definition for key, definition in planned.items()}
-    for key, definition in stored.items():
-        group = key.rsplit("|", 1)[0]
+    groups = {cell.group: definition for cell, definition in planned.items()}
+    for cell, definition in stored.items():
+        group = cell.group
         if group not in groups:
             raise OltplabError(
-                f"{results}: holds results for cell {group.replace('|', ' ')} that this spec no "
+                f"{results}: holds results for cell {group.describe()} that this spec no "
                 "longer has; use a new --results directory (a spec may only add cells)"
             )
         if groups[group] != definition:
             raise OltplabError(
-                f"{results}: cell {group.replace('|', ' ')} was measured with a different "
+                f"{results}: cell {group.describe()} was measured with a different "
                 "engine, config, dataset, workload or protocol; use a new --results directory"
             )
 
@@ -127,7 +127,7 @@ def run(
     results = results.resolve()
     sessions = build_plan(spec)
     planned = {
-        cell.key: cell_definition_digest(spec, cell.engine, cell.tier, cell.workload)
+        cell: cell_definition_digest(spec, cell.engine, cell.tier, cell.workload)
         for cell in cells_of(sessions)
     }
     with ResultsLock(results):
@@ -136,7 +136,7 @@ def run(
             check_compatible(ledger.definitions(), planned, results)
             # We hold the lock: a run the ledger still calls running was killed.
             ledger.end_stale_runs()
-            ledger.register((cell, planned[cell.key]) for cell in cells_of(sessions))
+            ledger.register((cell, planned[cell]) for cell in cells_of(sessions))
             requeued = ledger.requeue(failed_too=retry_failed)
             ledger.set_meta("spec", spec_text)
             ledger.set_meta("spec_digest", spec.digest())
@@ -175,7 +175,7 @@ def run(
                 sysbench_binary,
                 prepare_endpoints,
                 cleanup_endpoints,
-                {cell: planned[cell.key] for cell in cells_of(sessions)},
+                {cell: planned[cell] for cell in cells_of(sessions)},
                 until_cv,
                 max_repetitions,
                 Telemetry(standard_devices() if telemetry else []),
@@ -268,10 +268,10 @@ def _adaptive_rounds(ctx: RunContext, sessions: list[Session]) -> None:
     template = [s for s in sessions if all(c.repetition == 1 for c in s.cells)] or sessions
     definitions = {c.group: d for c, d in ctx.definitions.items()}
     while True:
-        tps: dict[str, list[float]] = {}
-        reps: dict[str, int] = {}
+        tps: dict[Cell, list[float]] = {}
+        reps: dict[Cell, int] = {}
         for row in ctx.ledger.cells():
-            group = row["key"].rsplit("|", 1)[0]
+            group = Cell.of(row).group
             reps[group] = max(reps.get(group, 0), row["repetition"])
             if row["status"] == "done":
                 tps.setdefault(group, []).append(row["tps"])

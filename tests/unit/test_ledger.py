@@ -61,7 +61,7 @@ def test_results_are_durable_across_connections(tmp_path):
     ledger.register([(A, "d1")])
     ledger.close()
     again = Ledger.open(tmp_path, create=False)
-    assert again.definitions() == {A.key: "d1"}
+    assert again.definitions() == {A: "d1"}
     again.close()
 
 
@@ -84,11 +84,12 @@ def test_newer_schema_is_refused(tmp_path):
 
 
 def test_a_spec_may_only_add_cells(tmp_path):
-    check_compatible({"a": "1"}, {"a": "1", "b": "1"}, tmp_path)
-    with pytest.raises(OltplabError, match="measured with a different"):
-        check_compatible({"a": "1"}, {"a": "2"}, tmp_path)
+    again = Cell("e", "2G", "oltp_read_write", 1, 2, "rw-local")  # a repetition of A
+    check_compatible({A: "1", again: "1"}, {A: "1", B: "1"}, tmp_path)
+    with pytest.raises(OltplabError, match="cell e rw-local 2G oltp_read_write 1 was measured"):
+        check_compatible({A: "1"}, {A: "2"}, tmp_path)
     with pytest.raises(OltplabError, match="no longer has"):
-        check_compatible({"a": "1", "c": "1"}, {"a": "1"}, tmp_path)
+        check_compatible({A: "1", B: "1"}, {A: "1"}, tmp_path)
 
 
 def test_a_ledger_of_schema_1_is_migrated_and_keeps_its_cells(tmp_path):

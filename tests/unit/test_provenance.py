@@ -48,10 +48,23 @@ def test_unreadable_run_json_is_refused_in_one_line(tmp_path) -> None:
     with pytest.raises(OltplabError, match=r"run\.json: not found; rerun needs"):
         read_run_json(tmp_path)
     (tmp_path / "run.json").write_text("{not json")
-    with pytest.raises(OltplabError, match="not readable as JSON"):
+    with pytest.raises(OltplabError, match=r"run\.json: \(the file\): Invalid JSON"):
         read_run_json(tmp_path)
     (tmp_path / "run.json").write_text('{"spec": {"text": "x"}}')
-    with pytest.raises(OltplabError, match="spec.base is missing"):
+    with pytest.raises(OltplabError, match="run.json: spec.base: Field required"):
+        read_run_json(tmp_path)
+
+
+def test_run_json_formats_older_load_newer_are_refused(tmp_path) -> None:
+    spec = {"text": "engines = []", "base": "/x"}
+    (tmp_path / "run.json").write_text(json.dumps({"spec": spec}))  # before format existed
+    assert read_run_json(tmp_path)["format"] == 1
+    (tmp_path / "run.json").write_text(json.dumps({"format": 2, "spec": spec, "mine": 1}))
+    assert read_run_json(tmp_path)["mine"] == 1  # keys it does not know are kept
+    (tmp_path / "run.json").write_text(json.dumps({"format": 3, "spec": spec}))
+    with pytest.raises(
+        OltplabError, match=r"run\.json: format: .*format 3; this oltplab reads formats 1, 2"
+    ):
         read_run_json(tmp_path)
 
 

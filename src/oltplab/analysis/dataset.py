@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from oltplab.engines.config import parse_version
+from oltplab.errors import OltplabError
 from oltplab.ledger import Ledger
-from oltplab.provenance import RUN_JSON
+from oltplab.provenance import RUN_JSON, load_run_json
 from oltplab.sizes import parse_size
 from oltplab.sysbench import INFORMATIONAL_FLAGS
 
@@ -261,8 +262,8 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         dataset.telemetry[f"{path.name}|{key}"] = series
     run_json = path / RUN_JSON
     # Provenance is shown when readable; the numbers are in the ledger either way.
-    with contextlib.suppress(OSError, json.JSONDecodeError):
-        dataset.run_records[str(path)] = json.loads(run_json.read_text())
+    with contextlib.suppress(OSError, OltplabError):
+        dataset.run_records[str(path)] = load_run_json(run_json).model_dump(exclude_none=True)
     for (engine, tier), values in ledger.variables_by_tier().items():
         dataset.variables[(label(engine), tier)] = values
     for run in ledger.runs():

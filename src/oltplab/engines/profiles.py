@@ -220,8 +220,12 @@ class PostgresFamily(Family):
         return PostgresControl(host="127.0.0.1", port=route.port, password=password)
 
     def client_rules(self, clients: tuple[str, ...]) -> tuple[str, str] | None:
-        """pg_hba.conf lines for sysbench's machine: initdb allows the loopback only."""
-        lines = "".join(f"host all all {address}/32 scram-sha-256\n" for address in clients)
+        """pg_hba.conf lines for sysbench's machine: initdb allows the loopback only, which
+        is all a server on sysbench's own machine needs ("%": any host, the loopback)."""
+        addresses = [a for a in clients if a != "%"]
+        if not addresses:
+            return None
+        lines = "".join(f"host all all {address}/32 scram-sha-256\n" for address in addresses)
         return "pg_hba.conf", lines
 
 
