@@ -180,9 +180,11 @@ def test_pairwise_tables_for_chosen_engines(workspace):
     md = (workspace / "chosen" / "report.md").read_text()
     assert "## 9. Pairwise comparison: mysql-8.0.45 against mysql-5.7.44" in md
     assert (
-        block(md, "**Improvement of mysql-8.0.45, rw-local, tier 8G**", 7)
+        block(md, "**QPS improvement of mysql-8.0.45, rw-local, tier 8G**", 9)
         == """\
-**Improvement of mysql-8.0.45, rw-local, tier 8G**: steady throughput with its 95% interval, and the whole-run QPS difference
+**QPS improvement of mysql-8.0.45, rw-local, tier 8G**
+
+Steady QPS with its 95% interval, and the whole-run QPS difference.
 
 | Threads | vs mysql-5.7.44 | vs mysql-5.7.44, whole-run QPS |
 |---|---|---|
