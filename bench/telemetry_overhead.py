@@ -14,7 +14,6 @@ oltplab's own comparison code.
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from oltplab.analysis.estimate import PointSample, compare
+from oltplab.ledger import Ledger
 from oltplab.stats import steady
 
 ENGINE = "mysql-8.0.31"
@@ -67,17 +67,14 @@ def run(work: Path, results: Path, telemetry: bool, repetitions: int, seconds: i
 
 
 def series_by_repetition(results: Path) -> dict[int, np.ndarray]:
-    db = sqlite3.connect(results / "ledger.sqlite")
+    """Each done repetition's steady per-second TPS, as the report cuts it."""
+    ledger = Ledger.open(results, create=False, journal=False)
     try:
-        found: dict[int, list[float]] = {}
-        for repetition, tps in db.execute(
-            "SELECT c.repetition, s.tps FROM samples s JOIN cells c ON c.id = s.cell_id"
-            " WHERE c.status = 'done' ORDER BY c.repetition, s.second"
-        ):
-            found.setdefault(repetition, []).append(tps)
+        series = ledger.tps_series()
+        done = {row["key"]: row["repetition"] for row in ledger.cells() if row["status"] == "done"}
     finally:
-        db.close()
-    return {rep: steady(values)[1] for rep, values in found.items()}
+        ledger.close()
+    return {rep: steady(series[key])[1] for key, rep in sorted(done.items()) if key in series}
 
 
 def main() -> None:
