@@ -79,7 +79,8 @@ def load_run_json(path: Path) -> RunJson:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(the file)"
-        raise OltplabError(f"{path}: {where}: {first['msg']}") from None
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise OltplabError(f"{path}: {where}: {message}") from None
 
 
 # Spec keys whose values would be secrets; *_env and *_file name where a secret is, which

@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import chain, islice
 from pathlib import Path
 
@@ -286,6 +287,11 @@ class SysbenchOutput:
     tps: np.ndarray = field(default_factory=lambda: np.empty(0))
     seconds: np.ndarray = field(default_factory=lambda: np.empty(0))
 
+    @cached_property
+    def stalls(self) -> list[tuple[int, int]]:
+        """Runs of seconds far below the median (stats.stalls), found once per output."""
+        return stalls(self.tps)
+
     @property
     def intervals(self) -> tuple[Interval, ...]:
         return tuple(Interval(r[0], int(r[1]), *r[2:]) for r in self.samples.tolist())
@@ -489,7 +495,7 @@ def validity_flags(output: SysbenchOutput, seconds: float | None, interval: int)
             flags.append("short")
     if seconds is None and summary is not None:
         seconds = summary.total_time_s
-    if stalls(output.tps):
+    if output.stalls:
         flags.append("stall")
     seen = output.seconds
     gaps = bool(np.any(np.diff(np.round(seen)) > interval))
@@ -503,8 +509,7 @@ def validity_flags(output: SysbenchOutput, seconds: float | None, interval: int)
 
 def stall_notes(output: SysbenchOutput) -> str:
     """Where the stalls were, as seconds of the run: "stall 12-16 s"."""
-    found = stalls(output.tps)
-    return ", ".join(f"stall {first}-{last} s" for first, last in found)
+    return ", ".join(f"stall {first}-{last} s" for first, last in output.stalls)
 
 
 def read_output(path: Path) -> SysbenchOutput:

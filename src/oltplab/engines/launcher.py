@@ -13,12 +13,10 @@ owned as everything else in the results directory. Its accounts all have passwor
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +24,8 @@ from oltplab.engines.config import ServerPaths
 from oltplab.engines.control import Control, PostgresControl
 from oltplab.engines.hosts import Host, PrivateFile
 from oltplab.engines.processes import kill_stale, spawn, terminate
-from oltplab.engines.profiles import ControlRoute, Family
-from oltplab.engines.supplier import Distribution, cache_root
+from oltplab.engines.profiles import ControlRoute, Layout
+from oltplab.engines.supplier import Distribution
 from oltplab.errors import EngineError
 from oltplab.store.files import tree_bytes
 from oltplab.sysbench import Target
@@ -48,77 +46,6 @@ def tail(path: Path, lines: int = 8, start: int = 0) -> str:
     except OSError:
         return ""
     return "\n".join(text.strip().splitlines()[-lines:])
-
-
-@dataclass(frozen=True)
-class Layout:
-    """The files of one instance, in its work folder; their names are its family's."""
-
-    work: Path
-    family: Family
-
-    @property
-    def datadir(self) -> Path:
-        return self.work / "datadir"
-
-    @property
-    def snapshot(self) -> Path:
-        return self.work / "snapshot"
-
-    @property
-    def cnf(self) -> Path:
-        return self.work / self.family.cnf_name
-
-    @property
-    def error_log(self) -> Path:
-        return self.work / self.family.log_name
-
-    @property
-    def pid_file(self) -> Path:
-        return self.work / self.family.pid_name
-
-    @property
-    def server_output(self) -> Path:
-        """Where the server's stdout and stderr go."""
-        return self.work / self.family.output_name
-
-    @property
-    def tmpdir(self) -> Path:
-        return self.work / "tmp"
-
-    @property
-    def secure_files(self) -> Path:
-        """The only folder the server may read or write files in (secure_file_priv); empty."""
-        return self.work / "files"
-
-    @property
-    def accounts_file(self) -> Path:
-        """SQL run once, from --init-file, at the first start; removed once it ran."""
-        return self.work / "accounts.sql"
-
-    @property
-    def password_file(self) -> Path:
-        """The superuser's password, for initdb to read; removed once it ran."""
-        return self.work / "superuser.pw"
-
-    @property
-    def client_options(self) -> Path:
-        """[client] options for the tools run against the instance (pt-mysql-summary)."""
-        return self.work / "client.cnf"
-
-    @property
-    def socket(self) -> Path:
-        return self.family.socket(self.socket_folder, self.socket_key)
-
-    @property
-    def socket_folder(self) -> Path:
-        """Sockets live in the cache, not the work folder: a socket path may not exceed 107
-        bytes, which a results directory deep in a tree easily does."""
-        return cache_root() / "sock"
-
-    @property
-    def socket_key(self) -> str:
-        return hashlib.sha256(str(self.work.resolve()).encode()).hexdigest()[:16]
 
 
 def copy_tree(source: Path, target: Path) -> None:

@@ -8,19 +8,88 @@ files through a host (this machine or an SSH host), so every family runs on ever
 
 from __future__ import annotations
 
+import hashlib
 import signal
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from oltplab.engines.config import ServerPaths, parse_version
 from oltplab.engines.control import Control, PostgresControl, accounts_sql
 from oltplab.engines.hosts import Host
-from oltplab.engines.supplier import Distribution
+from oltplab.engines.supplier import Distribution, cache_root
 from oltplab.errors import EngineError
 
-if TYPE_CHECKING:
-    from oltplab.engines.launcher import Layout
+
+@dataclass(frozen=True)
+class Layout:
+    """The files of one instance, in its work folder; their names are its family's."""
+
+    work: Path
+    family: Family
+
+    @property
+    def datadir(self) -> Path:
+        return self.work / "datadir"
+
+    @property
+    def snapshot(self) -> Path:
+        return self.work / "snapshot"
+
+    @property
+    def cnf(self) -> Path:
+        return self.work / self.family.cnf_name
+
+    @property
+    def error_log(self) -> Path:
+        return self.work / self.family.log_name
+
+    @property
+    def pid_file(self) -> Path:
+        return self.work / self.family.pid_name
+
+    @property
+    def server_output(self) -> Path:
+        """Where the server's stdout and stderr go."""
+        return self.work / self.family.output_name
+
+    @property
+    def tmpdir(self) -> Path:
+        return self.work / "tmp"
+
+    @property
+    def secure_files(self) -> Path:
+        """The only folder the server may read or write files in (secure_file_priv); empty."""
+        return self.work / "files"
+
+    @property
+    def accounts_file(self) -> Path:
+        """SQL run once, from --init-file, at the first start; removed once it ran."""
+        return self.work / "accounts.sql"
+
+    @property
+    def password_file(self) -> Path:
+        """The superuser's password, for initdb to read; removed once it ran."""
+        return self.work / "superuser.pw"
+
+    @property
+    def client_options(self) -> Path:
+        """[client] options for the tools run against the instance (pt-mysql-summary)."""
+        return self.work / "client.cnf"
+
+    @property
+    def socket(self) -> Path:
+        return self.family.socket(self.socket_folder, self.socket_key)
+
+    @property
+    def socket_folder(self) -> Path:
+        """Sockets live in the cache, not the work folder: a socket path may not exceed 107
+        bytes, which a results directory deep in a tree easily does."""
+        return cache_root() / "sock"
+
+    @property
+    def socket_key(self) -> str:
+        return hashlib.sha256(str(self.work.resolve()).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

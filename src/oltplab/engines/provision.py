@@ -25,8 +25,8 @@ from oltplab.engines.config import (
 )
 from oltplab.engines.endpoint import Endpoint, endpoint_password, family_named
 from oltplab.engines.hosts import Host, SshHost
-from oltplab.engines.launcher import Layout, PrivateInstance
-from oltplab.engines.profiles import family_of
+from oltplab.engines.launcher import PrivateInstance
+from oltplab.engines.profiles import Layout, family_of
 from oltplab.engines.remote import RemoteInstance, RemoteLayout, place_on
 from oltplab.engines.server import EngineState
 from oltplab.engines.supplier import Distribution, supply

@@ -20,9 +20,9 @@ from typing import Any
 
 from oltplab.engines.control import Control, PostgresControl
 from oltplab.engines.hosts import SshHost
-from oltplab.engines.launcher import Layout, PrivateInstance, free_port
+from oltplab.engines.launcher import PrivateInstance, free_port
 from oltplab.engines.processes import terminate
-from oltplab.engines.profiles import ControlRoute
+from oltplab.engines.profiles import ControlRoute, Layout
 from oltplab.engines.supplier import Distribution, cache_root
 from oltplab.errors import EngineError
 from oltplab.network import Shaper, round_trip_ms

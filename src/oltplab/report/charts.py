@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,11 +150,9 @@ def plan(analysis: Analysis, folder: Path) -> list[Chart]:
                         legend=tuple((e, colours[e]) for e in bars),
                     )
                 )
-            planned += _stability_charts(analysis, scenario, tier, max(threads), folder, name)
-    planned = [
-        replace(c, legend=tuple((e, colours[e]) for e in c.data)) if c.kind == "timeline" else c
-        for c in planned
-    ]
+            planned += _stability_charts(
+                analysis, scenario, tier, max(threads), folder / name, colours
+            )
     return planned + telemetry_charts(analysis, folder)
 
 
@@ -204,7 +202,12 @@ def telemetry_charts(analysis: Analysis, folder: Path) -> list[Chart]:
 
 
 def _stability_charts(
-    analysis: Analysis, scenario: str, tier: str, threads: int, folder: Path, name: str
+    analysis: Analysis,
+    scenario: str,
+    tier: str,
+    threads: int,
+    stem: Path,
+    colours: dict[str, str],
 ) -> list[Chart]:
     """Per-second TPS at the highest thread count: the timeline, and a boxplot after the cut."""
     dataset = analysis.dataset
@@ -222,12 +225,13 @@ def _stability_charts(
     if not series:
         return []
     where = f"{threads} threads, {scenario}, tier {tier}"
-    planned = [
-        Chart(folder / f"timeline_{name}.png", "timeline", f"Per-second TPS at {where}", series)
-    ]
+    legend = tuple((engine, colours[engine]) for engine in series)
+    timeline = stem.with_name(f"timeline_{stem.name}.png")
+    planned = [Chart(timeline, "timeline", f"Per-second TPS at {where}", series, legend=legend)]
     if steady:
         title = f"Spread of per-second TPS at {where}"
-        planned.append(Chart(folder / f"boxplot_{name}.png", "boxplot", title, steady))
+        boxplot = stem.with_name(f"boxplot_{stem.name}.png")
+        planned.append(Chart(boxplot, "boxplot", title, steady))
     return planned
 
 
