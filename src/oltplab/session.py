@@ -181,10 +181,24 @@ def run_session(ctx: RunContext, session: Session, cells: list[Cell]) -> None:
             _measure(ctx, state, cell, folder / cell_stem(cell, workload.reads_only))
             if not state.server.alive() and index + 1 < len(cells):
                 _recover(ctx, state, session, stem, cells[index + 1 :])
+        if state.server.alive():
+            _describe_warm_engine(ctx, state, session, stem)
     except _SessionLost as lost:
         _fail(ctx, lost.cells, lost.reason)
     finally:
         _end_session(ctx, state, stem)
+
+
+def _describe_warm_engine(
+    ctx: RunContext, state: EngineState, session: Session, stem: Path
+) -> None:
+    """The session devices' snapshots, taken after the cells: taken between warm-up and
+    measurement they would pause the engine there only when telemetry is on."""
+    label = f"{session.engine} {session.tier} {session.workload}"
+    if ctx.telemetry.devices:
+        ctx.display.phase(f"{label}: telemetry of the warm engine", 0)
+    for missing in ctx.telemetry.after_session(state.server, stem):
+        log.warning("%s: %s", label, missing)
 
 
 def _unless_disk_full(ctx: RunContext, exc: EngineError) -> None:
@@ -254,10 +268,6 @@ def _start_session(ctx: RunContext, state: EngineState, session: Session, stem: 
         log.warning(message)
         ctx.display.note(f"[yellow]{message}[/yellow]")
     _warm_up(ctx, state, session, stem, label)
-    if ctx.telemetry.devices:
-        ctx.display.phase(f"{label}: telemetry of the warm engine", 0)
-    for missing in ctx.telemetry.end_of_warm_up(server, stem):
-        log.warning("%s: %s", label, missing)
 
 
 def _refuse_tier_changes(

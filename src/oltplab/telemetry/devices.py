@@ -1,5 +1,5 @@
 """Telemetry devices: each collector is a device with lifecycle hooks that the runner calls
-in one place (at the end of a session's warm-up, before a cell, after it).
+in one place (before a cell, after it, and after a session's last cell).
 
 A device that is missing, dies or falls silent never fails the cell: what is missing is
 written down and the cell is flagged `telemetry-gap`.
@@ -32,7 +32,8 @@ from oltplab.telemetry.snapshots import engine_summary
 
 # The tools print in the C locale: one decimal point and 24-hour clocks to read. Writing
 # to a file, they would buffer their output and lose its tail when stopped: line buffered.
-PLAIN_OUTPUT = ["env", "LC_ALL=C", "stdbuf", "-oL"]
+# At a lower priority, their once-a-second wake-ups yield to the engine and sysbench.
+PLAIN_OUTPUT = ["env", "LC_ALL=C", "nice", "-n", "10", "stdbuf", "-oL"]
 # Seconds waited after sysbench ends so every collector prints the run's last second.
 TAIL_SECONDS = 1.3
 
@@ -52,8 +53,9 @@ class Device:
     name: str
     watches_cells: ClassVar[bool] = False  # started before each cell, stopped after it
 
-    def end_of_warm_up(self, server: Server, stem: Path) -> str | None:
-        """Once per session, the engine warm; what could not be taken, if anything."""
+    def after_session(self, server: Server, stem: Path) -> str | None:
+        """Once per session, after its cells, the engine still running and warm; what could
+        not be taken, if anything."""
         return None
 
     def start(self, site: CellSite, reference: float) -> bool:
@@ -129,7 +131,7 @@ class EngineSummary(Device):
 
     name = "pt-mysql-summary"
 
-    def end_of_warm_up(self, server: Server, stem: Path) -> str | None:
+    def after_session(self, server: Server, stem: Path) -> str | None:
         return engine_summary(server, stem.with_name(stem.name + ".pt-mysql-summary.txt"))
 
 
@@ -155,9 +157,9 @@ class Telemetry:
     _started = 0.0
     _reference = 0.0
 
-    def end_of_warm_up(self, server: Server, stem: Path) -> list[str]:
+    def after_session(self, server: Server, stem: Path) -> list[str]:
         """What the session-level devices could not take."""
-        return [m for d in self.devices if (m := d.end_of_warm_up(server, stem)) is not None]
+        return [m for d in self.devices if (m := d.after_session(server, stem)) is not None]
 
     def before_cell(self, site: CellSite) -> None:
         self._site, self._running, self._absent = site, [], []

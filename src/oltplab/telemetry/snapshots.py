@@ -1,7 +1,7 @@
 """One-off snapshots: pt-summary per host, pt-mysql-summary per engine and tier.
 
-They run before any measurement starts, never during one, and their failures are written
-into the file they would have filled, never raised.
+They never run during a measurement, nor between a warm-up and the measurement it leads
+to; their failures are written into the file they would have filled, never raised.
 """
 
 from __future__ import annotations
