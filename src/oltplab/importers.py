@@ -19,7 +19,7 @@ from pathlib import Path
 
 from oltplab.errors import OltplabError
 from oltplab.ledger import Ledger
-from oltplab.plan import Cell, scenario_name
+from oltplab.plan import Cell, Scenario
 from oltplab.spec.fields import NAME_PATTERN
 from oltplab.store.files import sha256_file
 from oltplab.sysbench import (
@@ -32,10 +32,10 @@ from oltplab.sysbench import (
 )
 
 SCENARIO_DIRS = {
-    "benchmark_logs": ("rw-local", "oltp_read_write"),
-    "benchmark_logs_read_only": ("ro-local", "oltp_read_only"),
-    "benchmark_remote_logs": ("rw-network", "oltp_read_write"),
-    "benchmark_remote_logs_read_only": ("ro-network", "oltp_read_only"),
+    "benchmark_logs": Scenario("oltp_read_write"),
+    "benchmark_logs_read_only": Scenario("oltp_read_only"),
+    "benchmark_remote_logs": Scenario("oltp_read_write", network=True),
+    "benchmark_remote_logs_read_only": Scenario("oltp_read_only", network=True),
 }
 CELL_FILE = re.compile(
     r"^(?:run(?P<rep>\d+)_)?Tier(?P<tier>[A-Za-z0-9.+-]+?)_(?:RW|RO)_(?P<threads>\d+)th"
@@ -65,14 +65,14 @@ class ImportReport:
     flagged: list[tuple[str, str]] = field(default_factory=list)
 
 
-def scenario_of(directory: str) -> tuple[str, str] | None:
-    """(scenario, workload) for a scenario directory name, or None for anything else."""
+def scenario_of(directory: str) -> Scenario | None:
+    """The scenario a directory's name says, or None for anything else."""
     if directory in SCENARIO_DIRS:
         return SCENARIO_DIRS[directory]
     for prefix, network in (("benchmark_logs_", False), ("benchmark_remote_logs_", True)):
         workload = directory.removeprefix(prefix)
         if directory.startswith(prefix) and re.match(NAME_PATTERN, workload):
-            return scenario_name(workload, network), workload
+            return Scenario(workload, network)
     return None
 
 
@@ -82,15 +82,15 @@ def version_of(directory: str) -> str:
     return match.group(0) if match else directory
 
 
-def scenario_roots(source: Path) -> list[tuple[Path, str, str]]:
+def scenario_roots(source: Path) -> list[tuple[Path, Scenario]]:
     if not source.is_dir():
         raise OltplabError(f"{source}: no such directory")
-    if scenario_of(source.name):
-        return [(source, *scenario_of(source.name))]  # type: ignore[misc]
+    if (scenario := scenario_of(source.name)) is not None:
+        return [(source, scenario)]
     roots = [
-        (p, *scenario_of(p.name))
+        (p, scenario)
         for p in sorted(source.iterdir())
-        if p.is_dir() and scenario_of(p.name)
+        if p.is_dir() and (scenario := scenario_of(p.name)) is not None
     ]
     if not roots:
         raise OltplabError(
@@ -98,7 +98,7 @@ def scenario_roots(source: Path) -> list[tuple[Path, str, str]]:
             + ", ".join(SCENARIO_DIRS)
             + " (or benchmark_logs_<workload>)"
         )
-    return roots  # type: ignore[return-value]
+    return roots
 
 
 @dataclass(frozen=True)
@@ -107,15 +107,14 @@ class VersionFolder:
 
     path: Path
     family: str
-    scenario: str
-    workload: str
+    scenario: Scenario
 
 
 def scan_tree(source: Path) -> list[VersionFolder]:
     """Every engine folder of the tree, checked before anything is written: a tree that is
     not a sysbench result tree is refused with nothing stored."""
     folders = []
-    for root, scenario, workload in scenario_roots(source.resolve()):
+    for root, scenario in scenario_roots(source.resolve()):
         for db_dir in sorted(p for p in root.iterdir() if p.is_dir()):
             family = FAMILIES.get(db_dir.name.lower())
             if family is None:
@@ -124,7 +123,7 @@ def scan_tree(source: Path) -> list[VersionFolder]:
                     "expected mysql, mariadb, percona-server or postgresql"
                 )
             folders += [
-                VersionFolder(version_dir, family, scenario, workload)
+                VersionFolder(version_dir, family, scenario)
                 for version_dir in sorted(p for p in db_dir.iterdir() if p.is_dir())
             ]
     return folders
@@ -168,10 +167,10 @@ def _cell_files(folder: VersionFolder) -> list[CellFile]:
             cell = Cell(
                 _engine_name(folder),
                 match["tier"],
-                folder.workload,
+                folder.scenario.workload,
                 int(match["threads"]),
                 int(match["rep"] or 1),
-                folder.scenario,
+                folder.scenario.network,
             )
             found.append(CellFile(cell, path, "import:" + sha256_file(path)))
     return found
@@ -251,7 +250,7 @@ def _import_version(
         if flags:
             report.flagged.append(
                 (
-                    f"{engine} {folder.scenario} {cell.tier} {cell.threads}th"
+                    f"{engine} {folder.scenario.name} {cell.tier} {cell.threads}th"
                     f"{f' run {cell.repetition}' if cell.repetition > 1 else ''}",
                     ", ".join(flags),
                 )
@@ -259,7 +258,8 @@ def _import_version(
     for path in sorted(folder.path.glob("*.vars.txt")):
         match = VARS_FILE.match(path.name)
         if match and match["tier"] in tiers:
-            ledger.record_variables(engine, match["tier"], folder.workload, parse_variables(path))
+            variables = parse_variables(path)
+            ledger.record_variables(engine, match["tier"], folder.scenario.workload, variables)
 
 
 def _import_file(

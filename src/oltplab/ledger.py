@@ -338,16 +338,16 @@ class Ledger:
 
     @_guarded
     def register(self, cells: Iterable[tuple[Cell, str]]) -> None:
-        rows = [
-            (c.key, c.engine, c.tier, c.workload, c.scenario, c.threads, c.repetition, d)
+        found = [
+            (c, (c.engine, c.tier, c.workload, c.network, c.threads, c.repetition, d))
             for c, d in cells
         ]
-        self._log({"type": "cells", "cells": [list(row[1:]) for row in rows]})
+        self._log({"type": "cells", "cells": [list(row) for _, row in found]})
         with self.transaction() as db:
             db.executemany(
-                "INSERT OR IGNORE INTO cells (key, engine, tier, workload, scenario, threads,"
-                " repetition, definition, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
-                rows,
+                "INSERT OR IGNORE INTO cells (engine, tier, workload, network, threads, repetition,"
+                " definition, key, scenario, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+                [(*row, c.key, c.scenario.name) for c, row in found],
             )
 
     @_guarded

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from oltplab.engines.control import Control
+from oltplab.engines.control import Control, PostgresControl
 from oltplab.engines.hosts import SshHost
 from oltplab.engines.supplier import cache_root
 from oltplab.errors import EngineError
@@ -29,7 +29,7 @@ from oltplab.spec import NetworkSpec
 TOXIPROXY = "toxiproxy-server"
 
 
-def round_trip_ms(connect: Callable[[], Control], probes: int = 30) -> float:
+def round_trip_ms(connect: Callable[[], Control | PostgresControl], probes: int = 30) -> float:
     """Median time of `SELECT 1` as sysbench's connections see it: one round trip through
     whatever shapes the link (a TCP connect would end at a shaping proxy)."""
     with connect() as control:

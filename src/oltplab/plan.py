@@ -15,6 +15,39 @@ from typing import Any
 
 from oltplab.spec import LOCAL_HOST, PlacementSpec, Spec, WorkloadSpec
 
+# The reference report's two workloads keep its short scenario names; every other workload
+# is its own scenario, so two workloads never share a table.
+_SHORT_SCENARIOS = {"oltp_read_write": "rw", "oltp_read_only": "ro"}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What one set of tables holds: a workload, measured with sysbench beside the engine
+    or over a network. Its name (`rw-local`, `balanced-network`) is a label for tables and
+    keys; code asks the fields, never the name."""
+
+    workload: str
+    network: bool = False
+
+    @property
+    def label(self) -> str:
+        """The workload's short name: rw, ro, or the workload's own."""
+        return _SHORT_SCENARIOS.get(self.workload, self.workload)
+
+    @property
+    def name(self) -> str:
+        return f"{self.label}-{'network' if self.network else 'local'}"
+
+    @property
+    def local(self) -> Scenario:
+        """The same workload with sysbench beside the engine: what a network run is judged by."""
+        return replace(self, network=False)
+
+    @property
+    def reference(self) -> bool:
+        """One of the reference report's own scenarios (read-write or read-only)."""
+        return self.workload in _SHORT_SCENARIOS
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -23,7 +56,11 @@ class Cell:
     workload: str
     threads: int
     repetition: int
-    scenario: str
+    network: bool = False  # sysbench reaches the engine over a network
+
+    @property
+    def scenario(self) -> Scenario:
+        return Scenario(self.workload, self.network)
 
     @property
     def group(self) -> Cell:
@@ -32,7 +69,7 @@ class Cell:
 
     def describe(self) -> str:
         rep = f" run {self.repetition}" if self.repetition else ""
-        return f"{self.engine} {self.scenario} {self.tier} {self.workload} {self.threads}{rep}"
+        return f"{self.engine} {self.scenario.name} {self.tier} {self.workload} {self.threads}{rep}"
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Cell:
@@ -43,7 +80,7 @@ class Cell:
             str(row["workload"]),
             int(row["threads"]),
             int(row["repetition"]),
-            str(row["scenario"]),
+            bool(row["network"]),
         )
 
     @property
@@ -51,7 +88,7 @@ class Cell:
         return "|".join(
             (
                 self.engine,
-                self.scenario,
+                self.scenario.name,
                 self.tier,
                 self.workload,
                 str(self.threads),
@@ -73,19 +110,6 @@ class Session:
         return self.host != LOCAL_HOST
 
 
-# The reference report's two workloads keep its short scenario names; every other workload
-# is its own scenario, so two workloads never share a table.
-_SHORT_SCENARIOS = {"oltp_read_write": "rw", "oltp_read_only": "ro"}
-
-
-def scenario_name(workload: str, network: bool = False) -> str:
-    return f"{_SHORT_SCENARIOS.get(workload, workload)}-{'network' if network else 'local'}"
-
-
-def scenario(workload: WorkloadSpec, network: bool = False) -> str:
-    return scenario_name(workload.name, network)
-
-
 def build_plan(spec: Spec) -> list[Session]:
     """Sessions in the order the spec asks for.
 
@@ -99,7 +123,7 @@ def build_plan(spec: Spec) -> list[Session]:
         engine: str, placement: PlacementSpec, tier: str, workload: WorkloadSpec, rounds: range
     ) -> Session:
         cells = tuple(
-            Cell(engine, tier, workload.name, threads, rep, scenario(workload, placement.network))
+            Cell(engine, tier, workload.name, threads, rep, placement.network)
             for threads in spec.protocol.threads
             for rep in rounds
         )
@@ -160,7 +184,7 @@ def extra_round(
     sessions = []
     for session in template:
         cells = tuple(
-            Cell(c.engine, c.tier, c.workload, c.threads, next_rep[c.group], c.scenario)
+            replace(c, repetition=next_rep[c.group])
             for c in session.cells
             if c.group in needing and c.repetition == 1
         )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from oltplab import __version__
 from oltplab.errors import OltplabError
-from oltplab.hostinfo import describe_host
 from oltplab.ledger import now
 from oltplab.store.files import sha256_file, write_atomic
 
@@ -95,65 +93,6 @@ def redact_spec(text: str) -> str:
     return _SECRET_LINE.sub(lambda m: m.group(1) + '"***"', text)
 
 
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return None
-
-
-def _selected(choices: str | None) -> str | None:
-    """ "always [madvise] never" -> "madvise"."""
-    if choices is None:
-        return None
-    match = re.search(r"\[([^\]]+)\]", choices)
-    return match.group(1) if match else choices
-
-
-def host_facts() -> dict[str, Any]:
-    facts = describe_host()
-    facts["cpu_governor"] = (
-        _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") or "not exposed"
-    )
-    facts["transparent_hugepages"] = _selected(_read("/sys/kernel/mm/transparent_hugepage/enabled"))
-    facts["swappiness"] = _read("/proc/sys/vm/swappiness")
-    return facts
-
-
-def disk_of(path: Path) -> dict[str, Any]:
-    """The filesystem and block device a directory lives on."""
-    path = path.resolve()
-    best: tuple[str, str, str] | None = None
-    for line in (_read("/proc/self/mounts") or "").splitlines():
-        fields = line.split()
-        if len(fields) < 3:
-            continue
-        device, mount, fstype = fields[0], fields[1].replace("\\040", " "), fields[2]
-        if (path == Path(mount) or Path(mount) in path.parents) and (
-            best is None or len(mount) > len(best[1])
-        ):
-            best = (device, mount, fstype)
-    facts: dict[str, Any] = {"path": str(path)}
-    if best:
-        facts.update(device=best[0], mount=best[1], filesystem=best[2])
-    usage = os.statvfs(path if path.exists() else path.parent)
-    facts["size_bytes"] = usage.f_blocks * usage.f_frsize
-    facts["free_bytes"] = usage.f_bavail * usage.f_frsize
-    block = (
-        Path("/sys/dev/block")
-        / f"{os.major(os.stat(path).st_dev)}:{os.minor(os.stat(path).st_dev)}"
-    )
-    if block.exists():
-        disk = block.resolve()
-        if (disk / "partition").exists():
-            disk = disk.parent
-        facts["block_device"] = disk.name
-        facts["rotational"] = _read(str(disk / "queue" / "rotational")) == "1"
-        facts["model"] = _read(str(disk / "device" / "model"))
-        facts["scheduler"] = _selected(_read(str(disk / "queue" / "scheduler")))
-    return facts
-
-
 def sysbench_facts(binary: str, version: str) -> dict[str, Any]:
     path = Path(binary).resolve()
     scripts = path.parent.parent / "share" / "sysbench"
@@ -203,6 +142,7 @@ class RunRecord:
         workloads: dict[str, dict[str, Any]],
         telemetry: bool,
         rerun_of: dict[str, Any] | None,
+        host: dict[str, Any],
     ) -> RunRecord:
         data = _earlier(results / RUN_JSON)
         started = data.get("runs", [])
@@ -215,7 +155,7 @@ class RunRecord:
                 "digest": spec_digest,
                 "text": redact_spec(spec_text),
             },
-            host=host_facts(),
+            host=host,
             sysbench=sysbench,
             workloads=workloads,
             telemetry=telemetry,

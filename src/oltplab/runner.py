@@ -144,12 +144,13 @@ def run(
             if requeued:
                 log.info("%d cell(s) from an earlier run go back to pending", requeued)
             sysbench = sysbench_version(sysbench_binary)
+            host = describe_host()
             provenance = {
                 "oltplab": __version__,
                 "sysbench": sysbench,
                 "command": " ".join(sys.argv),
                 "spec_origin": origin,
-                "host": describe_host(),
+                "host": host,
             }
             run_id = ledger.begin_run(spec.digest(), provenance)
             record = RunRecord.begin(
@@ -163,6 +164,7 @@ def run(
                 workloads=workload_facts(spec),
                 telemetry=telemetry,
                 rerun_of=rerun_of,
+                host=host,
             )
             if telemetry and (missing := host_summary(results)):
                 log.warning("host summary: %s", missing)
@@ -245,7 +247,7 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
 
 def _cleanup_endpoints(ctx: RunContext) -> None:
     for key, state in ctx.engines.items():
-        if state.provisioned:
+        if state.server.owned:
             continue
         ctx.display.phase(f"{key}: sysbench cleanup on the endpoint", 0)
         try:

@@ -24,9 +24,10 @@ from oltplab.engines.provision import (
 from oltplab.engines.server import EngineState, Server
 from oltplab.engines.supplier import source_of
 from oltplab.errors import DiskFull, EngineError
+from oltplab.hostinfo import disk_of
 from oltplab.ledger import Ledger
 from oltplab.plan import Cell, Session, cell_stem, safe_name, scenario_dir, session_stem
-from oltplab.provenance import RunRecord, disk_of
+from oltplab.provenance import RunRecord
 from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
 from oltplab.store.files import ensure_space
 from oltplab.sysbench import (
@@ -226,7 +227,7 @@ def _recover(
     ctx: RunContext, state: EngineState, session: Session, stem: Path, remaining: list[Cell]
 ) -> None:
     """After the engine died: restart it on a fresh snapshot copy and warm up again."""
-    if not state.provisioned:
+    if not state.server.owned:
         raise _SessionLost(f"endpoint of {state.name} is unreachable", remaining)
     log.warning("%s died (%s); restarting", state.name, state.server.exit_description())
     state.server.stop(ctx.spec.protocol.stop_timeout_seconds)
@@ -256,12 +257,12 @@ def _start_session(ctx: RunContext, state: EngineState, session: Session, stem: 
     stem.with_name(stem.name + ".status.txt").write_text(format_pairs(status))
     ctx.ledger.record_variables(session.engine, session.tier, session.workload, variables)
     mismatches = check_variables(expected_variables(tunables(spec, state, session.tier)), variables)
-    if not state.provisioned:
+    if not state.server.owned:
         _refuse_tier_changes(spec, state, session.tier, variables)
     if mismatches:
         first = describe_mismatch(mismatches[0])
         more = f" (and {len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
-        if state.provisioned:
+        if state.server.owned:
             raise EngineError(f"engine {session.engine} tier {session.tier}: {first}{more}")
         # An endpoint is measured as it is; the differences are told, not fixed.
         message = f"endpoint {session.engine} differs from the intent: {first}{more}"

@@ -5,8 +5,8 @@ import os
 import pytest
 
 from oltplab.engines.config import intent_settings, render_cnf, server_settings
-from oltplab.engines.hosts import Host
-from oltplab.engines.launcher import PrivateInstance, free_port
+from oltplab.engines.hosts import Host, free_port
+from oltplab.engines.launcher import PrivateInstance
 from oltplab.engines.profiles import Layout, family_of
 from oltplab.engines.supplier import supply
 from oltplab.spec import parse_spec

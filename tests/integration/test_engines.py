@@ -14,7 +14,7 @@ from oltplab.engines.config import (
     intent_settings,
     option_file,
 )
-from oltplab.engines.launcher import free_port
+from oltplab.engines.hosts import free_port
 from oltplab.engines.provision import local_instance
 from oltplab.engines.supplier import supply
 from oltplab.spec import parse_spec

@@ -10,8 +10,8 @@ from oltplab.runner import check_compatible
 from oltplab.sysbench import read_output
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"
-A = Cell("e", "2G", "oltp_read_write", 1, 1, "rw-local")
-B = Cell("e", "2G", "oltp_read_write", 4, 1, "rw-local")
+A = Cell("e", "2G", "oltp_read_write", 1, 1)
+B = Cell("e", "2G", "oltp_read_write", 4, 1)
 
 
 def test_cells_move_from_pending_to_done_with_their_series(tmp_path):
@@ -84,7 +84,7 @@ def test_newer_schema_is_refused(tmp_path):
 
 
 def test_a_spec_may_only_add_cells(tmp_path):
-    again = Cell("e", "2G", "oltp_read_write", 1, 2, "rw-local")  # a repetition of A
+    again = Cell("e", "2G", "oltp_read_write", 1, 2)  # a repetition of A
     check_compatible({A: "1", again: "1"}, {A: "1", B: "1"}, tmp_path)
     with pytest.raises(OltplabError, match="cell e rw-local 2G oltp_read_write 1 was measured"):
         check_compatible({A: "1"}, {A: "2"}, tmp_path)
@@ -118,16 +118,28 @@ def test_a_ledger_of_schema_1_is_migrated_and_keeps_its_cells(tmp_path):
 
 def test_schema_3_cells_of_other_workloads_become_scenarios_of_their_own(tmp_path):
     ledger = Ledger.open(tmp_path)
-    point_select = Cell("e", "2G", "oltp_point_select", 4, 2, "ro-local")
-    default = Cell("e", "2G", "oltp_read_write", 4, 1, "rw-network")
+    point_select = Cell("e", "2G", "oltp_point_select", 4, 2)
+    default = Cell("e", "2G", "oltp_read_write", 4, 1, network=True)
     ledger.register([(point_select, "d"), (default, "d")])
-    ledger.set_meta("schema_version", "3")
     ledger.close()
+    # As schema 3 stored them: other workloads under rw-*/ro-*, no network column.
+    db = sqlite3.connect(tmp_path / "ledger.sqlite")
+    db.execute(
+        "UPDATE cells SET scenario = 'ro-local', key = 'e|ro-local|2G|oltp_point_select|4|2'"
+        " WHERE workload = 'oltp_point_select'"
+    )
+    db.execute("ALTER TABLE cells DROP COLUMN network")
+    db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
 
     ledger = Ledger.open(tmp_path)
     by_workload = {row["workload"]: row for row in ledger.cells()}
+    cells = set(ledger.definitions())
     ledger.close()
     moved = by_workload["oltp_point_select"]
     assert moved["scenario"] == "oltp_point_select-local"
-    assert moved["key"] == Cell("e", "2G", "oltp_point_select", 4, 2, moved["scenario"]).key
+    assert moved["key"] == point_select.key
     assert by_workload["oltp_read_write"]["key"] == default.key
+    # Where sysbench ran is read from the scenario's old name once, into its own column.
+    assert cells == {point_select, default}

@@ -1,4 +1,4 @@
-from oltplab.plan import build_plan, cell_stem, cells_of, scenario_dir
+from oltplab.plan import Scenario, build_plan, cell_stem, cells_of, scenario_dir
 from oltplab.spec import parse_spec
 
 SPEC = """
@@ -58,12 +58,21 @@ def test_scenarios_and_artifact_names_follow_the_2026_layout():
     cells = cells_of(plan("as-listed"))
     rw = next(c for c in cells if c.workload == "oltp_read_write" and c.repetition == 1)
     ro = next(c for c in cells if c.workload == "oltp_read_only" and c.repetition == 2)
-    assert (rw.scenario, ro.scenario) == ("rw-local", "ro-local")
+    assert (rw.scenario, ro.scenario) == (Scenario("oltp_read_write"), Scenario("oltp_read_only"))
+    assert (rw.scenario.name, ro.scenario.name) == ("rw-local", "ro-local")
     assert cell_stem(rw, read_only=False) == "Tier2G_RW_1th"
     assert cell_stem(ro, read_only=True) == "run2_Tier2G_RO_1th"
     assert scenario_dir("oltp_read_write") == "benchmark_logs"
     assert scenario_dir("oltp_read_only") == "benchmark_logs_read_only"
     assert scenario_dir("oltp_point_select") == "benchmark_logs_oltp_point_select"
+
+
+def test_a_scenario_is_its_fields_and_its_name_only_labels_them():
+    over_network = Scenario("balanced", network=True)
+    assert over_network.name == "balanced-network"
+    assert over_network.local == Scenario("balanced")
+    assert Scenario("oltp_read_write", network=True).name == "rw-network"
+    assert Scenario("oltp_read_write").reference and not over_network.reference
 
 
 def test_groups_are_repeated_until_their_spread_is_small_enough():

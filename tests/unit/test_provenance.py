@@ -7,7 +7,8 @@ import json
 import pytest
 
 from oltplab.errors import OltplabError
-from oltplab.provenance import differences, disk_of, read_run_json, redact_spec
+from oltplab.hostinfo import disk_of
+from oltplab.provenance import differences, read_run_json, redact_spec
 from tests.cli import oltplab
 
 

@@ -12,9 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from oltplab import metrics
 from oltplab.engines.config import parse_version
 from oltplab.errors import OltplabError
 from oltplab.ledger import Ledger
+from oltplab.plan import Scenario
 from oltplab.provenance import RUN_JSON, load_run_json
 from oltplab.sizes import parse_size
 from oltplab.sysbench import INFORMATIONAL_FLAGS
@@ -27,7 +29,8 @@ class CellRecord:
     engine: str
     family: str
     version: str
-    scenario: str
+    scenario: str  # its name; `kind` says what it is
+    network: bool
     tier: str
     workload: str
     threads: int
@@ -51,6 +54,10 @@ class CellRecord:
 
     def metric(self, name: str) -> float | None:
         return getattr(self, name)
+
+    @property
+    def kind(self) -> Scenario:
+        return Scenario(self.workload, self.network)
 
     @property
     def suspect_flags(self) -> tuple[str, ...]:
@@ -99,16 +106,21 @@ class Dataset:
 
     @property
     def scenarios(self) -> list[str]:
-        order = ["rw-local", "ro-local", "rw-network", "ro-network"]
-        found = {c.scenario for c in self.cells}
-        # Other workloads in the order the spec listed them, then by name.
-        listed = {
-            f"{name}-{where}": i
-            for i, name in enumerate(self.workloads)
-            for where in ("local", "network")
-        }
-        rest = sorted(found - set(order), key=lambda s: (listed.get(s, len(listed)), s))
-        return [s for s in order if s in found] + rest
+        """Scenario names: the reference report's own first (read-write before read-only,
+        local before network), then the other workloads in the order the spec listed them."""
+        return [s.name for s in sorted(self.scenario_kinds.values(), key=self._scenario_order)]
+
+    @property
+    def scenario_kinds(self) -> dict[str, Scenario]:
+        """What each scenario name stands for, from the stored columns."""
+        return {c.scenario: c.kind for c in self.cells}
+
+    def _scenario_order(self, scenario: Scenario) -> tuple[Any, ...]:
+        if scenario.reference:
+            return (0, scenario.network, scenario.workload != "oltp_read_write")
+        listed = list(self.workloads)
+        position = listed.index(scenario.workload) if scenario.workload in listed else len(listed)
+        return (1, position, scenario.name)
 
     def tiers(self, scenario: str | None = None) -> list[str]:
         found = {c.tier for c in self.cells if scenario in (None, c.scenario)}
@@ -142,30 +154,6 @@ class Dataset:
 
     def threads(self, scenario: str, tier: str) -> list[int]:
         return sorted({c.threads for c in self.cells if c.scenario == scenario and c.tier == tier})
-
-
-# The stored telemetry the analysis reads; the rest stays in the ledger and the raw files.
-ENGINE_METRICS = frozenset(
-    {
-        "server_cpu_seconds",
-        "Innodb_os_log_written",
-        "pg_stat_wal.wal_bytes",
-        "Threads_running",
-        "history_list_length",
-        "checkpoint_age",
-        "dirty_pages",
-    }
-)
-
-
-def analysed_telemetry(source: str, metric: str) -> bool:
-    if source == "engine":
-        return metric in ENGINE_METRICS
-    if source == "mpstat":
-        return metric in ("all:%usr", "all:%sys", "all:%iowait")
-    if source == "iostat":
-        return metric.endswith((":rMB/s", ":wMB/s"))
-    return source == "vmstat" and metric == "cs"
 
 
 def _tier_size(tier: str, variables: dict[tuple[str, str], dict[str, str]]) -> int | None:
@@ -234,6 +222,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
                 family=row["family"] or "",
                 version=row["version"] or "",
                 scenario=row["scenario"],
+                network=bool(row["network"]),
                 tier=row["tier"],
                 workload=row["workload"],
                 threads=row["threads"],
@@ -258,7 +247,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         )
     for key, values in ledger.tps_series().items():
         dataset.series[f"{path.name}|{key}"] = values
-    for key, series in ledger.telemetry(analysed_telemetry).items():
+    for key, series in ledger.telemetry(metrics.analysed).items():
         dataset.telemetry[f"{path.name}|{key}"] = series
     run_json = path / RUN_JSON
     # Provenance is shown when readable; the numbers are in the ledger either way.

@@ -183,14 +183,16 @@ def _network_overhead(
     points: Points, found: dict[Point, Value], include_flagged: bool
 ) -> list[Finding]:
     dataset = points.dataset
+    kinds = dataset.scenario_kinds
     out = []
-    for mode in ("rw", "ro"):
+    for scenario in (kinds[name] for name in dataset.scenarios if kinds[name].network):
+        beside = scenario.local.name
         for tier in dataset.tiers():
             for engine in dataset.engine_names():
                 diffs, verdicts = [], []
-                for threads in dataset.threads(f"{mode}-local", tier):
-                    here = (f"{mode}-local", tier, engine, threads)
-                    there = (f"{mode}-network", tier, engine, threads)
+                for threads in dataset.threads(beside, tier):
+                    here = (beside, tier, engine, threads)
+                    there = (scenario.name, tier, engine, threads)
                     local, network = found.get(here), found.get(there)
                     if not (local and network and local.whole_run):
                         continue
@@ -204,7 +206,7 @@ def _network_overhead(
                     out.append(
                         Finding(
                             "network-overhead",
-                            f"{mode}-network vs {mode}-local",
+                            f"{scenario.name} vs {beside}",
                             tier,
                             engine,
                             average,

@@ -300,7 +300,7 @@ def flagged(dataset: Dataset) -> list[CellRecord]:
 
 @dataclass(frozen=True)
 class NetworkLatencyRow:
-    mode: str
+    mode: str  # the workload's short name
     tier: str
     engine: str
     threads: int
@@ -320,19 +320,25 @@ class NetworkLatencyRow:
 def network_latency(points: Points) -> list[NetworkLatencyRow]:
     """Average latency over the network against local, and what it adds per round trip."""
     latency, qps, tps = (points.values(m) for m in ("lat_avg_ms", "qps", "tps"))
+    kinds = points.dataset.scenario_kinds
     rows = []
     for (scenario, tier, engine, threads), network in sorted(latency.items()):
-        if not scenario.endswith("-network"):
+        if not kinds[scenario].network:
             continue
-        mode = scenario.removesuffix("-network")
-        local = latency.get((f"{mode}-local", tier, engine, threads))
+        local = latency.get((kinds[scenario].local.name, tier, engine, threads))
         point = (scenario, tier, engine, threads)
         if local is None or point not in qps or not tps[point].whole_run:
             continue
         round_trips = qps[point].whole_run / tps[point].whole_run
         rows.append(
             NetworkLatencyRow(
-                mode, tier, engine, threads, local.whole_run, network.whole_run, round_trips
+                kinds[scenario].label,
+                tier,
+                engine,
+                threads,
+                local.whole_run,
+                network.whole_run,
+                round_trips,
             )
         )
     return rows

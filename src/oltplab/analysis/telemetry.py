@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
+from oltplab import metrics
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.points import Points
+from oltplab.metrics import Metric
 from oltplab.stats import jitter, stalls
 
-REDO_METRICS = frozenset({("engine", "Innodb_os_log_written"), ("engine", "pg_stat_wal.wal_bytes")})
-
 Series = list[tuple[int, float]]
-Metric = tuple[str, str]
 
 # --- per-operation figures ---------------------------------------------------------------------
 
@@ -46,9 +45,9 @@ def _steady_seconds(points: Points, cell: CellRecord) -> range | None:
 
 
 def _total(
-    series: dict[Metric, Series], seconds: range, match: Callable[[Metric], bool]
+    series: dict[tuple[str, str], Series], seconds: range, match: Callable[[Metric], bool]
 ) -> float | None:
-    chosen = [values for metric, values in series.items() if match(metric)]
+    chosen = [values for metric, values in series.items() if match(Metric(*metric))]
     if not chosen:
         return None
     return sum(v for values in chosen for s, v in values if s in seconds)
@@ -69,16 +68,12 @@ def per_operation(points: Points, cell: CellRecord) -> PerOperation | None:
         total = _total(series, seconds, match)
         return None if total is None else total * scale / transactions
 
-    def engine(name: str) -> Callable[[Metric], bool]:
-        return lambda metric: metric == ("engine", name)
-
     return PerOperation(
-        cpu_us=per_txn(engine("server_cpu_seconds"), 1e6),
-        context_switches=per_txn(lambda m: m == ("vmstat", "cs")),
-        kb_read=per_txn(lambda m: m[0] == "iostat" and m[1].endswith(":rMB/s"), 1024),
-        kb_written=per_txn(lambda m: m[0] == "iostat" and m[1].endswith(":wMB/s"), 1024),
-        # The redo log's bytes; PostgreSQL's WAL is its counterpart.
-        redo_bytes=per_txn(lambda m: m in REDO_METRICS),
+        cpu_us=per_txn(lambda m: m == metrics.SERVER_CPU, 1e6),
+        context_switches=per_txn(lambda m: m == metrics.CONTEXT_SWITCHES),
+        kb_read=per_txn(lambda m: metrics.is_disk(m, metrics.DISK_READ_COLUMN), 1024),
+        kb_written=per_txn(lambda m: metrics.is_disk(m, metrics.DISK_WRITTEN_COLUMN), 1024),
+        redo_bytes=per_txn(lambda m: m in metrics.REDO_BYTES),
     )
 
 
@@ -185,10 +180,11 @@ def _on(seconds: list[int], values: Series, scale: float = 1.0) -> list[float | 
     return [by_second[s] * scale if s in by_second else None for s in seconds]
 
 
-def _summed(series: dict[Metric, Series], source: str, suffix: str) -> Series:
+def _disk_total(series: dict[tuple[str, str], Series], column: str) -> Series:
+    """The column summed over the host's devices."""
     totals: dict[int, float] = defaultdict(float)
-    for (found_source, metric), values in series.items():
-        if found_source == source and metric.endswith(suffix):
+    for metric, values in series.items():
+        if metrics.is_disk(metric, column):
             for second, value in values:
                 totals[second] += value
     return sorted(totals.items())
@@ -203,33 +199,29 @@ def timeline(points: Points, cell: CellRecord) -> Timeline | None:
         return None
     seconds = list(range(1, len(tps) + 1))
 
-    def get(source: str, metric: str) -> Series:
-        return series.get((source, metric), [])
+    def get(metric: Metric) -> Series:
+        return series.get(metric, [])
 
     panels = [
         Panel(
             "CPU %",
             {
-                "user": _on(seconds, get("mpstat", "all:%usr")),
-                "system": _on(seconds, get("mpstat", "all:%sys")),
-                "iowait": _on(seconds, get("mpstat", "all:%iowait")),
+                "user": _on(seconds, get(metrics.CPU_USER)),
+                "system": _on(seconds, get(metrics.CPU_SYSTEM)),
+                "iowait": _on(seconds, get(metrics.CPU_IOWAIT)),
             },
         ),
         Panel(
             "Disk MB/s",
             {
-                "read": _on(seconds, _summed(series, "iostat", ":rMB/s")),
-                "written": _on(seconds, _summed(series, "iostat", ":wMB/s")),
+                "read": _on(seconds, _disk_total(series, metrics.DISK_READ_COLUMN)),
+                "written": _on(seconds, _disk_total(series, metrics.DISK_WRITTEN_COLUMN)),
             },
         ),
-        Panel("Threads running", {"threads": _on(seconds, get("engine", "Threads_running"))}),
-        Panel(
-            "History list length", {"length": _on(seconds, get("engine", "history_list_length"))}
-        ),
-        Panel(
-            "Checkpoint age MB", {"age": _on(seconds, get("engine", "checkpoint_age"), 1 / 2**20)}
-        ),
-        Panel("Dirty pages", {"pages": _on(seconds, get("engine", "dirty_pages"))}),
+        Panel("Threads running", {"threads": _on(seconds, get(metrics.THREADS_RUNNING))}),
+        Panel("History list length", {"length": _on(seconds, get(metrics.HISTORY_LENGTH))}),
+        Panel("Checkpoint age MB", {"age": _on(seconds, get(metrics.CHECKPOINT_AGE), 1 / 2**20)}),
+        Panel("Dirty pages", {"pages": _on(seconds, get(metrics.DIRTY_PAGES))}),
     ]
     panels = [p for p in panels if any(v is not None for line in p.lines.values() for v in line)]
     found = points.cuts.get(cell.key)

@@ -1,9 +1,14 @@
 """Where commands run: this machine, or another one reached with the user's OpenSSH client.
 
+A host offers what an instance needs wherever it runs: its folders and files, a free
+port, a server process started, stopped or killed, and a way to reach the server's unix
+socket. An instance is the same code on either; only the host differs.
+
 A remote host is used as the user's `ssh` sees it (their ~/.ssh/config, agent and known
 hosts), in batch mode so a prompt can never hang a run. Long-lived remote processes (the
 engine, the collectors) are children of a local `ssh` process: when oltplab stops them, or
-dies, the ssh session ends and the remote side ends with it.
+dies, the ssh session ends and the remote side ends with it. Control queries reach a
+remote server through an SSH forward of its unix socket.
 """
 
 from __future__ import annotations
@@ -14,15 +19,17 @@ import shlex
 import shutil
 import socket
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from oltplab.engines.processes import spawn, terminate
+from oltplab.engines.processes import kill_stale, spawn, terminate
 from oltplab.errors import EngineError
 from oltplab.store.files import write_secret
+
+Place = Path | PurePosixPath
 
 LOCAL = "local"
 # Runs a command so that it ends when its ssh session does: the session's stdin closing
@@ -42,6 +49,41 @@ _FREE_PORTS = (
 ALIVE_INTERVAL, ALIVE_COUNT = 2, 3
 # Servers refuse root or should not have it: as root, they run where root is this user.
 NOBODY = 65534
+# Kills a server a lost session left behind, only if its command line names our option file.
+_KILL_STALE = (
+    'pid=$(cat "$1" 2>/dev/null) || exit 0; '
+    'tr "\\0" " " < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2" || exit 0; '
+    'kill -9 "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done'
+)
+
+
+def free_port() -> int:
+    """A port nobody listens on now; the kernel picks it, so no fixed port is ever assumed."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    """A datadir copy; reflinks make it nearly free on filesystems that have them."""
+    if target.exists():
+        shutil.rmtree(target)
+    tmp = target.with_name(target.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    subprocess.run(["cp", "-a", "--reflink=auto", str(source), str(tmp)], check=True)
+    tmp.rename(target)
+
+
+@dataclass
+class Forward:
+    """A local TCP port that reaches a unix socket on another host, while it is open."""
+
+    port: int
+    process: subprocess.Popen[bytes]
+
+    def close(self) -> None:
+        terminate(self.process, 5)
 
 
 def unprivileged(command: list[str], as_root: bool) -> list[str]:
@@ -120,6 +162,82 @@ class Host:
     def remove(self, path: Path | PurePosixPath) -> None:
         Path(path).unlink(missing_ok=True)
 
+    # --- an instance's files and server, wherever it runs -----------------------------------
+
+    def address(self) -> str:
+        """Where sysbench reaches a server on this host."""
+        return "127.0.0.1"
+
+    def client_address(self) -> str:
+        """This machine as a server on the host sees it."""
+        return "127.0.0.1"
+
+    def make_folders(self, folders: Sequence[Place], private: Sequence[Place]) -> None:
+        """Folders, and folders only we may enter (mode 0700)."""
+        for folder in folders:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+        for folder in private:
+            Path(folder).mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    def write_text(self, path: Place, text: str) -> None:
+        Path(path).write_text(text)
+
+    def is_dir(self, path: Place) -> bool:
+        return Path(path).is_dir()
+
+    def copy_tree(self, source: Place, target: Place) -> None:
+        _copy_tree(Path(source), Path(target))
+
+    def remove_tree(self, path: Place) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+    def file_size(self, path: Place) -> int:
+        try:
+            return Path(path).stat().st_size
+        except OSError:
+            return 0
+
+    def read_from(self, path: Place, offset: int) -> str:
+        """A file's text from a byte offset on; "" when it cannot be read."""
+        try:
+            with Path(path).open("rb") as handle:
+                handle.seek(offset)
+                return handle.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def free_port(self) -> int:
+        return free_port()
+
+    def kill_stale(self, pid_file: Place, marker: str) -> None:
+        """Kill the process pid_file names if its command line still holds marker (our own
+        option file), so a pid another process reuses is never killed."""
+        kill_stale(Path(pid_file), marker)
+
+    def spawn_server(self, command: list[str], output: Place) -> subprocess.Popen[bytes]:
+        """A server process; what it prints is appended to output."""
+        with Path(output).open("ab") as sink:
+            return spawn(command, stdout=sink)
+
+    def stop_server(
+        self, process: subprocess.Popen[bytes], timeout: float, stop_signal: int
+    ) -> bool:
+        """A clean shutdown, SIGKILL after timeout; True when it shut down cleanly."""
+        return terminate(process, timeout, stop_signal)
+
+    def kill_server(self, process: subprocess.Popen[bytes]) -> None:
+        process.kill()
+        process.wait()
+
+    def describe_exit(self, code: int) -> str:
+        if code < 0:
+            return f"engine process killed by signal {-code}"
+        return f"engine process exited with code {code}"
+
+    def reach_socket(self, socket_path: Place) -> Forward | None:
+        """How this machine reaches the server's unix socket: directly (None), here."""
+        return None
+
 
 @dataclass(frozen=True)
 class PrivateFile:
@@ -184,6 +302,75 @@ class SshHost(Host):
 
     def remove(self, path: Path | PurePosixPath) -> None:
         self.check(["rm", "-f", str(path)], timeout=60)
+
+    def _sh(self, script: str, *args: str, timeout: float = 600) -> str:
+        return self.check(["sh", "-c", script, "sh", *args], timeout=timeout)
+
+    def make_folders(self, folders: Sequence[Place], private: Sequence[Place]) -> None:
+        self._sh(
+            'n=$1; shift; for f; do if [ "$n" -gt 0 ]; then mkdir -p "$f" || exit 1; '
+            'else mkdir -p -m 700 "$f" || exit 1; fi; n=$((n - 1)); done',
+            str(len(folders)),
+            *(str(f) for f in folders),
+            *(str(f) for f in private),
+        )
+
+    def write_text(self, path: Place, text: str) -> None:
+        self.check(["sh", "-c", 'cat > "$1"', "sh", str(path)], input_text=text)
+
+    def is_dir(self, path: Place) -> bool:
+        return self.run(["test", "-d", str(path)]).returncode == 0
+
+    def copy_tree(self, source: Place, target: Place) -> None:
+        self._sh(
+            'rm -rf "$2" "$2.partial" && cp -a "$1" "$2.partial" && mv "$2.partial" "$2"',
+            str(source),
+            str(target),
+        )
+
+    def remove_tree(self, path: Place) -> None:
+        with contextlib.suppress(EngineError):
+            self._sh('rm -rf "$1"', str(path))
+
+    def file_size(self, path: Place) -> int:
+        with contextlib.suppress(EngineError):
+            done = self.run(["stat", "-c", "%s", str(path)], timeout=60)
+            if done.returncode == 0:
+                return int(done.stdout.strip())
+        return 0
+
+    def read_from(self, path: Place, offset: int) -> str:
+        with contextlib.suppress(EngineError):
+            done = self.run(["tail", "-c", f"+{offset + 1}", str(path)], timeout=60)
+            if done.returncode == 0:
+                return done.stdout
+        return ""
+
+    def free_port(self) -> int:
+        return self.free_ports(1)[0]
+
+    def kill_stale(self, pid_file: Place, marker: str) -> None:
+        with contextlib.suppress(EngineError):
+            self._sh(_KILL_STALE, str(pid_file), marker, timeout=60)
+
+    def spawn_server(self, command: list[str], output: Place) -> subprocess.Popen[bytes]:
+        return self.spawn_held(command, output)
+
+    def stop_server(
+        self, process: subprocess.Popen[bytes], timeout: float, stop_signal: int
+    ) -> bool:
+        """Close the held command's stdin: the wrapper stops the server and waits for it."""
+        return self.release(process, timeout)
+
+    def kill_server(self, process: subprocess.Popen[bytes]) -> None:
+        terminate(process, 5)
+
+    def describe_exit(self, code: int) -> str:
+        return f"the ssh session holding the engine on host {self.name} ended"
+
+    def reach_socket(self, socket_path: Place) -> Forward | None:
+        port = free_port()
+        return Forward(port, self.forward(port, PurePosixPath(socket_path)))
 
     def spawn_held(
         self, args: list[str], output: PurePosixPath | Path | str = "/dev/null"

@@ -1,8 +1,13 @@
 """The provisioner and launcher of a private instance: datadir, option file, process.
 
-Each engine gets a work folder in the results directory with its datadir, the snapshot
-taken after `sysbench prepare`, its option file, pid file and error log. The socket lives
-under the cache folder because unix socket paths are limited to about 100 bytes.
+An instance is a family profile (what to run) composed with a host (where): this machine
+or an SSH host. It asks its host for every file and process operation, so the same code
+runs an engine of any family here or elsewhere.
+
+Each engine gets a work folder (in the results directory here, in the host's work
+directory elsewhere) with its datadir, the snapshot taken after `sysbench prepare`, its
+option file, pid file and error log. Here, the socket lives under the cache folder because
+unix socket paths are limited to about 100 bytes.
 
 When oltplab runs as root, the server does not: it runs in a user namespace in which
 root is mapped to `nobody`. It holds no capability there (it cannot bind low ports, kill
@@ -13,69 +18,46 @@ owned as everything else in the results directory. Its accounts all have passwor
 
 from __future__ import annotations
 
-import shutil
-import socket
 import subprocess
 import time
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from oltplab.engines.config import ServerPaths
 from oltplab.engines.control import Control, PostgresControl
-from oltplab.engines.hosts import Host, PrivateFile
-from oltplab.engines.processes import kill_stale, spawn, terminate
+from oltplab.engines.hosts import Forward, Host, PrivateFile
 from oltplab.engines.profiles import ControlRoute, Layout
 from oltplab.engines.supplier import Distribution
 from oltplab.errors import EngineError
+from oltplab.network import Shaper, round_trip_ms
 from oltplab.store.files import tree_bytes
 from oltplab.sysbench import Target
 
 
-def free_port() -> int:
-    """A port nobody listens on now; the kernel picks it, so no fixed port is ever assumed."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def tail(path: Path, lines: int = 8, start: int = 0) -> str:
-    try:
-        with path.open("rb") as handle:
-            handle.seek(start)
-            text = handle.read().decode(errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
-def copy_tree(source: Path, target: Path) -> None:
-    """A datadir copy; reflinks make it nearly free on filesystems that have them."""
-    if target.exists():
-        shutil.rmtree(target)
-    tmp = target.with_name(target.name + ".partial")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    subprocess.run(["cp", "-a", "--reflink=auto", str(source), str(tmp)], check=True)
-    tmp.rename(target)
-
-
 class PrivateInstance:
-    """One engine process on its own datadir, port and socket, on this machine: a family
-    (what to run) on a host (where). RemoteInstance runs the same on an SSH host."""
-
-    host = "127.0.0.1"
+    """One engine process on its own datadir, port and socket: a family (what to run) on a
+    host (where), with a shaped link to it when the spec asks for one."""
 
     def __init__(
-        self, distribution: Distribution, layout: Layout, control_password: str, machine: Host
+        self,
+        distribution: Distribution,
+        layout: Layout,
+        control_password: str,
+        machine: Host,
+        shaper: Shaper | None = None,
     ) -> None:
         self.distribution = distribution
         self.family = layout.family
         self.layout = layout
         self.machine = machine
         self.control_password = control_password
+        self.host = machine.address()  # where sysbench connects
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.client_port = 0  # where sysbench connects: the port, or a shaping proxy's
+        self._shaper = shaper
+        self._forward: Forward | None = None
         self._log_offset = 0
         self._accounts_pending = False
 
@@ -87,14 +69,17 @@ class PrivateInstance:
 
     # --- provisioning -------------------------------------------------------------------------
 
+    @cached_property
+    def client(self) -> str:
+        """sysbench's machine as the server sees it."""
+        return self.machine.client_address()
+
     def prepare_folders(self) -> None:
-        self.layout.work.mkdir(parents=True, exist_ok=True)
-        self.layout.tmpdir.mkdir(exist_ok=True)
+        layout = self.layout
         # Only we may reach the sockets: the control account logs in through them.
-        self.layout.socket_folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for folder in self.family.private_folders(self.layout):
-            folder.mkdir(mode=0o700, exist_ok=True)
-        kill_stale(self.layout.pid_file, str(self.layout.cnf))
+        private = [layout.socket_folder, *self.family.private_folders(layout)]
+        self.machine.make_folders([layout.work, layout.tmpdir], private)
+        self.machine.kill_stale(layout.pid_file, str(layout.cnf))
 
     def initialise(self, timeout: float) -> None:
         """A brand-new datadir from the option file already written, where the server runs."""
@@ -132,34 +117,49 @@ class PrivateInstance:
         return self.family.paths(self.layout, port, self.host)
 
     def write_option_file(self, text: str) -> None:
-        self.layout.cnf.write_text(text)
+        self.machine.write_text(self.layout.cnf, text)
 
     def has_snapshot(self) -> bool:
-        return self.layout.snapshot.is_dir()
+        return self.machine.is_dir(self.layout.snapshot)
 
     def free_port(self) -> int:
-        return free_port()
+        return self.machine.free_port()
 
     def restore(self) -> None:
-        copy_tree(self.layout.snapshot, self.layout.datadir)
+        self.machine.copy_tree(self.layout.snapshot, self.layout.datadir)
 
     def restore_bytes(self) -> int:
-        """The disk space a restore takes here beyond what the datadir it replaces frees."""
+        """The disk space a restore takes on this machine beyond what the datadir it
+        replaces frees (on another host, a full disk fails the copy with its message)."""
+        if not self.machine.is_local:
+            return 0
         return max(0, tree_bytes(self.layout.snapshot) - tree_bytes(self.layout.datadir))
 
     def discard_datadir(self) -> None:
-        shutil.rmtree(self.layout.datadir, ignore_errors=True)
+        self.machine.remove_tree(self.layout.datadir)
 
     def take_snapshot(self) -> None:
-        copy_tree(self.layout.datadir, self.layout.snapshot)
+        self.machine.copy_tree(self.layout.datadir, self.layout.snapshot)
 
     def local_work(self) -> Path | None:
         """The work folder when it is on this machine (whose disk the run record names)."""
-        return self.layout.work
+        return self.layout.work if self.machine.is_local else None
 
     def link(self, target: Target) -> dict[str, Any] | None:
-        """The network between sysbench and the server, measured; None on this machine."""
-        return None
+        """The round trip from sysbench's machine to the server and the shaping applied;
+        None on this machine."""
+        if self.machine.is_local:
+            return None
+
+        def connect() -> Control | PostgresControl:
+            kind = Control if self.client_protocol == "mysql" else PostgresControl
+            return kind(
+                host=target.host, port=target.port, user=target.user, password=target.password
+            )
+
+        applied = self._shaper.applied if self._shaper else None
+        shaping = applied.describe() if applied else None
+        return {"rtt_ms": round(round_trip_ms(connect), 3), "shaping": shaping}
 
     def server_pid(self) -> int | None:
         local = self.machine.is_local and self.process is not None
@@ -168,13 +168,11 @@ class PrivateInstance:
     # --- launching ----------------------------------------------------------------------------
 
     def _log_size(self) -> int:
-        try:
-            return self.layout.error_log.stat().st_size
-        except OSError:
-            return 0
+        return self.machine.file_size(self.layout.error_log)
 
     def _log_from(self, offset: int, lines: int) -> str:
-        return " | ".join(tail(self.layout.error_log, lines, offset).splitlines())
+        text = self.machine.read_from(self.layout.error_log, offset)
+        return " | ".join(text.strip().splitlines()[-lines:])
 
     def server_command(self, options: list[str]) -> list[str]:
         return self.family.server_command(self.layout, self.machine, options)
@@ -194,16 +192,19 @@ class PrivateInstance:
         try:
             for path, text in secrets.items():
                 self.machine.write_private(path, text)
-            self._spawn(self.server_command(options))
+            self.process = self.machine.spawn_server(
+                self.server_command(options), self.layout.server_output
+            )
+            self._forward = self.machine.reach_socket(
+                self.family.socket_file(self.layout.socket, port)
+            )
             self._wait_ready(timeout)
         finally:
             for path in secrets:
                 self.machine.remove(path)
         self._accounts_pending = False
-
-    def _spawn(self, command: list[str]) -> None:
-        with self.layout.server_output.open("ab") as output:
-            self.process = spawn(command, stdout=output)
+        if self._shaper is not None:
+            self.client_port = self._shaper.start(self.host, port, self.client)
 
     def _wait_ready(self, timeout: float) -> None:
         """Until the server answers a control connection; it may also die or hang."""
@@ -229,7 +230,10 @@ class PrivateInstance:
                 time.sleep(0.2)
 
     def control(self) -> Control | PostgresControl:
-        route = ControlRoute(socket=self.layout.socket, port=self.port)
+        if self._forward is not None:
+            route = ControlRoute(port=self._forward.port)
+        else:
+            route = ControlRoute(socket=self.layout.socket, port=self.port)
         return self.family.control(route, self.control_password)
 
     def client_options(self) -> PrivateFile:
@@ -247,33 +251,36 @@ class PrivateInstance:
     def exit_description(self) -> str:
         if self.process is None or self.process.returncode is None:
             return "engine process running"
-        code = self.process.returncode
-        if code < 0:
-            return f"engine process killed by signal {-code}"
-        return f"engine process exited with code {code}"
+        return self.machine.describe_exit(self.process.returncode)
 
     def stop(self, timeout: float) -> bool:
         """Clean shutdown; SIGKILL after timeout. True when it shut down cleanly."""
         if self.process is None:
             return True
-        clean = terminate(self.process, timeout, self.family.stop_signal)
-        self.process = None
+        process, self.process = self.process, None
+        clean = self.machine.stop_server(process, timeout, self.family.stop_signal)
+        self._end_link()
+        # Whatever happened to it, no server of ours stays behind.
+        self.machine.kill_stale(self.layout.pid_file, str(self.layout.cnf))
         return clean
 
     def kill(self) -> None:
         if self.process is not None:
-            self.process.kill()
-            self.process.wait()
+            self.machine.kill_server(self.process)
             self.process = None
+            self.machine.kill_stale(self.layout.pid_file, str(self.layout.cnf))
+        self._end_link()
+
+    def _end_link(self) -> None:
+        if self._forward is not None:
+            self._forward.close()
+            self._forward = None
+        if self._shaper is not None:
+            self._shaper.stop()
 
     def session_log(self) -> str:
         """The error log written since the last start."""
-        try:
-            with self.layout.error_log.open("rb") as handle:
-                handle.seek(self._log_offset)
-                return handle.read().decode(errors="replace")
-        except OSError:
-            return ""
+        return self.machine.read_from(self.layout.error_log, self._log_offset)
 
     def session_log_tail(self, lines: int = 8) -> str:
         return self._log_from(self._log_offset, lines)

@@ -27,6 +27,8 @@ class Layout:
 
     work: Path
     family: Family
+    # On an SSH host the socket is in the work folder: the cache is on this machine.
+    socket_in_work: bool = False
 
     @property
     def datadir(self) -> Path:
@@ -79,13 +81,15 @@ class Layout:
 
     @property
     def socket(self) -> Path:
+        if self.socket_in_work:
+            return self.family.socket_in(self.work)
         return self.family.socket(self.socket_folder, self.socket_key)
 
     @property
     def socket_folder(self) -> Path:
-        """Sockets live in the cache, not the work folder: a socket path may not exceed 107
-        bytes, which a results directory deep in a tree easily does."""
-        return cache_root() / "sock"
+        """Here, sockets live in the cache, not the work folder: a socket path may not
+        exceed 107 bytes, which a results directory deep in a tree easily does."""
+        return self.work if self.socket_in_work else cache_root() / "sock"
 
     @property
     def socket_key(self) -> str:

@@ -27,10 +27,11 @@ from oltplab.engines.endpoint import Endpoint, endpoint_password, family_named
 from oltplab.engines.hosts import Host, SshHost
 from oltplab.engines.launcher import PrivateInstance
 from oltplab.engines.profiles import Layout, family_of
-from oltplab.engines.remote import RemoteInstance, RemoteLayout, place_on
+from oltplab.engines.remote import place_on
 from oltplab.engines.server import EngineState
 from oltplab.engines.supplier import Distribution, supply
 from oltplab.errors import EngineError
+from oltplab.network import Shaper
 from oltplab.plan import safe_name
 from oltplab.spec import LOCAL_HOST, Spec, TierSpec
 from oltplab.spec.sources import EndpointSource, EngineSpec
@@ -114,13 +115,14 @@ def secret(work: Path, name: str) -> str:
     return password
 
 
-def _remote_work(host: SshHost, work: Path, distribution: Distribution) -> RemoteLayout:
+def _remote_layout(host: SshHost, work: Path, distribution: Distribution) -> Layout:
     """The engine's folder on the host: one per results directory (and machine it is run
     from), so two runs never share a pid file, a socket or a datadir."""
     origin = f"{socket.gethostname()}:{work.resolve()}"
     # Short: the server's socket lives in it, and socket paths end at 107 bytes.
     key = hashlib.sha256(origin.encode()).hexdigest()[:10]
-    return RemoteLayout(host.workdir / f"i-{key}", family_of(distribution))  # type: ignore[arg-type]
+    folder = Path(host.workdir / f"i-{key}")
+    return Layout(folder, family_of(distribution), socket_in_work=True)
 
 
 Phase = Callable[[str], None]
@@ -159,15 +161,15 @@ def provisioned_engine(
     """The engine ready on this machine, or on another one (machine is an SshHost)."""
     phase(f"{engine.name}: fetching binaries")
     distribution = supply(engine)
-    instance: PrivateInstance
     if isinstance(machine, SshHost):
         phase(f"{engine.name}: placing binaries on host {machine.name}")
-        instance = RemoteInstance(
+        shaper = Shaper(machine, spec.network) if spec.network.shaped else None
+        instance = PrivateInstance(
             place_on(distribution, machine),
-            _remote_work(machine, work, distribution),
+            _remote_layout(machine, work, distribution),
             secret(work, "control-secret"),
             machine,
-            spec.network,
+            shaper,
         )
     else:
         instance = local_instance(distribution, work)
@@ -211,7 +213,7 @@ def _read_marker(marker: Path) -> dict[str, object]:
 def _benchmark_clients(spec: Spec, instance: PrivateInstance) -> tuple[str, ...]:
     """Over a network only sysbench's machine may log in as the benchmark user (and, when
     the link is shaped, a shaping proxy on the server host, whose address it then is)."""
-    if not isinstance(instance, RemoteInstance):
+    if instance.machine.is_local:
         return ("%",)
     if spec.network.shaped:
         return (instance.client, instance.host)

@@ -65,10 +65,6 @@ class EngineState:
     distribution: Distribution | None = None
     artifact_dir: str = ""
 
-    @property
-    def provisioned(self) -> bool:
-        return self.server.owned
-
     def target(self) -> Target:
         driver = "pgsql" if self.server.client_protocol == "postgresql" else "mysql"
         return Target(

@@ -85,6 +85,7 @@ CELL_COLUMNS: dict[str, tuple[str, bool]] = {
     "tier": (TEXT, False),
     "workload": (TEXT, False),
     "scenario": (TEXT, False),
+    "network": (INTEGER, False),
     "threads": (INTEGER, False),
     "repetition": (INTEGER, False),
     "definition": (TEXT, False),

@@ -129,7 +129,7 @@ def ledger_records(ledger: LedgerContent) -> list[Record]:
         {
             "type": "cells",
             "cells": [
-                [c["engine"], c["tier"], c["workload"], c["scenario"], c["threads"],
+                [c["engine"], c["tier"], c["workload"], bool(c["network"]), c["threads"],
                  c["repetition"], c["definition"]]
                 for c in cells
             ],

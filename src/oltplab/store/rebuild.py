@@ -99,10 +99,10 @@ class _Replay:
             )
         elif kind == "cells":
             found = []
-            for engine, tier, workload, scenario, threads, repetition, definition in record[
-                "cells"
-            ]:
-                cell = Cell(engine, tier, workload, threads, repetition, scenario)
+            for engine, tier, workload, where, threads, repetition, definition in record["cells"]:
+                # Journals before ledger schema 6 hold the scenario's name where this is.
+                network = where if isinstance(where, bool) else where.endswith("-network")
+                cell = Cell(engine, tier, workload, threads, repetition, network)
                 self.cells[cell.key] = cell
                 found.append((cell, definition))
             ledger.register(found)

@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 from oltplab.store.series import CHUNKED_SAMPLES, rows_to_chunks
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # How to bring an older ledger up to date, step by step; each step runs in one transaction.
 # (Tables new in a version need no step: the schema below creates them.)
 MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
@@ -22,6 +22,12 @@ MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
     ],
     # Per-second samples: a row per second became a row per chunk of seconds (store/series).
     4: [rows_to_chunks],
+    # Where sysbench ran became a column of its own; before, only the scenario's name
+    # said it, and this is the one place that reads it from there.
+    5: [
+        "ALTER TABLE cells ADD COLUMN network INTEGER NOT NULL DEFAULT 0",
+        "UPDATE cells SET network = 1 WHERE scenario LIKE '%-network'",
+    ],
 }
 LEDGER_NAME = "ledger.sqlite"
 
@@ -52,7 +58,8 @@ CREATE TABLE IF NOT EXISTS cells (
     engine TEXT NOT NULL,
     tier TEXT NOT NULL,
     workload TEXT NOT NULL,
-    scenario TEXT NOT NULL,
+    scenario TEXT NOT NULL,  -- its name, for people reading the ledger; code reads the columns
+    network INTEGER NOT NULL DEFAULT 0,
     threads INTEGER NOT NULL,
     repetition INTEGER NOT NULL,
     definition TEXT NOT NULL,

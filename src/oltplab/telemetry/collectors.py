@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from oltplab.metrics import ENGINE
 from oltplab.telemetry.engine import engine_series, read_samples
 from oltplab.telemetry.parsers import PARSERS, Values, align
-
-ENGINE_SOURCE = "engine"
 
 Row = tuple[str, str, int, float]  # source, metric, second, value
 
@@ -57,7 +56,7 @@ def to_rows(source: str, series: list[tuple[int, Values]]) -> list[Row]:
 
 
 def raw_file(stem: Path, source: str) -> Path:
-    suffix = "jsonl" if source == ENGINE_SOURCE else "txt"
+    suffix = "jsonl" if source == ENGINE else "txt"
     return stem.with_name(f"{stem.name}.{source}.{suffix}")
 
 
@@ -66,9 +65,9 @@ def source_series(stem: Path, source: str, clock: TelemetryClock) -> list[tuple[
     seconds only (samples after it, taken while waiting for the last one, describe an idle
     engine)."""
     path = raw_file(stem, source)
-    if source != ENGINE_SOURCE and source not in PARSERS:
+    if source != ENGINE and source not in PARSERS:
         return []  # a collector oltplab no longer reads (dstat, in older results)
-    if source == ENGINE_SOURCE:
+    if source == ENGINE:
         series = engine_series(read_samples(path))
     else:
         text = path.read_text(errors="replace")

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from oltplab import metrics
 from oltplab.engines.hosts import Host
 from oltplab.engines.processes import terminate
 from oltplab.engines.server import Server
 from oltplab.telemetry.collectors import (
-    ENGINE_SOURCE,
     Collected,
     TelemetryClock,
     describe_seconds,
@@ -80,10 +80,13 @@ class OsTool(Device):
         self.name = name
         self._command = command
         self._process: subprocess.Popen[bytes] | None = None
+        self._installed: dict[Host, bool] = {}  # asked once per host, not before every cell
 
     def start(self, site: CellSite, reference: float) -> bool:
         machine: Host = site.server.machine
-        if not machine.has(self._command[0]):
+        if machine not in self._installed:
+            self._installed[machine] = machine.has(self._command[0])
+        if not self._installed[machine]:
             return False
         with raw_file(site.stem, self.name).open("wb") as sink:
             self._process = machine.spawn(PLAIN_OUTPUT + self._command, stdout=sink)
@@ -104,7 +107,7 @@ class OsTool(Device):
 class EngineCounters(Device):
     """The engine's own counters, sampled each second on one extra connection."""
 
-    name = ENGINE_SOURCE
+    name = metrics.ENGINE
     watches_cells = True
 
     def __init__(self) -> None:
@@ -137,9 +140,9 @@ class EngineSummary(Device):
 
 def standard_devices() -> list[Device]:
     return [
-        OsTool("iostat", ["iostat", "-dxm", "-t", "1"]),
-        OsTool("vmstat", ["vmstat", "-n", "-t", "1"]),
-        OsTool("mpstat", ["mpstat", "-P", "ALL", "1"]),
+        OsTool(metrics.IOSTAT, ["iostat", "-dxm", "-t", "1"]),
+        OsTool(metrics.VMSTAT, ["vmstat", "-n", "-t", "1"]),
+        OsTool(metrics.MPSTAT, ["mpstat", "-P", "ALL", "1"]),
         EngineCounters(),
         EngineSummary(),
     ]

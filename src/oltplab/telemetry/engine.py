@@ -20,6 +20,7 @@ from typing import Any
 
 import pymysql
 
+from oltplab import metrics
 from oltplab.engines.control import Control, PostgresControl
 from oltplab.errors import EngineError
 
@@ -230,8 +231,8 @@ def _is_counter(name: str) -> bool:
 def engine_series(samples: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, float]]]:
     """Per-second values on the sysbench clock: rates for counters, levels for gauges.
 
-    Names are the status variables' own, plus history_list_length, checkpoint_age,
-    dirty_pages and server_cpu_seconds (the server process's CPU seconds per second).
+    Names are the status variables' own, plus the ones `oltplab.metrics` lists as the
+    probe's (the server's CPU, history length, checkpoint age, dirty pages).
     """
     series: list[tuple[int, dict[str, float]]] = []
     previous: dict[str, Any] | None = None
@@ -246,7 +247,7 @@ def engine_series(samples: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str
                         values[name] = delta / elapsed
             if "cpu_seconds" in sample["derived"] and "cpu_seconds" in previous["derived"]:
                 delta = sample["derived"]["cpu_seconds"] - previous["derived"]["cpu_seconds"]
-                values["server_cpu_seconds"] = max(0.0, delta) / elapsed
+                values[metrics.SERVER_CPU.name] = max(0.0, delta) / elapsed
             series.append((round(sample["t"]), values))
         previous = sample
     return series
@@ -260,10 +261,10 @@ def _levels(sample: dict[str, Any]) -> dict[str, float]:
         values["Threads_running"] = max(0.0, values["Threads_running"] - 1)
     history = derived.get("trx_rseg_history_len", status.get("Innodb_history_list_length"))
     if history is not None:
-        values["history_list_length"] = history
+        values[metrics.HISTORY_LENGTH.name] = history
     if "checkpoint_age" in derived:
-        values["checkpoint_age"] = derived["checkpoint_age"]
+        values[metrics.CHECKPOINT_AGE.name] = derived["checkpoint_age"]
     dirty = status.get("Innodb_buffer_pool_pages_dirty", derived.get("buffer_pool_pages_dirty"))
     if dirty is not None:
-        values["dirty_pages"] = dirty
+        values[metrics.DIRTY_PAGES.name] = dirty
     return values

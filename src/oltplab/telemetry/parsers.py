@@ -16,6 +16,8 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from oltplab import metrics
+
 Values = dict[str, float]
 
 
@@ -149,9 +151,9 @@ def parse_mpstat(text: str) -> list[Sample]:
 
 Parser = Callable[[str], list[Sample]]
 PARSERS: dict[str, Parser] = {
-    "iostat": parse_iostat,
-    "vmstat": parse_vmstat,
-    "mpstat": parse_mpstat,
+    metrics.IOSTAT: parse_iostat,
+    metrics.VMSTAT: parse_vmstat,
+    metrics.MPSTAT: parse_mpstat,
 }
 
 

@@ -1,0 +1,70 @@
+"""The names of telemetry, in one place: what the collectors store, the analysis reads and
+the report shows.
+
+A metric is a (source, name) pair, as the ledger's telemetry table keeps it. Sources are
+the OS tools and the engine probe; names are the tools' own columns (per device or CPU as
+`<device>:<column>`), the engine's status variables, and a few the probe derives.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Metric(NamedTuple):
+    source: str
+    name: str
+
+
+ENGINE = "engine"  # the engine probe: status counters and what it derives from them
+IOSTAT = "iostat"
+VMSTAT = "vmstat"
+MPSTAT = "mpstat"
+
+# --- what the OS tools print -----------------------------------------------------------------
+CPU_USER = Metric(MPSTAT, "all:%usr")
+CPU_SYSTEM = Metric(MPSTAT, "all:%sys")
+CPU_IOWAIT = Metric(MPSTAT, "all:%iowait")
+CONTEXT_SWITCHES = Metric(VMSTAT, "cs")
+# iostat prints a line per device; its names are "<device>:rMB/s" and "<device>:wMB/s".
+DISK_READ_COLUMN = ":rMB/s"
+DISK_WRITTEN_COLUMN = ":wMB/s"
+
+# --- what the engine probe derives -----------------------------------------------------------
+SERVER_CPU = Metric(ENGINE, "server_cpu_seconds")  # the server's CPU seconds per second
+HISTORY_LENGTH = Metric(ENGINE, "history_list_length")
+CHECKPOINT_AGE = Metric(ENGINE, "checkpoint_age")  # bytes
+DIRTY_PAGES = Metric(ENGINE, "dirty_pages")
+# ... and the status variables it keeps under their own names
+THREADS_RUNNING = Metric(ENGINE, "Threads_running")
+# Bytes of redo per second; PostgreSQL's WAL is its counterpart.
+REDO_BYTES = frozenset(
+    {Metric(ENGINE, "Innodb_os_log_written"), Metric(ENGINE, "pg_stat_wal.wal_bytes")}
+)
+
+# The metrics the analysis reads (the rest stays in the ledger and the raw files).
+_ANALYSED = frozenset(
+    {
+        CPU_USER,
+        CPU_SYSTEM,
+        CPU_IOWAIT,
+        CONTEXT_SWITCHES,
+        SERVER_CPU,
+        HISTORY_LENGTH,
+        CHECKPOINT_AGE,
+        DIRTY_PAGES,
+        THREADS_RUNNING,
+        *REDO_BYTES,
+    }
+)
+
+
+def is_disk(metric: tuple[str, str], column: str) -> bool:
+    """A device's line of iostat for the column (DISK_READ_COLUMN or DISK_WRITTEN_COLUMN)."""
+    return metric[0] == IOSTAT and metric[1].endswith(column)
+
+
+def analysed(source: str, name: str) -> bool:
+    return (source, name) in _ANALYSED or any(
+        is_disk((source, name), column) for column in (DISK_READ_COLUMN, DISK_WRITTEN_COLUMN)
+    )
