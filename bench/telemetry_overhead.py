@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from oltplab.analysis.estimate import PointSample, compare
-from oltplab.ledger import Ledger
 from oltplab.stats import steady
+from oltplab.store.ledger import Ledger
 
 ENGINE = "mysql-8.0.31"
 

@@ -35,12 +35,12 @@ from oltplab.errors import (
     OltplabError,
 )
 from oltplab.importers import import_folders, scan_tree
-from oltplab.ledger import Ledger
-from oltplab.provenance import RUN_JSON, RunRecord, differences, read_run_json
 from oltplab.spec import Spec, load_spec, parse_spec
 from oltplab.spec.sources import EngineSpec
 from oltplab.store.files import check_output_file, os_problem, write_atomic
+from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, holder
+from oltplab.store.provenance import RUN_JSON, RunRecord, differences, read_run_json
 
 if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
     from oltplab.runner import Outcome

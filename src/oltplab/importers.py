@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oltplab.errors import OltplabError
-from oltplab.ledger import Ledger
 from oltplab.plan import Cell, Scenario
 from oltplab.spec.fields import NAME_PATTERN
 from oltplab.store.files import sha256_file
+from oltplab.store.ledger import Ledger
 from oltplab.sysbench import (
     OutputParser,
     SysbenchOutput,

@@ -25,14 +25,14 @@ from oltplab.engines.provision import sysbench_prepare
 from oltplab.engines.supplier import check_sources
 from oltplab.errors import DiskFull, EngineError, OltplabError, SpecError
 from oltplab.hostinfo import describe_host, memory_bytes
-from oltplab.ledger import Ledger
 from oltplab.plan import Cell, Session, build_plan, cells_of, extra_round, needing_more, safe_name
-from oltplab.provenance import RunRecord, sysbench_facts
 from oltplab.session import Display, RunContext, run_session
 from oltplab.sizes import format_size
 from oltplab.spec import Spec, cell_definition_digest
 from oltplab.store.files import os_problem
+from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
+from oltplab.store.provenance import RunRecord, sysbench_facts
 from oltplab.sysbench import find_sysbench, sysbench_version
 from oltplab.telemetry.devices import Telemetry, standard_devices
 from oltplab.telemetry.snapshots import host_summary

@@ -25,11 +25,11 @@ from oltplab.engines.server import EngineState, Server
 from oltplab.engines.supplier import source_of
 from oltplab.errors import DiskFull, EngineError
 from oltplab.hostinfo import disk_of
-from oltplab.ledger import Ledger
 from oltplab.plan import Cell, Session, cell_stem, safe_name, scenario_dir, session_stem
-from oltplab.provenance import RunRecord
 from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
 from oltplab.store.files import ensure_space
+from oltplab.store.ledger import Ledger
+from oltplab.store.provenance import RunRecord
 from oltplab.sysbench import (
     CLIENT_BOUND_SHARE,
     TELEMETRY_GAP,

@@ -8,8 +8,8 @@ import pytest
 from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.importers import import_tree
-from oltplab.ledger import Ledger
 from oltplab.report import build
+from oltplab.store.ledger import Ledger
 from tests.golden import build_tree
 
 from .conftest import CHROMIUM

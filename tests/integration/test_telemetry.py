@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.ledger import Ledger
+from oltplab.store.ledger import Ledger
 from oltplab.telemetry.collectors import describe_seconds, missing_seconds
 from oltplab.telemetry.engine import read_samples
 from oltplab.telemetry.parsers import PARSERS

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.ledger import Ledger
 from oltplab.plan import build_plan, cells_of
 from oltplab.spec import cell_definition_digest, parse_spec
+from oltplab.store.ledger import Ledger
 from tests.cli import oltplab
 
 ENGINE = 'engines = [{name = "mariadb-debian"}]\n'

@@ -12,7 +12,7 @@ from oltplab.analysis.tables import differences, progression
 from oltplab.errors import OltplabError
 from oltplab.export import table_rows
 from oltplab.importers import import_tree, version_of
-from oltplab.ledger import Ledger
+from oltplab.store.ledger import Ledger
 from tests.golden import build_tree
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"

@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 
 from oltplab.errors import OltplabError
-from oltplab.ledger import SCHEMA_VERSION, Ledger
 from oltplab.plan import Cell
 from oltplab.runner import check_compatible
+from oltplab.store.ledger import SCHEMA_VERSION, Ledger
 from oltplab.sysbench import read_output
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"

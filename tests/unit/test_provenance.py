@@ -8,7 +8,7 @@ import pytest
 
 from oltplab.errors import OltplabError
 from oltplab.hostinfo import disk_of
-from oltplab.provenance import differences, read_run_json, redact_spec
+from oltplab.store.provenance import differences, read_run_json, redact_spec
 from tests.cli import oltplab
 
 

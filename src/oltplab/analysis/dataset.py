@@ -15,10 +15,10 @@ import numpy as np
 from oltplab import metrics
 from oltplab.engines.config import parse_version
 from oltplab.errors import OltplabError
-from oltplab.ledger import Ledger
 from oltplab.plan import Scenario
-from oltplab.provenance import RUN_JSON, load_run_json
 from oltplab.sizes import parse_size
+from oltplab.store.ledger import Ledger
+from oltplab.store.provenance import RUN_JSON, load_run_json
 from oltplab.sysbench import INFORMATIONAL_FLAGS
 
 

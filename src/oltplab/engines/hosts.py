@@ -125,9 +125,7 @@ class Host:
             ) from None
 
     def has(self, tool: str) -> bool:
-        if self.is_local:
-            return shutil.which(tool) is not None
-        return self.run(["sh", "-c", 'command -v "$1"', "sh", tool], timeout=60).returncode == 0
+        return shutil.which(tool) is not None
 
     def check(self, args: list[str], *, input_text: str | None = None, timeout: float = 300) -> str:
         done = self.run(args, input_text=input_text, timeout=timeout)
@@ -302,6 +300,9 @@ class SshHost(Host):
 
     def remove(self, path: Path | PurePosixPath) -> None:
         self.check(["rm", "-f", str(path)], timeout=60)
+
+    def has(self, tool: str) -> bool:
+        return self.run(["sh", "-c", 'command -v "$1"', "sh", tool], timeout=60).returncode == 0
 
     def _sh(self, script: str, *args: str, timeout: float = 600) -> str:
         return self.check(["sh", "-c", script, "sh", *args], timeout=timeout)

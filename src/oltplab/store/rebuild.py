@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.errors import OltplabError
-from oltplab.ledger import Ledger
 from oltplab.plan import Cell
 from oltplab.store.integrity import (
     CELL_COLUMNS,
@@ -29,6 +28,7 @@ from oltplab.store.integrity import (
     wrong_value,
 )
 from oltplab.store.journal import JOURNAL_NAME, Journal, Record
+from oltplab.store.ledger import Ledger
 from oltplab.store.schema import LEDGER_NAME, SCHEMA_VERSION
 from oltplab.sysbench import NO_SAMPLES, Summary, SysbenchOutput, read_output
 from oltplab.telemetry.collectors import TelemetryClock, telemetry_rows

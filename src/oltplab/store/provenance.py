@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from oltplab import __version__
 from oltplab.errors import OltplabError
-from oltplab.ledger import now
 from oltplab.store.files import sha256_file, write_atomic
+from oltplab.store.ledger import now
 
 log = logging.getLogger("oltplab")
 RUN_JSON = "run.json"
