@@ -29,7 +29,7 @@ _PEAK = (
 )
 _WHOLE = (
     "import sys\n"
-    "from oltplab.sysbench import parse_output\n"
+    "from oltplab.sysbench.output import parse_output\n"
     "print(len(parse_output(open(sys.argv[1]).read()).intervals))\n"
 )
 TARGET_MB = 200

@@ -22,14 +22,8 @@ from oltplab.plan import Cell, Scenario
 from oltplab.spec.fields import NAME_PATTERN
 from oltplab.store.files import sha256_file
 from oltplab.store.ledger import Ledger
-from oltplab.sysbench import (
-    OutputParser,
-    SysbenchOutput,
-    read_blocks,
-    read_output,
-    stall_notes,
-    validity_flags,
-)
+from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks, read_output
+from oltplab.sysbench.validity import stall_notes, validity_flags
 
 SCENARIO_DIRS = {
     "benchmark_logs": Scenario("oltp_read_write"),

@@ -33,7 +33,7 @@ from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, sysbench_facts
-from oltplab.sysbench import find_sysbench, sysbench_version
+from oltplab.sysbench.driver import find_sysbench, sysbench_version
 from oltplab.telemetry.devices import Telemetry, standard_devices
 from oltplab.telemetry.snapshots import host_summary
 from oltplab.workloads import check_workloads, workload_facts

@@ -30,17 +30,9 @@ from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
 from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
-from oltplab.sysbench import (
-    CLIENT_BOUND_SHARE,
-    TELEMETRY_GAP,
-    SysbenchRun,
-    client_share,
-    command,
-    execute,
-    read_output,
-    stall_notes,
-    validity_flags,
-)
+from oltplab.sysbench.driver import CLIENT_BOUND_SHARE, SysbenchRun, client_share, command, execute
+from oltplab.sysbench.output import read_output
+from oltplab.sysbench.validity import TELEMETRY_GAP, stall_notes, validity_flags
 from oltplab.telemetry.devices import CellSite, Telemetry
 from oltplab.workloads import distribution, sysbench_test
 

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from oltplab.sysbench import read_output
+from oltplab.sysbench.output import read_output
 
 from .conftest import oltplab, spec_text
 

@@ -7,7 +7,7 @@ from oltplab.errors import OltplabError
 from oltplab.plan import Cell
 from oltplab.runner import check_compatible
 from oltplab.store.ledger import SCHEMA_VERSION, Ledger
-from oltplab.sysbench import read_output
+from oltplab.sysbench.output import read_output
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"
 A = Cell("e", "2G", "oltp_read_write", 1, 1)

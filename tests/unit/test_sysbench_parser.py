@@ -3,14 +3,9 @@ from pathlib import Path
 import pytest
 
 from oltplab.errors import EngineError
-from oltplab.sysbench import (
-    Target,
-    command,
-    connection_options,
-    parse_output,
-    read_output,
-    validity_flags,
-)
+from oltplab.sysbench.driver import Target, command, connection_options
+from oltplab.sysbench.output import parse_output, read_output
+from oltplab.sysbench.validity import validity_flags
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"
 
@@ -145,7 +140,7 @@ def test_more_intervals_than_the_run_was_asked_for_is_flagged():
 
 
 def test_client_share_is_cpu_over_what_the_client_could_use():
-    from oltplab.sysbench import client_share
+    from oltplab.sysbench.driver import client_share
 
     assert client_share(9.5, 10, threads=1, cores=2) == 0.95  # one thread: one core at most
     assert client_share(9.5, 10, threads=8, cores=2) == 0.475

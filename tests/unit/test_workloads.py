@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from oltplab.spec import parse_spec
-from oltplab.sysbench import (
+from oltplab.sysbench.driver import (
     Target,
     command,
     connection_options,

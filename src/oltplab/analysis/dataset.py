@@ -19,7 +19,7 @@ from oltplab.plan import Scenario
 from oltplab.sizes import parse_size
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RUN_JSON, load_run_json
-from oltplab.sysbench import INFORMATIONAL_FLAGS
+from oltplab.sysbench.validity import INFORMATIONAL_FLAGS
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from oltplab.engines.control import Control
 from oltplab.engines.hosts import Host, PrivateFile
 from oltplab.errors import EngineError
 from oltplab.spec.sources import EndpointSource
-from oltplab.sysbench import Target
+from oltplab.sysbench.driver import Target
 
 
 def endpoint_password(engine: str, source: EndpointSource) -> str:

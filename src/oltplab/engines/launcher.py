@@ -32,7 +32,7 @@ from oltplab.engines.supplier import Distribution
 from oltplab.errors import EngineError
 from oltplab.network import Shaper, round_trip_ms
 from oltplab.store.files import tree_bytes
-from oltplab.sysbench import Target
+from oltplab.sysbench.driver import Target
 
 
 class PrivateInstance:

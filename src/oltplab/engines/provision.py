@@ -36,7 +36,7 @@ from oltplab.plan import safe_name
 from oltplab.spec import LOCAL_HOST, Spec, TierSpec
 from oltplab.spec.sources import EndpointSource, EngineSpec
 from oltplab.store.files import write_atomic, write_secret
-from oltplab.sysbench import command, execute
+from oltplab.sysbench.driver import command, execute
 
 log = logging.getLogger("oltplab")
 BENCH_USER = "sbtest"

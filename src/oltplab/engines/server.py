@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from oltplab.engines.control import Control, PostgresControl
 from oltplab.engines.hosts import Host, PrivateFile
 from oltplab.engines.supplier import Distribution
-from oltplab.sysbench import Target, connection_options
+from oltplab.sysbench.driver import Target, connection_options
 
 
 class Server(Protocol):

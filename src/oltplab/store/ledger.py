@@ -41,7 +41,7 @@ from oltplab.store.journal import Journal, Record, ledger_records
 from oltplab.store.lock import prepare_results
 from oltplab.store.schema import LEDGER_NAME, MIGRATIONS, SCHEMA, SCHEMA_VERSION
 from oltplab.store.series import INSERT, chunk_rows, decode
-from oltplab.sysbench import Summary
+from oltplab.sysbench.output import Summary
 
 
 def now() -> str:

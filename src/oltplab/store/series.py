@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from oltplab.sysbench import SAMPLE_COLUMNS
+from oltplab.sysbench.output import SAMPLE_COLUMNS
 
 CHUNK_SECONDS = 4096
 _LITTLE = np.dtype("<f8")

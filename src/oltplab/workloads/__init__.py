@@ -16,7 +16,7 @@ from typing import Any
 from oltplab.errors import SpecError
 from oltplab.spec import Spec, WorkloadSpec
 from oltplab.store.files import sha256_file
-from oltplab.sysbench import help_options, help_rand_types, option_key, value_problem
+from oltplab.sysbench.driver import help_options, help_rand_types, option_key, value_problem
 
 MIX_SCRIPT = Path(__file__).with_name("oltp_read_write_pct.lua")
 HELP_TIMEOUT_SECONDS = 60

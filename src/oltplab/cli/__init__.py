@@ -1,0 +1,52 @@
+"""The `oltplab` command line: one module per group of commands, registered here."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import sys
+
+from oltplab.cli import engines, results, runs
+from oltplab.cli.app import DEBUG_ENV, app, engines_app, errors
+from oltplab.errors import EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED, OltplabError
+from oltplab.store.files import os_problem
+
+engines_app.command("list")(engines.engines_list)
+engines_app.command("fetch")(engines.engines_fetch)
+for command in (runs.run, runs.rerun, runs.demo, results.status, results.export):
+    app.command()(command)
+app.command("import")(results.import_)
+for command in (results.report, results.rebuild, runs.calibrate):
+    app.command()(command)
+
+__all__ = ["app", "main"]
+
+
+def _fail(message: str, code: int) -> None:
+    one_line = " | ".join(part.strip() for part in message.splitlines() if part.strip())
+    errors.print(f"error: {one_line}", highlight=False, markup=False, soft_wrap=True)
+    sys.exit(code)
+
+
+def main() -> None:
+    # A log file on a full disk must not print tracebacks of its own.
+    logging.raiseExceptions = False
+    try:
+        app()
+    except KeyboardInterrupt:
+        _fail("interrupted", EXIT_INTERRUPTED)
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        if isinstance(exc, OSError):
+            exc = os_problem(exc)
+        if isinstance(exc, OltplabError):
+            _fail(str(exc), exc.exit_code)
+        if isinstance(exc, sqlite3.Error):
+            _fail(f"SQLite: {exc}", EXIT_ENVIRONMENT)
+        _fail(
+            f"internal error: {type(exc).__name__}: {exc}; run again with --debug for the "
+            "traceback, and please report it",
+            EXIT_INTERNAL,
+        )

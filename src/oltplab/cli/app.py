@@ -1,0 +1,115 @@
+"""The command line's shared parts: the Typer apps, the consoles, the options several
+commands take, and how a finished run is reported."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+
+from oltplab.display import RichDisplay, failed_table, status_table, tps_tables
+from oltplab.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CELL_FAILED,
+    EXIT_ENVIRONMENT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+)
+from oltplab.spec import Spec
+from oltplab.store.ledger import Ledger
+
+if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
+    from oltplab.runner import Outcome
+
+app = typer.Typer(
+    help="oltplab: benchmark MySQL-compatible engines with sysbench, reproducibly.\n\n"
+    "Write a spec (see examples/quick.toml), then `oltplab run SPEC --results DIR`.\n\n"
+    f"Exit codes: 0 done; {EXIT_CELL_FAILED} a cell failed (the final table says why); "
+    f"{EXIT_BAD_INPUT} bad input (a spec, an argument, a file to read); {EXIT_ENVIRONMENT} "
+    "the environment (disk full, permissions, a damaged ledger, a results folder another "
+    f"oltplab writes to); {EXIT_INTERNAL} a bug in oltplab (run again with --debug and report "
+    f"the traceback); {EXIT_INTERRUPTED} interrupted (run the same command again to resume).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+engines_app = typer.Typer(help="The engine catalog and the binary cache.", no_args_is_help=True)
+app.add_typer(engines_app, name="engines")
+
+console = Console()
+errors = Console(stderr=True)
+# Commands load the analysis (NumPy, SciPy) only when they use it: `status` and `--help`
+# answer at once. Set by --debug: tracebacks are shown instead of one line.
+DEBUG_ENV = "OLTPLAB_DEBUG"
+
+
+@app.callback()
+def _options(
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", help="Show the full traceback of an error instead of one line."),
+    ] = False,
+) -> None:
+    if debug:
+        os.environ[DEBUG_ENV] = "1"
+
+
+ResultsOption = Annotated[
+    Path, typer.Option("--results", "-r", help="Results directory (ledger, raw outputs, log).")
+]
+
+
+BaselineOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--baseline",
+        help="Baseline engine of its family (repeat per family); "
+        "default: each family's oldest version.",
+    ),
+]
+CutOption = Annotated[
+    int | None,
+    typer.Option(
+        min=0,
+        help="Cut this many seconds from the start of every series instead of "
+        "detecting the end of the warm-up (MSER-5).",
+    ),
+]
+IncludeFlaggedOption = Annotated[
+    bool,
+    typer.Option(
+        "--include-flagged", help="Let cells with validity flags count in the key findings."
+    ),
+]
+ThresholdOption = Annotated[float, typer.Option(help="List differences beyond this many percent.")]
+
+
+def report_outcome(results: Path, outcome: Outcome) -> None:
+    ledger = Ledger.open(results, create=False)
+    try:
+        cells = ledger.cells()
+    finally:
+        ledger.close()
+    for table in tps_tables(cells):
+        console.print(table)
+    console.print(status_table(outcome.counts))
+    if outcome.failed:
+        console.print(failed_table(outcome.failed))
+    console.print(f"Results in {results} (ledger.sqlite, raw outputs, oltplab.log)")
+    console.print(f"Next: oltplab report {results}", highlight=False)
+    if outcome.interrupted:
+        errors.print("interrupted: run the same command again to resume")
+        raise typer.Exit(130)
+    if outcome.failed:
+        raise typer.Exit(1)
+
+
+def run_and_report(spec: Spec, text: str, origin: str, results: Path, **options: Any) -> None:
+    display = RichDisplay(console)
+    from oltplab.runner import run as run_matrix
+
+    outcome = run_matrix(spec, text, origin, results, display, **options)
+    report_outcome(results, outcome)

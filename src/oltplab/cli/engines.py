@@ -1,0 +1,71 @@
+"""`oltplab engines`: the catalog and the binary cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from oltplab.cli.app import console
+from oltplab.engines.catalog import CATALOG
+from oltplab.engines.supplier import is_available, source_of, supply
+from oltplab.errors import OltplabError
+from oltplab.spec import load_spec
+from oltplab.spec.sources import EngineSpec
+
+
+def _spec_engines(spec_path: Path | None) -> list[EngineSpec]:
+    engines = [EngineSpec(name=name) for name in CATALOG]
+    if spec_path is not None:
+        engines += [e for e in load_spec(spec_path).engines if e.name not in CATALOG]
+    return engines
+
+
+def engines_list(
+    spec: Annotated[
+        Path | None, typer.Option(help="Also list the engines this spec defines.")
+    ] = None,
+) -> None:
+    """The engines oltplab knows: name, family, version, source and whether they are fetched."""
+    table = Table(title="Engines")
+    for column in ("name", "family", "version", "source", "fetched"):
+        table.add_column(column)
+    for engine in _spec_engines(spec):
+        entry = CATALOG.get(engine.name)
+        source = source_of(engine)
+        kind = next(iter(source))
+        table.add_row(
+            engine.name,
+            entry.family if entry else (engine.family or "detected on fetch"),
+            entry.version if entry else (engine.version or "detected on fetch"),
+            f"{kind}: {source[kind]}",
+            "yes" if is_available(engine) else "no",
+        )
+    console.print(table)
+
+
+def engines_fetch(
+    names: Annotated[list[str], typer.Argument(help="Engine names from `oltplab engines list`.")],
+    spec: Annotated[
+        Path | None, typer.Option(help="A spec whose own engines may be named too.")
+    ] = None,
+) -> None:
+    """Download, unpack and checksum engine binaries into the cache (~/.cache/oltplab)."""
+    known = {engine.name: engine for engine in _spec_engines(spec)}
+    for name in names:
+        if name not in known:
+            raise OltplabError(
+                f"unknown engine {name!r}: see `oltplab engines list` (or pass --spec)"
+            )
+    for name in names:
+        with console.status(f"fetching {name}"):
+            distribution = supply(known[name])
+        lines = [
+            f"{name}: {distribution.family} {distribution.version} at {distribution.basedir}",
+            f"  sha256 {distribution.binary_sha256}  {distribution.server.name}",
+        ]
+        if distribution.archive_sha256:
+            lines.append(f"  sha256 {distribution.archive_sha256}  (archive)")
+        console.print("\n".join(lines), soft_wrap=True, highlight=False)

@@ -1,0 +1,230 @@
+"""Commands that read or bring in results: `status`, `import`, `report`, `export` and
+`rebuild`."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from oltplab.cli.app import (
+    BaselineOption,
+    CutOption,
+    IncludeFlaggedOption,
+    ResultsOption,
+    ThresholdOption,
+    console,
+    errors,
+)
+from oltplab.display import failed_table, run_state, status_table
+from oltplab.errors import OltplabError
+from oltplab.importers import import_folders, scan_tree
+from oltplab.store.files import check_output_file, write_atomic
+from oltplab.store.ledger import Ledger
+from oltplab.store.lock import ResultsLock, holder
+
+
+def status(results: Annotated[Path, typer.Argument(help="A results directory.")]) -> None:
+    """How many cells are done, failed and pending, and why the failed ones failed."""
+    ledger = Ledger.open(results, create=False)
+    try:
+        counts = ledger.counts()
+        failed = [row for row in ledger.cells() if row["status"] == "failed"]
+        runs = ledger.runs()
+    finally:
+        ledger.close()
+    console.print(status_table(counts))
+    if failed:
+        console.print(failed_table(failed))
+    if runs:
+        last = runs[-1]
+        console.print(
+            f"last run: started {last['started_at']}, {run_state(last['status'], holder(results))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(f"Next: oltplab report {results}", highlight=False)
+
+
+class Format(StrEnum):
+    csv = "csv"
+    json = "json"
+
+
+class ExportTable(StrEnum):
+    summary = "summary"
+    progression = "progression"
+    differences = "differences"
+    findings = "findings"
+    flags = "flags"
+    operations = "operations"
+
+
+def export(
+    results: Annotated[Path, typer.Argument(help="A results directory.")],
+    format: Annotated[Format, typer.Option("--format", "-f", help="csv or json.")] = Format.csv,
+    table: Annotated[
+        ExportTable,
+        typer.Option(
+            "--table",
+            "-t",
+            help="summary (one row per measured cell), progression, "
+            "differences, findings, flags or operations (per-transaction CPU, context "
+            "switches, I/O and redo from the telemetry).",
+        ),
+    ] = ExportTable.summary,
+    baseline: BaselineOption = None,
+    threshold: ThresholdOption = 5.0,
+    include_flagged: IncludeFlaggedOption = False,
+    cut_seconds: CutOption = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+    salvage: Annotated[
+        bool,
+        typer.Option(
+            "--salvage",
+            help="From a damaged ledger: one row per cell it still gives (the summary table), "
+            "values it cannot vouch for left empty; what was lost is listed on stderr.",
+        ),
+    ] = False,
+) -> None:
+    """Export one table of a results directory as CSV or JSON."""
+    from oltplab.analysis.dataset import load
+    from oltplab.analysis.model import AnalysisOptions, analyse
+    from oltplab.export import SUMMARY_COLUMNS, salvaged_row, table_rows, to_csv, to_json
+
+    if output is not None:
+        check_output_file(output)
+    if salvage:
+        if table is not ExportTable.summary:
+            raise OltplabError("--salvage exports the summary table only (--table summary)")
+        from oltplab.store.rebuild import salvage as salvaged
+
+        found = salvaged(results)
+        columns, rows = SUMMARY_COLUMNS, [salvaged_row(row) for row in found.rows]
+        for problem in found.problems:
+            errors.print(f"lost: {problem}", highlight=False, markup=False, soft_wrap=True)
+    else:
+        options = AnalysisOptions(baseline or [], threshold, include_flagged=include_flagged)
+        columns, rows = table_rows(table.value, analyse(load([results], cut_seconds), options))
+    text = to_csv(rows, columns) if format is Format.csv else to_json(rows)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        write_atomic(output, text)
+        errors.print(f"{len(rows)} row(s) in {output}", highlight=False)
+
+
+def import_(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="A tree of sysbench outputs: benchmark_logs, benchmark_logs_read_only, "
+            "benchmark_remote_logs[_read_only], or a folder holding several of them."
+        ),
+    ],
+    results: ResultsOption,
+) -> None:
+    """Import existing sysbench results so that `report` and `export` can read them.
+
+    Empty, truncated and erroneous files are imported as flagged cells, never skipped.
+    Importing the same tree again changes nothing.
+    """
+    folders = scan_tree(source)  # a tree that is not one is refused before anything is made
+    with ResultsLock(results):
+        ledger = Ledger.open(results)
+        try:
+            report = import_folders(source, folders, ledger)
+        finally:
+            ledger.close()
+    console.print(
+        f"{source}: {report.imported} cell(s) imported, {report.updated} updated, "
+        f"{report.unchanged} unchanged, into {results}",
+        soft_wrap=True,
+    )
+    if report.flagged:
+        flags = Table(title="Flagged cells")
+        flags.add_column("cell")
+        flags.add_column("flags")
+        for cell, marks in report.flagged:
+            flags.add_row(cell, marks)
+        console.print(flags)
+    console.print(f"Next: oltplab report {results}", highlight=False)
+
+
+def report(
+    results: Annotated[list[Path], typer.Argument(help="One or more results directories.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Report folder (default: FIRST_RESULTS/report)."),
+    ] = None,
+    baseline: BaselineOption = None,
+    threshold: ThresholdOption = 5.0,
+    relative_to: Annotated[
+        str | None, typer.Option(help="Engine that the relative chart normalises to (= 1.0).")
+    ] = None,
+    include_flagged: IncludeFlaggedOption = False,
+    cut_seconds: CutOption = None,
+    compare: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Pairwise tables: the first engine given, against the others given "
+            "(or against every other engine when only one is given)."
+        ),
+    ] = None,
+) -> None:
+    """Write report.md, report.html (self-contained, works offline) and charts/*.png."""
+    from oltplab.report import build, charts
+
+    folder = output or results[0] / "report"
+    if folder.exists() and not folder.is_dir():
+        raise OltplabError(f"--output {folder}: is a file; the report needs a folder")
+    # The chart painter starts first: its workers load Matplotlib while we analyse.
+    with charts.painter() as painter:
+        from oltplab.analysis.dataset import load
+        from oltplab.analysis.model import AnalysisOptions, analyse
+        from oltplab.calibrate import load_for
+
+        dataset = load(results, cut_seconds)
+        hosts = {run["host"]["hostname"] for run in dataset.runs if "host" in run}
+        options = AnalysisOptions(
+            baseline or [], threshold, relative_to, compare or [], include_flagged, load_for(hosts)
+        )
+        with console.status("writing the report"):
+            files = build(analyse(dataset, options), folder, painter)
+    console.print(
+        f"{files.markdown}\n{files.html}\n{len(files.charts)} chart(s) in "
+        f"{files.markdown.parent / 'charts'}",
+        soft_wrap=True,
+    )
+    console.print(f"Next: open {files.html} in a browser, or read {files.markdown}")
+
+
+def rebuild(results: Annotated[Path, typer.Argument(help="A results directory.")]) -> None:
+    """Rebuild a damaged ledger from the journal and the raw files.
+
+    Every write the ledger took is in journal.jsonl; the per-second samples and telemetry
+    series come back from the raw outputs beside it. The damaged ledger is kept as
+    ledger.sqlite.damaged-<time>; nothing is replaced until the new ledger is complete.
+    """
+    if not results.is_dir():
+        raise OltplabError(f"{results}: no such results folder")
+    with ResultsLock(results), console.status("rebuilding the ledger"):
+        from oltplab.store.rebuild import rebuild as rebuild_ledger
+
+        rebuilt = rebuild_ledger(results)
+    counts = ", ".join(f"{n} {state}" for state, n in rebuilt.cells.items() if n)
+    console.print(f"{rebuilt.ledger}: rebuilt ({counts or 'no cells'})", highlight=False)
+    console.print(f"  per-second samples read back for {rebuilt.series_read} cell(s)")
+    if rebuilt.set_aside:
+        console.print(f"  the old ledger is kept as {rebuilt.set_aside}", highlight=False)
+    if rebuilt.torn_lines:
+        console.print(f"  {rebuilt.torn_lines} journal line(s) cut short by a kill were skipped")
+    for lost in rebuilt.lost:
+        errors.print(f"not rebuilt: {lost}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"Next: oltplab status {results}", highlight=False)

@@ -1,0 +1,184 @@
+"""Commands that measure: `run`, `rerun`, `demo` and `calibrate`."""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from oltplab.cli.app import ResultsOption, console, errors, report_outcome, run_and_report
+from oltplab.display import RichDisplay, noise_table, touches
+from oltplab.errors import EXIT_BAD_INPUT, OltplabError
+from oltplab.spec import load_spec, parse_spec
+from oltplab.store.lock import ResultsLock
+from oltplab.store.provenance import RUN_JSON, RunRecord, differences, read_run_json
+
+
+def run(
+    spec: Annotated[Path, typer.Argument(help="The spec file (TOML).")],
+    results: ResultsOption,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Run cells that failed in an earlier run again.")
+    ] = False,
+    prepare_endpoints: Annotated[
+        bool,
+        typer.Option(
+            "--prepare",
+            "--prepare-endpoints",
+            help="Create the sbtest tables on endpoint engines that lack them (oltplab never "
+            "writes to an endpoint unasked).",
+        ),
+    ] = False,
+    cleanup: Annotated[
+        bool,
+        typer.Option(
+            "--cleanup",
+            help="After the run, drop the sbtest tables from endpoint engines (sysbench "
+            "cleanup); nothing else there is touched.",
+        ),
+    ] = False,
+    until_cv: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="Adaptive: repeat each cell group until the coefficient of "
+            "variation of its TPS across repetitions is below this (e.g. 0.03).",
+        ),
+    ] = None,
+    max_repetitions: Annotated[
+        int, typer.Option(min=2, help="Adaptive: at most this many repetitions per cell.")
+    ] = 10,
+    no_telemetry: Annotated[
+        bool,
+        typer.Option(
+            "--no-telemetry",
+            help="Measure without the OS collectors and the engine probe (to check their "
+            "overhead; bench/telemetry_overhead.py does).",
+        ),
+    ] = False,
+) -> None:
+    """Run a benchmark matrix; the same command on the same directory resumes it.
+
+    Cells already done are skipped and the cell a killed run had in flight runs again.
+    Exits 1 when any cell failed (the final table lists them with their reasons).
+    """
+    parsed = load_spec(spec)
+    run_and_report(
+        parsed,
+        spec.read_text(),
+        str(spec),
+        results,
+        retry_failed=retry_failed,
+        prepare_endpoints=prepare_endpoints,
+        cleanup_endpoints=cleanup,
+        until_cv=until_cv,
+        max_repetitions=max_repetitions,
+        telemetry=not no_telemetry,
+        spec_base=spec.resolve().parent,
+    )
+
+
+def rerun(
+    original: Annotated[
+        Path, typer.Argument(help="A results directory written by `oltplab run` (has run.json).")
+    ],
+    results: ResultsOption,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", "-y", help="Start without asking (what it touches is still shown)."),
+    ] = False,
+) -> None:
+    """Run again what ORIGINAL's run.json describes, into a new results directory.
+
+    The spec comes from run.json alone, which may have been written by someone else: the
+    engines, hosts, paths and scripts it will use are shown first, and the run starts only
+    when you confirm (or pass --yes). What differs from the original run and could move the
+    numbers (kernel, CPU, governor, sysbench and its scripts, engine binaries) is printed and
+    written into the new run.json under "differences". Compare the two with
+    `oltplab report ORIGINAL NEW`.
+    """
+    recorded = read_run_json(original)
+    if results.resolve() == original.resolve():
+        raise OltplabError(f"--results {results}: must differ from {original} (the run to repeat)")
+    spec_info = recorded["spec"]
+    base = Path(spec_info["base"])
+    spec = parse_spec(spec_info["text"], f"{original / RUN_JSON} (spec.text)", base)
+    console.print(f"{original / RUN_JSON} will use:", highlight=False)
+    for line in touches(spec, results):
+        console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise OltplabError(
+                f"rerun {original}: confirm with --yes to run what it lists above "
+                "(no terminal to ask on)"
+            )
+        if not typer.confirm("Start?", default=False):
+            raise typer.Exit(EXIT_BAD_INPUT)
+    display = RichDisplay(console)
+    from oltplab.runner import run as run_matrix
+
+    outcome = run_matrix(
+        spec,
+        spec_info["text"],
+        f"rerun of {original}",
+        results,
+        display,
+        telemetry=bool(recorded.get("telemetry", True)),
+        spec_base=base,
+        rerun_of={"results": str(original.resolve()), "spec_digest": spec_info.get("digest")},
+    )
+    with ResultsLock(results):
+        repeat = RunRecord(results.resolve(), read_run_json(results))
+        repeat.data["differences"] = differences(recorded, repeat.data)
+        repeat.save()
+    for difference in repeat.data["differences"]:
+        errors.print(f"[yellow]differs from the original run:[/yellow] {difference}")
+    report_outcome(results, outcome)
+
+
+def demo(
+    results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = Path(
+        "runs/demo"
+    ),
+) -> None:
+    """A small real matrix with the built-in spec: MySQL 8.0.31 and MariaDB 10.11.5."""
+    text = resources.files("oltplab").joinpath("specs/demo.toml").read_text()
+    run_and_report(parse_spec(text, "demo spec"), text, "demo spec", results)
+
+
+def calibrate(
+    engine: Annotated[str, typer.Argument(help="A catalog engine, e.g. mariadb-10.11.5.")],
+    results: Annotated[
+        Path | None, typer.Option("--results", "-r", help="Default: runs/calibrate-ENGINE.")
+    ] = None,
+    repetitions: Annotated[int, typer.Option(min=2, help="Rounds of A and B.")] = 5,
+    seconds: Annotated[int, typer.Option(min=5, help="Seconds per measurement.")] = 30,
+    threads: Annotated[
+        list[int] | None, typer.Option(help="Thread counts (repeat the option).")
+    ] = None,
+    workload: Annotated[str, typer.Option(help="The sysbench test.")] = "oltp_read_only",
+) -> None:
+    """Measure this host's noise floor: one engine as A and as B, interleaved.
+
+    Any difference between A and B is noise; the widest bound of their 95% intervals is
+    printed, stored for this host, and shown by `oltplab report` next to its threshold.
+    """
+    from oltplab.analysis.dataset import load
+    from oltplab.calibrate import calibration_spec, noise_floor, save
+
+    text = calibration_spec(engine, repetitions, seconds, threads or [1, 4], workload)
+    spec = parse_spec(text, f"calibrate {engine}")
+    folder = results or Path("runs") / f"calibrate-{engine}"
+    display = RichDisplay(console)
+    from oltplab.runner import run as run_matrix
+
+    outcome = run_matrix(spec, text, f"calibrate {engine}", folder, display)
+    if outcome.failed or outcome.interrupted:
+        report_outcome(folder, outcome)
+    floor = noise_floor(load([folder]), engine)
+    console.print(noise_table(engine, floor.comparisons))
+    save(floor, folder)
+    console.print(f"noise floor on this host: ±{floor.value:.1f}% (stored for `oltplab report`)")

@@ -1,0 +1,209 @@
+"""The sysbench driver: what this sysbench accepts, its command lines, and running it."""
+
+from __future__ import annotations
+
+import logging
+import re
+import resource
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from oltplab.engines.processes import spawn
+from oltplab.errors import EngineError, EnvironmentProblem
+from oltplab.spec.fields import Scalar
+
+log = logging.getLogger("oltplab")
+
+
+@dataclass(frozen=True)
+class Target:
+    host: str
+    port: int
+    user: str
+    password: str
+    database: str = "sbtest"
+    driver: str = "mysql"  # sysbench's database driver: mysql or pgsql
+
+
+def connection_options(target: Target) -> str:
+    """The connection options as sysbench's --config-file reads them, so that the password
+    never stands on a command line (which every local user can list)."""
+    driver = target.driver
+    options = {
+        "db-driver": driver,
+        f"{driver}-host": target.host,
+        f"{driver}-port": str(target.port),
+        f"{driver}-user": target.user,
+        f"{driver}-password": target.password,
+        f"{driver}-db": target.database,
+    }
+    for key, value in options.items():
+        # sysbench splits its config file's lines at white space.
+        if any(char.isspace() or ord(char) < 32 for char in value):
+            what = "password" if key.endswith("password") else key
+            raise EngineError(
+                f"{target.user}@{target.host}:{target.port}: the {what} holds white space, "
+                "which sysbench's option file cannot carry; choose one without"
+            )
+    return "".join(f"{key}={value}\n" for key, value in options.items())
+
+
+def find_sysbench() -> str:
+    path = shutil.which("sysbench")
+    if path is None:
+        raise EnvironmentProblem(
+            "sysbench not found on PATH: install it with `apt-get install sysbench` "
+            "(or run scripts/setup.sh)"
+        )
+    return path
+
+
+def sysbench_version(binary: str) -> str:
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
+    return out.stdout.strip().removeprefix("sysbench ").split(" ")[0] or "unknown"
+
+
+# --- what this sysbench accepts -------------------------------------------------------------
+
+_HELP_OPTION = re.compile(r"^\s+--([a-z][a-z0-9_-]*)(\[=on\|off\]|=\[?([A-Z]+))?")
+_RAND_TYPES = re.compile(r"--rand-type=\S+\s.*\{([a-z,]+)\}")
+
+
+def option_key(name: str) -> str:
+    """sysbench takes --read-percent for a script's read_percent: one spelling to compare."""
+    return name.replace("_", "-")
+
+
+def help_options(text: str) -> dict[str, str]:
+    """The options a help text lists, with the kind of value each takes: N, SIZE, STRING,
+    LIST, FILENAME, or bool for on|off."""
+    found = {}
+    for line in text.splitlines():
+        if m := _HELP_OPTION.match(line):
+            found[option_key(m.group(1))] = "bool" if m.group(2) == "[=on|off]" else m.group(3)
+    return found
+
+
+def help_rand_types(text: str) -> tuple[str, ...]:
+    m = _RAND_TYPES.search(text)
+    return tuple(m.group(1).split(",")) if m else ()
+
+
+def value_problem(value: Scalar, kind: str | None) -> str | None:
+    """Why a value does not suit an option of this kind, or None."""
+    if kind == "bool":
+        if isinstance(value, bool) or str(value).lower() in ("on", "off"):
+            return None
+        return "expects true or false"
+    if kind == "N" and (isinstance(value, bool) or not isinstance(value, int | float)):
+        try:
+            float(str(value))
+        except ValueError:
+            return "expects a number"
+    return None
+
+
+def command(
+    binary: str,
+    test: str,
+    action: str,
+    connection: Path,
+    *,
+    tables: int,
+    table_size: int,
+    threads: int,
+    seconds: int | None = None,
+    report_interval: int | None = None,
+    rand_type: str = "uniform",
+    rand_pareto_h: float | None = None,
+    options: dict[str, Scalar] | None = None,
+) -> list[str]:
+    """sysbench's arguments; the connection (password and all) comes from the options file
+    written by `connection_options`."""
+    args = [
+        binary,
+        test,
+        f"--config-file={connection}",
+        f"--tables={tables}",
+        f"--table-size={table_size}",
+        f"--threads={threads}",
+        f"--rand-type={rand_type}",
+    ]
+    if rand_pareto_h is not None:
+        args.append(f"--rand-pareto-h={rand_pareto_h}")
+    if seconds is not None:
+        args += [f"--time={seconds}", "--events=0"]
+    if report_interval is not None:
+        args.append(f"--report-interval={report_interval}")
+    if action == "run":
+        args += ["--percentile=95", "--histogram=off"]
+    for key, value in (options or {}).items():
+        rendered = ("on" if value else "off") if isinstance(value, bool) else value
+        args.append(f"--{key}={rendered}")
+    args.append(action)
+    return args
+
+
+# --- running -------------------------------------------------------------------------------
+
+
+@dataclass
+class SysbenchRun:
+    returncode: int | None
+    timed_out: bool
+    seconds: float
+    cpu_seconds: float = 0.0  # user + system time of the sysbench process
+
+
+CLIENT_BOUND_SHARE = 0.9
+
+
+def client_share(cpu_seconds: float, wall_seconds: float, threads: int, cores: int) -> float:
+    """The part of the CPU sysbench could get that it used: it can keep at most
+    min(threads, cores) cores busy."""
+    available = wall_seconds * max(1, min(threads, cores))
+    return cpu_seconds / available if available > 0 else 0.0
+
+
+def execute(
+    args: list[str],
+    output: Path,
+    timeout: float,
+    on_tick: Callable[[float], None],
+    target: Target,
+) -> SysbenchRun:
+    """Run sysbench with its output streamed to a file, so a killed run keeps what it printed.
+    The log says where it connects (its option file holds that, password and all)."""
+    where = f"{target.driver} {target.user}@{target.host}:{target.port}/{target.database}"
+    log.info("sysbench: %s (%s)", " ".join(args), where)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    # sysbench is the only child that ends during a run, so the children's rusage delta is it.
+    cpu_before = _children_cpu()
+    with output.open("wb") as sink:
+        process = spawn(args, stdout=sink)
+        try:
+            while process.poll() is None:
+                elapsed = time.monotonic() - started
+                if elapsed > timeout:
+                    process.kill()
+                    process.wait()
+                    return SysbenchRun(None, True, elapsed)
+                on_tick(elapsed)
+                time.sleep(0.2)
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
+    return SysbenchRun(
+        process.returncode, False, time.monotonic() - started, _children_cpu() - cpu_before
+    )
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime

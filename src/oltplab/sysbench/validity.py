@@ -1,0 +1,71 @@
+"""Marks that put a measured cell's numbers in doubt, with a sense of proportion."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oltplab.sysbench.output import SysbenchOutput
+
+# Flags told next to a cell that do not make its numbers suspect.
+TELEMETRY_GAP = "telemetry-gap"
+INFORMATIONAL_FLAGS = frozenset({TELEMETRY_GAP})
+ERRORS = "errors"
+# Ignored errors (deadlocks and the like) up to this share of transactions are told, but
+# leave the cell in the findings: one deadlock in 900 s says nothing about its throughput.
+ERROR_RATE_LIMIT = 0.001
+
+
+def validity_flags(
+    output: SysbenchOutput, seconds: float | None, interval: float | None = None
+) -> list[str]:
+    """Marks that make a measured cell suspect; each one is listed next to its numbers.
+
+    `seconds` is how long the run was asked to last and `interval` how often it was asked
+    to report; for imported files both are unknown, and the summary's total time and the
+    interval the output shows stand in for them. A file that reports no intervals and was
+    not asked to is a valid summary-only run.
+    """
+    if output.empty:
+        return ["empty"]
+    flags = []
+    summary = output.summary
+    if summary is None:
+        flags.append("truncated")
+    else:
+        if summary.errors > 0:
+            flags.append(ERRORS)
+        if summary.reconnects > 0:
+            flags.append("reconnects")
+        if seconds is not None and summary.total_time_s < seconds * 0.95:
+            flags.append("short")
+    if seconds is None and summary is not None:
+        seconds = summary.total_time_s
+    if output.stalls:
+        flags.append("stall")
+    step = output.interval or interval
+    if step is None:
+        return flags
+    seen = output.seconds
+    gaps = bool(np.any(np.diff(np.round(seen)) > step * 1.5))
+    expected = int(seconds // step) if seconds is not None else None
+    if gaps or (expected is not None and len(seen) < expected - 1):
+        flags.append("missing-intervals")
+    elif expected is not None and len(seen) > expected + 1:
+        flags.append("extra-intervals")
+    return flags
+
+
+def suspect_flags(flags: tuple[str, ...], error_rate: float | None) -> tuple[str, ...]:
+    """The flags that put the numbers in doubt: not the informational ones, and `errors`
+    only above ERROR_RATE_LIMIT of the transactions."""
+    return tuple(
+        f
+        for f in flags
+        if f not in INFORMATIONAL_FLAGS
+        and not (f == ERRORS and error_rate is not None and error_rate <= ERROR_RATE_LIMIT)
+    )
+
+
+def stall_notes(output: SysbenchOutput) -> str:
+    """Where the stalls were, as seconds of the run: "stall 12-16 s"."""
+    return ", ".join(f"stall {first}-{last} s" for first, last in output.stalls)
