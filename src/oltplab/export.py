@@ -16,19 +16,16 @@ from typing import Any
 
 from oltplab.analysis.estimate import Estimate
 from oltplab.analysis.model import Analysis
+from oltplab.metrics import latency_metric
 
 # fmt: off
 IDENTITY_COLUMNS = (
     "scenario", "family", "version", "engine", "tier", "workload", "threads", "repetition",
     "status",
 )
-WHOLE_RUN_COLUMNS = (
-    "qps", "reads_per_s", "writes_per_s", "other_per_s", "lat_avg_ms", "lat_p95_ms",
-    "lat_max_ms", "errors_per_s", "reconnects_per_s", "duration_s",
-)
-SUMMARY_COLUMNS = (
-    *IDENTITY_COLUMNS, "tps", "tps_ci_low", "tps_ci_high", "tps_whole_run", *WHOLE_RUN_COLUMNS,
-    "flags", "cv", "steady_from_s", "notes",
+RATE_COLUMNS = ("qps", "reads_per_s", "writes_per_s", "other_per_s", "lat_avg_ms")
+COUNT_COLUMNS = (
+    "lat_max_ms", "errors_per_s", "error_rate", "reconnects_per_s", "duration_s", "interval_s",
 )
 PROGRESSION_COLUMNS = (
     "scenario", "tier", "family", "baseline_version", "version", "threads", "tps",
@@ -42,8 +39,21 @@ OPERATION_COLUMNS = (
 )
 FLAG_COLUMNS = (
     "scenario", "engine", "tier", "workload", "threads", "repetition", "status", "flags",
-    "reason", "notes",
+    "error_rate", "reason", "notes",
 )
+
+
+
+def summary_columns(percentiles: list[int]) -> tuple[str, ...]:
+    """One row per cell: the steady TPS with its interval, then what sysbench printed for
+    the whole run, latency under each percentile the runs used (`lat_p99_ms`)."""
+    latency = tuple(latency_metric(p) for p in percentiles)
+    return (
+        *IDENTITY_COLUMNS, "tps", "tps_ci_low", "tps_ci_high", "tps_whole_run",
+        *RATE_COLUMNS, *latency, *COUNT_COLUMNS, "flags", "cv", "steady_from_s", "notes",
+    )  # fmt: skip
+
+
 TABLES = ("summary", "progression", "differences", "findings", "flags", "operations")
 # fmt: on
 
@@ -65,20 +75,26 @@ def _bounds(estimate: Estimate | None, digits: int) -> tuple[float | None, ...]:
     )
 
 
-def salvaged_row(values: dict[str, Any]) -> dict[str, Any]:
-    """A row read from a damaged ledger, in the summary table's columns: what sysbench
+def salvaged_rows(found: list[dict[str, Any]]) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+    """Rows read from a damaged ledger, in the summary table's columns: what sysbench
     printed; the steady figures need the per-second samples and are left empty."""
-    renamed = {"lat_p95_ms": "lat_pct_ms", "duration_s": "total_time_s", "tps_whole_run": "tps"}
-    steady = {"tps", "tps_ci_low", "tps_ci_high", "cv", "steady_from_s"}
-    return {
-        column: None if column in steady else values.get(renamed.get(column, column))
-        for column in SUMMARY_COLUMNS
-    }
+    percentiles = sorted({v["percentile"] for v in found if v.get("percentile")}) or [95]
+    columns = summary_columns(percentiles)
+    renamed = {"duration_s": "total_time_s", "tps_whole_run": "tps"}
+    steady = {"tps", "tps_ci_low", "tps_ci_high", "cv", "steady_from_s", "error_rate"}
+    rows = []
+    for values in found:
+        row = {c: None if c in steady else values.get(renamed.get(c, c)) for c in columns}
+        if values.get("percentile"):
+            row[latency_metric(values["percentile"])] = values.get("lat_pct_ms")
+        rows.append(row)
+    return columns, rows
 
 
 def _summary(analysis: Analysis) -> list[dict[str, Any]]:
     """One row per measured cell (done or failed), with its steady-state statistics."""
     stats = {s.cell.key: s for s in analysis.stability}
+    percentiles = analysis.dataset.percentiles
     rows = []
     for cell in analysis.dataset.cells:
         found = stats.get(cell.key)
@@ -90,7 +106,9 @@ def _summary(analysis: Analysis) -> list[dict[str, Any]]:
                 "tps_ci_low": low,
                 "tps_ci_high": high,
                 "tps_whole_run": cell.tps,
-                **{c: getattr(cell, c) for c in WHOLE_RUN_COLUMNS},
+                **{c: getattr(cell, c) for c in RATE_COLUMNS},
+                **{latency_metric(p): cell.metric(latency_metric(p)) for p in percentiles},
+                **{c: getattr(cell, c) for c in COUNT_COLUMNS},
                 "flags": ",".join(cell.flags),
                 "cv": _round(found.jitter, 4) if found and found.jitter is not None else None,
                 "steady_from_s": found.steady_from if found else None,
@@ -132,7 +150,7 @@ def _progression(rows: list[Any]) -> list[dict[str, Any]]:
 def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
     """Columns and rows of one table."""
     if table == "summary":
-        return SUMMARY_COLUMNS, _summary(analysis)
+        return summary_columns(analysis.dataset.percentiles), _summary(analysis)
     if table in ("progression", "differences"):
         rows = analysis.differences if table == "differences" else analysis.progression
         return PROGRESSION_COLUMNS, _progression(rows)
@@ -159,6 +177,7 @@ def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[di
                 "repetition": c.repetition,
                 "status": c.status,
                 "flags": ",".join(c.flags),
+                "error_rate": c.error_rate,
                 "reason": c.reason,
                 "notes": c.notes,
             }

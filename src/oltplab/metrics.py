@@ -8,6 +8,7 @@ the OS tools and the engine probe; names are the tools' own columns (per device 
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 
@@ -68,3 +69,19 @@ def analysed(source: str, name: str) -> bool:
     return (source, name) in _ANALYSED or any(
         is_disk((source, name), column) for column in (DISK_READ_COLUMN, DISK_WRITTEN_COLUMN)
     )
+
+
+# --- what sysbench printed for a whole run ---------------------------------------------------
+# Its latency is at the percentile the run asked for (--percentile): a figure is named after
+# it (`lat_p99_ms`), so that two percentiles never share a column or a table.
+_LATENCY = re.compile(r"^lat_p(\d+)_ms$")
+
+
+def latency_metric(percentile: int) -> str:
+    return f"lat_p{percentile}_ms"
+
+
+def percentile_of(name: str) -> int | None:
+    """The percentile a latency figure's name says; None for any other figure."""
+    match = _LATENCY.match(name)
+    return int(match.group(1)) if match else None

@@ -31,7 +31,7 @@ from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
 from oltplab.sysbench.driver import CLIENT_BOUND_SHARE, SysbenchRun, client_share, command, execute
-from oltplab.sysbench.output import read_output
+from oltplab.sysbench.output import SysbenchOutput, read_output
 from oltplab.sysbench.validity import TELEMETRY_GAP, stall_notes, validity_flags
 from oltplab.telemetry.devices import CellSite, Telemetry
 from oltplab.workloads import distribution, sysbench_test
@@ -296,7 +296,7 @@ def _warm_up(ctx: RunContext, state: EngineState, session: Session, stem: Path, 
         result = _sysbench(ctx, state, warm_up, protocol.warmup_threads, seconds, output)
         if result.returncode != 0:
             parsed = read_output(output)
-            raise EngineError(f"{name} failed: {_failure_reason(result, parsed.fatal, state)}")
+            raise EngineError(f"{name} failed: {_failure_reason(result, parsed, state)}")
 
 
 def _sysbench(
@@ -331,7 +331,7 @@ def _sysbench(
 
 
 def _failure_reason(
-    result: SysbenchRun, fatal: tuple[str, ...], state: EngineState, alive: bool | None = None
+    result: SysbenchRun, output: SysbenchOutput, state: EngineState, alive: bool | None = None
 ) -> str:
     parts = []
     alive = state.server.alive() if alive is None else alive
@@ -343,8 +343,8 @@ def _failure_reason(
         parts.append(f"sysbench was killed by signal {-result.returncode}")
     elif result.returncode not in (0, None):
         parts.append(f"sysbench exited with code {result.returncode}")
-    if fatal:
-        parts.append(f"sysbench said: {fatal[0][:300]}")
+    if output.fatal:
+        parts.append(f"sysbench said: {output.fatal_line[:300]}")
     log_tail = state.server.session_log_tail(3)
     if log_tail and not alive:
         parts.append(f"error log: {log_tail[-600:]}")
@@ -388,7 +388,7 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     succeeded = result.returncode == 0 and parsed.summary is not None and alive
     if not succeeded:
         ensure_space(ctx.results)  # a cell that failed on a full disk is measured again
-    reason = None if succeeded else _failure_reason(result, parsed.fatal, state, alive)
+    reason = None if succeeded else _failure_reason(result, parsed, state, alive)
     ctx.ledger.record_result(
         cell,
         parsed.summary,
@@ -399,6 +399,7 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
         notes,
         collected.rows,
         clock=dataclasses.asdict(collected.clock) if collected.clock else None,
+        histogram=parsed.histogram,
     )
     if parsed.summary is not None and reason is None:
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""

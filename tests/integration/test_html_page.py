@@ -7,7 +7,8 @@ import pytest
 
 from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
-from oltplab.importers import import_tree
+from oltplab.importers.load import import_tree
+from oltplab.importers.scan import scan_tree
 from oltplab.report import build
 from oltplab.store.ledger import Ledger
 from tests.golden import build_tree
@@ -27,7 +28,7 @@ def page_url(tmp_path_factory):
     tree = build_tree(root / "tree")
     for name in ("plain", HOSTILE):
         ledger = Ledger.open(root / name)
-        import_tree(tree, ledger)
+        import_tree(scan_tree(tree), ledger)
         ledger.close()
     only_one = build(analyse(load([root / "plain"]), AnalysisOptions()), root / "report")
     both = build(

@@ -168,7 +168,7 @@ def test_importing_an_empty_folder_leaves_nothing_behind(tmp_path):
     (tmp_path / "empty").mkdir()
     assert_one_line_error(
         oltplab("import", "empty", "-r", "out", cwd=tmp_path),
-        "empty: no sysbench result directories here",
+        "empty: nothing imported: no sysbench outputs here",
     )
     assert not (tmp_path / "out").exists()
 

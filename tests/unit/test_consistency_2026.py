@@ -7,7 +7,9 @@ from pathlib import Path
 
 from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
+from oltplab.export import table_rows
 from oltplab.synthetic import ENGINES_2026, tree_2026
+from oltplab.sysbench.output import read_output
 from tests.cli import oltplab
 from tests.consistency import analysis_problems, printed_contradictions, row_contradictions
 
@@ -22,6 +24,27 @@ def test_the_2026_sized_tree_has_no_contradictions(tmp_path: Path) -> None:
     assert len(analysis.progression) >= (len(ENGINES_2026) - 3) * 3 * 8 * 3
     assert sum(r.change is not None and r.change.low_pct is not None for r in analysis.progression)
     assert analysis_problems(analysis) == []
+    # The whole-run columns still give what sysbench printed, the figures published
+    # reports quote: every cell's TPS, and every progression row's difference.
+    printed = {}
+    for path in (tmp_path / "benchmark_data").rglob("*.sysbench.txt"):
+        summary = read_output(path).summary
+        assert summary is not None
+        scenario, family, version = path.parts[-4:-1]
+        printed[(scenario, family, version, path.name)] = summary.tps
+    columns, rows = table_rows("summary", analysis)
+    assert "tps_whole_run" in columns and len(rows) == len(printed) == 720
+    assert sorted(r["tps_whole_run"] for r in rows) == sorted(printed.values())
+    _, progression = table_rows("progression", analysis)
+    whole = {(c.scenario, c.tier, c.engine, c.threads): c.tps for c in analysis.dataset.cells}
+    for row in progression:
+        engine = f"{row['family']}-{row['version']}"
+        base = f"{row['family']}-{row['baseline_version']}"
+        ratio = (
+            whole[(row["scenario"], row["tier"], engine, row["threads"])]
+            / whole[(row["scenario"], row["tier"], base, row["threads"])]
+        )
+        assert row["whole_run_diff_pct"] == round((ratio - 1) * 100, 1)
 
 
 def test_the_checks_see_a_contradiction() -> None:

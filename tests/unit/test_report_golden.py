@@ -95,7 +95,7 @@ def test_report_tables_are_exact(workspace):
 | Scenario | Engine | Tier | Threads | Run | Status | Flags | Reason | Notes |
 |---|---|---|---|---|---|---|---|---|
 | rw-local | mariadb-10.11.16 | 2G | 4 | 1 | failed | empty | empty file |  |
-| rw-local | mariadb-10.11.16 | 8G | 4 | 1 | done | errors |  |  |
+| rw-local | mariadb-10.11.16 | 8G | 4 | 1 | done | errors (0.5% of transactions) |  |  |
 | ro-local | mariadb-10.11.16 | 8G | 4 | 1 | failed | truncated | no summary: the output is truncated |  |"""
     )
     for number in range(1, 11):
@@ -135,10 +135,10 @@ ro-local,8G,mysql,5.7.44,8.0.45,4,900.0,1000.0,-10.0,-10.0,-10.0,significant,30,
     assert (
         export("--table", "flags")
         == """\
-scenario,engine,tier,workload,threads,repetition,status,flags,reason,notes
-rw-local,mariadb-10.11.16,2G,oltp_read_write,4,1,failed,empty,empty file,
-rw-local,mariadb-10.11.16,8G,oltp_read_write,4,1,done,errors,,
-ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,no summary: the output is truncated,
+scenario,engine,tier,workload,threads,repetition,status,flags,error_rate,reason,notes
+rw-local,mariadb-10.11.16,2G,oltp_read_write,4,1,failed,empty,,empty file,
+rw-local,mariadb-10.11.16,8G,oltp_read_write,4,1,done,errors,0.005,,
+ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,,no summary: the output is truncated,
 """
     )
     findings = export("--table", "findings").splitlines()
@@ -157,8 +157,8 @@ ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,no summary: the
     # a constant 30 s series: its interval is the value itself, its jitter zero, no cut
     assert summary[1] == (
         "rw-local,mariadb,10.11.16,mariadb-10.11.16,2G,oltp_read_write,1,1,"
-        "done,120.0,120.0,120.0,120.0,2400.0,1680.0,480.0,240.0,5.0,9.0,40.0,0.0,0.0,30.0,,"
-        "0.0,1,"
+        "done,120.0,120.0,120.0,120.0,2400.0,1680.0,480.0,240.0,5.0,9.0,40.0,0.0,0.0,0.0,30.0,"
+        "1.0,,0.0,1,"
     )
     assert "rw-local,mysql,8.0.45,mysql-8.0.45,8G,oltp_read_write,4,2,done,640.0" in "\n".join(
         summary
@@ -199,7 +199,7 @@ def test_bad_import_source_and_baseline_are_one_line_errors(workspace):
     assert missing.returncode == 2 and "nowhere: no such directory" in missing.stderr
     (workspace / "stray").mkdir()
     stray = oltplab("import", "stray", "--results", "x", cwd=workspace)
-    assert stray.returncode == 2 and "no sysbench result directories here" in stray.stderr
+    assert stray.returncode == 2 and "nothing imported: no sysbench outputs here" in stray.stderr
     baseline = oltplab("report", "res", "--baseline", "mysql-9", cwd=workspace)
     assert baseline.returncode == 2
     assert baseline.stderr.strip().splitlines() == [

@@ -19,7 +19,7 @@ from oltplab.plan import Scenario
 from oltplab.sizes import parse_size
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RUN_JSON, load_run_json
-from oltplab.sysbench.validity import INFORMATIONAL_FLAGS
+from oltplab.sysbench.validity import ERRORS, suspect_flags
 
 
 @dataclass(frozen=True)
@@ -45,14 +45,21 @@ class CellRecord:
     writes_per_s: float | None
     other_per_s: float | None
     lat_avg_ms: float | None
-    lat_p95_ms: float | None
+    lat_pct_ms: float | None  # at the cell's own percentile
     lat_max_ms: float | None
     errors_per_s: float | None
     reconnects_per_s: float | None
     duration_s: float | None
     notes: str = ""
+    percentile: int | None = None  # the latency percentile the run was asked for
+    interval_s: float | None = None  # seconds between per-interval lines
+    error_rate: float | None = None  # ignored errors per transaction
 
     def metric(self, name: str) -> float | None:
+        """A whole-run figure; `lat_p99_ms` is the latency at the 99th percentile, for a
+        cell that measured that one (never another percentile under its name)."""
+        if (wanted := metrics.percentile_of(name)) is not None:
+            return self.lat_pct_ms if self.percentile == wanted else None
         return getattr(self, name)
 
     @property
@@ -61,9 +68,20 @@ class CellRecord:
 
     @property
     def suspect_flags(self) -> tuple[str, ...]:
-        """The flags that put the numbers in doubt (telemetry-gap only says a side series
-        is incomplete)."""
-        return tuple(f for f in self.flags if f not in INFORMATIONAL_FLAGS)
+        """The flags that put the numbers in doubt: not telemetry-gap (a side series is
+        incomplete), nor errors at a rate too small to matter."""
+        return suspect_flags(self.flags, self.error_rate)
+
+    @property
+    def flags_shown(self) -> str:
+        """The flags as a reader needs them: errors with their rate and whether it counts."""
+        shown = []
+        for flag in self.flags:
+            if flag == ERRORS and self.error_rate is not None:
+                counted = "" if flag in self.suspect_flags else ", too few to matter"
+                flag = f"errors ({self.error_rate * 100:.2g}% of transactions{counted})"
+            shown.append(flag)
+        return ", ".join(shown)
 
     @property
     def measured(self) -> bool:
@@ -79,6 +97,18 @@ class EngineInfo:
     binary_sha256: str | None
     source: str
     results: str
+
+    @property
+    def server_version_shown(self) -> str:
+        """SELECT VERSION() where it was recorded; else the folder imported results came
+        from, said to be one."""
+        if self.server_version:
+            return self.server_version
+        try:
+            folder = json.loads(self.source).get("folder")
+        except (ValueError, AttributeError):
+            folder = None
+        return f"not recorded (folder {folder})" if folder else "not recorded"
 
 
 @dataclass
@@ -151,6 +181,11 @@ class Dataset:
         """Engines with any cell (measured or failed) in this scenario and tier, in order."""
         found = {c.engine for c in self.cells if c.scenario == scenario and c.tier == tier}
         return [e for e in self.engine_names() if e in found]
+
+    @property
+    def percentiles(self) -> list[int]:
+        """The latency percentiles the measured cells were run with (95 when none says)."""
+        return sorted({c.percentile for c in self.cells if c.percentile}) or [95]
 
     def threads(self, scenario: str, tier: str) -> list[int]:
         return sorted({c.threads for c in self.cells if c.scenario == scenario and c.tier == tier})
@@ -237,12 +272,15 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
                 writes_per_s=row["writes_per_s"],
                 other_per_s=row["other_per_s"],
                 lat_avg_ms=row["lat_avg_ms"],
-                lat_p95_ms=row["lat_pct_ms"],
+                lat_pct_ms=row["lat_pct_ms"],
                 lat_max_ms=row["lat_max_ms"],
                 errors_per_s=row["errors_per_s"],
                 reconnects_per_s=row["reconnects_per_s"],
                 duration_s=row["total_time_s"],
                 notes=row["notes"] or "",
+                percentile=row["percentile"],
+                interval_s=row["interval_s"],
+                error_rate=row["errors"] / row["transactions"] if row["transactions"] else None,
             )
         )
     for key, values in ledger.tps_series().items():

@@ -34,8 +34,7 @@ from oltplab.analysis.telemetry import (
     timeline,
 )
 from oltplab.errors import OltplabError
-
-GRID_METRICS = ("tps", "qps", "lat_p95_ms", "lat_avg_ms", "lat_max_ms")
+from oltplab.metrics import latency_metric
 
 
 @dataclass(frozen=True)
@@ -85,12 +84,19 @@ class Analysis:
         self.subject, self.compared_with = options.compared(dataset)
 
     @cached_property
+    def grid_metrics(self) -> tuple[str, ...]:
+        """The whole-run figures tabled per thread count: latency at each percentile the
+        runs used, never two percentiles in one table."""
+        latencies = (latency_metric(p) for p in self.dataset.percentiles)
+        return ("tps", "qps", *latencies, "lat_avg_ms", "lat_max_ms")
+
+    @cached_property
     def values(self) -> dict[str, dict[Point, Value]]:
-        return {metric: self.points.values(metric) for metric in GRID_METRICS}
+        return {metric: self.points.values(metric) for metric in self.grid_metrics}
 
     @cached_property
     def grids(self) -> dict[str, list[Grid]]:
-        return {metric: grids(self.points, metric) for metric in GRID_METRICS}
+        return {metric: grids(self.points, metric) for metric in self.grid_metrics}
 
     @cached_property
     def progression(self) -> list[ProgressionRow]:
@@ -123,6 +129,13 @@ class Analysis:
     @cached_property
     def flagged(self) -> list[CellRecord]:
         return flagged(self.dataset)
+
+    @cached_property
+    def left_out(self) -> list[CellRecord]:
+        """Measured cells the key findings leave out: their numbers are in doubt."""
+        if self.options.include_flagged:
+            return []
+        return [c for c in self.dataset.cells if c.measured and c.suspect_flags]
 
     @cached_property
     def network(self) -> list[NetworkLatencyRow]:

@@ -39,13 +39,14 @@ def usable(cell: CellRecord, include_flagged: bool) -> bool:
 class CellCut:
     """A cell's warm-up cut (seconds dropped) and its steady series."""
 
-    cut: int
+    cut: int  # per-interval lines dropped
     sample: PointSample
+    interval: float = 1.0  # seconds per line
 
     @property
     def steady_from(self) -> int:
         """The first second counted, 1-based: the same in every table and chart."""
-        return self.cut + 1
+        return int(round(self.cut * self.interval)) + 1
 
 
 @dataclass
@@ -64,7 +65,8 @@ class Points:
             series = self.dataset.series.get(cell.key)
             if series is not None and len(series) >= 2:
                 cut, part = steady(series, self.dataset.fixed_cut)
-                self.cuts[cell.key] = CellCut(cut, PointSample({cell.repetition: part}))
+                sample = PointSample({cell.repetition: part})
+                self.cuts[cell.key] = CellCut(cut, sample, cell.interval_s or 1.0)
 
     def samples(self, include_flagged: bool = True) -> dict[Point, PointSample]:
         """Each point's steady per-second TPS series, by repetition."""

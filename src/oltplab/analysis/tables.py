@@ -15,7 +15,9 @@ import numpy as np
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.estimate import SIGNIFICANT, Comparison, Estimate, mean_estimate
 from oltplab.analysis.points import Point, Points, Value, diff_pct
+from oltplab.engines.catalog import UNKNOWN_FAMILY
 from oltplab.errors import OltplabError
+from oltplab.metrics import latency_metric
 from oltplab.stats import jitter
 
 # --- version progression ------------------------------------------------------------------
@@ -47,10 +49,12 @@ class ProgressionRow:
 
 
 def baselines(dataset: Dataset, chosen: list[str] | None = None) -> dict[str, str]:
-    """The baseline engine per family: the one chosen, else the family's oldest version."""
+    """The baseline engine per family: the one chosen, else the family's oldest version.
+    Engines of no known family (imported as `unknown`) are not a version series."""
     result: dict[str, str] = {}
     for name in dataset.engine_names():
-        result.setdefault(dataset.engines[name].family, name)
+        if dataset.engines[name].family != UNKNOWN_FAMILY:
+            result.setdefault(dataset.engines[name].family, name)
     for name in chosen or []:
         if name not in dataset.engines:
             known = ", ".join(dataset.engine_names())
@@ -213,8 +217,9 @@ def repetitions(points: Points) -> list[Repeated]:
 
 @dataclass(frozen=True)
 class Pairwise:
-    """QPS and p95 latency as sysbench printed them, and the subject's throughput
-    improvement over each other engine: steady, with its interval, and whole-run QPS."""
+    """QPS and latency (at each percentile the runs used) as sysbench printed them, and the
+    subject's throughput improvement over each other engine: steady, with its interval,
+    and whole-run QPS."""
 
     scenario: str
     tier: str
@@ -222,7 +227,7 @@ class Pairwise:
     others: list[str]
     threads: list[int]
     qps: dict[str, dict[int, float]]
-    p95: dict[str, dict[int, float]]
+    latency: dict[int, dict[str, dict[int, float]]]  # percentile -> engine -> threads
     improvement: dict[str, dict[int, Comparison]]
     whole_run_improvement: dict[str, dict[int, float]]
 
@@ -233,7 +238,8 @@ class Pairwise:
 
 def pairwise(points: Points, subject: str, chosen: list[str] | None = None) -> list[Pairwise]:
     dataset = points.dataset
-    qps, p95 = points.values("qps"), points.values("lat_p95_ms")
+    qps = points.values("qps")
+    latency = {p: points.values(latency_metric(p)) for p in dataset.percentiles}
     out = []
     for scenario in dataset.scenarios:
         for tier in dataset.tiers(scenario):
@@ -270,7 +276,10 @@ def pairwise(points: Points, subject: str, chosen: list[str] | None = None) -> l
                     others,
                     threads,
                     table_q,
-                    _by_threads(p95, scenario, tier, threads, engines),
+                    {
+                        p: _by_threads(found, scenario, tier, threads, engines)
+                        for p, found in latency.items()
+                    },
                     improvement,
                     whole_run,
                 )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -22,10 +23,10 @@ from oltplab.cli.app import (
 )
 from oltplab.display import failed_table, run_state, status_table
 from oltplab.errors import OltplabError
-from oltplab.importers import import_folders, scan_tree
 from oltplab.store.files import check_output_file, write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, holder
+from oltplab.store.schema import LEDGER_NAME
 
 
 def status(results: Annotated[Path, typer.Argument(help="A results directory.")]) -> None:
@@ -96,7 +97,7 @@ def export(
     """Export one table of a results directory as CSV or JSON."""
     from oltplab.analysis.dataset import load
     from oltplab.analysis.model import AnalysisOptions, analyse
-    from oltplab.export import SUMMARY_COLUMNS, salvaged_row, table_rows, to_csv, to_json
+    from oltplab.export import salvaged_rows, table_rows, to_csv, to_json
 
     if output is not None:
         check_output_file(output)
@@ -106,7 +107,7 @@ def export(
         from oltplab.store.rebuild import salvage as salvaged
 
         found = salvaged(results)
-        columns, rows = SUMMARY_COLUMNS, [salvaged_row(row) for row in found.rows]
+        columns, rows = salvaged_rows(found.rows)
         for problem in found.problems:
             errors.print(f"lost: {problem}", highlight=False, markup=False, soft_wrap=True)
     else:
@@ -125,26 +126,66 @@ def import_(
         Path,
         typer.Argument(
             help="A tree of sysbench outputs: benchmark_logs, benchmark_logs_read_only, "
-            "benchmark_remote_logs[_read_only], or a folder holding several of them."
+            "benchmark_remote_logs[_read_only], benchmark_logs_<workload>, or a folder "
+            "holding several of them; any other layout with --map."
         ),
     ],
     results: ResultsOption,
+    map_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--map",
+            help="A TOML file saying which files are which cells, for layouts that cannot "
+            "be guessed (README: Importing other layouts).",
+        ),
+    ] = None,
 ) -> None:
     """Import existing sysbench results so that `report` and `export` can read them.
 
-    Empty, truncated and erroneous files are imported as flagged cells, never skipped.
-    Importing the same tree again changes nothing.
+    Reads sysbench 0.4, 0.5, 1.0 and 1.1 outputs. Empty, truncated and erroneous files
+    are imported as flagged cells, never skipped; files that look like sysbench output but
+    cannot be read as a cell are listed with the reason. Importing the same tree again
+    changes nothing.
     """
-    folders = scan_tree(source)  # a tree that is not one is refused before anything is made
-    with ResultsLock(results):
-        ledger = Ledger.open(results)
-        try:
-            report = import_folders(source, folders, ledger)
-        finally:
-            ledger.close()
+    from oltplab.importers.load import import_tree
+    from oltplab.importers.mapping import load_map
+    from oltplab.importers.scan import scan_tree
+
+    layout = load_map(map_file) if map_file is not None else None
+    tree = scan_tree(source, layout)  # read before anything is made
+    if tree.unrecognised:
+        errors.print("Not imported, though they look like sysbench output:", highlight=False)
+        for path, why in tree.unrecognised:
+            errors.print(
+                f"  {path.relative_to(tree.source)}: {why}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+    if not tree.groups:
+        for warning in tree.warnings:
+            errors.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
+        raise OltplabError(f"{source}: nothing imported: {tree.nothing_found()}")
+    fresh = not (results / LEDGER_NAME).exists()
+    try:
+        with ResultsLock(results):
+            ledger = Ledger.open(results)
+            try:
+                report = import_tree(tree, ledger)
+            finally:
+                ledger.close()
+    except BaseException:
+        if fresh:  # an import that fails leaves no half-made results behind
+            shutil.rmtree(results, ignore_errors=True)
+        raise
+    for warning in report.warnings:
+        errors.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
     console.print(
         f"{source}: {report.imported} cell(s) imported, {report.updated} updated, "
-        f"{report.unchanged} unchanged, into {results}",
+        f"{report.unchanged} unchanged, into {results}"
+        + (
+            f"; {len(tree.unrecognised)} file(s) not imported (listed)" if tree.unrecognised else ""
+        ),
         soft_wrap=True,
     )
     if report.flagged:

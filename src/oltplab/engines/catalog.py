@@ -3,6 +3,11 @@
 from dataclasses import dataclass
 from typing import Any
 
+FAMILIES = ("mysql", "mariadb", "percona-server", "postgresql")
+# Results imported from engines of none of these families (MySQL-compatible forks and the
+# like): shown under their own names, never taken for a version of a known family.
+UNKNOWN_FAMILY = "unknown"
+
 
 @dataclass(frozen=True)
 class CatalogEntry:

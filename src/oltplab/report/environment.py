@@ -87,7 +87,7 @@ def environment(dataset: Dataset) -> list[str]:
             e.name,
             e.family,
             e.version,
-            e.server_version,
+            e.server_version_shown,
             (e.binary_sha256 or "-")[:16],
             _source(e.source),
         ]

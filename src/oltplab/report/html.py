@@ -12,6 +12,7 @@ import numpy as np
 
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Value, dbms
+from oltplab.metrics import latency_metric
 from oltplab.report.format import CROSS_FAMILY, scenario_title
 
 
@@ -53,7 +54,8 @@ def page_data(analysis: Analysis) -> dict[str, Any]:
     for point, value in values["tps"].items():
         scenario, tier, engine, threads = point
         tps, low, high = _interval(value)
-        qps, p95 = values["qps"].get(point), values["lat_p95_ms"].get(point)
+        qps = values["qps"].get(point)
+        latency = {f"p{p}": values[latency_metric(p)].get(point) for p in dataset.percentiles}
         records.append(
             {
                 "scenario": scenario,
@@ -65,7 +67,7 @@ def page_data(analysis: Analysis) -> dict[str, Any]:
                 "tps_high": high,
                 "tps_whole_run": round(value.whole_run, 2),
                 "qps": round(qps.whole_run, 2) if qps else None,
-                "p95": round(p95.whole_run, 3) if p95 else None,
+                **{key: round(v.whole_run, 3) if v else None for key, v in latency.items()},
                 "runs": value.runs,
                 "flags": list(value.flags),
                 "cells": keys.get(point, []),
@@ -85,6 +87,7 @@ def page_data(analysis: Analysis) -> dict[str, Any]:
         "kinds": {e: dbms(dataset.engines[e].family) for e in dataset.engine_names()},
         "cross_family": CROSS_FAMILY,
         "tiers": dataset.tiers(),
+        "percentiles": dataset.percentiles,
         "engines": dataset.engine_names(),
         "baseline": analysis.relative_engine,
         "points": records,
@@ -133,6 +136,7 @@ def render(analysis: Analysis) -> str:
     template = environment.get_template("report.html.j2")
     return template.render(
         title=", ".join(str(p) for p in analysis.dataset.sources),
+        percentiles=analysis.dataset.percentiles,
         data=embed_json(page_data(analysis)),
         plotly=plotly_js().replace("</script", "<\\/script"),
     )

@@ -12,6 +12,7 @@ from oltplab.analysis.estimate import Comparison, Estimate
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Grid, Value, cross_family
 from oltplab.analysis.tables import ProgressionRow, Ratio
+from oltplab.metrics import percentile_of
 from oltplab.plan import safe_name
 from oltplab.report.environment import configuration, environment
 from oltplab.report.format import (
@@ -23,14 +24,23 @@ from oltplab.report.format import (
     telemetry_chart_name,
     without_html,
 )
+from oltplab.sysbench.validity import ERROR_RATE_LIMIT
 
 METRIC_TITLES = {
     "tps": "TPS",
     "qps": "QPS",
-    "lat_p95_ms": "p95 latency (ms)",
     "lat_avg_ms": "average latency (ms)",
     "lat_max_ms": "max latency (ms)",
 }
+
+
+def metric_title(metric: str) -> str:
+    """A whole-run figure's heading; latency says its percentile."""
+    if (percentile := percentile_of(metric)) is not None:
+        return f"p{percentile} latency (ms)"
+    return METRIC_TITLES[metric]
+
+
 FINDING_TITLES = {
     "leader": "Leader",
     "saturation": "Saturation point",
@@ -97,16 +107,21 @@ def _results(analysis: Analysis) -> list[str]:
     ]
     if kinds := cross_family(dataset, dataset.engine_names()):
         out += [CROSS_FAMILY.format(kinds=kinds), ""]
-    by_metric = {m: {(g.scenario, g.tier): g for g in analysis.grids[m]} for m in METRIC_TITLES}
+    by_metric = {m: {(g.scenario, g.tier): g for g in found} for m, found in analysis.grids.items()}
     failed = {
         (c.scenario, c.tier, c.engine, c.threads) for c in dataset.cells if c.status == "failed"
     }
     for scenario in dataset.scenarios:
         out += [f"### {scenario_title(scenario, dataset.workloads)}", ""]
         for tier in dataset.tiers(scenario):
-            for metric, title in METRIC_TITLES.items():
+            for metric in analysis.grid_metrics:
                 grid = by_metric[metric].get((scenario, tier))
-                if grid and grid.rows:
+                # A percentile no run of this tier used has no table here.
+                unused = percentile_of(metric) is not None and not any(
+                    v for _, values in (grid.rows if grid else []) for v in values
+                )
+                if grid and grid.rows and not unused:
+                    title = metric_title(metric)
                     out += [f"**{title} by thread count, tier {tier} ({scenario})**", ""]
                     out += _grid(grid, failed)
     return out
@@ -222,7 +237,22 @@ def _findings(analysis: Analysis) -> list[str]:
         for f in analysis.findings
     ]
     out = ["## 6. Key findings", "", "Computed from the data above, never written by hand.", ""]
-    return out + table(["Finding", "Scenario", "Tier", "Engine", "Detail"], rows)
+    out += table(["Finding", "Scenario", "Tier", "Engine", "Detail"], rows)
+    if analysis.left_out:
+        out += [
+            f"Left out of these findings: {len(analysis.left_out)} measured cell(s) whose "
+            "numbers are in doubt (`--include-flagged` counts them; ignored errors count only "
+            f"above {ERROR_RATE_LIMIT:.1%} of transactions):",
+            "",
+        ]
+        out += table(
+            ["Scenario", "Engine", "Tier", "Threads", "Run", "Why"],
+            [
+                [c.scenario, c.engine, c.tier, str(c.threads), str(c.repetition), c.flags_shown]
+                for c in analysis.left_out
+            ],
+        )
+    return out
 
 
 def _ratio(found: Ratio) -> str:
@@ -336,11 +366,14 @@ def _pairwise(analysis: Analysis) -> list[str]:
             ["Threads", *engines],
             [[str(t), *(number(pair.qps[e].get(t)) for e in engines)] for t in pair.threads],
         )
-        out += [f"**p95 latency (ms), {pair.scenario}, tier {pair.tier}**", ""]
-        out += table(
-            ["Threads", *engines],
-            [[str(t), *(number(pair.p95[e].get(t)) for e in engines)] for t in pair.threads],
-        )
+        for percentile, latency in pair.latency.items():
+            if not any(latency[e] for e in engines):
+                continue
+            out += [f"**p{percentile} latency (ms), {pair.scenario}, tier {pair.tier}**", ""]
+            out += table(
+                ["Threads", *engines],
+                [[str(t), *(number(latency[e].get(t)) for e in engines)] for t in pair.threads],
+            )
         out += [
             f"**QPS improvement of {subject}, {pair.scenario}, tier {pair.tier}**",
             "",
@@ -388,9 +421,11 @@ def _flags(analysis: Analysis) -> list[str]:
         return out + ["None: every cell ran its full length without errors.", ""]
     out += [
         "Legend: `empty` no output; `truncated` no final summary; `errors` / `reconnects` "
-        "sysbench counted some; `missing-intervals` / `extra-intervals` per-second lines "
-        "do not match the run length; `short` the run ended early; `stall` per-second TPS "
-        "under 10% of the cell's median for 3 s or more (notes give the seconds); "
+        "sysbench counted some (errors leave a cell in the key findings up to "
+        f"{ERROR_RATE_LIMIT:.1%} of its transactions); `missing-intervals` / "
+        "`extra-intervals` per-interval lines do not match the run length; `short` the run "
+        "ended early; `stall` TPS under 10% of the cell's median for 3 s or more (notes "
+        "give the seconds); "
         "`client-bound` sysbench used over 90% of the CPU it could get, so the client, not "
         "the engine, may have set the pace. Flagged cells are left out of the key findings "
         "unless --include-flagged.",
@@ -406,7 +441,7 @@ def _flags(analysis: Analysis) -> list[str]:
                 str(c.threads),
                 str(c.repetition),
                 c.status,
-                ", ".join(c.flags),
+                c.flags_shown,
                 c.reason,
                 c.notes,
             ]

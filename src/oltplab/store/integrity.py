@@ -71,7 +71,7 @@ def wrong_value(value: object, kind: str, nullable: bool) -> bool:
 SUMMARY_COLUMNS = (
     "tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "transactions", "queries",
     "errors", "errors_per_s", "reconnects", "reconnects_per_s", "lat_min_ms", "lat_avg_ms",
-    "lat_max_ms", "lat_pct_ms", "percentile", "total_time_s", "events",
+    "lat_max_ms", "lat_pct_ms", "percentile", "total_time_s", "events", "interval_s",
 )  # fmt: skip
 SUMMARY_INTEGERS = frozenset(
     {"transactions", "queries", "errors", "reconnects", "percentile", "events"}

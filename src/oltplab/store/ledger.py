@@ -17,7 +17,6 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -28,7 +27,6 @@ from oltplab.plan import Cell
 from oltplab.store.files import os_problem
 from oltplab.store.integrity import (
     NUMBER,
-    SUMMARY_COLUMNS,
     check_cell_row,
     check_file,
     damaged,
@@ -39,14 +37,10 @@ from oltplab.store.integrity import (
 )
 from oltplab.store.journal import Journal, Record, ledger_records
 from oltplab.store.lock import prepare_results
+from oltplab.store.recording import CellRecording, now
 from oltplab.store.schema import LEDGER_NAME, MIGRATIONS, SCHEMA, SCHEMA_VERSION
-from oltplab.store.series import INSERT, chunk_rows, decode
+from oltplab.store.series import decode
 from oltplab.sysbench.output import Summary
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -363,7 +357,7 @@ class Ledger:
                 f"(SELECT id FROM cells WHERE status IN ({marks}))",
                 states,
             )
-            for table in ("samples", "telemetry"):
+            for table in ("samples", "telemetry", "latency_histograms"):
                 db.execute(
                     f"DELETE FROM {table} WHERE cell_id IN "
                     f"(SELECT id FROM cells WHERE status IN ({marks}))",
@@ -394,9 +388,9 @@ class Ledger:
         try:
             with self.transaction() as db:
                 cell_id = self._cell_id(cell)
-                for table in ("samples", "telemetry", "summaries"):
+                for table in ("samples", "telemetry", "summaries", "latency_histograms"):
                     db.execute(f"DELETE FROM {table} WHERE cell_id = ?", (cell_id,))
-                recording = CellRecording(self, db, cell, cell_id)
+                recording = CellRecording(self._log, db, cell, cell_id)
                 yield recording
                 if not recording.finished:
                     raise AssertionError(f"cell {cell.key}: recording not finished")
@@ -418,6 +412,7 @@ class Ledger:
         *,
         clock: dict[str, Any] | None = None,
         finished_at: str | None = None,
+        histogram: Iterable[tuple[float, int]] = (),
     ) -> None:
         """A measured cell in one transaction: done with its summary, or failed with a reason.
 
@@ -427,7 +422,15 @@ class Ledger:
         with self.recording(cell) as recording:
             recording.samples([samples])
             recording.finish(
-                summary, flags, artifact, reason, notes, telemetry, clock, finished_at=finished_at
+                summary,
+                flags,
+                artifact,
+                reason,
+                notes,
+                telemetry,
+                clock,
+                finished_at=finished_at,
+                histogram=histogram,
             )
 
     @_guarded
@@ -517,6 +520,17 @@ class Ledger:
         return found
 
     @_guarded
+    def latency_histograms(self) -> dict[str, list[tuple[float, int]]]:
+        """Each cell's --histogram buckets (latency in ms, events), where it printed one."""
+        found: dict[str, list[tuple[float, int]]] = {}
+        for key, value, count in self._db.execute(
+            "SELECT c.key, h.value_ms, h.count FROM latency_histograms h"
+            " JOIN cells c ON c.id = h.cell_id ORDER BY h.cell_id, h.value_ms"
+        ):
+            found.setdefault(str(key), []).append((float(value), int(count)))
+        return found
+
+    @_guarded
     def variables_by_tier(self) -> dict[tuple[str, str], dict[str, str]]:
         found: dict[tuple[str, str], dict[str, str]] = {}
         for engine, tier, name, value in self._db.execute(
@@ -531,69 +545,3 @@ class Ledger:
         for status, count in self._db.execute("SELECT status, COUNT(*) FROM cells GROUP BY 1"):
             counts[str(status)] = int(count)
         return counts
-
-
-class CellRecording:
-    """A cell's result being written inside the ledger's transaction."""
-
-    def __init__(self, ledger: Ledger, db: sqlite3.Connection, cell: Cell, cell_id: int) -> None:
-        self._ledger = ledger
-        self._db = db
-        self._cell = cell
-        self._id = cell_id
-        self.finished = False
-
-    def samples(self, blocks: Iterable[np.ndarray]) -> None:
-        """Per-second samples (rows of SAMPLE_COLUMNS), consumed a block at a time as they
-        come (a chunk is all that is held)."""
-        self._db.executemany(INSERT, chunk_rows(self._id, blocks))
-
-    def finish(
-        self,
-        summary: Summary | None,
-        flags: list[str],
-        artifact: str,
-        reason: str | None,
-        notes: str,
-        telemetry: Iterable[tuple[str, str, int, float]] = (),
-        clock: dict[str, Any] | None = None,
-        *,
-        finished_at: str | None = None,
-    ) -> None:
-        """Done with its summary, or failed with a reason. The journal keeps all but the
-        series, which the raw files hold (`clock` says where the telemetry files sit on the
-        sysbench clock)."""
-        status = "done" if summary is not None and reason is None else "failed"
-        finished_at = finished_at or now()
-        columns = None
-        if summary is not None:
-            columns = {column: getattr(summary, column) for column in SUMMARY_COLUMNS}
-        self._ledger._log(
-            {
-                "type": "result",
-                "key": self._cell.key,
-                "status": status,
-                "summary": columns,
-                "flags": flags,
-                "artifact": artifact,
-                "reason": reason,
-                "notes": notes,
-                "clock": clock,
-                "finished_at": finished_at,
-            }
-        )
-        if columns is not None:
-            self._db.execute(
-                f"INSERT INTO summaries VALUES (?{', ?' * len(SUMMARY_COLUMNS)})",
-                (self._id, *columns.values()),
-            )
-        self._db.executemany(
-            "INSERT OR REPLACE INTO telemetry VALUES (?, ?, ?, ?, ?)",
-            ((self._id, *row) for row in telemetry),
-        )
-        self._db.execute(
-            "UPDATE cells SET status = ?, reason = ?, finished_at = ?, artifact = ?,"
-            " flags = ?, notes = ? WHERE id = ?",
-            (status, reason, finished_at, artifact, ",".join(flags), notes, self._id),
-        )
-        self.finished = True

@@ -53,7 +53,7 @@ def summary_from_columns(values: dict[str, Any]) -> Summary:
         writes=round((values["writes_per_s"] or 0) * seconds),
         other=round((values["other_per_s"] or 0) * seconds),
         **{
-            column: values[column]
+            column: values.get(column)
             for column in SUMMARY_COLUMNS
             if column not in ("reads_per_s", "writes_per_s", "other_per_s")
         },
@@ -151,6 +151,7 @@ class _Replay:
             rows,
             clock=record["clock"],
             finished_at=record["finished_at"],
+            histogram=output.histogram if output is not None else (),
         )
 
 
@@ -164,7 +165,8 @@ def rebuild(results: Path) -> Rebuilt:
         )
     read = journal.read()
     header = read.records[0] if read.records else {}
-    if header.get("type") != "journal" or header.get("schema") != SCHEMA_VERSION:
+    # A journal of schema 6 differs only in lacking summaries' interval_s (read as unknown).
+    if header.get("type") != "journal" or header.get("schema") not in (6, SCHEMA_VERSION):
         raise OltplabError(
             f"{journal.path}: written for ledger schema {header.get('schema', '?')}, this "
             f"oltplab writes {SCHEMA_VERSION}; rebuild with the oltplab that wrote it"

@@ -5,7 +5,16 @@ from collections.abc import Callable
 
 from oltplab.store.series import CHUNKED_SAMPLES, rows_to_chunks
 
-SCHEMA_VERSION = 6
+
+def _add_column(db: sqlite3.Connection, table: str, column: str) -> None:
+    """A column a table made by this schema already has (an older ledger may lack the
+    whole table, which the schema then creates as it is now)."""
+    names = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+    if column.split()[0] not in names:
+        db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+
+
+SCHEMA_VERSION = 7
 # How to bring an older ledger up to date, step by step; each step runs in one transaction.
 # (Tables new in a version need no step: the schema below creates them.)
 MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
@@ -28,8 +37,15 @@ MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
         "ALTER TABLE cells ADD COLUMN network INTEGER NOT NULL DEFAULT 0",
         "UPDATE cells SET network = 1 WHERE scenario LIKE '%-network'",
     ],
+    # Outputs report every N seconds, not only every second; ledgers before this one
+    # held 1 s series only (runs and imports alike).
+    6: [
+        lambda db: _add_column(db, "summaries", "interval_s REAL"),
+        "UPDATE summaries SET interval_s = 1 WHERE cell_id IN (SELECT cell_id FROM samples)",
+    ],
 }
 LEDGER_NAME = "ledger.sqlite"
+
 
 SCHEMA = (
     """
@@ -79,8 +95,15 @@ CREATE TABLE IF NOT EXISTS summaries (
     transactions INTEGER, queries INTEGER,
     errors INTEGER, errors_per_s REAL, reconnects INTEGER, reconnects_per_s REAL,
     lat_min_ms REAL, lat_avg_ms REAL, lat_max_ms REAL, lat_pct_ms REAL, percentile INTEGER,
-    total_time_s REAL, events INTEGER
+    total_time_s REAL, events INTEGER, interval_s REAL
 );
+-- sysbench's --histogram: events per latency bucket (its own fixed buckets, so the
+-- histograms of repetitions merge by adding counts).
+CREATE TABLE IF NOT EXISTS latency_histograms (
+    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    value_ms REAL NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (cell_id, value_ms)
+) WITHOUT ROWID;
 -- OS and engine series on the sysbench clock: second k covers (k-1, k] of the run.
 CREATE TABLE IF NOT EXISTS telemetry (
     cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,

@@ -130,12 +130,18 @@ class SysbenchOutput:
         return tuple(Interval(r[0], int(r[1]), *r[2:]) for r in self.samples.tolist())
 
     @property
+    def fatal_line(self) -> str:
+        """The FATAL or ALERT line that says most: the server's own error when one is quoted
+        (`FATAL: error 1040: Too many connections`), else the first."""
+        return next((line for line in self.fatal if _SERVER_ERROR.search(line)), self.fatal[0])
+
+    @property
     def failure(self) -> str | None:
         """Why the output holds no result: what sysbench said, else what is missing."""
         if self.summary is not None:
             return None
         if self.fatal:
-            return f"sysbench said: {self.fatal[0][:300]}"
+            return f"sysbench said: {self.fatal_line[:300]}"
         return "empty file" if self.empty else "no summary: the output is truncated"
 
 
@@ -144,6 +150,7 @@ def _stall_lines(interval: float | None) -> int:
     return max(1, round(3 / interval)) if interval else 3
 
 
+_SERVER_ERROR = re.compile(r"\berror \d+")
 _NUM = r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 
 

@@ -1,0 +1,189 @@
+"""What the names in a result tree say: scenario folders, engine folders (family, version,
+variant) and cell files (tier, threads, repetition, and tokens kept as a variant).
+
+The 2026 report's layout, and oltplab's own, is
+`<scenario dir>/<db>/<version>/[run<K>_]Tier<tier>_<RW|RO>_<T>th.sysbench[.txt|.log]`, with
+`.vars.txt` files beside. The scenario comes from the directory, never from the `_RW_` in
+the file name (the report kept `_RW_` for read-only runs too). Other tokens in a file name
+(`run1_5M_Tier12G_tp10_os2_RW_64th`) are kept, in order, as part of the cell's tier.
+All pure: names in, typed values out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from oltplab.engines.catalog import FAMILIES as KNOWN_FAMILIES
+from oltplab.engines.catalog import UNKNOWN_FAMILY
+from oltplab.plan import Scenario
+from oltplab.spec.fields import NAME_PATTERN
+
+SCENARIO_DIRS = {
+    "benchmark_logs": Scenario("oltp_read_write"),
+    "benchmark_logs_read_only": Scenario("oltp_read_only"),
+    "benchmark_remote_logs": Scenario("oltp_read_write", network=True),
+    "benchmark_remote_logs_read_only": Scenario("oltp_read_only", network=True),
+}
+FAMILIES = {
+    "mysql": "mysql",
+    "mariadb": "mariadb",
+    "percona": "percona-server",
+    "percona-server": "percona-server",
+    "ps": "percona-server",
+    "postgresql": "postgresql",
+    "postgres": "postgresql",
+    "pgsql": "postgresql",
+}
+CELL_SUFFIXES = (".sysbench.txt", ".sysbench.log", ".sysbench")
+VARS_FILE = re.compile(
+    r"^(?:run\d+_)?Tier(?P<tier>[A-Za-z0-9.+-]+?)(?:_[A-Za-z0-9_]+)?\.vars(?:\.txt)?$"
+)
+# Files that sit beside sysbench outputs in the 2026 layout and are not results.
+COMPANIONS = re.compile(
+    r"\.(vars|status|cnf|iostat|vmstat|mpstat|dstat|perf)(\.txt)?$|pt-mysql-summary|pt-summary"
+)
+# Packaging words in a version folder that say nothing about the engine's build.
+_PACKAGING = re.compile(
+    r"^(ubu|ubuntu|deb|debian|el|ol|rhel|centos|rocky|alma|amzn|sles|focal|jammy|noble|"
+    r"bionic|bookworm|bullseye|buster|trixie|alpine)\d*$",
+    re.IGNORECASE,
+)
+_FAMILY_WORDS = {"mysql", "mariadb", "percona", "server", "ps", "postgresql", "postgres"}
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def scenario_of(directory: str) -> Scenario | None:
+    """The scenario a directory's name says, or None for anything else."""
+    if directory in SCENARIO_DIRS:
+        return SCENARIO_DIRS[directory]
+    for prefix, network in (("benchmark_logs_", False), ("benchmark_remote_logs_", True)):
+        workload = directory.removeprefix(prefix)
+        if directory.startswith(prefix) and re.match(NAME_PATTERN, workload):
+            return Scenario(workload, network)
+    return None
+
+
+def version_of(directory: str) -> str:
+    """The version in a directory name: 12.1.2-MariaDB-ubu2404 -> 12.1.2, 8.0.45-36 stays."""
+    match = re.match(r"^\d+(?:\.\d+)*(?:-\d+(?![.\d]))?", directory)
+    return match.group(0) if match else directory
+
+
+def safe(text: str) -> str:
+    """A name part that fits in engine names and cell keys."""
+    return _UNSAFE.sub("-", text).strip("-") or "x"
+
+
+@dataclass(frozen=True)
+class EngineFolder:
+    """An engine's results folder, `<db>/<version>`, and what its names say."""
+
+    db: str  # the database folder: "mariadb", "mariadb-thp", "seekdb"
+    folder: str  # the version folder: "11.8.6-MariaDB-ubu2404-thp"
+    family: str  # one of KNOWN_FAMILIES, or "unknown"
+    version: str  # "11.8.6"
+    variant: str  # "thp"; "" for none
+
+    @property
+    def label(self) -> str:
+        """What names the engine's family: the family, or the folder of an unknown one."""
+        return self.family if self.family != UNKNOWN_FAMILY else safe(self.db)
+
+    @property
+    def short_name(self) -> str:
+        """family-version[-variant]: the name unless another folder would share it."""
+        return "-".join(filter(None, (self.label, safe(self.version), self.variant)))
+
+    @property
+    def full_name(self) -> str:
+        """The database and version folders' whole names."""
+        return f"{safe(self.db)}-{safe(self.folder)}"
+
+
+def family_of(db: str, folder: str) -> tuple[str, str]:
+    """The family a database folder names and the variant it adds: `mariadb-thp` ->
+    (mariadb, thp), `custom-mysql` -> (mysql, custom); an unknown folder whose version
+    names a family (`11.4.5-MariaDB`) belongs to it; otherwise ("unknown", "")."""
+    lowered = db.lower()
+    if lowered in FAMILIES:
+        return FAMILIES[lowered], ""
+    for alias in sorted(FAMILIES, key=len, reverse=True):
+        for before, after in ((f"{alias}-", ""), (f"{alias}_", ""), ("", f"-{alias}")):
+            if before and lowered.startswith(before):
+                return FAMILIES[alias], safe(db[len(before) :])
+            if after and lowered.endswith(after):
+                return FAMILIES[alias], safe(db[: -len(after)])
+    for word in re.split(r"[-_.]", folder.lower()):
+        if word in FAMILIES and FAMILIES[word] in KNOWN_FAMILIES and word != "ps":
+            return FAMILIES[word], safe(db)
+    return UNKNOWN_FAMILY, ""
+
+
+def engine_folder(db: str, folder: str) -> EngineFolder:
+    family, db_variant = family_of(db, folder)
+    version = version_of(folder)
+    own = {db.lower(), *(w for w in re.split(r"[-_]", db.lower()))}
+    tail = [
+        word
+        for word in re.split(r"[-_]", folder[len(version) :])
+        if word
+        and word.lower() not in _FAMILY_WORDS
+        and word.lower() not in own
+        and not _PACKAGING.match(word)
+    ]
+    variant = "-".join(filter(None, (safe("-".join(tail)) if tail else "", db_variant)))
+    return EngineFolder(db, folder, family, version, variant)
+
+
+@dataclass(frozen=True)
+class CellName:
+    """What a cell file's name says."""
+
+    tier: str  # with the name's other tokens: "12G-5M-tp10-os2"
+    base_tier: str  # the Tier<...> token alone, as `.vars.txt` files name it
+    threads: int
+    repetition: int
+
+
+def is_cell_file(name: str) -> bool:
+    return name.endswith(CELL_SUFFIXES)
+
+
+def cell_name(name: str) -> CellName | str:
+    """The cell a file name describes, or why it describes none."""
+    stem = next((name.removesuffix(s) for s in CELL_SUFFIXES if name.endswith(s)), None)
+    if stem is None:
+        return f"not a sysbench output name (expected one ending in {', '.join(CELL_SUFFIXES)})"
+    tier = threads = repetition = None
+    others = []
+    for token in stem.split("_"):
+        if repetition is None and (m := re.fullmatch(r"run(\d+)", token)):
+            repetition = int(m.group(1))
+        elif tier is None and (m := re.fullmatch(r"Tier([A-Za-z0-9.+-]+)", token)):
+            tier = m.group(1)
+        elif threads is None and (m := re.fullmatch(r"(\d+)th", token)):
+            threads = int(m.group(1))
+        elif token not in ("RW", "RO") and token:
+            others.append(safe(token))
+    missing = [what for what, found in (("Tier<size>", tier), ("<N>th", threads)) if not found]
+    if tier is None or threads is None:
+        return f"its name has no {' or '.join(missing)} token; describe the layout with --map"
+    if threads < 1:
+        return "its name says 0 threads"
+    return CellName("-".join([tier, *others]), tier, threads, repetition or 1)
+
+
+def vars_tier(name: str) -> str | None:
+    """The tier a `.vars.txt` file holds SHOW VARIABLES for."""
+    match = VARS_FILE.match(name)
+    return match["tier"] if match else None
+
+
+def may_be_output(name: str, head: str) -> bool:
+    """Whether a file looks like sysbench output: by its name, else by its first lines."""
+    if COMPANIONS.search(name):
+        return False
+    return "sysbench" in name.lower() or any(
+        line.startswith("sysbench ") for line in head.splitlines()[:5]
+    )

@@ -1,0 +1,242 @@
+"""A scanned tree into a ledger, so existing results go through the same analysis.
+
+Nothing is skipped silently: empty and truncated files become failed cells with their
+reason, and each engine folder lands in one transaction. An engine is identified by its
+database and version folder names: two folders never become one engine.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from collections import Counter, deque
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from sqlite3 import Row
+
+from oltplab.importers.scan import EngineGroup, FoundFile, ScannedTree
+from oltplab.plan import Cell
+from oltplab.store.files import sha256_file
+from oltplab.store.ledger import Ledger
+from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks, read_output
+from oltplab.sysbench.validity import stall_notes, validity_flags
+
+
+@dataclass
+class ImportReport:
+    source: Path
+    imported: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    flagged: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _stored_folders(stored: dict[str, Row]) -> dict[tuple[str, str], str]:
+    """(database folder, version folder) -> engine name, for engines imported before."""
+    found = {}
+    for name, row in stored.items():
+        try:
+            source = json.loads(row["source"])
+        except (TypeError, ValueError):
+            continue
+        if isinstance(source, dict) and "imported" in source:
+            path = Path(source["imported"])
+            found[(source.get("db", path.parent.name), source.get("folder", path.name))] = name
+    return found
+
+
+def engine_names(
+    groups: list[EngineGroup], stored: dict[str, Row]
+) -> tuple[dict[tuple[str, str], str], list[str]]:
+    """Each folder's engine name, and what was said about the choice.
+
+    A folder imported before keeps its name. Otherwise the name is family-version
+    [-variant], unless another folder (in this tree or the ledger) would have it too: then
+    each such folder is named by its whole folder name.
+    """
+    known = _stored_folders(stored)
+    owner = {name: key for key, name in known.items()}
+    names: dict[tuple[str, str], str] = {}
+    wanted = {g.key: g for g in groups}
+    for key, group in wanted.items():
+        if group.named is not None:
+            names[key] = group.named
+        elif key in known:
+            names[key] = known[key]
+    fresh = {key: g.engine.short_name for key, g in wanted.items() if key not in names}
+    counts = Counter(fresh.values())
+    said = []
+    for key, name in fresh.items():
+        taken = counts[name] > 1 or (name in stored and owner.get(name) != key)
+        names[key] = wanted[key].engine.full_name if taken else name
+        if taken:
+            said.append(
+                f"{key[0]}/{key[1]}: named {names[key]}, since another folder would also be {name}"
+            )
+    return names, said
+
+
+def import_tree(tree: ScannedTree, ledger: Ledger) -> ImportReport:
+    """The scanned tree into the ledger; each engine folder in one transaction."""
+    report = ImportReport(tree.source, warnings=list(tree.warnings))
+    names, said = engine_names(tree.groups, ledger.engines())
+    report.warnings += said
+    known = ledger.definitions()
+    planned = [(group, _cell_files(group, names[group.key])) for group in tree.groups]
+    changed = [f.path for _, files in planned for f in files if known.get(f.cell) != f.digest]
+    run_id = ledger.begin_run("import", {"imported_from": str(report.source)})
+    with ParsedAhead(changed) as parsed:
+        for group, files in planned:
+            with ledger.batch():
+                _import_group(ledger, report, known, group, names[group.key], files, parsed)
+    ledger.finish_run(run_id, "done")
+    return report
+
+
+@dataclass(frozen=True)
+class CellFile:
+    cell: Cell
+    path: Path
+    digest: str  # the cell's definition: the file's content
+    base_tier: str
+
+
+def _cell_files(group: EngineGroup, engine: str) -> list[CellFile]:
+    return [
+        CellFile(_cell(engine, found), found.path, "import:" + sha256_file(found.path),
+                 found.base_tier)
+        for found in group.files
+    ]  # fmt: skip
+
+
+def _cell(engine: str, found: FoundFile) -> Cell:
+    return Cell(engine, found.tier, found.workload, found.threads, found.repetition, found.network)
+
+
+# Files up to this size are parsed in worker processes, whole; larger ones stream through
+# this process a block at a time, so that memory stays flat however long a run was.
+PARSED_AHEAD_BELOW = 16 * 2**20
+
+
+class ParsedAhead:
+    """sysbench outputs parsed ahead of their import, in worker processes (one per core);
+    the ledger is written by this process only, in order."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self._queue = deque(p for p in paths if p.stat().st_size < PARSED_AHEAD_BELOW)
+        workers = len(os.sched_getaffinity(0))
+        self._window = 4 * workers
+        self._pending: dict[Path, Future[SysbenchOutput]] = {}
+        self._pool = None
+        if workers > 1 and len(self._queue) > 1:
+            fork = multiprocessing.get_context("fork")
+            self._pool = ProcessPoolExecutor(workers, mp_context=fork)
+        self._fill()
+
+    def __enter__(self) -> ParsedAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def _fill(self) -> None:
+        while self._pool and self._queue and len(self._pending) < self._window:
+            path = self._queue.popleft()
+            self._pending[path] = self._pool.submit(read_output, path)
+
+    def get(self, path: Path) -> SysbenchOutput | None:
+        """The parsed file; None when it is to be streamed here."""
+        future = self._pending.pop(path, None)
+        self._fill()
+        return None if future is None else future.result()
+
+
+def _import_group(
+    ledger: Ledger,
+    report: ImportReport,
+    known: dict[Cell, str],
+    group: EngineGroup,
+    engine: str,
+    files: list[CellFile],
+    parsed: ParsedAhead,
+) -> None:
+    variables = {tier: parse_variables(path) for tier, path in group.variables}
+    said = next(((t, v["version"]) for t, v in sorted(variables.items()) if "version" in v), None)
+    source = {"imported": str(group.path), "db": group.engine.db, "folder": group.engine.folder}
+    if group.engine.variant:
+        source["variant"] = group.engine.variant
+    if said is not None:
+        source["server_version_from"] = f"SELECT VERSION() (Tier{said[0]} variables)"
+    ledger.record_engine(
+        engine,
+        family=group.engine.family,
+        version=group.engine.version,
+        server_version=said[1] if said else None,
+        source=source,
+        artifact_dir=str(group.path),
+    )
+    for found in files:
+        cell = found.cell
+        if known.get(cell) == found.digest:
+            report.unchanged += 1
+            continue
+        if cell in known:
+            report.updated += 1
+            ledger.redefine(cell, found.digest)
+        else:
+            report.imported += 1
+            ledger.register([(cell, found.digest)])
+        known[cell] = found.digest
+        flags = _import_file(ledger, cell, found.path, parsed.get(found.path))
+        if flags:
+            rep = f" run {cell.repetition}" if cell.repetition > 1 else ""
+            where = f"{engine} {cell.scenario.name} {cell.tier} {cell.threads}th{rep}"
+            report.flagged.append((where, ", ".join(flags)))
+    for found in files:
+        if found.base_tier in variables:
+            ledger.record_variables(
+                engine, found.cell.tier, found.cell.workload, variables[found.base_tier]
+            )
+
+
+def _import_file(
+    ledger: Ledger, cell: Cell, path: Path, parsed: SysbenchOutput | None
+) -> list[str]:
+    """One sysbench output into the ledger: parsed ahead, or streamed a block of lines at
+    a time (memory stays flat however long the file); its validity flags."""
+    with ledger.recording(cell) as recording:
+        if parsed is None:
+            parser = OutputParser()
+            with path.open(errors="replace") as lines:
+                recording.samples(parser.feed(block) for block in read_blocks(lines))
+            output = parser.finish()
+        else:
+            recording.samples([parsed.samples])
+            output = parsed
+        flags = validity_flags(output, None)
+        recording.finish(
+            output.summary,
+            flags,
+            str(path),
+            output.failure,
+            stall_notes(output),
+            histogram=output.histogram,
+        )
+    return flags
+
+
+def parse_variables(path: Path) -> dict[str, str]:
+    """SHOW VARIABLES as `mysql -e` prints it: tab-separated, or an ASCII table."""
+    values = {}
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("+") or not line.strip():
+            continue
+        parts = [p.strip() for p in line.strip("|").split("|")] if "|" in line else line.split("\t")
+        if len(parts) < 2 or parts[0] in ("Variable_name", ""):
+            continue
+        values[parts[0]] = parts[1].strip()
+    return values

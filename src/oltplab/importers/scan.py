@@ -1,0 +1,198 @@
+"""A result tree walked before anything is written: the engine folders and cell files it
+holds, and every file that looks like sysbench output but could not be read as a cell,
+with the reason."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oltplab.engines.catalog import UNKNOWN_FAMILY
+from oltplab.errors import OltplabError
+from oltplab.importers.layout import (
+    SCENARIO_DIRS,
+    CellName,
+    EngineFolder,
+    cell_name,
+    engine_folder,
+    is_cell_file,
+    may_be_output,
+    scenario_of,
+    vars_tier,
+)
+from oltplab.importers.mapping import LayoutMap, mapped_cell
+from oltplab.plan import Scenario
+
+ELSEWHERE = (
+    "not inside a <scenario>/<db>/<version>/ folder (benchmark_logs/mysql/8.0.45/...); "
+    "describe the layout with --map"
+)
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    path: Path
+    tier: str
+    base_tier: str  # the tier as `.vars.txt` files name it
+    workload: str
+    network: bool
+    threads: int
+    repetition: int
+
+
+@dataclass
+class EngineGroup:
+    """One engine's files in one folder: what is imported in one transaction."""
+
+    engine: EngineFolder
+    path: Path
+    named: str | None = None  # the name a mapping file gives; else the naming rule's
+    files: list[FoundFile] = field(default_factory=list)
+    variables: list[tuple[str, Path]] = field(default_factory=list)  # (tier, .vars.txt)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What identifies the engine: its database and version folder names."""
+        return (self.engine.db, self.engine.folder)
+
+
+@dataclass
+class ScannedTree:
+    source: Path
+    groups: list[EngineGroup] = field(default_factory=list)
+    unrecognised: list[tuple[Path, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def files(self) -> int:
+        return sum(len(g.files) for g in self.groups)
+
+    def nothing_found(self) -> str:
+        """Why nothing can be imported from this tree, in one line."""
+        if self.unrecognised:
+            return (
+                f"{len(self.unrecognised)} file(s) look like sysbench output but none is a "
+                "cell oltplab can name (listed above); describe the layout with --map FILE "
+                "(README: Importing other layouts)"
+            )
+        return (
+            f"no sysbench outputs here; expected one or more of {', '.join(SCENARIO_DIRS)} "
+            "(or benchmark_logs_<workload>) holding <db>/<version>/ folders, or a layout "
+            "described with --map FILE"
+        )
+
+
+def _head(path: Path) -> str:
+    try:
+        with path.open("rb") as file:
+            return file.read(512).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def scan_tree(source: Path, layout: LayoutMap | None = None) -> ScannedTree:
+    """Every engine folder and cell file of the tree (or those the mapping file names)."""
+    if not source.is_dir():
+        raise OltplabError(f"{source}: no such directory")
+    source = source.resolve()
+    tree = ScannedTree(source)
+    visited = _mapped(tree, layout) if layout is not None else _laid_out(tree)
+    for folder, _, names in os.walk(source):
+        for name in sorted(names):
+            path = Path(folder) / name
+            if path not in visited and may_be_output(name, _head(path)):
+                tree.unrecognised.append(
+                    (
+                        path,
+                        "matches no [[files]] pattern of the map"
+                        if layout is not None
+                        else ELSEWHERE,
+                    )
+                )
+    tree.unrecognised.sort()
+    return tree
+
+
+def _roots(source: Path) -> list[tuple[Path, Scenario]]:
+    if (scenario := scenario_of(source.name)) is not None:
+        return [(source, scenario)]
+    return [
+        (p, scenario)
+        for p in sorted(source.iterdir())
+        if p.is_dir() and (scenario := scenario_of(p.name)) is not None
+    ]
+
+
+def _laid_out(tree: ScannedTree) -> set[Path]:
+    """The 2026 layout: `<scenario dir>/<db>/<version>/<cell file>`."""
+    visited: set[Path] = set()
+    unknown: set[str] = set()
+    for root, scenario in _roots(tree.source):
+        for db_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+            for version_dir in sorted(p for p in db_dir.iterdir() if p.is_dir()):
+                group = EngineGroup(engine_folder(db_dir.name, version_dir.name), version_dir)
+                for path in sorted(p for p in version_dir.iterdir() if p.is_file()):
+                    visited.add(path)
+                    _take(tree, group, scenario, path)
+                if group.files:
+                    tree.groups.append(group)
+                    if group.engine.family == UNKNOWN_FAMILY:
+                        unknown.add(db_dir.name)
+    tree.warnings += [
+        f"{db}: not a family oltplab knows (mysql, mariadb, percona-server, postgresql); "
+        f"imported as family {UNKNOWN_FAMILY}, left out of version progressions"
+        for db in sorted(unknown)
+    ]
+    return visited
+
+
+def _take(tree: ScannedTree, group: EngineGroup, scenario: Scenario, path: Path) -> None:
+    named = cell_name(path.name)
+    if isinstance(named, CellName):
+        group.files.append(
+            FoundFile(
+                path,
+                named.tier,
+                named.base_tier,
+                scenario.workload,
+                scenario.network,
+                named.threads,
+                named.repetition,
+            )
+        )
+    elif (tier := vars_tier(path.name)) is not None:
+        group.variables.append((tier, path))
+    elif is_cell_file(path.name) or may_be_output(path.name, _head(path)):
+        tree.unrecognised.append((path, named))
+
+
+def _mapped(tree: ScannedTree, layout: LayoutMap) -> set[Path]:
+    visited: set[Path] = set()
+    groups: dict[str, EngineGroup] = {}
+    for folder, _, names in sorted(os.walk(tree.source)):
+        for name in sorted(names):
+            path = Path(folder) / name
+            found = mapped_cell(layout, path.relative_to(tree.source).as_posix())
+            if found is None:
+                continue
+            visited.add(path)
+            if isinstance(found, str):
+                tree.unrecognised.append((path, found))
+                continue
+            if found.engine not in groups:
+                engine = EngineFolder(found.engine, found.engine, found.family, found.version, "")
+                groups[found.engine] = EngineGroup(engine, tree.source, named=found.engine)
+            groups[found.engine].files.append(
+                FoundFile(
+                    path,
+                    found.tier,
+                    found.tier,
+                    found.workload,
+                    found.network,
+                    found.threads,
+                    found.repetition,
+                )
+            )
+    tree.groups = list(groups.values())
+    return visited

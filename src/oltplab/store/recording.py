@@ -1,0 +1,94 @@
+"""One cell's result being written inside the ledger's transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from oltplab.plan import Cell
+from oltplab.store.integrity import SUMMARY_COLUMNS
+from oltplab.store.journal import Record
+from oltplab.store.series import INSERT, chunk_rows
+from oltplab.sysbench.output import Summary
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class CellRecording:
+    """A cell's samples as they come, then its summary or failure (`finish`)."""
+
+    def __init__(
+        self, log: Callable[[Record], None], db: sqlite3.Connection, cell: Cell, cell_id: int
+    ) -> None:
+        self._log = log
+        self._db = db
+        self._cell = cell
+        self._id = cell_id
+        self.finished = False
+
+    def samples(self, blocks: Iterable[np.ndarray]) -> None:
+        """Per-interval samples (rows of SAMPLE_COLUMNS), consumed a block at a time as they
+        come (a chunk is all that is held)."""
+        self._db.executemany(INSERT, chunk_rows(self._id, blocks))
+
+    def finish(
+        self,
+        summary: Summary | None,
+        flags: list[str],
+        artifact: str,
+        reason: str | None,
+        notes: str,
+        telemetry: Iterable[tuple[str, str, int, float]] = (),
+        clock: dict[str, Any] | None = None,
+        *,
+        finished_at: str | None = None,
+        histogram: Iterable[tuple[float, int]] = (),
+    ) -> None:
+        """Done with its summary, or failed with a reason. The journal keeps all but the
+        series and the latency histogram, which the raw files hold (`clock` says where the
+        telemetry files sit on the sysbench clock)."""
+        status = "done" if summary is not None and reason is None else "failed"
+        finished_at = finished_at or now()
+        columns = None
+        if summary is not None:
+            columns = {column: getattr(summary, column) for column in SUMMARY_COLUMNS}
+        self._log(
+            {
+                "type": "result",
+                "key": self._cell.key,
+                "status": status,
+                "summary": columns,
+                "flags": flags,
+                "artifact": artifact,
+                "reason": reason,
+                "notes": notes,
+                "clock": clock,
+                "finished_at": finished_at,
+            }
+        )
+        if columns is not None:
+            self._db.execute(
+                f"INSERT INTO summaries ({', '.join(columns)}, cell_id)"
+                f" VALUES ({'?, ' * len(columns)}?)",
+                (*columns.values(), self._id),
+            )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO telemetry VALUES (?, ?, ?, ?, ?)",
+            ((self._id, *row) for row in telemetry),
+        )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO latency_histograms VALUES (?, ?, ?)",
+            ((self._id, value, count) for value, count in histogram),
+        )
+        self._db.execute(
+            "UPDATE cells SET status = ?, reason = ?, finished_at = ?, artifact = ?,"
+            " flags = ?, notes = ? WHERE id = ?",
+            (status, reason, finished_at, artifact, ",".join(flags), notes, self._id),
+        )
+        self.finished = True
