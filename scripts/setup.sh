@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything oltplab needs on a fresh Debian machine (run as root, or with sudo
 # available): sysbench, the OS telemetry tools, the libraries MySQL binaries link to,
-# Debian's MariaDB server binaries (no service is started), the libraries PostgreSQL 15
-# links to (its binaries are unpacked into oltplab's cache, no cluster is created), Maven
+# Debian's MariaDB server binaries (no service is started), Slurm and munge for the
+# distributed-run tests (their daemons are started by the tests alone), the libraries
+# PostgreSQL 15 links to (its binaries are unpacked into oltplab's cache, no cluster is created), Maven
 # to fetch engine distributions, Chromium for the HTML report's browser tests (Playwright drives it; it
 # never downloads a browser of its own), sshd and Toxiproxy binaries for the network tests
 # (into oltplab's cache, no service), and oltplab itself with its test dependencies.
@@ -11,8 +12,10 @@ cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
+# slurm-wlm and munge: the distributed-run tests start a private two-node Slurm cluster
+# (their daemons are started by the tests with their own config; no service is enabled).
 packages=(sysbench mariadb-server-core mariadb-client sysstat procps percona-toolkit
-          libnuma1 maven chromium libwrap0)
+          libnuma1 maven chromium libwrap0 slurm-wlm munge)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")

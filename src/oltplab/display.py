@@ -143,6 +143,17 @@ def status_table(counts: dict[str, int]) -> Table:
     return table
 
 
+def shards_table(rows: list[dict[str, str]]) -> Table:
+    """Several results directories (shards, mostly), a row each."""
+    table = Table(title="Shards")
+    columns = ("results", "shard", "scheduler", "node", "done", "failed", "pending", "running")
+    for column in (*columns, "state"):
+        table.add_column(column, justify="right" if column in columns[4:] else "left")
+    for row in rows:
+        table.add_row(*(row.get(c, "0" if c in columns[4:] else "-") for c in (*columns, "state")))
+    return table
+
+
 def touches(spec: Spec, results: Path) -> list[str]:
     """What running a spec touches beyond this machine's own engines: binaries fetched or
     taken from paths, hosts reached over SSH, endpoints connected to, Lua scripts run (they

@@ -30,7 +30,7 @@ COUNT_COLUMNS = (
 PROGRESSION_COLUMNS = (
     "scenario", "tier", "family", "baseline_version", "version", "threads", "tps",
     "baseline_tps", "diff_pct", "ci_low_pct", "ci_high_pct", "verdict", "n", "method",
-    "tps_whole_run", "baseline_tps_whole_run", "whole_run_diff_pct",
+    "tps_whole_run", "baseline_tps_whole_run", "whole_run_diff_pct", "machines",
 )
 FINDING_COLUMNS = ("kind", "scenario", "tier", "engine", "value", "detail")
 OPERATION_COLUMNS = (
@@ -51,6 +51,7 @@ def summary_columns(percentiles: list[int]) -> tuple[str, ...]:
     return (
         *IDENTITY_COLUMNS, "tps", "tps_ci_low", "tps_ci_high", "tps_whole_run",
         *RATE_COLUMNS, *latency, *COUNT_COLUMNS, "flags", "cv", "steady_from_s", "notes",
+        "machine",
     )  # fmt: skip
 
 
@@ -113,6 +114,7 @@ def _summary(analysis: Analysis) -> list[dict[str, Any]]:
                 "cv": _round(found.jitter, 4) if found and found.jitter is not None else None,
                 "steady_from_s": found.steady_from if found else None,
                 "notes": cell.notes,
+                "machine": cell.machine,
             }
         )
     return rows
@@ -142,6 +144,7 @@ def _progression(rows: list[Any]) -> list[dict[str, Any]]:
                 "tps_whole_run": round(r.value.whole_run, 2),
                 "baseline_tps_whole_run": round(r.baseline.whole_run, 2),
                 "whole_run_diff_pct": round(r.whole_run_diff_pct, 1),
+                "machines": " vs ".join(change.machines) if change and change.machines else "",
             }
         )
     return out

@@ -36,9 +36,17 @@ def cpu_model() -> str:
     return match.group(1).strip() if match else platform.processor() or "unknown"
 
 
+def machine_name() -> str:
+    """What this machine is called where a scheduler placed the run: Kubernetes' node (the
+    manifests set OLTPLAB_MACHINE), Slurm's node, else the host name. Two Slurm nodes may
+    share a host name; their node names differ."""
+    return os.environ.get("OLTPLAB_MACHINE") or os.environ.get("SLURMD_NODENAME") or platform.node()
+
+
 def describe_host() -> dict[str, Any]:
     """This machine: what it is, and the kernel settings that move database numbers."""
     return {
+        "machine": machine_name(),
         "hostname": platform.node(),
         "kernel": platform.release(),
         "os": platform.platform(),

@@ -21,7 +21,9 @@ from types import FrameType
 from typing import Any
 
 from oltplab import __version__
+from oltplab.distribute.blocks import Shard, shard_sessions
 from oltplab.engines.provision import sysbench_prepare
+from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import check_sources
 from oltplab.errors import DiskFull, EngineError, OltplabError, SpecError
 from oltplab.hostinfo import describe_host, memory_bytes
@@ -122,10 +124,13 @@ def run(
     telemetry: bool = True,
     spec_base: Path | None = None,
     rerun_of: dict[str, Any] | None = None,
+    shard: Shard | None = None,
+    snapshots: Path | None = None,
 ) -> Outcome:
+    """The spec's matrix (or shard K of N of it) measured into `results`."""
     sysbench_binary = preflight(spec, origin)
     results = results.resolve()
-    sessions = build_plan(spec)
+    sessions = build_plan(spec) if shard is None else shard_sessions(spec, shard)
     planned = {
         cell: cell_definition_digest(spec, cell.engine, cell.tier, cell.workload)
         for cell in cells_of(sessions)
@@ -140,12 +145,16 @@ def run(
             requeued = ledger.requeue(failed_too=retry_failed)
             ledger.set_meta("spec", spec_text)
             ledger.set_meta("spec_digest", spec.digest())
-            _log_to(results)
+            if shard is not None:
+                _claim_shard(ledger, results, spec, shard)
+            handler = _log_to(results)
             if requeued:
                 log.info("%d cell(s) from an earlier run go back to pending", requeued)
             sysbench = sysbench_version(sysbench_binary)
             host = describe_host()
             provenance = {
+                "machine": host["machine"],
+                "shard": str(shard) if shard is not None else None,
                 "oltplab": __version__,
                 "sysbench": sysbench,
                 "command": " ".join(sys.argv),
@@ -182,21 +191,36 @@ def run(
                 max_repetitions,
                 Telemetry(standard_devices() if telemetry else []),
                 record,
+                SnapshotStore(snapshots) if snapshots is not None else None,
             )
-            return _run_sessions(context, sessions)
+            try:
+                return _run_sessions(context, sessions)
+            finally:
+                log.removeHandler(handler)
+                handler.close()
         finally:
             ledger.close()
 
 
-def _log_to(results: Path) -> None:
-    target = str((results / "oltplab.log").resolve())
-    for handler in log.handlers:
-        if isinstance(handler, logging.FileHandler) and handler.baseFilename == target:
-            return
-    handler = logging.FileHandler(target)
+def _claim_shard(ledger: Ledger, results: Path, spec: Spec, shard: Shard) -> None:
+    """A shard's directory holds one shard of one spec, cut one way, for good."""
+    said = {"shard": str(shard), "block": ",".join(spec.distribute.block)}
+    for key, value in said.items():
+        stored = ledger.meta(key)
+        if stored is not None and stored != value:
+            raise OltplabError(
+                f"{results}: holds {key} {stored}, not {value}; use the --shard and spec it was "
+                "made with, or a new --results directory"
+            )
+        ledger.set_meta(key, value)
+
+
+def _log_to(results: Path) -> logging.Handler:
+    handler = logging.FileHandler(results / "oltplab.log")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
+    return handler
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

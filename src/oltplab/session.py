@@ -22,6 +22,7 @@ from oltplab.engines.provision import (
     tunables,
 )
 from oltplab.engines.server import EngineState, Server
+from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import source_of
 from oltplab.errors import DiskFull, EngineError
 from oltplab.hostinfo import disk_of
@@ -67,6 +68,7 @@ class RunContext:
     max_repetitions: int
     telemetry: Telemetry
     record: RunRecord
+    snapshots: SnapshotStore | None = None  # datasets shared with other machines
     engines: dict[str, EngineState] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)
     instances: list[Server] = field(default_factory=list)
@@ -101,6 +103,7 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
             phase,
             ctx.instances.append,
             machine_for(ctx.spec, host),
+            ctx.snapshots,
         )
     taken = {row["artifact_dir"] for n, row in ctx.ledger.engines().items() if n != name}
     state.artifact_dir = artifact_dir(state, taken)

@@ -121,6 +121,7 @@ def test_progression_and_differences(imported):
         "tps_whole_run": 620.0,
         "baseline_tps_whole_run": 500.0,
         "whole_run_diff_pct": 24.0,
+        "machines": "",
     }
     with pytest.raises(OltplabError, match="--baseline mysql-9: no such engine"):
         progression(points, ["mysql-9"])

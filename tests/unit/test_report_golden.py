@@ -114,13 +114,13 @@ def test_exports_are_exact(workspace):
     assert (
         export("--table", "progression")
         == """\
-scenario,tier,family,baseline_version,version,threads,tps,baseline_tps,diff_pct,ci_low_pct,ci_high_pct,verdict,n,method,tps_whole_run,baseline_tps_whole_run,whole_run_diff_pct
-rw-local,2G,mysql,5.7.44,8.0.45,1,110.0,100.0,10.0,10.0,10.0,significant,30,long-run variance over seconds,110.0,100.0,10.0
-rw-local,2G,mysql,5.7.44,8.0.45,4,270.0,300.0,-10.0,-10.0,-10.0,significant,30,long-run variance over seconds,270.0,300.0,-10.0
-rw-local,8G,mysql,5.7.44,8.0.45,1,190.0,200.0,-5.0,-5.0,-5.0,significant,30,long-run variance over seconds,190.0,200.0,-5.0
-rw-local,8G,mysql,5.7.44,8.0.45,4,620.0,500.0,24.0,24.0,24.0,significant,30,long-run variance over seconds,620.0,500.0,24.0
-ro-local,8G,mysql,5.7.44,8.0.45,1,420.0,400.0,5.0,5.0,5.0,significant,30,long-run variance over seconds,420.0,400.0,5.0
-ro-local,8G,mysql,5.7.44,8.0.45,4,900.0,1000.0,-10.0,-10.0,-10.0,significant,30,long-run variance over seconds,900.0,1000.0,-10.0
+scenario,tier,family,baseline_version,version,threads,tps,baseline_tps,diff_pct,ci_low_pct,ci_high_pct,verdict,n,method,tps_whole_run,baseline_tps_whole_run,whole_run_diff_pct,machines
+rw-local,2G,mysql,5.7.44,8.0.45,1,110.0,100.0,10.0,10.0,10.0,significant,30,long-run variance over seconds,110.0,100.0,10.0,
+rw-local,2G,mysql,5.7.44,8.0.45,4,270.0,300.0,-10.0,-10.0,-10.0,significant,30,long-run variance over seconds,270.0,300.0,-10.0,
+rw-local,8G,mysql,5.7.44,8.0.45,1,190.0,200.0,-5.0,-5.0,-5.0,significant,30,long-run variance over seconds,190.0,200.0,-5.0,
+rw-local,8G,mysql,5.7.44,8.0.45,4,620.0,500.0,24.0,24.0,24.0,significant,30,long-run variance over seconds,620.0,500.0,24.0,
+ro-local,8G,mysql,5.7.44,8.0.45,1,420.0,400.0,5.0,5.0,5.0,significant,30,long-run variance over seconds,420.0,400.0,5.0,
+ro-local,8G,mysql,5.7.44,8.0.45,4,900.0,1000.0,-10.0,-10.0,-10.0,significant,30,long-run variance over seconds,900.0,1000.0,-10.0,
 """
     )
     differences = json.loads(export("--table", "differences", "--format", "json"))
@@ -153,12 +153,12 @@ ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,,no summary: th
         "scenario,family,version,engine,tier,workload,threads,repetition,status,"
         "tps,tps_ci_low,tps_ci_high,tps_whole_run,qps,"
     )
-    assert summary[0].endswith(",flags,cv,steady_from_s,notes")
+    assert summary[0].endswith(",flags,cv,steady_from_s,notes,machine")
     # a constant 30 s series: its interval is the value itself, its jitter zero, no cut
     assert summary[1] == (
         "rw-local,mariadb,10.11.16,mariadb-10.11.16,2G,oltp_read_write,1,1,"
         "done,120.0,120.0,120.0,120.0,2400.0,1680.0,480.0,240.0,5.0,9.0,40.0,0.0,0.0,0.0,30.0,"
-        "1.0,,0.0,1,"
+        "1.0,,0.0,1,,"
     )
     assert "rw-local,mysql,8.0.45,mysql-8.0.45,8G,oltp_read_write,4,2,done,640.0" in "\n".join(
         summary
@@ -211,7 +211,7 @@ def test_bad_import_source_and_baseline_are_one_line_errors(workspace):
 def test_a_fixed_cut_replaces_the_detected_one(workspace):
     result = oltplab("export", "res", "--table", "summary", "--cut-seconds", "8", cwd=workspace)
     rows = result.stdout.splitlines()
-    assert rows[1].endswith(",0.0,9,")  # steady from second 9: the first after the cut
+    assert rows[1].endswith(",0.0,9,,")  # steady from second 9: the first after the cut
     report = oltplab("report", "res", "-o", "cut", "--cut-seconds", "8", cwd=workspace)
     assert "a fixed 8 s, --cut-seconds" in (workspace / "cut" / "report.md").read_text()
     assert report.returncode == 0

@@ -7,6 +7,7 @@ import json
 import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from oltplab.plan import Scenario
 from oltplab.sizes import parse_size
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RUN_JSON, load_run_json
+from oltplab.store.schema import CANARY, LEDGER_NAME
 from oltplab.sysbench.validity import ERRORS, suspect_flags
 
 
@@ -51,6 +53,7 @@ class CellRecord:
     reconnects_per_s: float | None
     duration_s: float | None
     notes: str = ""
+    machine: str = ""  # where it was measured
     percentile: int | None = None  # the latency percentile the run was asked for
     interval_s: float | None = None  # seconds between per-interval lines
     error_rate: float | None = None  # ignored errors per transaction
@@ -86,6 +89,17 @@ class CellRecord:
     @property
     def measured(self) -> bool:
         return self.status == "done" and self.tps is not None
+
+
+@dataclass(frozen=True)
+class CanaryRun:
+    """One canary measurement: the same short cell every machine of a distributed run
+    measures at its start and end."""
+
+    machine: str
+    moment: str  # "start" or "end", with the shard's name when merged
+    tps: np.ndarray  # per-second TPS
+    tps_whole_run: float
 
 
 @dataclass(frozen=True)
@@ -131,6 +145,9 @@ class Dataset:
     paired: bool = False
     # Seconds cut from the start of every series instead of the MSER-5 cut (--cut-seconds).
     fixed_cut: int | None = None
+    # Each machine's canary measurements (shards of a distributed run).
+    canaries: list[CanaryRun] = field(default_factory=list)
+    slow_machine_pct: float = 10.0
     # Derived values the analysis computes once per dataset (steady parts, bootstrap draws).
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
@@ -182,6 +199,12 @@ class Dataset:
         found = {c.engine for c in self.cells if c.scenario == scenario and c.tier == tier}
         return [e for e in self.engine_names() if e in found]
 
+    @cached_property
+    def machines(self) -> list[str]:
+        """The machines that measured these cells, when it was more than one (else [])."""
+        found = sorted({c.machine for c in self.cells if c.machine})
+        return found if len(found) > 1 else []
+
     @property
     def percentiles(self) -> list[int]:
         """The latency percentiles the measured cells were run with (95 when none says)."""
@@ -215,9 +238,14 @@ def load(results: list[Path], cut_seconds: int | None = None) -> Dataset:
         for _, ledger in ledgers:
             for name in ledger.engines():
                 names[name] += 1
+        # Shards of one spec are parts of one matrix: an engine in several is one engine.
+        digests = {ledger.meta("spec_digest") for _, ledger in ledgers}
+        shards = all(ledger.meta("shard") for _, ledger in ledgers) and len(digests) == 1
+        shared = set() if shards else {n for n, count in names.items() if count > 1}
         dataset = Dataset(list(results), [], {}, {}, {}, [], [])
         for path, ledger in ledgers:
-            _load_one(dataset, path, ledger, {n for n, count in names.items() if count > 1})
+            _load_one(dataset, path, ledger, shared)
+            dataset.canaries += load_canaries(path)
     finally:
         for _, ledger in ledgers:
             ledger.close()
@@ -230,6 +258,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
     def label(name: str) -> str:
         return f"{name}@{path.name}" if name in shared else name
 
+    machines = ledger.machines()
     for name, row in ledger.engines().items():
         dataset.engines[label(name)] = EngineInfo(
             label(name),
@@ -278,6 +307,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
                 reconnects_per_s=row["reconnects_per_s"],
                 duration_s=row["total_time_s"],
                 notes=row["notes"] or "",
+                machine=machines.get(row["key"], ""),
                 percentile=row["percentile"],
                 interval_s=row["interval_s"],
                 error_rate=row["errors"] / row["transactions"] if row["transactions"] else None,
@@ -310,3 +340,32 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         except tomllib.TOMLDecodeError:
             order = "as-listed"
         dataset.paired = order in ("interleaved", "random")
+        with contextlib.suppress(tomllib.TOMLDecodeError, AttributeError, TypeError):
+            pct = tomllib.loads(spec).get("distribute", {}).get("slow_machine_pct")
+            dataset.slow_machine_pct = float(pct) if pct else dataset.slow_machine_pct
+
+
+def load_canaries(results: Path) -> list[CanaryRun]:
+    """The canaries a shard (canary/start, canary/end) or a merge (canary/<shard>-<moment>)
+    measured; a canary that failed has no series and is left out."""
+    found = []
+    for folder in sorted((results / CANARY).glob("*/")):
+        if not (folder / LEDGER_NAME).is_file():
+            continue
+        ledger = Ledger.open(folder, create=False)
+        try:
+            machines = ledger.machines()
+            series = ledger.tps_series()
+            for row in ledger.cells():
+                if row["status"] == "done" and row["key"] in series:
+                    found.append(
+                        CanaryRun(
+                            machines.get(row["key"], ""),
+                            folder.name,
+                            series[row["key"]],
+                            float(row["tps"]),
+                        )
+                    )
+        finally:
+            ledger.close()
+    return found

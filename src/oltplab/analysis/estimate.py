@@ -44,6 +44,7 @@ SIGNIFICANT = "significant"
 NOT_SIGNIFICANT = "not significant"
 TOO_SHORT = f"inconclusive (run shorter than {MIN_SECONDS} s)"
 INCONCLUSIVE = "inconclusive (too few samples)"
+DIFFERENT_MACHINES = "inconclusive (different machines)"
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,15 @@ class Comparison:
 
     estimate: Estimate
     verdict: str
+    # The machines each side was measured on, when they differ (a distributed run).
+    machines: tuple[str, str] | None = None
+
+    @property
+    def cross_machine(self) -> str:
+        """ " (cross-machine: n1 vs n2)", or nothing when both sides share their machines."""
+        return (
+            f" (cross-machine: {self.machines[0]} vs {self.machines[1]})" if self.machines else ""
+        )
 
     @property
     def diff_pct(self) -> float:
@@ -267,6 +277,31 @@ def _t_interval(
     half = _t(confidence, df) * se
     low, high = (math.exp(centre - half) - 1) * 100, (math.exp(centre + half) - 1) * 100
     return _judged((float(point) - 1) * 100, low, high, n, method)
+
+
+def across_machines(
+    a: PointSample,
+    b: PointSample,
+    machines: tuple[str, str],
+    spread: tuple[float, int] | None,
+    within: tuple[float, float],
+    confidence: float = CONFIDENCE,
+) -> Comparison:
+    """a against b measured on different machines. The machines differ by more than noise,
+    so the interval is the ratio's own (`within`: var of the log of each side's mean) plus
+    twice the between-machine variance of the log (`spread`: variance and how many
+    machines gave it), t with machines - 1 degrees of freedom; without a spread, undecided."""
+    point = (a.mean / b.mean - 1) * 100
+    if spread is None:
+        n = min(a.reps, b.reps)
+        estimate = Estimate(point, None, None, n, "different machines, no canary")
+        return Comparison(estimate, DIFFERENT_MACHINES, machines)
+    variance, count = spread
+    half = _t(confidence, count - 1) * math.sqrt(sum(within) + 2 * variance)
+    centre = math.log(a.mean / b.mean)
+    low, high = (math.exp(centre - half) - 1) * 100, (math.exp(centre + half) - 1) * 100
+    judged = _judged(point, low, high, count, "between-machine spread of the canaries")
+    return Comparison(judged.estimate, judged.verdict, machines)
 
 
 def mean_estimate(sample: PointSample, confidence: float = CONFIDENCE) -> Estimate:

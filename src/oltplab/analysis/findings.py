@@ -67,17 +67,18 @@ def findings(
     out: list[Finding] = []
     for scenario in dataset.scenarios:
         for tier in dataset.tiers(scenario):
-            out += _leader_and_saturation(dataset, found, peaks, scenario, tier)
+            out += _leader_and_saturation(points, found, peaks, scenario, tier)
     out += _buffer_pool_lever(points, peaks, include_flagged)
-    out += _ro_rw_ratio(dataset, peaks)
+    out += _ro_rw_ratio(points, peaks)
     out += _network_overhead(points, found, include_flagged)
     out += _close_engines(dataset, found, close_pct)
     return out
 
 
 def _leader_and_saturation(
-    dataset: Dataset, found: dict[Point, Value], peaks: Peaks, scenario: str, tier: str
+    points: Points, found: dict[Point, Value], peaks: Peaks, scenario: str, tier: str
 ) -> list[Finding]:
+    dataset = points.dataset
     here = sorted(
         ((e, p) for (s, t, e), p in peaks.items() if (s, t) == (scenario, tier)),
         key=lambda item: -item[1][1],
@@ -110,6 +111,8 @@ def _leader_and_saturation(
         last = found.get((scenario, tier, engine, top))
         if last is not None and peak_threads != top and peak:
             drop = diff_pct(last.whole_run, peak)
+            where = [points.machines((scenario, tier, engine, t)) for t in (peak_threads, top)]
+            apart = f" (cross-machine: {where[0]} vs {where[1]})" * (where[0] != where[1])
             out.append(
                 Finding(
                     "collapse",
@@ -118,7 +121,7 @@ def _leader_and_saturation(
                     engine,
                     drop,
                     f"{peak:,.0f} TPS at {_threads(peak_threads)} -> {last.whole_run:,.0f} "
-                    f"at {_threads(top)} ({drop:+.1f}%)",
+                    f"at {_threads(top)} ({drop:+.1f}%){apart}",
                 )
             )
     return out
@@ -142,6 +145,7 @@ def _buffer_pool_lever(points: Points, peaks: Peaks, include_flagged: bool) -> l
                 include_flagged,
             )
             steady = f"; steady{ratio_interval(versus, '{:.2f}x')}" if versus else ""
+            steady += versus.cross_machine if versus else ""
             out.append(
                 Finding(
                     "buffer-pool-lever",
@@ -156,7 +160,8 @@ def _buffer_pool_lever(points: Points, peaks: Peaks, include_flagged: bool) -> l
     return out
 
 
-def _ro_rw_ratio(dataset: Dataset, peaks: Peaks) -> list[Finding]:
+def _ro_rw_ratio(points: Points, peaks: Peaks) -> list[Finding]:
+    dataset = points.dataset
     out = []
     for place in ("local", "network"):
         for tier in dataset.tiers():
@@ -165,6 +170,11 @@ def _ro_rw_ratio(dataset: Dataset, peaks: Peaks) -> list[Finding]:
                 rw = peaks.get((f"rw-{place}", tier, engine))
                 if ro and rw and rw[1]:
                     ratio = ro[1] / rw[1]
+                    where = (
+                        points.machines((f"ro-{place}", tier, engine, ro[0])),
+                        points.machines((f"rw-{place}", tier, engine, rw[0])),
+                    )
+                    apart = f" (cross-machine: {where[0]} vs {where[1]})" * (where[0] != where[1])
                     out.append(
                         Finding(
                             "ro-rw-ratio",
@@ -173,7 +183,7 @@ def _ro_rw_ratio(dataset: Dataset, peaks: Peaks) -> list[Finding]:
                             engine,
                             ratio,
                             f"peak read-only {ro[1]:,.0f} TPS / read-write "
-                            f"{rw[1]:,.0f} TPS = {ratio:.1f}x",
+                            f"{rw[1]:,.0f} TPS = {ratio:.1f}x{apart}",
                         )
                     )
     return out
@@ -189,7 +199,7 @@ def _network_overhead(
         beside = scenario.local.name
         for tier in dataset.tiers():
             for engine in dataset.engine_names():
-                diffs, verdicts = [], []
+                diffs, verdicts, apart = [], [], ""
                 for threads in dataset.threads(beside, tier):
                     here = (beside, tier, engine, threads)
                     there = (scenario.name, tier, engine, threads)
@@ -201,6 +211,7 @@ def _network_overhead(
                         versus.diff_pct if versus else diff_pct(network.whole_run, local.whole_run)
                     )
                     verdicts.append(versus is not None and versus.verdict == SIGNIFICANT)
+                    apart = apart or (versus.cross_machine if versus else "")
                 if diffs:
                     average = mean(diffs)
                     out.append(
@@ -212,7 +223,7 @@ def _network_overhead(
                             average,
                             f"mean {average:+.1f}% over {len(diffs)} thread counts "
                             f"(from {min(diffs):+.1f}% to {max(diffs):+.1f}%; significant at "
-                            f"{sum(verdicts)} of {len(verdicts)})",
+                            f"{sum(verdicts)} of {len(verdicts)}){apart}",
                         )
                     )
     return out

@@ -9,6 +9,7 @@ from functools import cached_property
 
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.findings import Finding, findings
+from oltplab.analysis.machines import machine_rows, spread
 from oltplab.analysis.points import Grid, Point, Points, Value, grids
 from oltplab.analysis.tables import (
     NetworkLatencyRow,
@@ -79,7 +80,8 @@ class Analysis:
             raise OltplabError(f"{sources}: no measured cells to report on")
         self.dataset = dataset
         self.options = options
-        self.points = Points(dataset)
+        self.machines = machine_rows(dataset)
+        self.points = Points(dataset, spread(self.machines))
         self.relative_engine = options.relative_engine(dataset)
         self.subject, self.compared_with = options.compared(dataset)
 

@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from statistics import mean
 
 from oltplab.analysis.dataset import CellRecord, Dataset
-from oltplab.analysis.estimate import Comparison, Estimate, PointSample, compare, mean_estimate
+from oltplab.analysis.estimate import (
+    Comparison,
+    Estimate,
+    PointSample,
+    across_machines,
+    compare,
+    mean_estimate,
+)
+from oltplab.analysis.machines import MachineSpread, log_variance_of_mean
 from oltplab.stats import steady
 
 Point = tuple[str, str, str, int]  # scenario, tier, engine, threads
@@ -55,10 +63,13 @@ class Points:
     between points, each made once however many tables show it."""
 
     dataset: Dataset
+    # How much machines differ (from their canaries), for comparisons across machines.
+    spread: MachineSpread | None = None
     cuts: dict[str, CellCut] = field(default_factory=dict)
     _samples: dict[bool, dict[Point, PointSample]] = field(default_factory=dict)
     _values: dict[tuple[str, bool], dict[Point, Value]] = field(default_factory=dict)
     _comparisons: dict[tuple[Point, Point, bool], Comparison | None] = field(default_factory=dict)
+    _machines: dict[bool, dict[Point, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for cell in self.dataset.cells:
@@ -107,16 +118,37 @@ class Points:
                 result[point] = Value(mean(figures), len(figures), flags, estimate)
         return result
 
+    def machines(self, point: Point, include_flagged: bool = True) -> str:
+        """The machine(s) a point's cells were measured on ("" when one machine measured
+        everything)."""
+        if not self.dataset.machines:
+            return ""
+        if include_flagged not in self._machines:
+            found: dict[Point, set[str]] = defaultdict(set)
+            for cell in self.dataset.cells:
+                if usable(cell, include_flagged):
+                    found[point_of(cell)].add(cell.machine)
+            self._machines[include_flagged] = {p: ", ".join(sorted(m)) for p, m in found.items()}
+        return self._machines[include_flagged].get(point, "")
+
     def comparison(self, a: Point, b: Point, include_flagged: bool = True) -> Comparison | None:
-        """a against b over their steady seconds; None when either has no per-second data."""
+        """a against b over their steady seconds; None when either has no per-second data.
+        Measured on different machines, it carries the machines' spread, or is undecided."""
         key = (a, b, include_flagged)
         if key not in self._comparisons:
             sample = self.samples(include_flagged)
-            self._comparisons[key] = (
-                compare(sample[a], sample[b], paired=self.dataset.paired, label=f"{a}|{b}")
-                if a in sample and b in sample
-                else None
-            )
+            found = None
+            if a in sample and b in sample:
+                where = (self.machines(a, include_flagged), self.machines(b, include_flagged))
+                if where[0] != where[1]:
+                    within = (log_variance_of_mean(sample[a]), log_variance_of_mean(sample[b]))
+                    spread = self.spread and (self.spread.variance, self.spread.machines)
+                    found = across_machines(sample[a], sample[b], where, spread or None, within)
+                else:
+                    found = compare(
+                        sample[a], sample[b], paired=self.dataset.paired, label=f"{a}|{b}"
+                    )
+            self._comparisons[key] = found
         return self._comparisons[key]
 
 

@@ -316,6 +316,7 @@ class NetworkLatencyRow:
     local_ms: float
     network_ms: float
     round_trips: float  # statements per transaction, each one round trip
+    machines: tuple[str, str] | None = None  # local's and network's, when they differ
 
     @property
     def added_ms(self) -> float:
@@ -339,6 +340,8 @@ def network_latency(points: Points) -> list[NetworkLatencyRow]:
         if local is None or point not in qps or not tps[point].whole_run:
             continue
         round_trips = qps[point].whole_run / tps[point].whole_run
+        where = (points.machines((kinds[scenario].local.name, tier, engine, threads)),
+                 points.machines(point))  # fmt: skip
         rows.append(
             NetworkLatencyRow(
                 kinds[scenario].label,
@@ -348,6 +351,7 @@ def network_latency(points: Points) -> list[NetworkLatencyRow]:
                 local.whole_run,
                 network.whole_run,
                 round_trips,
+                where if where[0] != where[1] else None,
             )
         )
     return rows

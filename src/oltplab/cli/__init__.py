@@ -7,8 +7,8 @@ import os
 import sqlite3
 import sys
 
-from oltplab.cli import engines, results, runs
-from oltplab.cli.app import DEBUG_ENV, app, engines_app, errors
+from oltplab.cli import distribute, engines, results, runs
+from oltplab.cli.app import DEBUG_ENV, app, engines_app, errors, submit_app
 from oltplab.errors import EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED, OltplabError
 from oltplab.store.files import os_problem
 
@@ -17,8 +17,11 @@ engines_app.command("fetch")(engines.engines_fetch)
 for command in (runs.run, runs.rerun, runs.demo, results.status, results.export):
     app.command()(command)
 app.command("import")(results.import_)
-for command in (results.report, results.rebuild, runs.calibrate):
+for command in (results.report, results.rebuild, runs.calibrate, distribute.plan):
     app.command()(command)
+app.command()(distribute.merge)
+submit_app.command("slurm")(distribute.submit_slurm)
+submit_app.command("k8s")(distribute.submit_k8s)
 
 __all__ = ["app", "main"]
 

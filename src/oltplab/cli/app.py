@@ -38,6 +38,11 @@ app = typer.Typer(
 )
 engines_app = typer.Typer(help="The engine catalog and the binary cache.", no_args_is_help=True)
 app.add_typer(engines_app, name="engines")
+submit_app = typer.Typer(
+    help="Run the shards of a matrix through a scheduler: one machine per shard.",
+    no_args_is_help=True,
+)
+app.add_typer(submit_app, name="submit")
 
 console = Console()
 errors = Console(stderr=True)
@@ -108,8 +113,15 @@ def report_outcome(results: Path, outcome: Outcome) -> None:
 
 
 def run_and_report(spec: Spec, text: str, origin: str, results: Path, **options: Any) -> None:
+    """The matrix, or one shard of it between its canaries, then its tables."""
     display = RichDisplay(console)
-    from oltplab.runner import run as run_matrix
+    if options.get("shard") is not None:
+        from oltplab.distribute.canary import run_shard
 
-    outcome = run_matrix(spec, text, origin, results, display, **options)
+        outcome = run_shard(spec, text, origin, results, display, **options)
+    else:
+        from oltplab.runner import run as run_matrix
+
+        options.pop("shard", None)
+        outcome = run_matrix(spec, text, origin, results, display, **options)
     report_outcome(results, outcome)

@@ -21,7 +21,9 @@ from oltplab.cli.app import (
     console,
     errors,
 )
-from oltplab.display import failed_table, run_state, status_table
+from oltplab.display import failed_table, run_state, shards_table, status_table
+from oltplab.distribute.layout import is_distributed
+from oltplab.distribute.status import shard_rows
 from oltplab.errors import OltplabError
 from oltplab.store.files import check_output_file, write_atomic
 from oltplab.store.ledger import Ledger
@@ -29,8 +31,32 @@ from oltplab.store.lock import ResultsLock, holder
 from oltplab.store.schema import LEDGER_NAME
 
 
-def status(results: Annotated[Path, typer.Argument(help="A results directory.")]) -> None:
-    """How many cells are done, failed and pending, and why the failed ones failed."""
+def status(
+    results: Annotated[
+        list[Path],
+        typer.Argument(
+            help="A results directory, several (shards of one run, say), or a distributed "
+            "run's directory (oltplab submit)."
+        ),
+    ],
+) -> None:
+    """How many cells are done, failed and pending, and why the failed ones failed; for a
+    distributed run, each shard's scheduler state and cells too."""
+    if len(results) == 1 and not is_distributed(results[0]):
+        _status_of(results[0])
+        return
+    rows = []
+    for path in results:
+        if is_distributed(path):
+            rows += shard_rows(path)
+        else:
+            rows.append(_row_of(path))
+    console.print(shards_table(rows))
+    named = " ".join(str(p) for p in results)
+    console.print(f"Next: oltplab report {named} (or oltplab merge ... -o DIR)", highlight=False)
+
+
+def _status_of(results: Path) -> None:
     ledger = Ledger.open(results, create=False)
     try:
         counts = ledger.counts()
@@ -51,6 +77,17 @@ def status(results: Annotated[Path, typer.Argument(help="A results directory.")]
     console.print(f"Next: oltplab report {results}", highlight=False)
 
 
+def _row_of(path: Path) -> dict[str, str]:
+    ledger = Ledger.open(path, create=False)
+    try:
+        counts, runs, shard = ledger.counts(), ledger.runs(), ledger.meta("shard") or "-"
+    finally:
+        ledger.close()
+    state = run_state(runs[-1]["status"], holder(path)) if runs else "never run"
+    return {"results": str(path), "shard": shard, "scheduler": "-", "node": "-",
+            "state": state, **{k: str(v) for k, v in counts.items()}}  # fmt: skip
+
+
 class Format(StrEnum):
     csv = "csv"
     json = "json"
@@ -66,7 +103,10 @@ class ExportTable(StrEnum):
 
 
 def export(
-    results: Annotated[Path, typer.Argument(help="A results directory.")],
+    results: Annotated[
+        list[Path],
+        typer.Argument(help="A results directory, or several read as one (shards of a run)."),
+    ],
     format: Annotated[Format, typer.Option("--format", "-f", help="csv or json.")] = Format.csv,
     table: Annotated[
         ExportTable,
@@ -104,15 +144,17 @@ def export(
     if salvage:
         if table is not ExportTable.summary:
             raise OltplabError("--salvage exports the summary table only (--table summary)")
+        if len(results) != 1:
+            raise OltplabError("--salvage reads one damaged results directory at a time")
         from oltplab.store.rebuild import salvage as salvaged
 
-        found = salvaged(results)
+        found = salvaged(results[0])
         columns, rows = salvaged_rows(found.rows)
         for problem in found.problems:
             errors.print(f"lost: {problem}", highlight=False, markup=False, soft_wrap=True)
     else:
         options = AnalysisOptions(baseline or [], threshold, include_flagged=include_flagged)
-        columns, rows = table_rows(table.value, analyse(load([results], cut_seconds), options))
+        columns, rows = table_rows(table.value, analyse(load(results, cut_seconds), options))
     text = to_csv(rows, columns) if format is Format.csv else to_json(rows)
     if output is None:
         sys.stdout.write(text)

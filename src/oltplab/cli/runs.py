@@ -11,6 +11,7 @@ import typer
 
 from oltplab.cli.app import ResultsOption, console, errors, report_outcome, run_and_report
 from oltplab.display import RichDisplay, noise_table, touches
+from oltplab.distribute.blocks import Shard
 from oltplab.errors import EXIT_BAD_INPUT, OltplabError
 from oltplab.spec import load_spec, parse_spec
 from oltplab.store.lock import ResultsLock
@@ -59,6 +60,20 @@ def run(
             "overhead; bench/telemetry_overhead.py does).",
         ),
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Run only shard K of N (K/N): its blocks of the matrix, between its canaries "
+            "(see oltplab plan); merge the shards with oltplab merge.",
+        ),
+    ] = None,
+    snapshots: Annotated[
+        Path | None,
+        typer.Option(
+            help="A folder shared by the machines of a distributed run: each engine's dataset "
+            "is prepared once, by whichever needs it first, and taken from here by the others.",
+        ),
+    ] = None,
 ) -> None:
     """Run a benchmark matrix; the same command on the same directory resumes it.
 
@@ -78,6 +93,8 @@ def run(
         max_repetitions=max_repetitions,
         telemetry=not no_telemetry,
         spec_base=spec.resolve().parent,
+        shard=Shard.parse(shard) if shard is not None else None,
+        snapshots=snapshots.resolve() if snapshots is not None else None,
     )
 
 

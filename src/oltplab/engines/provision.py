@@ -8,6 +8,7 @@ prepares them only when asked to.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -29,6 +30,7 @@ from oltplab.engines.launcher import PrivateInstance
 from oltplab.engines.profiles import Layout, family_of
 from oltplab.engines.remote import place_on
 from oltplab.engines.server import EngineState
+from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import Distribution, supply
 from oltplab.errors import EngineError
 from oltplab.network import Shaper
@@ -157,48 +159,75 @@ def provisioned_engine(
     phase: Phase,
     on_instance: Callable[[PrivateInstance], None],
     machine: Host,
+    store: SnapshotStore | None = None,
 ) -> EngineState:
-    """The engine ready on this machine, or on another one (machine is an SshHost)."""
+    """The engine ready on this machine, or on another one (machine is an SshHost). With a
+    snapshot store, a dataset another machine prepared is taken from it, and one prepared
+    here is published to it."""
     phase(f"{engine.name}: fetching binaries")
     distribution = supply(engine)
+    wanted = {
+        "dataset": json.dumps(spec.dataset.model_dump(exclude_none=True), sort_keys=True),
+        "format": SNAPSHOT_FORMAT,
+    }
+    shared = store is not None and machine.is_local
+    with (
+        store.claim(engine.name, distribution.binary_sha256, wanted["dataset"], SNAPSHOT_FORMAT)
+        if store is not None and shared
+        else contextlib.nullcontext()
+    ) as claim:
+        marker = work / "snapshot.json"
+        layout = Layout(work, family_of(distribution))
+        if claim is not None and not _usable(marker, wanted, layout.snapshot.is_dir()):
+            work.mkdir(parents=True, exist_ok=True)
+            if claim.fetch(work, layout.snapshot, marker):
+                phase(f"{engine.name}: dataset taken from the shared snapshot store")
+                log.info("%s: dataset taken from %s", engine.name, claim.entry)
+        instance = _instance(spec, distribution, work, machine, phase)
+        on_instance(instance)
+        instance.prepare_folders()
+        state = EngineState(
+            engine.name,
+            distribution.family,
+            distribution.version,
+            instance,
+            BENCH_USER,
+            secret(work, "secret"),
+            "",
+            work,
+            distribution,
+        )
+        if _usable(marker, wanted, instance.has_snapshot()):
+            state.server_version = str(_read_marker(marker)["server_version"])
+            return state
+        marker.unlink(missing_ok=True)
+        _prepare_snapshot(spec, state, instance, sysbench, phase, work)
+        write_atomic(marker, json.dumps({**wanted, "server_version": state.server_version}))
+        if claim is not None:
+            claim.publish(work, layout.snapshot, marker)
+        return state
+
+
+def _instance(
+    spec: Spec, distribution: Distribution, work: Path, machine: Host, phase: Phase
+) -> PrivateInstance:
     if isinstance(machine, SshHost):
-        phase(f"{engine.name}: placing binaries on host {machine.name}")
+        phase(f"{distribution.engine}: placing binaries on host {machine.name}")
         shaper = Shaper(machine, spec.network) if spec.network.shaped else None
-        instance = PrivateInstance(
+        return PrivateInstance(
             place_on(distribution, machine),
             _remote_layout(machine, work, distribution),
             secret(work, "control-secret"),
             machine,
             shaper,
         )
-    else:
-        instance = local_instance(distribution, work)
-    on_instance(instance)
-    instance.prepare_folders()
-    state = EngineState(
-        engine.name,
-        distribution.family,
-        distribution.version,
-        instance,
-        BENCH_USER,
-        secret(work, "secret"),
-        "",
-        work,
-        distribution,
-    )
-    marker = work / "snapshot.json"
-    wanted = {
-        "dataset": json.dumps(spec.dataset.model_dump(exclude_none=True), sort_keys=True),
-        "format": SNAPSHOT_FORMAT,
-    }
+    return local_instance(distribution, work)
+
+
+def _usable(marker: Path, wanted: dict[str, object], has_snapshot: bool) -> bool:
+    """Whether the snapshot on disk holds the dataset wanted."""
     known = _read_marker(marker)
-    if all(known.get(k) == v for k, v in wanted.items()) and instance.has_snapshot():
-        state.server_version = known["server_version"]
-        return state
-    marker.unlink(missing_ok=True)
-    _prepare_snapshot(spec, state, instance, sysbench, phase, work)
-    write_atomic(marker, json.dumps({**wanted, "server_version": state.server_version}))
-    return state
+    return has_snapshot and all(known.get(k) == v for k, v in wanted.items())
 
 
 def _read_marker(marker: Path) -> dict[str, object]:

@@ -7,6 +7,7 @@ that is renamed into place, so an interrupted fetch never leaves a half-filled c
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -335,6 +336,17 @@ def supply(engine: EngineSpec) -> Distribution:
         return replace(known, engine=engine.name)
     engine_dir = _engine_dir(engine)
     engine_dir.mkdir(parents=True, exist_ok=True)
+    # Machines sharing one cache (a distributed run's volume) fetch an engine once: the
+    # others wait for this lock, then find it cached.
+    with (engine_dir / ".fetch.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        known = cached(engine)
+        if known is not None and known.server.is_file():
+            return replace(known, engine=engine.name)
+        return _fetch(engine, engine_dir)
+
+
+def _fetch(engine: EngineSpec, engine_dir: Path) -> Distribution:
     basedir, archive_sha256 = _unpack_into_cache(engine, engine_dir / "dist")
     distribution = describe(engine.name, basedir, source_of(engine), archive_sha256)
     manifest = _manifest(engine)

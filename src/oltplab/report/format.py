@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from oltplab.analysis.estimate import Estimate
 from oltplab.sizes import format_size
 
 SCENARIO_TITLES = {
@@ -118,3 +119,13 @@ def without_html(line: str) -> str:
 
 def telemetry_chart_name(kind: str) -> str:
     return f"telemetry_{kind.replace(' ', '_')}.png"
+
+
+def estimate(value: Estimate | None, shown: str = "{}") -> str:
+    """1,234 [1,201, 1,266]; without an interval, what stands in its way."""
+    if value is None:
+        return "-"
+    point = shown.format(number(value.point))
+    if value.low is None or value.high is None:
+        return f"{point} ({value.method})"
+    return f"{point} [{shown.format(number(value.low))}, {shown.format(number(value.high))}]"

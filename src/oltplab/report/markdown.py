@@ -8,20 +8,21 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from oltplab.analysis.estimate import Comparison, Estimate
+from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Grid, Value, cross_family
 from oltplab.analysis.tables import ProgressionRow, Ratio
 from oltplab.metrics import percentile_of
 from oltplab.plan import safe_name
+from oltplab.report import diagnostics
 from oltplab.report.environment import configuration, environment
 from oltplab.report.format import (
     CROSS_FAMILY,
+    estimate,
     number,
     percent,
     scenario_title,
     table,
-    telemetry_chart_name,
     without_html,
 )
 from oltplab.sysbench.validity import ERROR_RATE_LIMIT
@@ -52,23 +53,13 @@ FINDING_TITLES = {
 }
 
 
-def estimate(value: Estimate | None, shown: str = "{}") -> str:
-    """1,234 [1,201, 1,266]; without an interval, what stands in its way."""
-    if value is None:
-        return "-"
-    point = shown.format(number(value.point))
-    if value.low is None or value.high is None:
-        return f"{point} ({value.method})"
-    return f"{point} [{shown.format(number(value.low))}, {shown.format(number(value.high))}]"
-
-
 def with_interval(versus: Comparison | None) -> str:
     """-20.2% [-23.1, -17.0]; an undecided comparison says why instead of an interval."""
     if versus is None:
         return "-"
     if versus.low_pct is None:
-        return f"{percent(versus.diff_pct)} ({versus.verdict})"
-    return f"{percent(versus.diff_pct)} {versus.interval()}"
+        return f"{percent(versus.diff_pct)} ({versus.verdict}){versus.cross_machine}"
+    return f"{percent(versus.diff_pct)} {versus.interval()}{versus.cross_machine}"
 
 
 def mark(value: Value | None, formatted: str) -> str:
@@ -411,169 +402,6 @@ def _pairwise(analysis: Analysis) -> list[str]:
     return out
 
 
-# --- sections 10 to 12 --------------------------------------------------------------------------
-
-
-def _flags(analysis: Analysis) -> list[str]:
-    out = ["## 10. Flagged and failed cells", ""]
-    cells = analysis.flagged
-    if not cells:
-        return out + ["None: every cell ran its full length without errors.", ""]
-    out += [
-        "Legend: `empty` no output; `truncated` no final summary; `errors` / `reconnects` "
-        "sysbench counted some (errors leave a cell in the key findings up to "
-        f"{ERROR_RATE_LIMIT:.1%} of its transactions); `missing-intervals` / "
-        "`extra-intervals` per-interval lines do not match the run length; `short` the run "
-        "ended early; `stall` TPS under 10% of the cell's median for 3 s or more (notes "
-        "give the seconds); "
-        "`client-bound` sysbench used over 90% of the CPU it could get, so the client, not "
-        "the engine, may have set the pace. Flagged cells are left out of the key findings "
-        "unless --include-flagged.",
-        "",
-    ]
-    return out + table(
-        ["Scenario", "Engine", "Tier", "Threads", "Run", "Status", "Flags", "Reason", "Notes"],
-        [
-            [
-                c.scenario,
-                c.engine,
-                c.tier,
-                str(c.threads),
-                str(c.repetition),
-                c.status,
-                c.flags_shown,
-                c.reason,
-                c.notes,
-            ]
-            for c in cells
-        ],
-    )
-
-
-def _network(analysis: Analysis) -> list[str]:
-    rows = analysis.network
-    if not rows:
-        return []
-    out = [
-        "## 12. Network: latency added per transaction",
-        "",
-        "Average latency with sysbench on another host than the engine, against both on one "
-        "host. Each statement of a transaction is one round trip, so what the network adds "
-        "per transaction, divided by the statements per transaction, is the time it adds "
-        "per round trip.",
-        "",
-    ]
-    for results, record in analysis.dataset.run_records.items():
-        for engine, link in record.get("links", {}).items():
-            shaping = link.get("shaping") or "none"
-            out.append(
-                f"- `{results}`, {engine}: measured round trip {link.get('rtt_ms', '?')} ms "
-                f"(median `SELECT 1`), link shaping: {shaping}"
-            )
-    out.append("")
-    out += table(
-        [
-            "engine",
-            "mode",
-            "tier",
-            "threads",
-            "local avg ms",
-            "network avg ms",
-            "added ms/txn",
-            "round trips/txn",
-            "added ms per round trip",
-        ],
-        [
-            [
-                r.engine,
-                r.mode,
-                r.tier,
-                str(r.threads),
-                f"{r.local_ms:.2f}",
-                f"{r.network_ms:.2f}",
-                f"{r.added_ms:+.2f}",
-                f"{r.round_trips:.1f}",
-                "-" if r.per_round_trip_ms is None else f"{r.per_round_trip_ms:+.3f}",
-            ]
-            for r in rows
-        ],
-    )
-    for r in rows:
-        if r.per_round_trip_ms is not None:
-            out.append(
-                f"- {r.engine} {r.mode} tier {r.tier}, {r.threads} thread(s): the network adds "
-                f"{r.added_ms:.1f} ms per transaction = {r.round_trips:.0f} round trips x "
-                f"{r.per_round_trip_ms:.2f} ms."
-            )
-    out.append("")
-    return out
-
-
-def _figure(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
-
-
-def _telemetry(analysis: Analysis, charts: list[Path]) -> list[str]:
-    rows = analysis.operations
-    if not rows:
-        return []
-    out = [
-        "## 11. Telemetry: per-operation figures and timelines",
-        "",
-        "Totals over each cell's steady seconds divided by its transactions, averaged over "
-        "repetitions. CPU is the server process's (user + system, all threads); context "
-        "switches (vmstat) and disk (iostat) are the host's, sysbench included.",
-        "",
-    ]
-    out += table(
-        [
-            "scenario",
-            "tier",
-            "workload",
-            "engine",
-            "threads",
-            "TPS",
-            "CPU µs/txn",
-            "cs/txn",
-            "KB read/txn",
-            "KB written/txn",
-            "redo B/txn",
-        ],
-        [
-            [
-                r.scenario,
-                r.tier,
-                r.workload,
-                r.engine,
-                str(r.threads),
-                number(r.tps),
-                _figure(r.figures.cpu_us, 0),
-                _figure(r.figures.context_switches),
-                _figure(r.figures.kb_read, 2),
-                _figure(r.figures.kb_written, 2),
-                _figure(r.figures.redo_bytes, 0),
-            ]
-            for r in rows
-        ],
-    )
-    for kind, cell in analysis.notable:
-        found = analysis.timelines.get(cell.key)
-        if found is None:
-            continue
-        stalls = ", ".join(f"{a}-{b} s" for a, b in found.stalls) or "none"
-        out.append(
-            f"**{kind.capitalize()} cell**: {found.label}, {number(cell.tps or 0)} TPS "
-            f"(whole run); stalls: {stalls}; steady from second {found.steady_from}."
-        )
-        out.append("")
-        out += [
-            f"![{kind} cell]({p.as_posix()})\n"
-            for p in charts
-            if p.name == telemetry_chart_name(kind)
-        ]
-    return out
-
-
 def render(analysis: Analysis, charts: list[Path]) -> str:
     dataset = analysis.dataset
     title = ", ".join(str(p) for p in dataset.sources)
@@ -587,7 +415,8 @@ def render(analysis: Analysis, charts: list[Path]) -> str:
     lines += _relative(analysis, charts)
     lines += _stability(analysis, charts)
     lines += _pairwise(analysis)
-    lines += _flags(analysis)
-    lines += _telemetry(analysis, charts)
-    lines += _network(analysis)
+    lines += diagnostics.flags(analysis)
+    lines += diagnostics.telemetry(analysis, charts)
+    lines += diagnostics.network(analysis)
+    lines += diagnostics.machines(analysis)
     return "\n".join(without_html(line) for line in lines)

@@ -26,6 +26,7 @@ from pydantic import (
 
 from oltplab.errors import SpecError
 from oltplab.sizes import format_size
+from oltplab.spec.distribute import Canary, DistributeSpec
 from oltplab.spec.fields import (
     READ_ONLY_TESTS,
     RESERVED_SYSBENCH_OPTIONS,
@@ -328,6 +329,7 @@ class Spec(StrictModel):
     hosts: list[HostSpec] = []
     placements: Annotated[list[PlacementSpec], Field(min_length=1)] = [PlacementSpec()]
     network: NetworkSpec = NetworkSpec()
+    distribute: DistributeSpec = DistributeSpec()
 
     @model_validator(mode="after")
     def _consistent(self) -> Spec:
@@ -351,6 +353,8 @@ class Spec(StrictModel):
             duplicates = sorted({n for n in names if names.count(n) > 1})
             if duplicates:
                 raise ValueError(f"{label}: duplicate name {duplicates[0]!r}")
+        if (canary := self.distribute.parsed_canary) is not None:
+            _check_canary(self, canary)
         for tier in self.tier_list:
             intent = self.resolve(tier)
             if intent.io_capacity_max < intent.io_capacity:
@@ -398,7 +402,18 @@ class Spec(StrictModel):
         return ResolvedIntent(**fields, extra=extra)
 
     def digest(self) -> str:
-        return _digest(self.model_dump(mode="json"))
+        """What is measured: everything but how it is spread over machines."""
+        return _digest(self.model_dump(mode="json", exclude={"distribute"}))
+
+
+def _check_canary(spec: Spec, canary: Canary) -> None:
+    where = "distribute.canary"
+    if canary.engine not in {e.name for e in spec.engines}:
+        raise ValueError(f"{where}: engine {canary.engine!r} is not one of the spec's engines")
+    if canary.tier is not None and canary.tier not in {t.name for t in spec.tier_list}:
+        raise ValueError(f"{where}: tier {canary.tier!r} is not one of the spec's tiers")
+    if canary.workload not in {w.name for w in spec.workloads}:
+        raise ValueError(f"{where}: workload {canary.workload!r} is not one of the spec's")
 
 
 def _digest(data: Any) -> str:

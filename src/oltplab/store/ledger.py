@@ -520,6 +520,22 @@ class Ledger:
         return found
 
     @_guarded
+    def machines(self) -> dict[str, str]:
+        """Which machine measured each cell: a merged ledger says it (meta cell_machines);
+        otherwise the provenance of the run that measured it does."""
+        if (said := self.meta("cell_machines")) is not None:
+            return {str(k): str(v) for k, v in json.loads(said).items()}
+        by_run = {}
+        for run in self.runs():
+            provenance = json.loads(run["provenance"])
+            host = provenance.get("host", {})
+            by_run[run["id"]] = str(provenance.get("machine") or host.get("hostname") or "")
+        return {
+            str(row["key"]): by_run.get(row["run_id"], "")
+            for row in self._query("SELECT key, run_id FROM cells")
+        }
+
+    @_guarded
     def latency_histograms(self) -> dict[str, list[tuple[float, int]]]:
         """Each cell's --histogram buckets (latency in ms, events), where it printed one."""
         found: dict[str, list[tuple[float, int]]] = {}

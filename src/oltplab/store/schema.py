@@ -45,6 +45,8 @@ MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
     ],
 }
 LEDGER_NAME = "ledger.sqlite"
+# Where a shard keeps its canary runs, each a results directory of its own.
+CANARY = "canary"
 
 
 SCHEMA = (

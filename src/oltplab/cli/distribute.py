@@ -1,0 +1,213 @@
+"""Commands that spread a matrix over machines: `plan`, `submit slurm`, `submit k8s` and
+`merge`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from oltplab.cli.app import console, errors
+from oltplab.distribute import kubernetes, slurm
+from oltplab.distribute.blocks import assign, blocks, serial_seconds, shard_seconds
+from oltplab.distribute.layout import is_distributed, prepare, read_distributed, shard_state
+from oltplab.distribute.merge import merge as merge_shards
+from oltplab.errors import OltplabError
+from oltplab.spec import load_spec
+
+ShardsOption = Annotated[int, typer.Option("--shards", "-n", min=1, help="How many shards.")]
+
+
+def _duration(seconds: float) -> str:
+    hours, rest = divmod(int(round(seconds)), 3600)
+    days, hours = divmod(hours, 24)
+    text = f"{hours}h {rest // 60:02d}m"
+    return f"{days}d {text}" if days else text
+
+
+def plan(
+    spec_path: Annotated[Path, typer.Argument(help="The spec file (TOML).", metavar="SPEC")],
+    shards: ShardsOption = 1,
+    block: Annotated[
+        str | None,
+        typer.Option(
+            help="Try another cut than the spec's [distribute] block, e.g. "
+            "placement,tier,workload,threads."
+        ),
+    ] = None,
+) -> None:
+    """The blocks of a matrix dealt to shards, with the estimated wall time of each.
+
+    A block is every engine and repetition of one (placement, tier, workload) by default,
+    so every engine comparison is measured on one machine. Estimates count warm-ups,
+    measurements, canaries and one dataset prepare per engine and shard (at about 100,000
+    rows a second; a shared snapshot makes the later ones a copy).
+    """
+    spec = load_spec(spec_path)
+    if block is not None:
+        dims = [part.strip() for part in block.split(",") if part.strip()]
+        spec = spec.model_copy(update={"distribute": spec.distribute.model_validate(
+            {**spec.distribute.model_dump(), "block": dims})})  # fmt: skip
+    found = blocks(spec)
+    dealt = assign(found, shards)
+    cut = "/".join(spec.distribute.block) or "nothing"
+    table = Table(title=f"{spec.name}: {len(found)} block(s) ({cut}) on {shards} shard(s)")
+    for column in ("shard", "blocks", "cells", "measure + warm-up", "prepare", "wall time"):
+        table.add_column(column, justify="right" if column != "blocks" else "left", overflow="fold")
+    walls = []
+    for index, mine in enumerate(dealt, start=1):
+        work, prepare_s = shard_seconds(spec, mine) if mine else (0.0, 0.0)
+        walls.append(work + prepare_s)
+        table.add_row(
+            str(index),
+            "; ".join(b.label for b in mine) or "(idle)",
+            str(sum(len(b.cells) for b in mine)),
+            _duration(work),
+            _duration(prepare_s),
+            _duration(work + prepare_s),
+        )
+    console.print(table)
+    serial = serial_seconds(spec)
+    console.print(
+        f"one machine: {_duration(serial)}; {shards} shard(s): {_duration(max(walls))} "
+        f"(the longest shard; {serial / max(walls):.1f}x faster)",
+        highlight=False,
+    )
+    if shards > len(found):
+        errors.print(
+            f"only {len(found)} block(s): {shards - len(found)} shard(s) would be idle; cut "
+            'finer with [distribute] block = ["placement", "tier", "workload", "threads"] '
+            "(or try --block)",
+            highlight=False,
+            markup=False,
+        )
+    console.print(
+        f"Next: oltplab submit slurm {spec_path} --shards {shards} --results DIR "
+        f"(or oltplab run {spec_path} --shard K/{shards} --results DIR on each machine)",
+        highlight=False,
+    )
+
+
+def merge(
+    shards: Annotated[
+        list[Path],
+        typer.Argument(help="Shard results directories, or a distributed run's directory."),
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The merged results directory.")],
+) -> None:
+    """Shards of one spec made one results directory: one ledger, the raw files in the
+    2026 layout, run.json with every machine's facts, each machine's canaries."""
+    paths = []
+    for path in shards:
+        paths += read_distributed(path).shard_dirs if is_distributed(path) else [path]
+    with console.status("merging"):
+        merged = merge_shards(paths, output)
+    machines = sorted({m for s in merged for m in s.machines.values() if m})
+    console.print(
+        f"{output}: {len(merged)} shard(s) merged, {sum(len(s.done) for s in merged)} done "
+        f"cell(s), measured on {', '.join(machines) or 'one machine'}",
+        highlight=False,
+    )
+    console.print(f"Next: oltplab report {output}", highlight=False)
+
+
+def _incomplete(spec_path: Path, results: Path, shards: int, scheduler: str) -> tuple:
+    spec = load_spec(spec_path)
+    distributed = prepare(results.resolve(), spec, shards, scheduler)
+    states = slurm.task_states(distributed) if scheduler == "slurm" else {}
+    todo = []
+    for index in range(1, shards + 1):
+        state = shard_state(spec, distributed, index)
+        busy = states.get(index)
+        if state.complete or (busy is not None and busy.state in ("PENDING", "RUNNING")):
+            continue
+        todo.append(index)
+    return spec, distributed, todo
+
+
+def submit_slurm(
+    spec_path: Annotated[Path, typer.Argument(help="The spec file (TOML).", metavar="SPEC")],
+    shards: ShardsOption,
+    results: Annotated[
+        Path,
+        typer.Option(
+            "--results", "-r", help="The run's directory, on a filesystem every node sees."
+        ),
+    ],
+    partition: Annotated[str | None, typer.Option(help="Slurm partition.")] = None,
+    time: Annotated[str | None, typer.Option(help="Time limit per shard (Slurm's form).")] = None,
+    sbatch_arg: Annotated[
+        list[str] | None,
+        typer.Option("--sbatch-arg", help="One more sbatch option, as sbatch takes it (repeat)."),
+    ] = None,
+) -> None:
+    """Submit the shards as one Slurm job array (a whole node each); submitting again runs
+    only the shards that are not complete and not queued or running."""
+    _, distributed, todo = _incomplete(spec_path, results, shards, "slurm")
+    if not todo:
+        console.print(f"{results}: every shard is complete, queued or running; nothing submitted")
+    else:
+        job = slurm.submit(
+            distributed, todo, partition=partition, time=time, extra=sbatch_arg or []
+        )
+        console.print(
+            f"submitted job array {job}: shard(s) {', '.join(map(str, todo))} of {shards}",
+            highlight=False,
+        )
+    console.print(
+        f"Next: oltplab status {results}; when done, oltplab merge {results} -o MERGED "
+        f"(or oltplab report {results}/shard-*)",
+        highlight=False,
+    )
+
+
+def submit_k8s(
+    spec_path: Annotated[Path, typer.Argument(help="The spec file (TOML).", metavar="SPEC")],
+    shards: ShardsOption,
+    image: Annotated[str, typer.Option(help="The image with oltplab (deploy/Containerfile).")],
+    storage: Annotated[
+        str, typer.Option(help="A ReadWriteMany PersistentVolumeClaim for results and cache.")
+    ],
+    namespace: Annotated[str, typer.Option(help="Kubernetes namespace.")] = "default",
+    node_selector: Annotated[
+        list[str] | None, typer.Option(help="key=value a node must carry (repeat).")
+    ] = None,
+    cpu: Annotated[str, typer.Option(help="CPU a pod asks for: a whole node's.")] = "2",
+    memory: Annotated[str, typer.Option(help="Memory a pod asks for: a whole node's.")] = "8Gi",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Write the manifests instead of creating them.")
+    ] = False,
+    manifests_dir: Annotated[
+        Path, typer.Option("--manifests", help="Where --dry-run writes the manifests.")
+    ] = Path("k8s"),
+) -> None:
+    """Submit the shards as one Kubernetes Indexed Job (one pod per node), with the user's
+    kubeconfig; --dry-run writes the manifests instead."""
+    spec = load_spec(spec_path)
+    selector = {}
+    for pair in node_selector or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise OltplabError(f"--node-selector {pair}: expected key=value")
+        selector[key] = value
+    import tomli_w
+
+    text = tomli_w.dumps(spec.model_dump(mode="json", exclude_none=True))
+    found = kubernetes.manifests(
+        spec, text, shards, image=image, storage=storage, namespace=namespace,
+        node_selector=selector, cpu=cpu, memory=memory,
+    )  # fmt: skip
+    if dry_run:
+        paths = kubernetes.write(found, manifests_dir)
+        console.print("\n".join(str(p) for p in paths), highlight=False)
+        console.print(f"Next: kubectl apply -f {manifests_dir}", highlight=False)
+        return
+    created = kubernetes.apply(found)
+    console.print(f"created {created}", highlight=False)
+    console.print(
+        f"Next: kubectl get pods -l oltplab/run={kubernetes.job_name(spec)}; when done, "
+        "oltplab merge the shard-* folders of the volume",
+        highlight=False,
+    )

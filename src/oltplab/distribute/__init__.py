@@ -1,0 +1,3 @@
+"""One matrix on many machines: `blocks` (the cut and the deal), a shard's run with its
+`canary`, `merge` into one results directory, and the schedulers that start shards
+(`slurm`, `kubernetes`)."""

@@ -1,0 +1,89 @@
+"""A shard's run: the canary cell at its start, the shard's blocks, the canary at its end.
+
+The canary is the spec's own engine, dataset and workload at one thread count, measured for
+`canary_seconds` into `<shard>/canary/start` and `<shard>/canary/end` (results directories
+of their own). It shares the shard's prepared engines, so it costs a short run, not a
+prepare. Comparing machines' canaries says how fast each machine is.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from oltplab.distribute.blocks import Shard
+from oltplab.runner import Outcome, run
+from oltplab.session import Display
+from oltplab.spec import Spec, parse_spec
+from oltplab.store.schema import CANARY
+
+log = logging.getLogger("oltplab")
+CANARY_WARMUP_SECONDS = 10
+
+
+def canary_spec(spec: Spec) -> tuple[Spec, str]:
+    """The canary as a spec of its own, and its text (for its ledger and run.json)."""
+    canary = spec.distribute.parsed_canary
+    assert canary is not None
+    data = spec.model_dump(mode="json", exclude_none=True, exclude={"distribute"})
+    data["engines"] = [e for e in data["engines"] if e["name"] == canary.engine]
+    tier = canary.tier or spec.tier_list[0].name
+    if data["tiers"]:
+        data["tiers"] = [t for t in data["tiers"] if t["name"] == tier]
+    data["workloads"] = [w for w in data["workloads"] if w["name"] == canary.workload]
+    data["placements"] = data["placements"][:1]
+    protocol = data["protocol"]
+    protocol.update(
+        threads=[canary.threads],
+        measure_seconds=spec.distribute.canary_seconds,
+        repetitions=1,
+        order="as-listed",
+        warmup_ro_seconds=min(protocol["warmup_ro_seconds"], CANARY_WARMUP_SECONDS),
+        warmup_rw_seconds=min(protocol["warmup_rw_seconds"], CANARY_WARMUP_SECONDS),
+    )
+    if spec.config.max_connections is None:
+        # The engines' settings stay the spec's, whatever thread count the canary uses.
+        data["config"]["max_connections"] = spec.resolve(spec.tier_list[0]).max_connections
+    text = tomli_w.dumps(data)
+    return parse_spec(text, f"the canary of {spec.name}"), text
+
+
+def _canary(
+    spec: Spec, results: Path, moment: str, display: Display, options: dict[str, Any]
+) -> None:
+    folder = results / CANARY / moment
+    folder.mkdir(parents=True, exist_ok=True)
+    work = folder / ".work"
+    if not work.exists():
+        # The shard's engines, prepared once: the canary runs before or after the shard.
+        (results / ".work").mkdir(exist_ok=True)
+        work.symlink_to(Path("..") / ".." / ".work")
+    derived, text = canary_spec(spec)
+    outcome = run(derived, text, f"canary ({moment})", folder, display, **options)
+    if outcome.failed:
+        log.error("canary (%s) failed: %s", moment, outcome.failed[0]["reason"])
+        display.note(f"[red]canary ({moment}) failed[/red]: {outcome.failed[0]['reason']}")
+
+
+def run_shard(
+    spec: Spec,
+    spec_text: str,
+    origin: str,
+    results: Path,
+    display: Display,
+    *,
+    shard: Shard,
+    **options: Any,
+) -> Outcome:
+    """Shard K of N, between its canaries when the spec has one."""
+    canaried = spec.distribute.parsed_canary is not None
+    shared = {k: v for k, v in options.items() if k in ("telemetry", "snapshots", "spec_base")}
+    if canaried:
+        _canary(spec, results.resolve(), "start", display, shared)
+    outcome = run(spec, spec_text, origin, results, display, shard=shard, **options)
+    if canaried and not outcome.interrupted:
+        _canary(spec, results.resolve(), "end", display, shared)
+    return outcome

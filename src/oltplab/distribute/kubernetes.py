@@ -1,0 +1,158 @@
+"""Shards as one Kubernetes Indexed Job, through the official client.
+
+Pod K (JOB_COMPLETION_INDEX, from 0) runs shard K+1 of N: the spec comes from a ConfigMap,
+results, snapshots and the engine cache live on a ReadWriteMany volume, and each pod
+takes a node of its own (anti-affinity, and requests the size of a node). The pod's
+command is plain `oltplab run`, so it runs the same anywhere the variables are set.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from oltplab.errors import EnvironmentProblem, OltplabError
+from oltplab.spec import Spec
+
+RESULTS_MOUNT = "/results"
+SPEC_MOUNT = "/spec"
+_NAME = re.compile(r"[^a-z0-9-]+")
+
+
+def job_name(spec: Spec) -> str:
+    """A DNS-1123 name for the job and its ConfigMap."""
+    name = _NAME.sub("-", f"oltplab-{spec.name}".lower()).strip("-")
+    return name[:52].rstrip("-")
+
+
+def shard_command(shards: int) -> list[str]:
+    """What the pod runs: shard JOB_COMPLETION_INDEX + 1 of N, into the shared volume."""
+    width = len(str(shards))
+    script = (
+        'K=$((JOB_COMPLETION_INDEX + 1)); exec oltplab run "$OLTPLAB_SPEC" '
+        f'--shard "$K/{shards}" '
+        f'--results "$OLTPLAB_RESULTS/shard-$(printf \'%0{width}d\' "$K")" '
+        '--snapshots "$OLTPLAB_RESULTS/snapshots"'
+    )
+    return ["sh", "-c", script]
+
+
+def manifests(
+    spec: Spec,
+    spec_text: str,
+    shards: int,
+    *,
+    image: str,
+    storage: str,
+    namespace: str,
+    node_selector: dict[str, str],
+    cpu: str,
+    memory: str,
+) -> list[dict[str, Any]]:
+    name = job_name(spec)
+    labels = {"app.kubernetes.io/name": "oltplab", "oltplab/run": name}
+    config_map = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "data": {"spec.toml": spec_text},
+    }
+    results = f"{RESULTS_MOUNT}/{name}"
+    container = {
+        "name": "shard",
+        "image": image,
+        "command": shard_command(shards),
+        "env": [
+            {"name": "OLTPLAB_SPEC", "value": f"{SPEC_MOUNT}/spec.toml"},
+            {"name": "OLTPLAB_RESULTS", "value": results},
+            # Engines are fetched once into the shared volume.
+            {"name": "OLTPLAB_CACHE", "value": f"{RESULTS_MOUNT}/.cache/oltplab"},
+            {
+                "name": "OLTPLAB_MACHINE",
+                "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
+            },
+        ],
+        "resources": {
+            "requests": {"cpu": cpu, "memory": memory},
+            "limits": {"memory": memory},
+        },
+        "volumeMounts": [
+            {"name": "results", "mountPath": RESULTS_MOUNT},
+            {"name": "spec", "mountPath": SPEC_MOUNT, "readOnly": True},
+        ],
+    }
+    pod = {
+        "metadata": {"labels": labels},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [container],
+            "volumes": [
+                {"name": "results", "persistentVolumeClaim": {"claimName": storage}},
+                {"name": "spec", "configMap": {"name": name}},
+            ],
+            "affinity": {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "labelSelector": {"matchLabels": {"oltplab/run": name}},
+                            "topologyKey": "kubernetes.io/hostname",
+                        }
+                    ]
+                }
+            },
+            **({"nodeSelector": node_selector} if node_selector else {}),
+        },
+    }
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": shards,
+            "parallelism": shards,
+            # A failed shard is tried again on its own, twice; the others go on.
+            "backoffLimitPerIndex": 2,
+            "maxFailedIndexes": shards,
+            "template": pod,
+        },
+    }
+    return [config_map, job]
+
+
+def write(found: list[dict[str, Any]], folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for manifest in found:
+        path = folder / f"{manifest['kind'].lower()}.yaml"
+        path.write_text(yaml.safe_dump(manifest, sort_keys=False))
+        paths.append(path)
+    return paths
+
+
+def apply(found: list[dict[str, Any]]) -> str:
+    """The manifests created in the cluster the user's kubeconfig points to."""
+    try:
+        from kubernetes import client, config
+        from kubernetes.client.rest import ApiException
+    except ImportError:
+        raise EnvironmentProblem(
+            "the kubernetes client is missing: pip install kubernetes"
+        ) from None
+    try:
+        config.load_kube_config()
+    except Exception as exc:  # the client raises several kinds for a missing kubeconfig
+        raise EnvironmentProblem(
+            f"no usable kubeconfig ({exc}); point KUBECONFIG at your cluster, or use --dry-run"
+        ) from None
+    config_map, job = found
+    namespace = job["metadata"]["namespace"]
+    try:
+        client.CoreV1Api().create_namespaced_config_map(namespace, config_map)
+        client.BatchV1Api().create_namespaced_job(namespace, job)
+    except ApiException as exc:
+        raise OltplabError(f"Kubernetes refused the job: {exc.status} {exc.reason}") from None
+    return f"job/{job['metadata']['name']} in namespace {namespace}"

@@ -1,0 +1,239 @@
+"""Shards made one results directory: one ledger, the raw files in the 2026 layout, run.json
+with every machine's facts, and each machine's canaries.
+
+Refused, each with one line: a directory that is not a shard, shards of different specs
+or cut differently, and two shards holding the same done cell.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from oltplab.errors import OltplabError
+from oltplab.store.files import write_atomic
+from oltplab.store.ledger import Ledger
+from oltplab.store.provenance import RUN_JSON, load_run_json
+from oltplab.store.schema import CANARY, LEDGER_NAME, SCHEMA, SCHEMA_VERSION
+
+# What a shard directory holds that is not a result: its engines' datadirs and secrets,
+# its ledger and journal (merged, not copied), its lock and log, reports, canaries.
+_NOT_COPIED = {".work", LEDGER_NAME, "journal.jsonl", RUN_JSON, ".oltplab.lock",
+               "oltplab.log", "report", CANARY, "snapshots"}  # fmt: skip
+# Tables copied cell by cell, with the cell's new id.
+_CELL_TABLES = ("summaries", "samples", "telemetry", "latency_histograms")
+
+
+@dataclass(frozen=True)
+class ShardDir:
+    path: Path
+    shard: str  # "K/N"
+    block: str
+    spec_digest: str
+    spec: str
+    machines: dict[str, str]  # cell key -> the machine that measured it
+    done: set[str]
+
+
+def read_shard(path: Path) -> ShardDir:
+    """A shard directory's identity; refused when no `oltplab run --shard` wrote it."""
+    if not (path / LEDGER_NAME).is_file():
+        raise OltplabError(f"{path}: not a shard: it holds no oltplab ledger")
+    ledger = Ledger.open(path, create=False)
+    try:
+        meta = ledger.meta_items()
+        if "shard" not in meta:
+            raise OltplabError(
+                f"{path}: not a shard: no `oltplab run --shard K/N` wrote it (merge takes "
+                "shard directories; report and export read other results directories directly)"
+            )
+        machines = ledger.machines()
+        done = {str(row["key"]) for row in ledger.cells() if row["status"] == "done"}
+    finally:
+        ledger.close()
+    return ShardDir(
+        path, meta["shard"], meta.get("block", ""), meta.get("spec_digest", ""),
+        meta.get("spec", ""), machines, done,
+    )  # fmt: skip
+
+
+def check_shards(shards: list[ShardDir]) -> None:
+    first = shards[0]
+    for other in shards[1:]:
+        if other.spec_digest != first.spec_digest:
+            raise OltplabError(
+                f"{other.path}: a shard of another spec (digest {other.spec_digest[:12]}) than "
+                f"{first.path} ({first.spec_digest[:12]}); merge shards of one spec"
+            )
+        if (other.shard.split("/")[1], other.block) != (first.shard.split("/")[1], first.block):
+            raise OltplabError(
+                f"{other.path}: shard {other.shard} cut by {other.block}, but {first.path} is "
+                f"shard {first.shard} cut by {first.block}; merge shards of one cut"
+            )
+    seen: dict[str, Path] = {}
+    for shard in shards:
+        for key in sorted(shard.done):
+            if key in seen:
+                raise OltplabError(
+                    f"{shard.path}: holds done cell {key.replace('|', ' ')}, which {seen[key]} "
+                    "holds too; merge each cell once"
+                )
+            seen[key] = shard.path
+
+
+def merge(paths: list[Path], output: Path) -> list[ShardDir]:
+    """The shards into `output`, which must not hold results yet."""
+    if (output / LEDGER_NAME).exists():
+        raise OltplabError(f"-o {output}: already holds results; merge into a new directory")
+    shards = [read_shard(p.resolve()) for p in paths]
+    check_shards(shards)
+    output.mkdir(parents=True, exist_ok=True)
+    try:
+        _merge_ledgers(shards, output)
+        for shard in shards:
+            _copy_files(shard, output)
+        _run_json(shards, output)
+        Ledger.open(output).close()  # checked, and its journal seeded from what it holds
+    except BaseException:
+        shutil.rmtree(output / LEDGER_NAME, ignore_errors=True)
+        raise
+    return shards
+
+
+def _columns(db: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+
+
+def _merge_ledgers(shards: list[ShardDir], output: Path) -> None:
+    db = sqlite3.connect(output / LEDGER_NAME, isolation_level=None)
+    try:
+        db.executescript(SCHEMA)
+        db.execute("PRAGMA foreign_keys=ON")
+        db.execute("BEGIN")
+        first = shards[0]
+        machines: dict[str, str] = {}
+        meta = {
+            "schema_version": str(SCHEMA_VERSION),
+            "spec": first.spec,
+            "spec_digest": first.spec_digest,
+            "block": first.block,
+            "merged_from": json.dumps([f"{s.path} (shard {s.shard})" for s in shards]),
+        }
+        for shard in shards:
+            db.execute("ATTACH DATABASE ? AS shard", (str(shard.path / LEDGER_NAME),))
+            runs = _copy_runs(db)
+            db.execute(
+                f"INSERT OR IGNORE INTO engines SELECT {', '.join(_columns(db, 'engines'))}"
+                " FROM shard.engines"
+            )
+            db.execute("INSERT OR REPLACE INTO variables SELECT * FROM shard.variables")
+            for key, machine in shard.machines.items():
+                if key in shard.done or key not in machines:
+                    machines[key] = machine
+            _copy_cells(db, shard, runs)
+            db.execute("COMMIT")
+            db.execute("DETACH DATABASE shard")
+            db.execute("BEGIN")
+        meta["cell_machines"] = json.dumps(machines, sort_keys=True)
+        db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
+        db.execute("COMMIT")
+    finally:
+        db.close()
+
+
+def _copy_runs(db: sqlite3.Connection) -> dict[int, int]:
+    """The shard's runs, numbered after those already merged: old id -> new id."""
+    offset = db.execute("SELECT COALESCE(MAX(id), 0) FROM runs").fetchone()[0]
+    ids = {old: old + offset for (old,) in db.execute("SELECT id FROM shard.runs")}
+    columns = [c for c in _columns(db, "runs") if c != "id"]
+    db.execute(
+        f"INSERT INTO runs (id, {', '.join(columns)})"
+        f" SELECT id + ?, {', '.join(columns)} FROM shard.runs",
+        (offset,),
+    )
+    return ids
+
+
+def _copy_cells(db: sqlite3.Connection, shard: ShardDir, runs: dict[int, int]) -> None:
+    columns = [c for c in _columns(db, "cells") if c not in ("id", "run_id")]
+    names = ", ".join(columns)
+    existing = dict(db.execute("SELECT key, status FROM cells"))
+    for row in db.execute(f"SELECT id, run_id, {names} FROM shard.cells").fetchall():
+        old_id, run_id, values = row[0], row[1], row[2:]
+        key, status = values[columns.index("key")], values[columns.index("status")]
+        if key in existing:
+            if existing[key] == "done" or status != "done":
+                continue  # another shard measured it; this one only planned or failed it
+            db.execute("DELETE FROM cells WHERE key = ?", (key,))
+        cursor = db.execute(
+            f"INSERT INTO cells (run_id, {names}) VALUES (?{', ?' * len(columns)})",
+            (runs.get(run_id), *values),
+        )
+        new_id = cursor.lastrowid
+        for table in _CELL_TABLES:
+            rest = [c for c in _columns(db, table) if c != "cell_id"]
+            db.execute(
+                f"INSERT INTO {table} (cell_id, {', '.join(rest)})"
+                f" SELECT ?, {', '.join(rest)} FROM shard.{table} WHERE cell_id = ?",
+                (new_id, old_id),
+            )
+
+
+def _copy_files(shard: ShardDir, output: Path) -> None:
+    """Raw outputs, telemetry and configuration files, in their places; each machine's
+    canaries and log under its shard's name."""
+    name = shard.path.name
+    for item in sorted(shard.path.iterdir()):
+        if item.name in _NOT_COPIED or item.name.startswith(".rebuild"):
+            continue
+        if item.is_dir():
+            shutil.copytree(item, output / item.name, dirs_exist_ok=True)
+        elif not (output / item.name).exists():
+            shutil.copy2(item, output / item.name)
+    canaries = shard.path / CANARY
+    if canaries.is_dir():
+        for moment in sorted(p for p in canaries.iterdir() if p.is_dir()):
+            shutil.copytree(
+                moment,
+                output / CANARY / f"{name}-{moment.name}",
+                ignore=shutil.ignore_patterns(".work", ".oltplab.lock"),
+                symlinks=True,
+            )
+    if (shard.path / "oltplab.log").is_file():
+        (output / "logs").mkdir(exist_ok=True)
+        shutil.copy2(shard.path / "oltplab.log", output / "logs" / f"{name}.log")
+
+
+def _run_json(shards: list[ShardDir], output: Path) -> None:
+    """The first shard's run.json (the spec, sysbench, workloads), with every machine's
+    facts under `shards`."""
+    found = [
+        (shard, load_run_json(shard.path / RUN_JSON).model_dump(exclude_none=True))
+        for shard in shards
+        if (shard.path / RUN_JSON).is_file()
+    ]
+    if not found:
+        return
+    records = [record for _, record in found]
+    merged = dict(records[0])
+    merged["shards"] = [
+        {
+            "shard": shard.shard,
+            "from": str(shard.path),
+            "machine": record.get("host", {}).get("machine"),
+            "host": record.get("host", {}),
+            "runs": record.get("runs", []),
+            "engines": record.get("engines", {}),
+        }
+        for shard, record in found
+    ]
+    merged["engines"] = {k: v for r in records for k, v in r.get("engines", {}).items()}
+    merged["configs"] = {}
+    for record in records:
+        for engine, tiers in record.get("configs", {}).items():
+            merged["configs"].setdefault(engine, {}).update(tiers)
+    merged["host"] = {"machines": sorted({str(s["machine"]) for s in merged["shards"]})}
+    write_atomic(output / RUN_JSON, json.dumps(merged, indent=2, sort_keys=True) + "\n")

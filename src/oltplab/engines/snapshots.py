@@ -1,0 +1,128 @@
+"""Datasets prepared once for many machines: a store of datadir snapshots on shared storage.
+
+The first machine to need an engine's dataset prepares it and publishes the snapshot (a tar
+with its sha256, the engine binary's sha256 and the dataset it holds, and the accounts'
+secrets the datadir was made with); every other machine that needs the same engine and
+dataset takes it from the store instead of running `sysbench prepare` again. A lock on the
+store (an OS lock, as NFS keeps them) makes the others wait while one prepares.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import shutil
+import tarfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from oltplab.errors import EngineError
+from oltplab.store.files import write_atomic
+
+SECRETS = ("control-secret", "secret")
+MANIFEST = "manifest.json"
+ARCHIVE = "datadir.tar"
+
+
+class _Hashing:
+    """A file read (or written) through, its sha256 taken on the way."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self.file = file
+        self.sha256 = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.file.read(size)
+        self.sha256.update(data)
+        return data
+
+    def write(self, data: bytes) -> int:
+        self.sha256.update(data)
+        return self.file.write(data)
+
+
+class Claim:
+    """One engine's dataset in the store, held while this machine looks, or prepares."""
+
+    def __init__(self, entry: Path, wanted: dict[str, Any]) -> None:
+        self.entry = entry
+        self.wanted = wanted
+
+    def fetch(self, work: Path, snapshot: Path, marker: Path) -> bool:
+        """The stored snapshot into an engine's work folder; False when there is none."""
+        manifest_path = self.entry / MANIFEST
+        if not manifest_path.is_file():
+            return False
+        manifest = json.loads(manifest_path.read_text())
+        if {k: manifest.get(k) for k in self.wanted} != self.wanted:
+            raise EngineError(
+                f"{self.entry}: holds a snapshot of another dataset or binary than its name "
+                "says; remove it to prepare the dataset again"
+            )
+        shutil.rmtree(snapshot, ignore_errors=True)
+        snapshot.mkdir(parents=True)
+        with (self.entry / ARCHIVE).open("rb") as raw:
+            hashing = _Hashing(raw)
+            with tarfile.open(fileobj=hashing, mode="r|") as archive:  # type: ignore[call-overload]
+                archive.extractall(snapshot, filter="data")
+            while hashing.read(1 << 20):  # the tar's padding counts too
+                pass
+        if hashing.sha256.hexdigest() != manifest["sha256"]:
+            shutil.rmtree(snapshot, ignore_errors=True)
+            raise EngineError(
+                f"{self.entry / ARCHIVE}: sha256 differs from its manifest (damaged or "
+                "changed); remove the folder to prepare the dataset again"
+            )
+        for name in SECRETS:
+            target = work / name
+            target.write_text((self.entry / name).read_text())
+            target.chmod(0o600)
+        write_atomic(marker, json.dumps(manifest["marker"]))
+        return True
+
+    def publish(self, work: Path, snapshot: Path, marker: Path) -> None:
+        """This machine's fresh snapshot into the store, whole or not at all."""
+        if (self.entry / MANIFEST).is_file():
+            return
+        partial = self.entry.with_name(self.entry.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        with (partial / ARCHIVE).open("wb") as raw:
+            hashing = _Hashing(raw)
+            with tarfile.open(fileobj=hashing, mode="w|") as archive:  # type: ignore[call-overload]
+                for path in sorted(snapshot.iterdir()):
+                    archive.add(path, arcname=path.name)
+        for name in SECRETS:
+            (partial / name).write_text((work / name).read_text())
+            (partial / name).chmod(0o600)
+        manifest = {
+            **self.wanted,
+            "sha256": hashing.sha256.hexdigest(),
+            "marker": json.loads(marker.read_text()),
+        }
+        write_atomic(partial / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))
+        partial.rename(self.entry)
+
+
+class SnapshotStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @contextmanager
+    def claim(
+        self, engine: str, binary_sha256: str, dataset: str, snapshot_format: int
+    ) -> Iterator[Claim]:
+        wanted = {
+            "engine": engine,
+            "binary_sha256": binary_sha256,
+            "dataset": dataset,
+            "format": snapshot_format,
+        }
+        digest = hashlib.sha256(json.dumps(wanted, sort_keys=True).encode()).hexdigest()[:16]
+        self.root.mkdir(parents=True, exist_ok=True)
+        with (self.root / f"{engine}-{digest}.lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield Claim(self.root / f"{engine}-{digest}", wanted)

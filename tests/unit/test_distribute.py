@@ -1,0 +1,225 @@
+"""One matrix on many machines, without engines: blocks and their deal, merge and its
+refusals, comparisons across machines, and what the schedulers are given."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from oltplab.analysis.dataset import load
+from oltplab.analysis.estimate import DIFFERENT_MACHINES, PointSample, across_machines
+from oltplab.analysis.model import AnalysisOptions, analyse
+from oltplab.distribute import kubernetes, slurm
+from oltplab.distribute.blocks import Shard, assign, blocks, shard_sessions
+from oltplab.distribute.canary import canary_spec
+from oltplab.distribute.layout import Distributed
+from oltplab.distribute.merge import merge
+from oltplab.errors import OltplabError
+from oltplab.plan import build_plan, cells_of
+from oltplab.spec import cell_definition_digest, parse_spec
+from oltplab.store.ledger import Ledger
+from oltplab.synthetic import sysbench_text
+from oltplab.sysbench.output import parse_output
+from tests.cli import oltplab
+
+SPEC = """
+name = "spread"
+workloads = ["oltp_read_write", "oltp_read_only"]
+engines = [{name = "mysql-8.0.31"}, {name = "mariadb-10.11.5"}]
+tiers = [{name = "128M", buffer_pool = "128M"}, {name = "256M", buffer_pool = "256M"},
+         {name = "512M", buffer_pool = "512M"}]
+[protocol]
+warmup_ro_seconds = 10
+warmup_rw_seconds = 20
+measure_seconds = 30
+threads = [1, 4]
+repetitions = 2
+order = "interleaved"
+[distribute]
+canary = "mysql-8.0.31 256M oltp_read_only 1t"
+"""
+
+
+def test_blocks_keep_engines_and_repetitions_together() -> None:
+    spec = parse_spec(SPEC, "spec")
+    found = blocks(spec)
+    # 3 tiers x 2 workloads, one placement
+    assert len(found) == 6
+    for block in found:
+        assert {c.engine for c in block.cells} == {"mysql-8.0.31", "mariadb-10.11.5"}
+        assert {c.repetition for c in block.cells} == {1, 2}
+        assert len({(c.tier, c.workload) for c in block.cells}) == 1
+    # read-write sessions warm up twice (ro + rw): 30 s more per session than read-only
+    rw = next(b for b in found if b.key[2] == ("workload", "oltp_read_write"))
+    ro = next(b for b in found if b.key[2] == ("workload", "oltp_read_only"))
+    assert rw.seconds - ro.seconds == 20 * 4  # 2 engines x 2 rounds
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 6])
+def test_every_cell_goes_to_exactly_one_shard(count: int) -> None:
+    spec = parse_spec(SPEC, "spec")
+    everything = cells_of(build_plan(spec))
+    dealt = [cells_of(shard_sessions(spec, Shard(k, count))) for k in range(1, count + 1)]
+    assert sorted(c.key for cells in dealt for c in cells) == sorted(c.key for c in everything)
+    # the plan's interleaved order stays within a shard
+    first = dealt[0]
+    assert [c for c in everything if c in set(first)] == first
+    # the deal is the same every time, and balanced (LPT)
+    again = assign(blocks(spec), count)
+    totals = [sum(b.seconds for b in shard) for shard in again]
+    assert max(totals) - min(totals) <= max(b.seconds for b in blocks(spec))
+
+
+def test_a_finer_cut_and_bad_shards() -> None:
+    spec = parse_spec(SPEC + 'block = ["tier", "workload", "threads"]\n', "spec")
+    assert len(blocks(spec)) == 12
+    with pytest.raises(OltplabError, match="fewer than 13 shards"):
+        shard_sessions(spec, Shard(1, 13))
+    for bad, said in (("3/2", "between 1 and N"), ("x", "expected K/N"), ("0/4", "between")):
+        with pytest.raises(OltplabError, match=said):
+            Shard.parse(bad)
+    with pytest.raises(Exception, match="engine 'mysql-9' is not one of the spec's engines"):
+        parse_spec(SPEC.replace("mysql-8.0.31 256M", "mysql-9 256M"), "spec")
+
+
+def test_the_canary_is_the_spec_cut_to_one_short_cell() -> None:
+    spec = parse_spec(SPEC, "spec")
+    canary, text = canary_spec(spec)
+    assert [e.name for e in canary.engines] == ["mysql-8.0.31"]
+    assert [t.name for t in canary.tiers] == ["256M"]
+    assert [w.name for w in canary.workloads] == ["oltp_read_only"]
+    assert canary.protocol.threads == [1] and canary.protocol.measure_seconds == 30
+    assert canary.dataset == spec.dataset
+    # the engine's settings are the spec's: same max_connections as the matrix
+    assert (
+        canary.resolve(canary.tiers[0]).max_connections
+        == spec.resolve(spec.tiers[1]).max_connections
+    )
+    assert parse_spec(text, "again").digest() == canary.digest()
+
+
+def fake_shard(root: Path, spec_text: str, shard: Shard, machine: str, tps: float) -> Path:
+    """A shard directory as `oltplab run --shard` leaves it, with synthetic outputs."""
+    spec = parse_spec(spec_text, "spec")
+    ledger = Ledger.open(root)
+    try:
+        ledger.set_meta("spec", spec_text)
+        ledger.set_meta("spec_digest", spec.digest())
+        ledger.set_meta("shard", str(shard))
+        ledger.set_meta("block", ",".join(spec.distribute.block))
+        run_id = ledger.begin_run(spec.digest(), {"machine": machine, "host": {"hostname": "x"}})
+        cells = cells_of(shard_sessions(spec, shard))
+        ledger.register(
+            (c, cell_definition_digest(spec, c.engine, c.tier, c.workload)) for c in cells
+        )
+        rng = np.random.default_rng(len(machine))
+        for cell in cells:
+            ledger.mark_running(cell, run_id)
+            series = list(rng.normal(tps * cell.threads, tps * 0.02, 60))
+            output = parse_output(sysbench_text(series, cell.threads))
+            ledger.record_result(cell, output.summary, output.samples, [], "x.txt")
+        ledger.finish_run(run_id, "done")
+    finally:
+        ledger.close()
+    return root
+
+
+def test_merge_makes_one_directory_and_refuses_what_does_not_fit(tmp_path: Path) -> None:
+    spec = SPEC.replace("canary = ", "# canary = ")
+    one = fake_shard(tmp_path / "one", spec, Shard(1, 2), "node-a", 100)
+    two = fake_shard(tmp_path / "two", spec, Shard(2, 2), "node-b", 100)
+    merged = merge([one, two], tmp_path / "merged")
+    assert {s.shard for s in merged} == {"1/2", "2/2"}
+    ledger = Ledger.open(tmp_path / "merged", create=False)
+    try:
+        keys = [row["key"] for row in ledger.cells()]
+        machines = ledger.machines()
+    finally:
+        ledger.close()
+    planned = cells_of(build_plan(parse_spec(spec, "spec")))
+    assert sorted(keys) == sorted(c.key for c in planned) and len(keys) == len(set(keys))
+    assert set(machines.values()) == {"node-a", "node-b"}
+    assert (tmp_path / "merged" / "journal.jsonl").is_file()
+
+    # a report of the merge, and of the shards themselves, tells the machines apart
+    for sources in ([tmp_path / "merged"], [one, two]):
+        analysis = analyse(load(sources), AnalysisOptions())
+        assert analysis.dataset.machines == ["node-a", "node-b"]
+        lever = [f for f in analysis.findings if f.kind == "buffer-pool-lever"]
+        apart = [f for f in lever if "(cross-machine: node-" in f.detail]
+        where = {(c.scenario, c.tier): c.machine for c in analysis.dataset.cells}
+        # a lever whose two tiers were measured on two machines says so, and only such
+        assert apart == [
+            f for f in lever
+            if len({where[(f.scenario, tier)] for tier in f.tier.split("/")}) == 2
+        ] and apart  # fmt: skip
+        # no canary: a comparison across machines is undecided, never a false verdict
+        assert all("inconclusive (different machines)" in f.detail for f in apart)
+        assert not any("inconclusive" in f.detail for f in lever if f not in apart)
+        # an engine comparison is within a block: one machine, a real interval
+        assert all(r.change and r.change.machines is None for r in analysis.progression)
+
+    with pytest.raises(OltplabError, match="holds done cell .* which .* holds too"):
+        merge([one, one], tmp_path / "twice")
+    other = fake_shard(tmp_path / "other", spec.replace("threads = [1, 4]", "threads = [1]"),
+                       Shard(2, 2), "node-c", 100)  # fmt: skip
+    with pytest.raises(OltplabError, match="a shard of another spec"):
+        merge([one, other], tmp_path / "mixed")
+    with pytest.raises(OltplabError, match="not a shard: no `oltplab run --shard K/N`"):
+        merge([tmp_path / "merged", one], tmp_path / "again")
+    with pytest.raises(OltplabError, match="already holds results"):
+        merge([one, two], tmp_path / "merged")
+    # through the command line: one line each, exit 2
+    done = oltplab("merge", "one", "other", "-o", "x", cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_across_machines_carries_the_spread_or_says_it_cannot() -> None:
+    rng = np.random.default_rng(7)
+    a = PointSample({1: rng.normal(1100, 20, 100)})
+    b = PointSample({1: rng.normal(1000, 20, 100)})
+    undecided = across_machines(a, b, ("n1", "n2"), None, (1e-6, 1e-6))
+    assert undecided.verdict == DIFFERENT_MACHINES and undecided.low_pct is None
+    assert undecided.cross_machine == " (cross-machine: n1 vs n2)"
+    # machines 2% apart (sd of log), 5 of them: +10% stands out; 10% apart it does not
+    tight = across_machines(a, b, ("n1", "n2"), (0.02**2, 5), (1e-6, 1e-6))
+    assert tight.verdict == "significant" and tight.low_pct < tight.diff_pct < tight.high_pct
+    loose = across_machines(a, b, ("n1", "n2"), (0.10**2, 5), (1e-6, 1e-6))
+    assert loose.verdict == "not significant"
+    assert loose.high_pct - loose.low_pct > tight.high_pct - tight.low_pct
+
+
+def test_the_slurm_job_runs_its_task_s_shard(tmp_path: Path) -> None:
+    found = Distributed(tmp_path / "run", "abc", 12, "slurm")
+    script = slurm.job_script(found, ["/usr/bin/python3", "-m", "oltplab"])
+    assert '--shard "$K/12"' in script
+    assert f'--results "{tmp_path}/run/shard-$(printf \'%02d\' "$K")"' in script
+    assert Shard(3, 12).folder == "shard-03"
+    with pytest.raises(OltplabError, match="oltplab sets --array itself"):
+        slurm.check_sbatch_args(["--mem=4G", "--array=1-3"])
+
+
+def test_kubernetes_manifests_pass_the_api_schemas(tmp_path: Path) -> None:
+    spec = parse_spec(SPEC, "spec")
+    found = kubernetes.manifests(
+        spec, "name = 'x'", 6, image="registry.example/oltplab:1", storage="bench-results",
+        namespace="bench", node_selector={"node-role/bench": "true"}, cpu="16", memory="64Gi",
+    )  # fmt: skip
+    paths = kubernetes.write(found, tmp_path / "k8s")
+    for path in paths:
+        checked = subprocess.run(
+            ["kubernetes-validate", "--strict", "-k", "1.31.0", str(path)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+    job = yaml.safe_load((tmp_path / "k8s" / "job.yaml").read_text())
+    assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["completions"] == 6
+    pod = job["spec"]["template"]["spec"]
+    assert pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert pod["containers"][0]["resources"]["requests"] == {"cpu": "16", "memory": "64Gi"}
+    assert json.dumps(pod).count("JOB_COMPLETION_INDEX") == 1
