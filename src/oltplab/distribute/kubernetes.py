@@ -88,6 +88,8 @@ def manifests(
         "metadata": {"labels": labels},
         "spec": {
             "restartPolicy": "Never",
+            # The image's own user (deploy/Containerfile), who must be able to write the volume.
+            "securityContext": {"runAsUser": 10001, "runAsNonRoot": True, "fsGroup": 10001},
             "containers": [container],
             "volumes": [
                 {"name": "results", "persistentVolumeClaim": {"claimName": storage}},
