@@ -27,6 +27,7 @@ from oltplab.spec import Spec
 
 if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
     from oltplab.analysis.estimate import Comparison
+    from oltplab.analysis.reproduce import Reproduction
 
 
 class RichDisplay:
@@ -151,6 +152,16 @@ def shards_table(rows: list[dict[str, str]]) -> Table:
         table.add_column(column, justify="right" if column in columns[4:] else "left")
     for row in rows:
         table.add_row(*(row.get(c, "0" if c in columns[4:] else "-") for c in (*columns, "state")))
+    return table
+
+
+def reproduction_table(found: Reproduction) -> Table:
+    """Each point of a repeat against its original, within the margin."""
+    table = Table(title=f"Repeat against original, within +-{found.margin_pct:g}%")
+    for column in ("scenario", "tier", "engine", "threads", "verdict"):
+        table.add_column(column, overflow="fold")
+    for (scenario, tier, engine, threads), judged in found.points:
+        table.add_row(scenario, tier, engine, str(threads), judged.describe("reproduced"))
     return table
 
 

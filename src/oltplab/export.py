@@ -14,6 +14,7 @@ import json
 import math
 from typing import Any
 
+from oltplab.analysis.changes import Change
 from oltplab.analysis.estimate import Estimate
 from oltplab.analysis.model import Analysis
 from oltplab.metrics import latency_metric
@@ -55,7 +56,13 @@ def summary_columns(percentiles: list[int]) -> tuple[str, ...]:
     )  # fmt: skip
 
 
-TABLES = ("summary", "progression", "differences", "findings", "flags", "operations")
+CHANGE_COLUMNS = (
+    "series", "scenario", "tier", "threads", "last_good", "first_changed", "change_pct",
+    "pvalue", "diff_pct", "ci_low_pct", "ci_high_pct", "verdict",
+)
+TABLES = (
+    "summary", "progression", "differences", "findings", "flags", "operations", "changes",
+)
 # fmt: on
 
 
@@ -188,7 +195,27 @@ def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[di
         ]
     if table == "operations":
         return OPERATION_COLUMNS, [r.as_dict(3, "_per_txn") for r in analysis.operations]
+    if table == "changes":
+        return CHANGE_COLUMNS, [_change(c) for c in analysis.changes]
     raise ValueError(f"unknown table {table!r}")
+
+
+def _change(change: Change) -> dict[str, Any]:
+    diff, low, high = _bounds(change.size.estimate if change.size else None, 1)
+    return {
+        "series": change.series,
+        "scenario": change.scenario,
+        "tier": change.tier,
+        "threads": change.threads,
+        "last_good": change.last_good,
+        "first_changed": change.first_changed,
+        "change_pct": _round(change.change_pct, 1),
+        "pvalue": change.pvalue,
+        "diff_pct": diff,
+        "ci_low_pct": low,
+        "ci_high_pct": high,
+        "verdict": change.size.verdict if change.size else None,
+    }
 
 
 def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:

@@ -18,6 +18,7 @@ class Metric(NamedTuple):
 
 
 ENGINE = "engine"  # the engine probe: status counters and what it derives from them
+SYSBENCH = "sysbench"  # what sysbench itself prints each interval beyond throughput
 IOSTAT = "iostat"
 VMSTAT = "vmstat"
 MPSTAT = "mpstat"
@@ -43,6 +44,10 @@ REDO_BYTES = frozenset(
     {Metric(ENGINE, "Innodb_os_log_written"), Metric(ENGINE, "pg_stat_wal.wal_bytes")}
 )
 
+# --- what sysbench prints in rate mode (open loop) -------------------------------------------
+QUEUE_LENGTH = Metric(SYSBENCH, "queue_length")  # events offered, waiting for a thread
+CONCURRENCY = Metric(SYSBENCH, "concurrency")  # threads busy
+
 # The metrics the analysis reads (the rest stays in the ledger and the raw files).
 _ANALYSED = frozenset(
     {
@@ -56,6 +61,8 @@ _ANALYSED = frozenset(
         DIRTY_PAGES,
         THREADS_RUNNING,
         *REDO_BYTES,
+        QUEUE_LENGTH,
+        CONCURRENCY,
     }
 )
 

@@ -28,6 +28,7 @@ class Scenario:
 
     workload: str
     network: bool = False
+    rate: int = 0  # transactions a second offered, all threads together; 0: closed loop
 
     @property
     def label(self) -> str:
@@ -36,12 +37,18 @@ class Scenario:
 
     @property
     def name(self) -> str:
-        return f"{self.label}-{'network' if self.network else 'local'}"
+        rate = f"-{self.rate}tps" if self.rate else ""
+        return f"{self.label}-{'network' if self.network else 'local'}{rate}"
 
     @property
     def local(self) -> Scenario:
         """The same workload with sysbench beside the engine: what a network run is judged by."""
         return replace(self, network=False)
+
+    @property
+    def closed(self) -> Scenario:
+        """The same workload in closed loop: what an open-loop run is set beside."""
+        return replace(self, rate=0)
 
     @property
     def reference(self) -> bool:
@@ -57,10 +64,11 @@ class Cell:
     threads: int
     repetition: int
     network: bool = False  # sysbench reaches the engine over a network
+    rate: int = 0  # open loop: transactions a second offered; 0: closed loop
 
     @property
     def scenario(self) -> Scenario:
-        return Scenario(self.workload, self.network)
+        return Scenario(self.workload, self.network, self.rate)
 
     @property
     def group(self) -> Cell:
@@ -81,6 +89,7 @@ class Cell:
             int(row["threads"]),
             int(row["repetition"]),
             bool(row["network"]),
+            int(row["rate"]),
         )
 
     @property
@@ -123,8 +132,9 @@ def build_plan(spec: Spec) -> list[Session]:
         engine: str, placement: PlacementSpec, tier: str, workload: WorkloadSpec, rounds: range
     ) -> Session:
         cells = tuple(
-            Cell(engine, tier, workload.name, threads, rep, placement.network)
+            Cell(engine, tier, workload.name, threads, rep, placement.network, rate)
             for threads in spec.protocol.threads
+            for rate in rates_of(spec, workload)
             for rep in rounds
         )
         return Session(engine, tier, workload.name, cells, placement.server)
@@ -155,6 +165,12 @@ def build_plan(spec: Spec) -> list[Session]:
     if spec.protocol.order == "random":
         random.Random(spec.protocol.seed).shuffle(sessions)
     return sessions
+
+
+def rates_of(spec: Spec, workload: WorkloadSpec) -> list[int]:
+    """The loads a workload's cells run at: 0 (closed loop), then each rate offered."""
+    rates = spec.protocol.rates if workload.rates is None else workload.rates
+    return ([0] if spec.protocol.closed_loop or not rates else []) + sorted(set(rates))
 
 
 def cells_of(plan: list[Session]) -> list[Cell]:

@@ -37,6 +37,7 @@ from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, sysbench_facts
 from oltplab.sysbench.driver import find_sysbench, sysbench_version
 from oltplab.telemetry.devices import Telemetry, standard_devices
+from oltplab.telemetry.profiler import Profiler
 from oltplab.telemetry.snapshots import host_summary
 from oltplab.workloads import check_workloads, workload_facts
 
@@ -126,6 +127,7 @@ def run(
     rerun_of: dict[str, Any] | None = None,
     shard: Shard | None = None,
     snapshots: Path | None = None,
+    profile: bool = False,
 ) -> Outcome:
     """The spec's matrix (or shard K of N of it) measured into `results`."""
     sysbench_binary = preflight(spec, origin)
@@ -189,7 +191,9 @@ def run(
                 {cell: planned[cell] for cell in cells_of(sessions)},
                 until_cv,
                 max_repetitions,
-                Telemetry(standard_devices() if telemetry else []),
+                Telemetry(
+                    (standard_devices() if telemetry else []) + ([Profiler()] if profile else [])
+                ),
                 record,
                 SnapshotStore(snapshots) if snapshots is not None else None,
             )

@@ -34,6 +34,7 @@ from oltplab.store.provenance import RunRecord
 from oltplab.sysbench.driver import CLIENT_BOUND_SHARE, SysbenchRun, client_share, command, execute
 from oltplab.sysbench.output import SysbenchOutput, read_output
 from oltplab.sysbench.validity import TELEMETRY_GAP, stall_notes, validity_flags
+from oltplab.telemetry.collectors import queue_rows
 from oltplab.telemetry.devices import CellSite, Telemetry
 from oltplab.workloads import distribution, sysbench_test
 
@@ -309,6 +310,7 @@ def _sysbench(
     threads: int,
     seconds: int,
     output: Path,
+    rate: int = 0,
 ) -> SysbenchRun:
     """One sysbench run of the workload; its connection options exist only while it runs."""
     spec = ctx.spec
@@ -327,6 +329,7 @@ def _sysbench(
         rand_type=rand_type,
         rand_pareto_h=pareto_h,
         options=workload.run_options(),
+        rate=rate,
     )
     with options.present():
         grace = spec.protocol.sysbench_grace_seconds
@@ -364,7 +367,9 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     ctx.display.phase(_label(cell), seconds)
     ctx.telemetry.before_cell(CellSite(stem, state.server))
     try:
-        result = _sysbench(ctx, state, spec.workload(cell.workload), cell.threads, seconds, output)
+        result = _sysbench(
+            ctx, state, spec.workload(cell.workload), cell.threads, seconds, output, cell.rate
+        )
     except KeyboardInterrupt:
         ctx.telemetry.abandon()
         ctx.ledger.requeue(failed_too=False)
@@ -379,7 +384,7 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
             stem.with_name(stem.name + ".status.txt").write_text(status)
         except EngineError as exc:
             log.warning("%s: status not recorded: %s", _label(cell), exc)
-    flags = validity_flags(parsed, seconds, spec.protocol.report_interval)
+    flags = validity_flags(parsed, seconds, spec.protocol.report_interval, cell.rate)
     share = client_share(result.cpu_seconds, result.seconds, cell.threads, os.cpu_count() or 1)
     if share > CLIENT_BOUND_SHARE:
         flags.append("client-bound")
@@ -400,7 +405,7 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
         artifact,
         reason,
         notes,
-        collected.rows,
+        collected.rows + queue_rows(parsed.queue),
         clock=dataclasses.asdict(collected.clock) if collected.clock else None,
         histogram=parsed.histogram,
     )

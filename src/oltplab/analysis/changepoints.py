@@ -40,7 +40,7 @@ class ChangePoint:
         return (self.mean_after / self.mean_before - 1) * 100 if self.mean_before else math.inf
 
 
-def _best_split(values: np.ndarray) -> tuple[int, float] | None:
+def _best_split(values: np.ndarray, allowed: np.ndarray | None = None) -> tuple[int, float] | None:
     """The split of `values` maximising q-hat over every (tau, kappa): values[:tau] against
     values[tau:kappa]; (tau, q-hat), or None for fewer than two values.
 
@@ -75,7 +75,12 @@ def _best_split(values: np.ndarray) -> tuple[int, float] | None:
         q -= np.where(m > 1, 2 * n / ((n + m) * (m - 1)) * within_y, 0.0)
     # Pairs with kappa <= tau are no split; they score 0, so a stretch where every split
     # scores below 0 keeps its first (Hunter's argmax over the same matrix does too).
+    if allowed is not None:
+        # Splits (tau) and stretch ends (kappa) only where whole groups meet.
+        valid &= np.isin(tau, allowed) & np.isin(kappa, np.append(allowed, size))
     q = np.where(valid, q, 0.0)
+    if allowed is not None and not valid.any():
+        return None
     row, _ = np.unravel_index(int(np.argmax(q)), q.shape)
     return int(row) + 1, float(q.max())
 
@@ -103,14 +108,19 @@ def _stretches(points: list[int], start: int, end: int) -> list[tuple[int, int]]
     return [(a, b) for a, b in zip(edges, edges[1:], strict=False) if a != b]
 
 
-def _detect(values: np.ndarray, start: int, end: int, max_pvalue: float) -> list[int]:
+def _detect(
+    values: np.ndarray, start: int, end: int, max_pvalue: float, boundaries: np.ndarray | None
+) -> list[int]:
     """E-Divisive in values[start:end]: the best split of the most dissimilar stretch,
     while it is significant."""
     found: list[int] = []
     while True:
         best: tuple[float, int, tuple[int, int]] | None = None
         for a, b in _stretches(found, start, end):
-            split = _best_split(values[a:b])
+            allowed = (
+                None if boundaries is None else boundaries[(boundaries > a) & (boundaries < b)] - a
+            )
+            split = _best_split(values[a:b], allowed)
             if split is not None and (best is None or split[1] > best[0]):
                 best = (split[1], a + split[0], (a, b))
         if best is None:
@@ -137,9 +147,20 @@ def change_points(
     *,
     max_pvalue: float = MAX_PVALUE,
     window: int = WINDOW,
+    groups: list[int] | None = None,
 ) -> list[ChangePoint]:
-    """The change points of an ordered series, Hunter's way (split, then merge)."""
+    """The change points of an ordered series, Hunter's way (split, then merge).
+
+    `groups` says how many values each point of the series has (a version measured
+    several times gives one value per repetition): a change then lies between two groups,
+    never inside one, and its t-test has every repetition to go on.
+    """
     values = np.asarray(series, dtype=float)
+    boundaries = None
+    if groups is not None:
+        if sum(groups) != len(values):
+            raise ValueError(f"groups add up to {sum(groups)}, the series has {len(values)}")
+        boundaries = np.cumsum(groups)[:-1]
     # The split keeps weaker points than asked for; the merge then holds them to the level.
     if max_pvalue < 0.05:
         first_pass = max_pvalue * 10
@@ -149,7 +170,7 @@ def change_points(
     start, step = 0, window // 2
     while start < len(values):
         end = min(start + window, len(values))
-        found = _detect(values, start, end, first_pass)
+        found = _detect(values, start, end, first_pass, boundaries)
         weak = sorted(set(weak) | set(found))
         start = max(found[-1] if found else 0, start + step)
     points = _tested(values, weak)

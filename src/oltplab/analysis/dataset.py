@@ -33,6 +33,7 @@ class CellRecord:
     version: str
     scenario: str  # its name; `kind` says what it is
     network: bool
+    rate: int  # open loop: transactions a second offered; 0: closed loop
     tier: str
     workload: str
     threads: int
@@ -67,7 +68,7 @@ class CellRecord:
 
     @property
     def kind(self) -> Scenario:
-        return Scenario(self.workload, self.network)
+        return Scenario(self.workload, self.network, self.rate)
 
     @property
     def suspect_flags(self) -> tuple[str, ...]:
@@ -164,10 +165,10 @@ class Dataset:
 
     def _scenario_order(self, scenario: Scenario) -> tuple[Any, ...]:
         if scenario.reference:
-            return (0, scenario.network, scenario.workload != "oltp_read_write")
+            return (0, scenario.network, scenario.workload != "oltp_read_write", scenario.rate)
         listed = list(self.workloads)
         position = listed.index(scenario.workload) if scenario.workload in listed else len(listed)
-        return (1, position, scenario.name)
+        return (1, position, scenario.network, scenario.rate)
 
     def tiers(self, scenario: str | None = None) -> list[str]:
         found = {c.tier for c in self.cells if scenario in (None, c.scenario)}
@@ -287,6 +288,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
                 version=row["version"] or "",
                 scenario=row["scenario"],
                 network=bool(row["network"]),
+                rate=int(row["rate"]),
                 tier=row["tier"],
                 workload=row["workload"],
                 threads=row["threads"],

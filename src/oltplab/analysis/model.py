@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from oltplab.analysis.changes import Change, version_changes
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.findings import Finding, findings
 from oltplab.analysis.machines import machine_rows, spread
@@ -154,6 +155,11 @@ class Analysis:
             for cell in self.dataset.cells
             if (found := timeline(self.points, cell)) is not None
         }
+
+    @cached_property
+    def changes(self) -> list[Change]:
+        """Change points along each family's releases."""
+        return version_changes(self.points)
 
     @cached_property
     def notable(self) -> list[tuple[str, CellRecord]]:

@@ -7,19 +7,23 @@ import os
 import sqlite3
 import sys
 
-from oltplab.cli import distribute, engines, results, runs
+from oltplab.cli import distribute, engines, results, runs, versions
 from oltplab.cli.app import DEBUG_ENV, app, engines_app, errors, submit_app
 from oltplab.errors import EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED, OltplabError
 from oltplab.store.files import os_problem
 
 engines_app.command("list")(engines.engines_list)
 engines_app.command("fetch")(engines.engines_fetch)
-for command in (runs.run, runs.rerun, runs.demo, results.status, results.export):
+for command in (runs.run, runs.rerun, runs.reproduced, runs.demo, results.status):
+    app.command()(command)
+for command in (results.export,):
     app.command()(command)
 app.command("import")(results.import_)
 for command in (results.report, results.rebuild, runs.calibrate, distribute.plan):
     app.command()(command)
 app.command()(distribute.merge)
+app.command()(versions.history)
+app.command()(versions.bisect)
 submit_app.command("slurm")(distribute.submit_slurm)
 submit_app.command("k8s")(distribute.submit_k8s)
 

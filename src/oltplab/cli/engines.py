@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from oltplab.cli.app import console
-from oltplab.engines.catalog import CATALOG
+from oltplab.engines.catalog import CATALOG, FAMILIES, family_releases
 from oltplab.engines.supplier import is_available, source_of, supply
 from oltplab.errors import OltplabError
 from oltplab.spec import load_spec
@@ -27,12 +27,25 @@ def engines_list(
     spec: Annotated[
         Path | None, typer.Option(help="Also list the engines this spec defines.")
     ] = None,
+    family: Annotated[
+        str | None,
+        typer.Option(
+            help="Only this family's releases, in release order (a spec may name them as a "
+            'series: engines = [{series = "mariadb >=10.4, <12"}]).'
+        ),
+    ] = None,
 ) -> None:
     """The engines oltplab knows: name, family, version, source and whether they are fetched."""
-    table = Table(title="Engines")
+    table = Table(title="Engines" if family is None else f"{family} releases, oldest first")
     for column in ("name", "family", "version", "source", "fetched"):
         table.add_column(column)
-    for engine in _spec_engines(spec):
+    engines = _spec_engines(spec)
+    if family is not None:
+        if family not in FAMILIES:
+            raise OltplabError(f"--family {family}: expected one of {', '.join(FAMILIES)}")
+        order = {e.name: i for i, e in enumerate(family_releases(family))}
+        engines = sorted((e for e in engines if e.name in order), key=lambda e: order[e.name])
+    for engine in engines:
         entry = CATALOG.get(engine.name)
         source = source_of(engine)
         kind = next(iter(source))

@@ -100,6 +100,7 @@ class ExportTable(StrEnum):
     findings = "findings"
     flags = "flags"
     operations = "operations"
+    changes = "changes"
 
 
 def export(
@@ -114,8 +115,9 @@ def export(
             "--table",
             "-t",
             help="summary (one row per measured cell), progression, "
-            "differences, findings, flags or operations (per-transaction CPU, context "
-            "switches, I/O and redo from the telemetry).",
+            "differences, findings, flags, operations (per-transaction CPU, context "
+            "switches, I/O and redo from the telemetry) or changes (change points along "
+            "each family's releases).",
         ),
     ] = ExportTable.summary,
     baseline: BaselineOption = None,

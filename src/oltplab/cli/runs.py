@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from oltplab.cli.app import ResultsOption, console, errors, report_outcome, run_and_report
-from oltplab.display import RichDisplay, noise_table, touches
+from oltplab.display import RichDisplay, noise_table, reproduction_table, touches
 from oltplab.distribute.blocks import Shard
 from oltplab.errors import EXIT_BAD_INPUT, OltplabError
 from oltplab.spec import load_spec, parse_spec
@@ -67,6 +67,14 @@ def run(
             "(see oltplab plan); merge the shards with oltplab merge.",
         ),
     ] = None,
+    profile: Annotated[
+        bool,
+        typer.Option(
+            "--profile",
+            help="Profile the server on-CPU during every measured cell (perf record, "
+            "cpu-clock): folded stacks beside each cell's output, for oltplab explain.",
+        ),
+    ] = False,
     snapshots: Annotated[
         Path | None,
         typer.Option(
@@ -95,6 +103,7 @@ def run(
         spec_base=spec.resolve().parent,
         shard=Shard.parse(shard) if shard is not None else None,
         snapshots=snapshots.resolve() if snapshots is not None else None,
+        profile=profile,
     )
 
 
@@ -107,6 +116,15 @@ def rerun(
         bool,
         typer.Option("--yes", "-y", help="Start without asking (what it touches is still shown)."),
     ] = False,
+    margin: Annotated[
+        float | None,
+        typer.Option(
+            min=0.1,
+            max=99,
+            help="Percent within which the repeat counts as the original's (two one-sided "
+            "tests on the 90% interval); default: margin_pct of the spec's compare section, 5.",
+        ),
+    ] = None,
 ) -> None:
     """Run again what ORIGINAL's run.json describes, into a new results directory.
 
@@ -153,7 +171,41 @@ def rerun(
         repeat.save()
     for difference in repeat.data["differences"]:
         errors.print(f"[yellow]differs from the original run:[/yellow] {difference}")
+    if not outcome.interrupted:
+        _judge_repeat(original, results, margin or spec.compare.margin_pct, repeat)
     report_outcome(results, outcome)
+
+
+def _judge_repeat(original: Path, repeat: Path, margin: float, record: RunRecord | None) -> None:
+    from oltplab.analysis.reproduce import reproduction
+
+    found = reproduction(original, repeat, margin)
+    console.print(reproduction_table(found))
+    console.print(f"verdict: {found.verdict}", highlight=False)
+    if record is not None:
+        record.data["reproduction"] = {
+            "margin_pct": margin,
+            "verdict": found.verdict,
+            "points": [
+                {"point": list(point), "verdict": judged.describe("reproduced")}
+                for point, judged in found.points
+            ],
+        }
+        record.save()
+
+
+def reproduced(
+    original: Annotated[Path, typer.Argument(help="The results directory measured first.")],
+    repeat: Annotated[Path, typer.Argument(help="The results directory measured again.")],
+    margin: Annotated[
+        float, typer.Option(min=0.1, max=99, help="Percent within which they count as the same.")
+    ] = 5.0,
+) -> None:
+    """Whether REPEAT reproduces ORIGINAL within +-MARGIN% at every point both measured:
+    `reproduced within 5%`, `not reproduced`, or `undecided` (with the repetitions that
+    would decide), always with each point's interval."""
+    _judge_repeat(original, repeat, margin, None)
+    console.print(f"Next: oltplab report {original} {repeat} -o DIR (the two side by side)")
 
 
 def demo(

@@ -28,7 +28,7 @@ def canary_spec(spec: Spec) -> tuple[Spec, str]:
     """The canary as a spec of its own, and its text (for its ledger and run.json)."""
     canary = spec.distribute.parsed_canary
     assert canary is not None
-    data = spec.model_dump(mode="json", exclude_none=True, exclude={"distribute"})
+    data = spec.model_dump(mode="json", exclude_none=True, exclude={"distribute", "compare"})
     data["engines"] = [e for e in data["engines"] if e["name"] == canary.engine]
     tier = canary.tier or spec.tier_list[0].name
     if data["tiers"]:

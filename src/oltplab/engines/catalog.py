@@ -1,7 +1,13 @@
-"""Engines oltplab knows by name: where their binaries come from."""
+"""Engines oltplab knows by name: where their binaries come from, and the release series
+each family forms (`series("mariadb >=10.2, <12")`: every catalog release in range, in
+release order)."""
 
+import re
 from dataclasses import dataclass
 from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 FAMILIES = ("mysql", "mariadb", "percona-server", "postgresql")
 # Results imported from engines of none of these families (MySQL-compatible forks and the
@@ -73,3 +79,38 @@ CATALOG: dict[str, CatalogEntry] = {
         ),
     )
 }
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    """A version's place in release order: 10.11.5 after 10.2.11, 8.0.45-36 after 8.0.45."""
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+def family_releases(family: str) -> list[CatalogEntry]:
+    """The family's catalog releases that have an exact version, oldest first."""
+    found = [e for e in CATALOG.values() if e.family == family and e.version.count(".") >= 2]
+    return sorted(found, key=lambda e: release_key(e.version))
+
+
+def series(text: str) -> list[str]:
+    """The catalog engines a series names, in release order: `FAMILY [SPECIFIERS]`, the
+    specifiers as Python packaging writes them (`>=10.4, <12`)."""
+    family, _, constraint = text.strip().partition(" ")
+    if family not in FAMILIES:
+        raise ValueError(f"series {text!r}: the family must be one of {', '.join(FAMILIES)}")
+    try:
+        allowed = SpecifierSet(constraint.strip())
+    except InvalidSpecifier:
+        raise ValueError(
+            f"series {text!r}: version constraints are written like '>=10.4, <12'"
+        ) from None
+    chosen = []
+    for entry in family_releases(family):
+        try:
+            if Version(entry.version.split("-")[0]) in allowed:
+                chosen.append(entry.name)
+        except InvalidVersion:
+            continue
+    if not chosen:
+        raise ValueError(f"series {text!r}: no catalog release of {family} is in that range")
+    return chosen

@@ -172,7 +172,9 @@ def provisioned_engine(
     }
     shared = store is not None and machine.is_local
     with (
-        store.claim(engine.name, distribution.binary_sha256, wanted["dataset"], SNAPSHOT_FORMAT)
+        store.claim(
+            distribution.family, distribution.binary_sha256, wanted["dataset"], SNAPSHOT_FORMAT
+        )
         if store is not None and shared
         else contextlib.nullcontext()
     ) as claim:

@@ -113,16 +113,17 @@ class SnapshotStore:
 
     @contextmanager
     def claim(
-        self, engine: str, binary_sha256: str, dataset: str, snapshot_format: int
+        self, family: str, binary_sha256: str, dataset: str, snapshot_format: int
     ) -> Iterator[Claim]:
+        """The dataset of this binary: engines of other names on the same binary (a series
+        of one build with different settings, say) share it."""
         wanted = {
-            "engine": engine,
             "binary_sha256": binary_sha256,
             "dataset": dataset,
             "format": snapshot_format,
         }
         digest = hashlib.sha256(json.dumps(wanted, sort_keys=True).encode()).hexdigest()[:16]
         self.root.mkdir(parents=True, exist_ok=True)
-        with (self.root / f"{engine}-{digest}.lock").open("a") as lock:
+        with (self.root / f"{family}-{digest}.lock").open("a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            yield Claim(self.root / f"{engine}-{digest}", wanted)
+            yield Claim(self.root / f"{family}-{digest}", wanted)

@@ -22,6 +22,7 @@ from oltplab.store.files import sha256_file
 from oltplab.store.ledger import Ledger
 from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks, read_output
 from oltplab.sysbench.validity import stall_notes, validity_flags
+from oltplab.telemetry.collectors import queue_rows
 
 
 @dataclass
@@ -224,6 +225,7 @@ def _import_file(
             str(path),
             output.failure,
             stall_notes(output),
+            queue_rows(output.queue),
             histogram=output.histogram,
         )
     return flags

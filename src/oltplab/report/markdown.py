@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from oltplab.analysis.changes import Change
 from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Grid, Value, cross_family
@@ -402,6 +403,32 @@ def _pairwise(analysis: Analysis) -> list[str]:
     return out
 
 
+def _changes(analysis: Analysis) -> list[str]:
+    changes = analysis.changes
+    if not changes:
+        return []
+    out = [
+        "## 14. Where it changed",
+        "",
+        "Change points along each family's releases, oldest first, per scenario, tier and "
+        "thread count: E-Divisive means with Hunter's t-test split and merge (p < 0.001), "
+        "each release's repetitions its points. The size is the first changed release "
+        "against the last good one, steady, with its interval.",
+        "",
+    ]
+    groups: dict[tuple[str, str, str], list[Change]] = defaultdict(list)
+    for change in changes:
+        groups[(change.series, change.last_good, change.first_changed)].append(change)
+    rows = []
+    for (family, good, changed), found in groups.items():
+        cells = "; ".join(
+            f"{c.scenario} {c.tier} {c.threads}t: {with_interval(c.size)}" for c in found
+        )
+        rows.append([family, good, changed, str(len(found)), cells])
+    out += table(["family", "last good", "first changed", "cells", "size in each"], rows)
+    return out
+
+
 def render(analysis: Analysis, charts: list[Path]) -> str:
     dataset = analysis.dataset
     title = ", ".join(str(p) for p in dataset.sources)
@@ -419,4 +446,5 @@ def render(analysis: Analysis, charts: list[Path]) -> str:
     lines += diagnostics.telemetry(analysis, charts)
     lines += diagnostics.network(analysis)
     lines += diagnostics.machines(analysis)
+    lines += _changes(analysis)
     return "\n".join(without_html(line) for line in lines)

@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from oltplab.engines.catalog import series
 from oltplab.errors import SpecError
 from oltplab.sizes import format_size
 from oltplab.spec.distribute import Canary, DistributeSpec
@@ -38,6 +39,7 @@ from oltplab.spec.fields import (
     Name,
     NonNegativeCount,
     OptionalSeconds,
+    Rate,
     Scalar,
     Seconds,
     StrictModel,
@@ -47,6 +49,7 @@ from oltplab.spec.fields import (
     whole,
 )
 from oltplab.spec.sources import SOURCE_KINDS, EngineSpec, beside_spec
+from oltplab.spec.verdicts import CompareSpec
 
 # --- configuration intent --------------------------------------------------------------------
 
@@ -137,6 +140,8 @@ class WorkloadSpec(StrictModel):
     rand_type: RandType | None = None
     rand_pareto_h: Annotated[float, Field(gt=0, lt=1)] | None = None
     options: dict[str, Scalar] = {}
+    # Open loop for this workload: rates offered (overrides [protocol] rates).
+    rates: Annotated[list[Rate], Field(min_length=1, max_length=1000)] | None = None
 
     @field_validator("options")
     @classmethod
@@ -252,6 +257,10 @@ class ProtocolSpec(StrictModel):
         1, 4, 16, 32, 64, 128, 256, 512
     ]  # fmt: skip
     repetitions: Annotated[int, whole(1, 1000, " of repetitions")] = 1
+    # Open loop: each rate (transactions a second offered, all threads together) is a
+    # dimension of the matrix like threads; closed_loop keeps the closed-loop cells beside.
+    rates: Annotated[list[Rate], Field(max_length=1000)] = []
+    closed_loop: StrictBool = True
     order: Literal["as-listed", "interleaved", "random"] = "as-listed"
     seed: Annotated[int, whole(0, 2**32 - 1)] = 0
     sysbench_grace_seconds: Seconds = 60
@@ -316,9 +325,26 @@ class NetworkSpec(StrictModel):
         return self.delay_ms > 0 or self.rate_mbit is not None or self.loss_pct > 0
 
 
+def _expand_series(value: Any) -> Any:
+    """`{series = "mariadb >=10.4, <12"}` in the engine list stands for the catalog's
+    releases in that range, in release order."""
+    if not isinstance(value, list):
+        return value
+    expanded: list[Any] = []
+    for item in value:
+        if isinstance(item, dict) and "series" in item:
+            extra = {k: v for k, v in item.items() if k != "series"}
+            if set(extra) - {"extra"}:
+                raise ValueError(f"a series entry takes only `series` and `extra` (got {item})")
+            expanded += [{"name": name, **extra} for name in series(str(item["series"]))]
+        else:
+            expanded.append(item)
+    return expanded
+
+
 class Spec(StrictModel):
     name: Name = "oltplab"
-    engines: Annotated[list[EngineSpec], Field(min_length=1)]
+    engines: Annotated[list[EngineSpec], Field(min_length=1), BeforeValidator(_expand_series)]
     config: Intent = Intent()
     tiers: list[TierSpec] = []
     dataset: DatasetSpec = DatasetSpec()
@@ -330,6 +356,7 @@ class Spec(StrictModel):
     placements: Annotated[list[PlacementSpec], Field(min_length=1)] = [PlacementSpec()]
     network: NetworkSpec = NetworkSpec()
     distribute: DistributeSpec = DistributeSpec()
+    compare: CompareSpec = CompareSpec()
 
     @model_validator(mode="after")
     def _consistent(self) -> Spec:
@@ -403,7 +430,17 @@ class Spec(StrictModel):
 
     def digest(self) -> str:
         """What is measured: everything but how it is spread over machines."""
-        return _digest(self.model_dump(mode="json", exclude={"distribute"}))
+        # Keys added since digests were first taken leave a spec's digest as it was until used.
+        defaults = {"rates": [], "closed_loop": True}
+        protocol = {k for k, v in defaults.items() if getattr(self.protocol, k) == v}
+        workloads = {i: {"rates"} for i, w in enumerate(self.workloads) if w.rates is None}
+        data = self.model_dump(
+            mode="json",
+            exclude={
+                "distribute": True, "compare": True, "protocol": protocol, "workloads": workloads,
+            },
+        )  # fmt: skip
+        return _digest(data)
 
 
 def _check_canary(spec: Spec, canary: Canary) -> None:

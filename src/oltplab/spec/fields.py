@@ -44,6 +44,8 @@ def whole(low: int, high: int, unit: str = "") -> BeforeValidator:
 Seconds = Annotated[int, whole(1, WEEK_SECONDS, " of seconds")]
 OptionalSeconds = Annotated[int, whole(0, WEEK_SECONDS, " of seconds (0 skips it)")]
 ThreadCount = Annotated[int, whole(1, MAX_THREADS, " of threads")]
+# Open loop: transactions a second offered, all threads together.
+Rate = Annotated[int, whole(1, 100_000_000, " of transactions a second")]
 Count = Annotated[int, whole(1, 10**9)]
 NonNegativeCount = Annotated[int, whole(0, 2**32 - 1)]
 

@@ -86,6 +86,7 @@ CELL_COLUMNS: dict[str, tuple[str, bool]] = {
     "workload": (TEXT, False),
     "scenario": (TEXT, False),
     "network": (INTEGER, False),
+    "rate": (INTEGER, False),
     "threads": (INTEGER, False),
     "repetition": (INTEGER, False),
     "definition": (TEXT, False),

@@ -130,12 +130,17 @@ def ledger_records(ledger: LedgerContent) -> list[Record]:
             "type": "cells",
             "cells": [
                 [c["engine"], c["tier"], c["workload"], bool(c["network"]), c["threads"],
-                 c["repetition"], c["definition"]]
+                 c["repetition"], c["definition"], c["rate"]]
                 for c in cells
             ],
         }
     )  # fmt: skip
     for cell in cells:
+        if cell["run_id"] is not None and cell["started_at"]:
+            records.append(
+                {"type": "running", "key": cell["key"], "run": cell["run_id"],
+                 "started_at": cell["started_at"]}
+            )  # fmt: skip
         if cell["status"] in ("done", "failed"):
             records.append(
                 {

@@ -333,14 +333,15 @@ class Ledger:
     @_guarded
     def register(self, cells: Iterable[tuple[Cell, str]]) -> None:
         found = [
-            (c, (c.engine, c.tier, c.workload, c.network, c.threads, c.repetition, d))
+            (c, (c.engine, c.tier, c.workload, c.network, c.threads, c.repetition, d, c.rate))
             for c, d in cells
         ]
         self._log({"type": "cells", "cells": [list(row) for _, row in found]})
         with self.transaction() as db:
             db.executemany(
                 "INSERT OR IGNORE INTO cells (engine, tier, workload, network, threads, repetition,"
-                " definition, key, scenario, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+                " definition, rate, key, scenario, status)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
                 [(*row, c.key, c.scenario.name) for c, row in found],
             )
 
@@ -374,11 +375,14 @@ class Ledger:
         return {str(k): str(s) for k, s in self._db.execute("SELECT key, status FROM cells")}
 
     @_guarded
-    def mark_running(self, cell: Cell, run_id: int) -> None:
+    def mark_running(self, cell: Cell, run_id: int, *, started_at: str | None = None) -> None:
+        """The cell's measurement begins, in this run (which says on what machine)."""
+        started_at = started_at or now()
+        self._log({"type": "running", "key": cell.key, "run": run_id, "started_at": started_at})
         self._db.execute(
             "UPDATE cells SET status = 'running', run_id = ?, started_at = ?, finished_at = NULL,"
             " attempts = attempts + 1 WHERE key = ?",
-            (run_id, now(), cell.key),
+            (run_id, started_at, cell.key),
         )
 
     @contextmanager
@@ -530,8 +534,12 @@ class Ledger:
             provenance = json.loads(run["provenance"])
             host = provenance.get("host", {})
             by_run[run["id"]] = str(provenance.get("machine") or host.get("hostname") or "")
+        # A cell whose run is not known (rebuilt from a journal older than the `running`
+        # records) was measured where every run was, when that is one machine.
+        machines = set(by_run.values())
+        alone = machines.pop() if len(machines) == 1 else ""
         return {
-            str(row["key"]): by_run.get(row["run_id"], "")
+            str(row["key"]): by_run.get(row["run_id"], alone)
             for row in self._query("SELECT key, run_id FROM cells")
         }
 

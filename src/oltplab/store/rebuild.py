@@ -99,15 +99,22 @@ class _Replay:
             )
         elif kind == "cells":
             found = []
-            for engine, tier, workload, where, threads, repetition, definition in record["cells"]:
-                # Journals before ledger schema 6 hold the scenario's name where this is.
+            for engine, tier, workload, where, threads, repetition, definition, *rate in record[
+                "cells"
+            ]:
+                # Journals before ledger schema 6 hold the scenario's name where this is;
+                # before schema 8 they had no rate (every cell closed loop).
                 network = where if isinstance(where, bool) else where.endswith("-network")
-                cell = Cell(engine, tier, workload, threads, repetition, network)
+                cell = Cell(engine, tier, workload, threads, repetition, network, *rate)
                 self.cells[cell.key] = cell
                 found.append((cell, definition))
             ledger.register(found)
         elif kind == "redefine":
             ledger.redefine(self.cells[record["key"]], record["definition"])
+        elif kind == "running":
+            ledger.mark_running(
+                self.cells[record["key"]], record["run"], started_at=record["started_at"]
+            )
         elif kind == "requeue_failed":
             ledger.requeue(failed_too=True)
         elif kind == "failed":
@@ -165,8 +172,9 @@ def rebuild(results: Path) -> Rebuilt:
         )
     read = journal.read()
     header = read.records[0] if read.records else {}
-    # A journal of schema 6 differs only in lacking summaries' interval_s (read as unknown).
-    if header.get("type") != "journal" or header.get("schema") not in (6, SCHEMA_VERSION):
+    # Journals of schemas 6 and 7 lack summaries' interval_s (read as unknown) and cells'
+    # rate (closed loop); their records are otherwise the same.
+    if header.get("type") != "journal" or header.get("schema") not in (6, 7, SCHEMA_VERSION):
         raise OltplabError(
             f"{journal.path}: written for ledger schema {header.get('schema', '?')}, this "
             f"oltplab writes {SCHEMA_VERSION}; rebuild with the oltplab that wrote it"

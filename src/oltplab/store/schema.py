@@ -14,7 +14,7 @@ def _add_column(db: sqlite3.Connection, table: str, column: str) -> None:
         db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
 
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 # How to bring an older ledger up to date, step by step; each step runs in one transaction.
 # (Tables new in a version need no step: the schema below creates them.)
 MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
@@ -43,6 +43,8 @@ MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
         lambda db: _add_column(db, "summaries", "interval_s REAL"),
         "UPDATE summaries SET interval_s = 1 WHERE cell_id IN (SELECT cell_id FROM samples)",
     ],
+    # Open-loop cells: the rate offered is a dimension of the matrix, as threads are.
+    7: [lambda db: _add_column(db, "cells", "rate INTEGER NOT NULL DEFAULT 0")],
 }
 LEDGER_NAME = "ledger.sqlite"
 # Where a shard keeps its canary runs, each a results directory of its own.
@@ -78,6 +80,7 @@ CREATE TABLE IF NOT EXISTS cells (
     workload TEXT NOT NULL,
     scenario TEXT NOT NULL,  -- its name, for people reading the ledger; code reads the columns
     network INTEGER NOT NULL DEFAULT 0,
+    rate INTEGER NOT NULL DEFAULT 0,  -- transactions a second offered; 0: closed loop
     threads INTEGER NOT NULL,
     repetition INTEGER NOT NULL,
     definition TEXT NOT NULL,

@@ -121,6 +121,7 @@ def command(
     rand_type: str = "uniform",
     rand_pareto_h: float | None = None,
     options: dict[str, Scalar] | None = None,
+    rate: int = 0,
 ) -> list[str]:
     """sysbench's arguments; the connection (password and all) comes from the options file
     written by `connection_options`."""
@@ -140,7 +141,12 @@ def command(
     if report_interval is not None:
         args.append(f"--report-interval={report_interval}")
     if action == "run":
-        args += ["--percentile=95", "--histogram=off"]
+        # The whole latency distribution, at sysbench's own buckets; p95 per interval line.
+        args += ["--percentile=95", "--histogram=on"]
+    if rate:
+        # Open loop: events are offered at this rate whatever the server does; a late event
+        # waits in sysbench's queue and its latency counts the wait.
+        args.append(f"--rate={rate}")
     for key, value in (options or {}).items():
         rendered = ("on" if value else "off") if isinstance(value, bool) else value
         args.append(f"--{key}={rendered}")

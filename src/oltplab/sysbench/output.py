@@ -111,6 +111,10 @@ class SysbenchOutput:
     interval: float | None = None
     # `--histogram`: (latency in ms, events) per bucket, in sysbench's own buckets.
     histogram: tuple[tuple[float, int], ...] = ()
+    # `--rate`: the events a second offered, and per interval (second, queue length,
+    # concurrency): events waiting for a thread, and threads busy.
+    rate: int = 0
+    queue: np.ndarray = field(default_factory=lambda: np.empty((0, 3)))
 
     @cached_property
     def stalls(self) -> list[tuple[int, int]]:
@@ -196,9 +200,9 @@ def _samples(found: list[tuple[str, ...]]) -> np.ndarray:
 
 
 def _block_samples(lines: list[str]) -> np.ndarray:
-    """The samples of a block's bracketed lines: all 1.0 lines at once when they are, else
-    line by line in whichever format each is."""
-    bracketed = [line.rstrip("\n") for line in lines if line.startswith("[")]
+    """The samples of a block's per-interval lines: all 1.0 lines at once when they are,
+    else line by line in whichever format each is."""
+    bracketed = [line.rstrip("\n") for line in lines]
     if not bracketed:
         return NO_SAMPLES
     found = _PLAIN_ONE_ZERO.findall("\n".join(bracketed))
@@ -242,6 +246,8 @@ _LATENCY_LINES = {
 _VERSION = re.compile(r"^sysbench\s+(\d[^\s:]*)")
 _THREADS = re.compile(r"^Number of threads:\s*(\d+)")
 _INTERVAL_SAID = re.compile(r"^Report intermediate results every (\d+(?:\.\d+)?) second")
+_RATE_SAID = re.compile(r"^Target transaction rate: (\d+)/sec")
+_QUEUE = re.compile(rf"^\[ *{_NUM}s *\] +queue length: *(\d+),? +concurrency: *(\d+)")
 _HISTOGRAM_HEADER = "Latency histogram (values are in milliseconds)"
 _HISTOGRAM_LINE = re.compile(rf"^\s*{_NUM}\s+\|[*\s]*?(\d+)\s*$")
 
@@ -261,6 +267,8 @@ class OutputParser:
         self._section = ""
         self._text = False
         self._histogram: list[tuple[float, int]] = []
+        self._rate = 0
+        self._queue: list[tuple[float, float, float]] = []
         self._tps: list[np.ndarray] = []
         self._seconds: list[np.ndarray] = []
 
@@ -268,10 +276,15 @@ class OutputParser:
         """The samples of these lines (each with or without its newline), one row each."""
         if not self._text and any(line.strip() for line in lines):
             self._text = True
+        measured = []
         for line in lines:
             if not line.startswith("["):
                 self._read_line(line.rstrip("\n"))
-        samples = _block_samples(lines)
+            elif m := _QUEUE.match(line):
+                self._queue.append((float(m[1]), float(m[2]), float(m[3])))
+            else:
+                measured.append(line)
+        samples = _block_samples(measured)
         if len(samples):
             self._seconds.append(samples[:, 0].copy())
             self._tps.append(samples[:, 2].copy())
@@ -289,6 +302,9 @@ class OutputParser:
             return
         if self._interval_said is None and (m := _INTERVAL_SAID.match(line)):
             self._interval_said = float(m.group(1))
+            return
+        if m := _RATE_SAID.match(line):
+            self._rate = int(m.group(1))
             return
         stripped = line.strip()
         if stripped == _HISTOGRAM_HEADER:
@@ -325,6 +341,8 @@ class OutputParser:
             seconds=seconds,
             interval=interval if len(seconds) else None,
             histogram=tuple(self._histogram),
+            rate=self._rate,
+            queue=np.array(self._queue, dtype=np.float64).reshape(len(self._queue), 3),
         )
 
 

@@ -13,10 +13,14 @@ ERRORS = "errors"
 # Ignored errors (deadlocks and the like) up to this share of transactions are told, but
 # leave the cell in the findings: one deadlock in 900 s says nothing about its throughput.
 ERROR_RATE_LIMIT = 0.001
+# An open-loop cell that served this much less than it was offered let its queue grow: its
+# latency is a lower bound (the events still queued at the end were never measured).
+SATURATED = "saturated"
+SATURATED_SHORTFALL = 0.05
 
 
 def validity_flags(
-    output: SysbenchOutput, seconds: float | None, interval: float | None = None
+    output: SysbenchOutput, seconds: float | None, interval: float | None = None, rate: int = 0
 ) -> list[str]:
     """Marks that make a measured cell suspect; each one is listed next to its numbers.
 
@@ -38,6 +42,9 @@ def validity_flags(
             flags.append("reconnects")
         if seconds is not None and summary.total_time_s < seconds * 0.95:
             flags.append("short")
+        offered = rate or output.rate
+        if offered and summary.tps < offered * (1 - SATURATED_SHORTFALL):
+            flags.append(SATURATED)
     if seconds is None and summary is not None:
         seconds = summary.total_time_s
     if output.stalls:

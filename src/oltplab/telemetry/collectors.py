@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
+
+from oltplab import metrics
 from oltplab.metrics import ENGINE
 from oltplab.telemetry.engine import engine_series, read_samples
 from oltplab.telemetry.parsers import PARSERS, Values, align
@@ -96,3 +99,12 @@ def describe_seconds(seconds: list[int]) -> str:
     if len(seconds) == seconds[-1] - seconds[0] + 1:
         return f"{seconds[0]}-{seconds[-1]} s" if len(seconds) > 1 else f"{seconds[0]} s"
     return f"{len(seconds)} s between {seconds[0]} and {seconds[-1]} s"
+
+
+def queue_rows(queue: np.ndarray) -> list[tuple[str, str, int, float]]:
+    """sysbench's rate-mode queue lines as telemetry rows on its own clock."""
+    rows = []
+    for second, length, busy in queue.tolist():
+        rows.append((metrics.QUEUE_LENGTH.source, metrics.QUEUE_LENGTH.name, round(second), length))
+        rows.append((metrics.CONCURRENCY.source, metrics.CONCURRENCY.name, round(second), busy))
+    return rows

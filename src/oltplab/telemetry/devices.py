@@ -52,6 +52,7 @@ class Device:
 
     name: str
     watches_cells: ClassVar[bool] = False  # started before each cell, stopped after it
+    has_series: ClassVar[bool] = True  # prints values each second (a profile does not)
 
     def after_session(self, server: Server, stem: Path) -> str | None:
         """Once per session, after its cells, the engine still running and warm; what could
@@ -201,6 +202,8 @@ class Telemetry:
         for device in self._running:
             if (error := device.error()) is not None:
                 collected.missing(error)
+            if not device.has_series:
+                continue
             series = source_series(self._site.stem, device.name, clock)
             collected.rows += to_rows(device.name, series)
             lost = missing_seconds({second for second, _ in series}, seconds)

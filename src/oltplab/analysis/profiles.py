@@ -1,0 +1,72 @@
+"""On-CPU profiles, per transaction: where a release spends more of its time per
+transaction than another, function by function and stack by stack."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from oltplab.analysis.dataset import CellRecord
+from oltplab.telemetry.profiler import folded_file, read_folded
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One engine's stacks over its profiled cells, in samples per transaction."""
+
+    engine: str
+    stacks: dict[str, float]  # "root;...;leaf" -> samples per transaction
+    samples: int
+    transactions: int
+
+    def inclusive(self) -> dict[str, float]:
+        """Per function: samples per transaction of the stacks it is on."""
+        found: Counter[str] = Counter()
+        for stack, weight in self.stacks.items():
+            for function in set(stack.split(";")):
+                found[function] += weight
+        return dict(found)
+
+
+def profile_of(engine: str, cells: list[CellRecord]) -> Profile | None:
+    """The engine's profile over the cells that have one, per transaction."""
+    stacks: Counter[str] = Counter()
+    transactions = 0
+    for cell in cells:
+        if cell.engine != engine or not cell.artifact or not cell.measured:
+            continue
+        output = Path(cell.source) / cell.artifact
+        stem = output.with_name(output.name.removesuffix(".sysbench.txt"))
+        folded = folded_file(stem)
+        if not folded.is_file() or not cell.tps or not cell.duration_s:
+            continue
+        stacks.update(read_folded(folded))
+        transactions += round(cell.tps * cell.duration_s)
+    if not stacks or not transactions:
+        return None
+    return Profile(
+        engine,
+        {stack: count / transactions for stack, count in stacks.items()},
+        sum(stacks.values()),
+        transactions,
+    )
+
+
+@dataclass(frozen=True)
+class FunctionChange:
+    function: str
+    before: float  # samples per transaction, inclusive
+    after: float
+
+    @property
+    def gained(self) -> float:
+        return self.after - self.before
+
+
+def gained_most(before: Profile, after: Profile, count: int = 15) -> list[FunctionChange]:
+    """The functions whose samples per transaction grew the most, then fell the most."""
+    a, b = before.inclusive(), after.inclusive()
+    changes = [FunctionChange(f, a.get(f, 0.0), b.get(f, 0.0)) for f in a.keys() | b.keys()]
+    changes.sort(key=lambda c: (-c.gained, c.function))
+    return changes[:count]

@@ -1,0 +1,49 @@
+"""Did a repeat reproduce the original? Every point both measured, judged within a margin
+(two one-sided tests on the repeat against the original), and one verdict over them:
+`reproduced within 3%`, `not reproduced`, or `undecided`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from oltplab.analysis.dataset import load
+from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, Equivalence, equivalence
+from oltplab.analysis.points import Point, Points
+from oltplab.errors import OltplabError
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    points: list[tuple[Point, Equivalence]]
+    margin_pct: float
+
+    @property
+    def verdict(self) -> str:
+        verdicts = {found.verdict for _, found in self.points}
+        if verdicts == {EQUIVALENT}:
+            return f"reproduced within {self.margin_pct:g}%"
+        if DIFFERENT in verdicts:
+            return "not reproduced"
+        needed = [found.needed for _, found in self.points if found.needed]
+        more = f"; about {max(needed)} repetitions would decide" if needed else ""
+        return f"undecided: the interval is wider than the margin of {self.margin_pct:g}%{more}"
+
+
+def reproduction(original: Path, repeat: Path, margin_pct: float) -> Reproduction:
+    """The repeat's steady TPS against the original's, point by point."""
+    before = Points(load([original])).samples()
+    after = Points(load([repeat])).samples()
+    common = sorted(before.keys() & after.keys())
+    if not common:
+        raise OltplabError(
+            f"{repeat}: measured no point that {original} measured (engine, scenario, tier and "
+            "thread count must match)"
+        )
+    return Reproduction(
+        [
+            (p, equivalence(after[p], before[p], margin_pct, paired=False, label=str(p)))
+            for p in common
+        ],
+        margin_pct,
+    )

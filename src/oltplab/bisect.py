@@ -1,0 +1,202 @@
+"""Which release first changed a cell: a bisection over an ordered list of releases, each
+step measured paired and interleaved, with repetitions added until its interval decides.
+
+The endpoints are measured first; if the last release is within +-threshold of the first
+(two one-sided tests on the 90% interval), there is nothing to find. Otherwise each step
+measures the middle release of what is left against the nearer release already known,
+round by round (A B, A B, ...), until the middle one is the same as it (its interval
+inside +-threshold) or changed (outside it), or the repetitions run out: then it goes to
+the side its point is nearer to, and the step says it was undecided. Every step is a
+results directory of its own; a shared snapshot store prepares each release's dataset once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from oltplab.analysis.bisection import Bisection, CellChoice, Step
+from oltplab.analysis.dataset import load
+from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, UNDECIDED, equivalence
+from oltplab.analysis.points import Points
+from oltplab.engines.catalog import CATALOG, family_releases
+from oltplab.errors import OltplabError
+from oltplab.plan import Scenario
+from oltplab.runner import run
+from oltplab.session import Display
+from oltplab.spec import Spec, parse_spec
+from oltplab.spec.sources import EngineSpec
+from oltplab.store.files import write_atomic
+
+log = logging.getLogger("oltplab")
+
+# Without a spec of the user's: a small dataset and short cells, as on a laptop.
+DEFAULT_SPEC = """
+name = "bisect"
+workloads = ["oltp_read_only"]
+engines = [{{name = "{good}"}}, {{name = "{bad}"}}]
+[config]
+buffer_pool = "128M"
+[dataset]
+tables = 4
+table_size = 10000
+[protocol]
+warmup_ro_seconds = 10
+warmup_rw_seconds = 10
+warmup_threads = 2
+measure_seconds = 20
+threads = [1]
+"""
+BISECT_JSON = "bisect.json"
+
+
+def releases_between(good: str, bad: str, spec: Spec | None) -> list[str]:
+    """The releases from good to bad: the spec's engines in its order, else the catalog's
+    releases of their family in release order."""
+    if spec is not None and {good, bad} <= {e.name for e in spec.engines}:
+        names = [e.name for e in spec.engines]
+    else:
+        for name in (good, bad):
+            if name not in CATALOG:
+                raise OltplabError(
+                    f"{name}: not in the catalog (oltplab engines list); to bisect your own "
+                    "builds, list them in order as the engines of a --spec"
+                )
+        if CATALOG[good].family != CATALOG[bad].family:
+            raise OltplabError(f"--good {good} and --bad {bad} are of different families")
+        names = [e.name for e in family_releases(CATALOG[good].family)]
+    if good not in names or bad not in names:
+        raise OltplabError(f"{good} and {bad} must both be releases of one ordered series")
+    first, last = names.index(good), names.index(bad)
+    if last <= first:
+        raise OltplabError(f"--good {good} must come before --bad {bad} in release order")
+    return names[first : last + 1]
+
+
+class Bisector:
+    def __init__(
+        self,
+        base: Spec,
+        releases: list[str],
+        cell: CellChoice,
+        threshold_pct: float,
+        results: Path,
+        display: Display,
+        max_repetitions: int,
+    ) -> None:
+        self.base = base
+        self.cell = cell
+        self.threshold = threshold_pct
+        self.results = results
+        self.display = display
+        self.max_repetitions = max_repetitions
+        self.found = Bisection(releases, cell, threshold_pct, [])
+
+    def _engine(self, name: str) -> dict[str, Any]:
+        known = {e.name: e for e in self.base.engines}
+        engine = known.get(name) or EngineSpec(name=name)
+        return engine.model_dump(mode="json", exclude_none=True)
+
+    def spec_for(self, names: list[str], repetitions: int) -> tuple[Spec, str]:
+        """The base spec cut to the cell, for these releases, interleaved."""
+        data = self.base.model_dump(mode="json", exclude_none=True, exclude={"distribute"})
+        data["engines"] = [self._engine(n) for n in names]
+        if data["tiers"]:
+            data["tiers"] = [t for t in data["tiers"] if t["name"] == self.cell.tier]
+        data["workloads"] = [w for w in data["workloads"] if w["name"] == self.cell.workload]
+        data["placements"] = data["placements"][:1]
+        if not data["workloads"] or (self.base.tiers and not data["tiers"]):
+            raise OltplabError(
+                f"--cell: tier {self.cell.tier} and workload {self.cell.workload} must be the "
+                "spec's own"
+            )
+        data["protocol"].update(
+            threads=[self.cell.threads], repetitions=repetitions, order="interleaved"
+        )
+        text = tomli_w.dumps(data)
+        return parse_spec(text, "bisect step"), text
+
+    def measure(self, known: str, other: str, *, profile: bool = False) -> Step:
+        """`other` against `known`, a round at a time, until the interval decides."""
+        number = len(self.found.steps)
+        folder = self.results / "steps" / f"{number:02d}-{known}-vs-{other}"
+        point = (Scenario(self.cell.workload).name, self.cell.tier, self.cell.threads)
+        for repetitions in range(2, self.max_repetitions + 1):
+            spec, text = self.spec_for([known, other], repetitions)
+            outcome = run(
+                spec, text, f"bisect step {number}", folder, self.display,
+                snapshots=self.results / "snapshots", profile=profile,
+            )  # fmt: skip
+            if outcome.interrupted:
+                raise KeyboardInterrupt
+            if outcome.failed:
+                reason = outcome.failed[0]["reason"]
+                raise OltplabError(f"bisect step {number} ({known} vs {other}): {reason}")
+            samples = Points(load([folder])).samples()
+            judged = equivalence(
+                samples[(point[0], point[1], other, point[2])],
+                samples[(point[0], point[1], known, point[2])],
+                self.threshold,
+                paired=True,
+                label=f"{known}|{other}",
+            )
+            if judged.verdict != UNDECIDED:
+                break
+        step = Step(number, known, other, repetitions, judged, folder)
+        self.found.steps.append(step)
+        self.display.note(f"step {number}: {other} against {known}: {judged.describe()}")
+        log.info("bisect step %d: %s against %s: %s", number, other, known, judged.describe())
+        return step
+
+    def search(self) -> Bisection:
+        names, found = self.found.releases, self.found
+        ends = self.measure(names[0], names[-1])
+        if ends.judged.verdict != DIFFERENT:
+            found.verdict = (
+                f"no change beyond +-{self.threshold:g}% from {names[0]} to {names[-1]}"
+                if ends.judged.verdict == EQUIVALENT
+                else f"undecided from {names[0]} to {names[-1]}: {ends.judged.describe()}"
+            )
+            return self._saved()
+        low, high = 0, len(names) - 1
+        while high - low > 1:
+            middle = (low + high) // 2
+            near = low if middle - low <= high - middle else high
+            step = self.measure(names[near], names[middle])
+            same = step.judged.verdict == EQUIVALENT
+            if step.judged.verdict == UNDECIDED:
+                same = abs(step.judged.comparison.diff_pct) < self.threshold / 2
+                found.steps[-1] = Step(**{**vars(step), "leaning": True})
+            if (near == low) == same:
+                low = middle
+            else:
+                high = middle
+        found.last_good, found.first_changed = names[low], names[high]
+        found.verdict = f"{names[high]} is the first release that changed (after {names[low]})"
+        return self._saved()
+
+    def _saved(self) -> Bisection:
+        write_atomic(self.results / BISECT_JSON, json.dumps(self.found.as_json(), indent=2) + "\n")
+        return self.found
+
+
+def explain_change(bisector: Bisector, before: str, after: str) -> tuple[Path, Any]:
+    """One more round of the two releases with the server profiled on-CPU: the folder, and
+    what differs between them (settings, per-transaction costs, functions)."""
+    from oltplab.analysis.explain import explain
+    from oltplab.analysis.model import AnalysisOptions, analyse
+
+    folder = bisector.results / "explain"
+    spec, text = bisector.spec_for([before, after], 1)
+    outcome = run(
+        spec, text, "bisect explanation", folder, bisector.display,
+        snapshots=bisector.results / "snapshots", profile=True,
+    )  # fmt: skip
+    if outcome.failed:
+        raise OltplabError(f"bisect explanation: {outcome.failed[0]['reason']}")
+    analysis = analyse(load([folder]), AnalysisOptions())
+    return folder, explain(analysis.dataset, analysis.operations, before, after)

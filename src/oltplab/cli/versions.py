@@ -1,0 +1,126 @@
+"""Commands along a series: `history` (one engine over many results directories) and
+`bisect` (which release changed it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from oltplab.cli.app import console
+
+
+def history(
+    results: Annotated[
+        list[Path], typer.Argument(help="Results directories of the same engine over time.")
+    ],
+    engine: Annotated[str, typer.Option(help="The engine to follow.")],
+) -> None:
+    """Change points in one engine's results over time (nightly runs, say): the results
+    directories in the order they ran, each a point, its repetitions its values."""
+    from oltplab.analysis.changes import history_changes
+    from oltplab.report.markdown import with_interval
+
+    ordered, changes = history_changes(results, engine)
+    console.print(
+        f"{engine} in {len(ordered)} results directories, oldest first: "
+        + ", ".join(str(p) for p in ordered),
+        highlight=False,
+        soft_wrap=True,
+    )
+    if not changes:
+        console.print("no change point (E-Divisive means, Hunter's t-test, p < 0.001)")
+    else:
+        table = Table(title=f"Where {engine} changed")
+        for column in ("scenario", "tier", "threads", "last good", "first changed", "size"):
+            table.add_column(column, overflow="fold")
+        for c in changes:
+            table.add_row(
+                c.scenario, c.tier, str(c.threads), c.last_good, c.first_changed,
+                with_interval(c.size),
+            )  # fmt: skip
+        console.print(table)
+    console.print(
+        f"Next: oltplab report {' '.join(str(p) for p in ordered)} -o DIR", highlight=False
+    )
+
+
+def bisect(
+    good: Annotated[str, typer.Option(help="A release that is as it should be.")],
+    bad: Annotated[str, typer.Option(help="A later release that changed.")],
+    spec_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--spec",
+            help="Releases in order as its engines (your own tarballs or basedirs, say), and "
+            "the dataset and protocol to measure with; without one, the catalog's releases "
+            "between --good and --bad, on a small dataset.",
+        ),
+    ] = None,
+    cell: Annotated[
+        str | None,
+        typer.Option(help='The cell to follow: "[SCENARIO] TIER WORKLOAD <N>t".'),
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            min=0.1,
+            max=99,
+            help="Percent: a release within +-threshold of the other is the same; default: "
+            "margin_pct of the spec's compare section, 5.",
+        ),
+    ] = None,
+    results: Annotated[
+        Path | None, typer.Option("--results", "-r", help="Default: runs/bisect-GOOD-BAD.")
+    ] = None,
+    max_repetitions: Annotated[
+        int, typer.Option(min=2, help="Rounds per step at most, before it is undecided.")
+    ] = 8,
+    explain: Annotated[
+        bool, typer.Option(help="Profile the two releases around the change and explain it.")
+    ] = True,
+) -> None:
+    """Which release first changed a cell: the releases between --good and --bad bisected,
+    each step measured paired and interleaved until its interval decides; then what differs
+    between the last good and the first changed release (settings, per-transaction costs, an
+    on-CPU profile drawn as a differential flame graph)."""
+    from oltplab.bisect import DEFAULT_SPEC, Bisector, explain_change, releases_between
+    from oltplab.display import RichDisplay
+    from oltplab.report.explained import bisect_markdown
+    from oltplab.report.flamegraph import page
+    from oltplab.spec import load_spec, parse_spec
+    from oltplab.store.files import write_atomic
+
+    spec = (
+        load_spec(spec_path)
+        if spec_path
+        else parse_spec(DEFAULT_SPEC.format(good=good, bad=bad), "the bisect default")
+    )
+    releases = releases_between(good, bad, spec if spec_path else None)
+    from oltplab.analysis.bisection import CellChoice
+
+    chosen = CellChoice.parse(cell, spec)
+    folder = results or Path("runs") / f"bisect-{good}-{bad}"
+    margin = threshold or spec.compare.margin_pct
+    bisector = Bisector(
+        spec, releases, chosen, margin, folder.resolve(), RichDisplay(console), max_repetitions
+    )
+    found = bisector.search()
+    explanation, flamegraph = None, None
+    if explain and found.first_changed and found.last_good:
+        _, explanation = explain_change(bisector, found.last_good, found.first_changed)
+        if explanation.before_profile and explanation.after_profile:
+            flamegraph = folder / "flamegraph.html"
+            write_atomic(
+                flamegraph,
+                page(explanation.before_profile, explanation.after_profile, explanation.functions),
+            )
+    report = folder / "bisect.md"
+    write_atomic(report, bisect_markdown(found, explanation, flamegraph))
+    console.print(f"verdict: {found.verdict}", highlight=False)
+    console.print(
+        f"{report}" + (f"\n{flamegraph}" if flamegraph else ""), highlight=False, soft_wrap=True
+    )
+    console.print(f"Next: read {report}; every step's results are in {folder / 'steps'}")

@@ -1,0 +1,72 @@
+"""A bisection, told: every step with its measurements and interval, the release that
+changed, and what explains the change (settings, per-transaction costs, functions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oltplab.analysis.bisection import Bisection
+from oltplab.analysis.explain import Explanation
+from oltplab.report.format import table
+
+
+def bisect_markdown(
+    found: Bisection, explanation: Explanation | None, flamegraph: Path | None
+) -> str:
+    cell = found.cell
+    lines = [
+        f"# Bisection: {found.releases[0]} to {found.releases[-1]}",
+        "",
+        f"Cell: tier {cell.tier}, {cell.workload}, {cell.threads} thread(s); releases in "
+        f"order: {', '.join(found.releases)}; the same within +-{found.threshold_pct:g}% (two "
+        "one-sided tests on the 90% interval, paired by round).",
+        "",
+        f"**{found.verdict}**",
+        "",
+    ]
+    lines += table(
+        ["step", "measured", "against", "rounds", "result", "results"],
+        [
+            [
+                str(s.number), s.measured, s.known, str(s.repetitions),
+                s.judged.describe() + (" (placed by its point)" if s.leaning else ""),
+                f"`{s.folder.name}`",
+            ]
+            for s in found.steps
+        ],
+    )  # fmt: skip
+    if explanation is not None:
+        lines += explanation_markdown(explanation, flamegraph)
+    return "\n".join(lines) + "\n"
+
+
+def explanation_markdown(found: Explanation, flamegraph: Path | None) -> list[str]:
+    lines = [f"## What differs: {found.after} against {found.before}", ""]
+    lines += ["### Settings whose values differ (SHOW GLOBAL VARIABLES)", ""]
+    lines += (
+        table(["variable", found.before, found.after], [list(r) for r in found.settings])
+        if found.settings
+        else ["None.", ""]
+    )
+    lines += ["### Per transaction", ""]
+    lines += table(
+        ["figure", found.before, found.after],
+        [
+            [name, "-" if a is None else f"{a:,.2f}", "-" if b is None else f"{b:,.2f}"]
+            for name, a, b in found.operations
+        ],
+    )
+    lines += ["### On-CPU profile: functions that gained the most samples per transaction", ""]
+    if not found.functions:
+        lines += ["No profile (perf was not available, or the server was not local).", ""]
+    else:
+        lines += table(
+            ["function", found.before, found.after, "gained"],
+            [
+                [f.function, f"{f.before:.4f}", f"{f.after:.4f}", f"{f.gained:+.4f}"]
+                for f in found.functions
+            ],
+        )
+        if flamegraph is not None:
+            lines += [f"Differential flame graph: [{flamegraph.name}]({flamegraph.name})", ""]
+    return lines

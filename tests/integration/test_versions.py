@@ -1,0 +1,107 @@
+"""Which release changed it, with real engines: five "releases" of one real binary, the
+last two carrying a setting that slows the read-only cell at 4 threads by about a third
+(optimizer_trace=enabled=on: every statement's optimizer trace is built). Change points
+over the series and a bisection both name release 4; the explanation names the setting
+and profiles both releases; identical releases show no change. And a rerun says whether
+it reproduced the original."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from oltplab.analysis.changes import version_changes
+from oltplab.analysis.dataset import load
+from oltplab.analysis.points import Points
+
+from .conftest import CHROMIUM, oltplab  # noqa: F401 - the browser fixture needs Chromium
+
+SLOWER = {"optimizer_trace": "enabled=on"}
+
+
+def releases(slow_from: int | None) -> str:
+    lines = []
+    for n in range(1, 6):
+        extra = SLOWER if slow_from is not None and n >= slow_from else {}
+        options = ", ".join(f'{k} = "{v}"' for k, v in extra.items())
+        lines.append(
+            f'[[engines]]\nname = "r{n}"\nsource = {{debian = "mariadb-server-core"}}\n'
+            + (f"extra = {{{options}}}\n" if options else "")
+        )
+    return (
+        'name = "releases"\nworkloads = ["oltp_read_only"]\n'
+        + "".join(lines)
+        + '[config]\nbuffer_pool = "128M"\n[dataset]\ntables = 2\ntable_size = 5000\n'
+        "[protocol]\nwarmup_ro_seconds = 3\nwarmup_rw_seconds = 0\nwarmup_threads = 4\n"
+        'measure_seconds = 8\nthreads = [4]\nrepetitions = 2\norder = "interleaved"\n'
+        "stop_timeout_seconds = 60\n"
+    )
+
+
+def test_change_points_and_a_bisection_name_the_release_that_changed(
+    tmp_path: Path, browser_page
+) -> None:
+    (tmp_path / "releases.toml").write_text(releases(slow_from=4))
+    done = oltplab("run", "releases.toml", "-r", "series", "--snapshots", "snapshots", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = oltplab("report", "series", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    md = (tmp_path / "series" / "report" / "report.md").read_text()
+    section = md[md.index("## 14. Where it changed") :]
+    assert "| mariadb | r3 | r4 | 1 |" in section, section
+    # the identical releases r1..r3 of the same measurements: no change among them
+    dataset = load([tmp_path / "series"])
+    dataset.cells = [c for c in dataset.cells if c.engine in ("r1", "r2", "r3")]
+    dataset.engines = {k: v for k, v in dataset.engines.items() if k in ("r1", "r2", "r3")}
+    assert version_changes(Points(dataset)) == []
+
+    bisected = oltplab(
+        "bisect", "--good", "r1", "--bad", "r5", "--spec", "releases.toml",
+        "--threshold", "10", "--max-repetitions", "5", "-r", "bisect", cwd=tmp_path,
+    )  # fmt: skip
+    assert bisected.returncode == 0, bisected.stdout + bisected.stderr
+    found = json.loads((tmp_path / "bisect" / "bisect.json").read_text())
+    assert (found["last_good"], found["first_changed"]) == ("r3", "r4"), found
+    assert len(found["steps"]) - 1 <= 3  # midpoint steps
+    md = (tmp_path / "bisect" / "bisect.md").read_text()
+    assert "| optimizer_trace | enabled=off | enabled=on |" in md
+    assert "## What differs: r4 against r3" in md
+    # the flame graph of a real cell opens, and lists functions with samples per transaction
+    page, errors = browser_page
+    page.goto((tmp_path / "bisect" / "flamegraph.html").as_uri())
+    assert page.locator("rect.frame").count() > 20
+    rows = page.locator("#functions tbody tr")
+    assert rows.count() >= 5
+    first = rows.nth(0).locator("td").all_inner_texts()
+    assert first[0] and float(first[3]) > 0
+    assert errors == []
+
+    identical = oltplab(
+        "bisect", "--good", "r1", "--bad", "r3", "--spec", "releases.toml",
+        "--threshold", "15", "--max-repetitions", "4", "-r", "aa", "--no-explain", cwd=tmp_path,
+    )  # fmt: skip
+    assert identical.returncode == 0, identical.stderr
+    assert json.loads((tmp_path / "aa" / "bisect.json").read_text())["first_changed"] is None
+
+
+def test_a_rerun_says_whether_it_reproduced(tmp_path: Path) -> None:
+    spec = releases(slow_from=None).replace("repetitions = 2", "repetitions = 3")
+    spec = spec[: spec.index('[[engines]]\nname = "r2"')] + spec[spec.index("[config]") :]
+    (tmp_path / "one.toml").write_text(spec)
+    assert oltplab("run", "one.toml", "-r", "first", cwd=tmp_path).returncode == 0
+    again = oltplab("rerun", "first", "-r", "again", "--yes", "--margin", "20", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "verdict: reproduced within 20%" in again.stdout
+    strict = oltplab("reproduced", "first", "again", "--margin", "1", cwd=tmp_path)
+    assert "verdict: undecided: the interval is wider than the margin of 1%" in strict.stdout
+    # the same spec run again with one setting that costs more than the margin
+    (tmp_path / "slow.toml").write_text(
+        spec.replace(
+            'source = {debian = "mariadb-server-core"}\n',
+            'source = {debian = "mariadb-server-core"}\nextra = {optimizer_trace = "enabled=on"}\n',
+        )
+    )
+    assert oltplab("run", "slow.toml", "-r", "slower", cwd=tmp_path).returncode == 0
+    verdict = oltplab("reproduced", "first", "slower", "--margin", "10", cwd=tmp_path)
+    assert "verdict: not reproduced" in verdict.stdout, verdict.stdout
+    assert "beyond +-10%" in verdict.stdout

@@ -1,0 +1,103 @@
+"""Release series, equivalence verdicts, the bisection's inputs, and profiles, without
+engines (the bisection itself runs real engines in tests/integration/test_versions.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oltplab.analysis.bisection import CellChoice
+from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, UNDECIDED, judge
+from oltplab.analysis.estimate import Comparison, Estimate
+from oltplab.analysis.profiles import Profile, gained_most
+from oltplab.bisect import DEFAULT_SPEC, releases_between
+from oltplab.engines.catalog import family_releases, release_key, series
+from oltplab.errors import OltplabError
+from oltplab.report.flamegraph import page
+from oltplab.spec import parse_spec
+from oltplab.telemetry.profiler import fold
+from tests.cli import oltplab
+
+PERF_SCRIPT = Path(__file__).parent.parent / "data" / "perf" / "mariadbd.perf-script.txt"
+
+
+def test_a_family_series_in_release_order() -> None:
+    assert release_key("10.11.5") > release_key("10.2.11") > release_key("10.1.23")
+    names = [e.name for e in family_releases("mariadb")]
+    assert names == sorted(names, key=lambda n: release_key(n.split("-")[1]))
+    spec = parse_spec('engines = [{series = "mariadb >=10.2, <12"}]', "spec")
+    chosen = [e.name for e in spec.engines]
+    assert chosen and all(n.startswith("mariadb-1") for n in chosen)
+    assert chosen == [n for n in names if release_key(n.split("-")[1]) >= (10, 2)]
+    with pytest.raises(ValueError, match="no catalog release of mariadb is in that range"):
+        series("mariadb >=99")
+    with pytest.raises(ValueError, match="the family must be one of"):
+        series("oracle >=1")
+    listed = oltplab("engines", "list", "--family", "mariadb", cwd=Path.cwd())
+    assert listed.returncode == 0
+    order = [line.split("│")[1].strip() for line in listed.stdout.splitlines()
+             if line.startswith("│ mariadb-1")]  # fmt: skip
+    assert order == names
+
+
+def verdict(point: float, low: float, high: float, margin: float = 3.0) -> str:
+    comparison = Comparison(Estimate(point, low, high, 4, "t"), "x")
+    return judge(comparison, margin).verdict
+
+
+def test_two_one_sided_tests() -> None:
+    assert verdict(0.5, -1.0, 2.0) == EQUIVALENT
+    assert verdict(-30.0, -35.0, -25.0) == DIFFERENT
+    assert verdict(1.0, -4.0, 6.0) == UNDECIDED  # wider than the margin
+    assert verdict(4.0, 2.0, 6.0) == UNDECIDED  # straddles it
+    found = judge(Comparison(Estimate(0.5, -4.0, 5.0, 4, "t"), "x"), 3.0)
+    # half-width 4.5 must shrink to 2.5: (4.5 / 2.5)^2 x 4 rounds = 13
+    assert found.needed == 13
+    assert found.describe("reproduced").startswith("undecided: the interval is wider")
+    assert "13 repetitions" in found.describe()
+    assert (
+        judge(Comparison(Estimate(0.2, -1, 1, 4, "t"), "x"), 3).describe("reproduced")
+        == "reproduced within 3%: +0.2% [-1.0, +1.0] (90%)"
+    )
+
+
+def test_the_cell_and_the_releases_of_a_bisection() -> None:
+    spec = parse_spec(DEFAULT_SPEC.format(good="mysql-5.7.22", bad="mysql-8.0.31"), "default")
+    assert CellChoice.parse(None, spec) == CellChoice("128M", "oltp_read_only", 1)
+    assert CellChoice.parse("ro-local 128M oltp_read_only 4t", spec) == CellChoice(
+        "128M", "oltp_read_only", 4
+    )
+    with pytest.raises(OltplabError, match="expected"):
+        CellChoice.parse("128M 4t", spec)
+    assert releases_between("mariadb-10.11.5", "mariadb-11.4.5", None) == [
+        "mariadb-10.11.5", "mariadb-11.4.5",
+    ]  # fmt: skip
+    mine = parse_spec(
+        "engines = [" + ", ".join(
+            f'{{name = "r{i}", source = {{debian = "mariadb-server-core"}}}}' for i in range(1, 6)
+        ) + "]",
+        "spec",
+    )  # fmt: skip
+    assert releases_between("r2", "r4", mine) == ["r2", "r3", "r4"]
+    with pytest.raises(OltplabError, match="must come before"):
+        releases_between("r4", "r2", mine)
+    with pytest.raises(OltplabError, match="different families"):
+        releases_between("mariadb-10.11.5", "mysql-8.0.31", None)
+
+
+def test_perf_script_folds_into_stacks_and_a_flame_graph(tmp_path: Path) -> None:
+    stacks = fold(PERF_SCRIPT.read_text().splitlines())
+    assert stacks and sum(stacks.values()) > 50
+    assert all(";" in s or s for s in stacks)
+    # root first: every stack of the server's threads starts at its thread entry
+    roots = {s.split(";")[0] for s in stacks}
+    assert roots & {"clone3", "clone", "__clone3", "[libc.so.6]", "start_thread"}
+    after = Profile("r4", {s: n / 100 for s, n in stacks.items()}, sum(stacks.values()), 100)
+    doubled = {s: 2 * w if "log" in s.lower() else w for s, w in after.stacks.items()}
+    before = Profile("r3", after.stacks, after.samples, 100)
+    changed = Profile("r4", doubled, after.samples, 100)
+    functions = gained_most(before, changed)
+    assert functions[0].gained >= functions[-1].gained
+    html = page(before, changed, functions)
+    assert html.count('class="frame"') > 10 and '<table id="functions">' in html
