@@ -15,15 +15,23 @@ import math
 from typing import Any
 
 from oltplab.analysis.changes import Change
+from oltplab.analysis.dataset import CellRecord
 from oltplab.analysis.estimate import Estimate
+from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
+from oltplab.analysis.openloop import cell_percentiles
 from oltplab.metrics import latency_metric
+from oltplab.sysbench.validity import SATURATED
 
 # fmt: off
 IDENTITY_COLUMNS = (
     "scenario", "family", "version", "engine", "tier", "workload", "threads", "repetition",
     "status",
 )
+PERCENTILE_LABELS = [f"p{q:g}" for q in PERCENTILES]
+# From each cell's whole latency histogram (sysbench --histogram).
+DISTRIBUTION_COLUMNS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms")
+OPEN_LOOP_COLUMNS = ("offered_tps", "achieved_tps", "saturated")
 RATE_COLUMNS = ("qps", "reads_per_s", "writes_per_s", "other_per_s", "lat_avg_ms")
 COUNT_COLUMNS = (
     "lat_max_ms", "errors_per_s", "error_rate", "reconnects_per_s", "duration_s", "interval_s",
@@ -51,8 +59,8 @@ def summary_columns(percentiles: list[int]) -> tuple[str, ...]:
     latency = tuple(latency_metric(p) for p in percentiles)
     return (
         *IDENTITY_COLUMNS, "tps", "tps_ci_low", "tps_ci_high", "tps_whole_run",
-        *RATE_COLUMNS, *latency, *COUNT_COLUMNS, "flags", "cv", "steady_from_s", "notes",
-        "machine",
+        *RATE_COLUMNS, *latency, *COUNT_COLUMNS, *DISTRIBUTION_COLUMNS, *OPEN_LOOP_COLUMNS,
+        "flags", "cv", "steady_from_s", "notes", "machine",
     )  # fmt: skip
 
 
@@ -117,6 +125,10 @@ def _summary(analysis: Analysis) -> list[dict[str, Any]]:
                 **{c: getattr(cell, c) for c in RATE_COLUMNS},
                 **{latency_metric(p): cell.metric(latency_metric(p)) for p in percentiles},
                 **{c: getattr(cell, c) for c in COUNT_COLUMNS},
+                **_distribution(analysis, cell),
+                "offered_tps": cell.rate or None,
+                "achieved_tps": cell.tps if cell.rate else None,
+                "saturated": (SATURATED in cell.flags) if cell.rate else None,
                 "flags": ",".join(cell.flags),
                 "cv": _round(found.jitter, 4) if found and found.jitter is not None else None,
                 "steady_from_s": found.steady_from if found else None,
@@ -125,6 +137,15 @@ def _summary(analysis: Analysis) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _distribution(analysis: Analysis, cell: CellRecord) -> dict[str, float | None]:
+    found = cell_percentiles(analysis.dataset, cell)
+    names = [*PERCENTILE_LABELS, "max"]
+    return {
+        column: None if found is None else _round(found[name], 3)
+        for column, name in zip(DISTRIBUTION_COLUMNS, names, strict=True)
+    }
 
 
 def _progression(rows: list[Any]) -> list[dict[str, Any]]:

@@ -72,8 +72,12 @@ def preflight(spec: Spec, origin: str) -> str:
     return sysbench
 
 
-def check_compatible(stored: dict[Cell, str], planned: dict[Cell, str], results: Path) -> None:
-    """A results directory only accepts the spec it was made with, or one that adds cells.
+def check_compatible(
+    stored: dict[Cell, str], planned: dict[Cell, str], results: Path, *, others: bool = False
+) -> None:
+    """A results directory only accepts the spec it was made with, or one that adds cells
+    (or, with `others`, one that measures some of its cells and others: a capacity search
+    adds a rate at a time).
 
     Cells are compared by group (the cell without its repetition), so repetitions beyond
     the spec's, which adaptive runs add, belong to their group.
@@ -81,6 +85,8 @@ def check_compatible(stored: dict[Cell, str], planned: dict[Cell, str], results:
     groups = {cell.group: definition for cell, definition in planned.items()}
     for cell, definition in stored.items():
         group = cell.group
+        if group not in groups and others:
+            continue
         if group not in groups:
             raise OltplabError(
                 f"{results}: holds results for cell {group.describe()} that this spec no "
@@ -128,6 +134,7 @@ def run(
     shard: Shard | None = None,
     snapshots: Path | None = None,
     profile: bool = False,
+    others: bool = False,
 ) -> Outcome:
     """The spec's matrix (or shard K of N of it) measured into `results`."""
     sysbench_binary = preflight(spec, origin)
@@ -140,7 +147,7 @@ def run(
     with ResultsLock(results):
         ledger = Ledger.open(results)
         try:
-            check_compatible(ledger.definitions(), planned, results)
+            check_compatible(ledger.definitions(), planned, results, others=others)
             # We hold the lock: a run the ledger still calls running was killed.
             ledger.end_stale_runs()
             ledger.register((cell, planned[cell]) for cell in cells_of(sessions))

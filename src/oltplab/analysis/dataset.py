@@ -146,6 +146,8 @@ class Dataset:
     paired: bool = False
     # Seconds cut from the start of every series instead of the MSER-5 cut (--cut-seconds).
     fixed_cut: int | None = None
+    # Per cell key: sysbench's --histogram, (latency in ms, events) per bucket.
+    histograms: dict[str, list[tuple[float, int]]] = field(default_factory=dict)
     # Each machine's canary measurements (shards of a distributed run).
     canaries: list[CanaryRun] = field(default_factory=list)
     slow_machine_pct: float = 10.0
@@ -319,6 +321,8 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         dataset.series[f"{path.name}|{key}"] = values
     for key, series in ledger.telemetry(metrics.analysed).items():
         dataset.telemetry[f"{path.name}|{key}"] = series
+    for key, buckets in ledger.latency_histograms().items():
+        dataset.histograms[f"{path.name}|{key}"] = buckets
     run_json = path / RUN_JSON
     # Provenance is shown when readable; the numbers are in the ledger either way.
     with contextlib.suppress(OSError, OltplabError):

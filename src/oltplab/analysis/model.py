@@ -11,6 +11,14 @@ from oltplab.analysis.changes import Change, version_changes
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.findings import Finding, findings
 from oltplab.analysis.machines import machine_rows, spread
+from oltplab.analysis.openloop import (
+    Curve,
+    LatencyPoint,
+    Omission,
+    curves,
+    latency_points,
+    omissions,
+)
 from oltplab.analysis.points import Grid, Point, Points, Value, grids
 from oltplab.analysis.tables import (
     NetworkLatencyRow,
@@ -155,6 +163,21 @@ class Analysis:
             for cell in self.dataset.cells
             if (found := timeline(self.points, cell)) is not None
         }
+
+    @cached_property
+    def latency(self) -> dict[Point, LatencyPoint]:
+        """Each point's latency percentiles, its runs' histograms merged."""
+        return latency_points(self.dataset)
+
+    @cached_property
+    def curves(self) -> list[Curve]:
+        """Latency against offered load, per engine and thread count."""
+        return curves(self.dataset, self.latency)
+
+    @cached_property
+    def omissions(self) -> list[Omission]:
+        """Closed loop beside open loop, where the same engine ran both."""
+        return omissions(self.dataset, self.latency)
 
     @cached_property
     def changes(self) -> list[Change]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
 
@@ -167,6 +167,9 @@ class Timeline:
     panels: list[Panel]
     stalls: list[tuple[int, int]]
     steady_from: int = 1  # the first second counted, 1-based
+    # Open loop: runs of seconds in which transactions offered waited in sysbench's queue
+    # (the server fell behind; their latency counts the wait).
+    waits: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -222,11 +225,30 @@ def timeline(points: Points, cell: CellRecord) -> Timeline | None:
         Panel("History list length", {"length": _on(seconds, get(metrics.HISTORY_LENGTH))}),
         Panel("Checkpoint age MB", {"age": _on(seconds, get(metrics.CHECKPOINT_AGE), 1 / 2**20)}),
         Panel("Dirty pages", {"pages": _on(seconds, get(metrics.DIRTY_PAGES))}),
+        Panel(
+            "Queue (open loop)",
+            {
+                "waiting": _on(seconds, get(metrics.QUEUE_LENGTH)),
+                "busy threads": _on(seconds, get(metrics.CONCURRENCY)),
+            },
+        ),
     ]
     panels = [p for p in panels if any(v is not None for line in p.lines.values() for v in line)]
     found = points.cuts.get(cell.key)
     steady_from = found.steady_from if found else 1
-    return Timeline(cell, seconds, tps.tolist(), panels, stalls(tps), steady_from)
+    waiting = [second for second, value in get(metrics.QUEUE_LENGTH) if value > 0]
+    return Timeline(cell, seconds, tps.tolist(), panels, stalls(tps), steady_from, _runs(waiting))
+
+
+def _runs(seconds: list[int]) -> list[tuple[int, int]]:
+    """Consecutive seconds as (first, last) runs."""
+    out: list[tuple[int, int]] = []
+    for second in sorted(seconds):
+        if out and second == out[-1][1] + 1:
+            out[-1] = (out[-1][0], second)
+        else:
+            out.append((second, second))
+    return out
 
 
 def notable_cells(dataset: Dataset) -> list[tuple[str, CellRecord]]:

@@ -24,6 +24,7 @@ for command in (results.report, results.rebuild, runs.calibrate, distribute.plan
 app.command()(distribute.merge)
 app.command()(versions.history)
 app.command()(versions.bisect)
+app.command()(versions.capacity)
 submit_app.command("slurm")(distribute.submit_slurm)
 submit_app.command("k8s")(distribute.submit_k8s)
 

@@ -124,3 +124,62 @@ def bisect(
         f"{report}" + (f"\n{flamegraph}" if flamegraph else ""), highlight=False, soft_wrap=True
     )
     console.print(f"Next: read {report}; every step's results are in {folder / 'steps'}")
+
+
+def capacity(
+    spec_path: Annotated[Path, typer.Argument(help="The spec file (TOML).", metavar="SPEC")],
+    slo: Annotated[
+        str, typer.Option(help='The objective, e.g. "p99<10ms" (a percentile under a limit).')
+    ],
+    results: Annotated[
+        Path, typer.Option("--results", "-r", help="Results directory for every probe.")
+    ],
+    start: Annotated[int, typer.Option(min=1, help="The first rate offered (tps).")] = 100,
+    precision: Annotated[
+        float,
+        typer.Option(min=0.5, max=50, help="Percent: bisect until the bracket is this narrow."),
+    ] = 5.0,
+    max_repetitions: Annotated[
+        int, typer.Option(min=1, help="Runs at one rate at most before its point decides.")
+    ] = 3,
+) -> None:
+    """The highest rate each engine and tier sustains under a latency objective: open-loop
+    probes, bracketing then bisecting the rate, repeated at the boundary until the verdict
+    is clear; ranked, with the closed-loop peak beside each."""
+    from oltplab.analysis.capacity import Objective
+    from oltplab.capacity import capacities
+    from oltplab.display import RichDisplay
+    from oltplab.spec import load_spec
+
+    objective = Objective.parse(slo)
+    spec = load_spec(spec_path)
+    found = capacities(
+        spec, objective, results.resolve(), RichDisplay(console), start=start,
+        precision=precision / 100, max_repetitions=max_repetitions,
+    )  # fmt: skip
+    table = Table(title=f"Capacity at {objective}")
+    for column in ("engine", "tier", "sustains", "closed-loop peak"):
+        table.add_column(column)
+    for row in found:
+        sustained = row["sustained_tps"]
+        said = (
+            f"{sustained:,} tps [{sustained:,}, {row['missed_tps']:,}]"
+            if sustained and row["missed_tps"]
+            else (f"at least {sustained:,} tps" if sustained else "not even the lowest rate")
+        )
+        peak = row["closed_loop_peak_tps"]
+        table.add_row(row["engine"], row["tier"], said, "-" if peak is None else f"{peak:,.0f} tps")
+    console.print(table)
+    for row in found:
+        if row["sustained_tps"]:
+            console.print(
+                f"{row['engine']} sustains {row['sustained_tps']:,} tps "
+                f"[{row['sustained_tps']:,}, {row['missed_tps'] or row['sustained_tps']:,}] "
+                f"at {objective}",
+                highlight=False,
+            )
+    console.print(
+        f"{results / 'capacity.json'}\nNext: oltplab report {results} (latency against offered "
+        "load, every probe)",
+        highlight=False,
+    )

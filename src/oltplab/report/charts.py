@@ -153,7 +153,38 @@ def plan(analysis: Analysis, folder: Path) -> list[Chart]:
             planned += _stability_charts(
                 analysis, scenario, tier, max(threads), folder / name, colours
             )
-    return planned + telemetry_charts(analysis, folder)
+    return planned + telemetry_charts(analysis, folder) + latency_charts(analysis, folder, colours)
+
+
+def latency_charts(analysis: Analysis, folder: Path, colours: dict[str, str]) -> list[Chart]:
+    """p99 against the load offered (the hockey stick), per workload and tier, knees marked."""
+    grouped: dict[tuple[str, bool, str], list[Any]] = {}
+    for curve in analysis.curves:
+        grouped.setdefault((curve.workload, curve.network, curve.tier), []).append(curve)
+    charts = []
+    for (workload, network, tier), found in grouped.items():
+        lines = {
+            f"{c.engine} ({c.threads}t)": (
+                [float(p.rate) for p in c.points],
+                [p.percentiles["p99"].point if "p99" in p.percentiles else math.nan
+                 for p in c.points],
+                c.knee,
+            )
+            for c in found
+        }  # fmt: skip
+        where = f"{workload}, {'network' if network else 'local'}, tier {safe_name(tier)}"
+        charts.append(
+            Chart(
+                folder / f"latency_{safe_name(workload)}_{safe_name(tier)}.png",
+                "latency",
+                f"p99 latency against offered load, {where} (knees marked)",
+                lines,
+                legend=tuple(
+                    (name, colours[c.engine]) for name, c in zip(lines, found, strict=True)
+                ),
+            )
+        )
+    return charts
 
 
 def _whole_run_tps(analysis: Analysis, scenario: str, tier: str, threads: list[int]) -> Lines:
@@ -361,6 +392,8 @@ def _telemetry(figure: Figure, chart: Chart) -> None:
     for axis in axes:
         for first, last in found.stalls:
             axis.axvspan(first - 0.5, last + 0.5, color="red", alpha=0.15)
+        for first, last in found.waits:
+            axis.axvspan(first - 0.5, last + 0.5, color="orange", alpha=0.2)
         if found.steady_from > 1:
             axis.axvline(found.steady_from - 0.5, color="grey", linestyle="--", linewidth=0.8)
         axis.grid(alpha=0.3)
@@ -369,7 +402,22 @@ def _telemetry(figure: Figure, chart: Chart) -> None:
     figure.subplots_adjust(left=0.12, right=0.97, top=0.94, bottom=0.06, hspace=0.15)
 
 
+def _latency(figure: Figure, chart: Chart) -> None:
+    axis = figure.add_subplot()
+    colours = dict(chart.legend)
+    for name, (rates, p99, knee) in chart.data.items():
+        axis.plot(rates, p99, marker="o", color=colours[name])
+        if knee is not None:
+            axis.axvline(knee, color=colours[name], linestyle=":", linewidth=1)
+    axis.set_yscale("log")
+    axis.set_xlabel("transactions a second offered")
+    axis.set_ylabel("p99 latency (ms)")
+    axis.set_title(chart.title, fontsize=9)
+    _legend(figure, axis, chart.legend)
+
+
 DRAW = {
+    "latency": _latency,
     "tps": _tps,
     "relative": _relative,
     "timeline": _timeline,

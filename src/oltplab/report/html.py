@@ -108,6 +108,7 @@ def telemetry_data(analysis: Analysis) -> dict[str, Any]:
             "tps": _rounded(list(found.tps)),
             "steady_from": found.steady_from,
             "stalls": found.stalls,
+            "waits": found.waits,
             "panels": [
                 {"title": p.title, "lines": {n: _rounded(v) for n, v in p.lines.items()}}
                 for p in found.panels

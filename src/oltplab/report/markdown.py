@@ -15,7 +15,7 @@ from oltplab.analysis.points import Grid, Value, cross_family
 from oltplab.analysis.tables import ProgressionRow, Ratio
 from oltplab.metrics import percentile_of
 from oltplab.plan import safe_name
-from oltplab.report import diagnostics
+from oltplab.report import diagnostics, latency
 from oltplab.report.environment import configuration, environment
 from oltplab.report.format import (
     CROSS_FAMILY,
@@ -358,13 +358,13 @@ def _pairwise(analysis: Analysis) -> list[str]:
             ["Threads", *engines],
             [[str(t), *(number(pair.qps[e].get(t)) for e in engines)] for t in pair.threads],
         )
-        for percentile, latency in pair.latency.items():
-            if not any(latency[e] for e in engines):
+        for percentile, by_engine in pair.latency.items():
+            if not any(by_engine[e] for e in engines):
                 continue
             out += [f"**p{percentile} latency (ms), {pair.scenario}, tier {pair.tier}**", ""]
             out += table(
                 ["Threads", *engines],
-                [[str(t), *(number(latency[e].get(t)) for e in engines)] for t in pair.threads],
+                [[str(t), *(number(by_engine[e].get(t)) for e in engines)] for t in pair.threads],
             )
         out += [
             f"**QPS improvement of {subject}, {pair.scenario}, tier {pair.tier}**",
@@ -447,4 +447,7 @@ def render(analysis: Analysis, charts: list[Path]) -> str:
     lines += diagnostics.network(analysis)
     lines += diagnostics.machines(analysis)
     lines += _changes(analysis)
+    lines += latency.distributions(analysis)
+    lines += latency.curves(analysis, charts)
+    lines += latency.omission(analysis)
     return "\n".join(without_html(line) for line in lines)

@@ -1,0 +1,154 @@
+"""Capacity under an SLO with real engines: for each engine and tier of a spec, the search
+of analysis.capacity, each probe an open-loop cell at one rate (one thread per 100
+transactions a second offered, as many as the server may need), measured into one
+results directory that `oltplab report` reads like any other; and the closed-loop peak
+beside it."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from oltplab.analysis.capacity import Capacity, Measured, Objective, search
+from oltplab.analysis.dataset import load
+from oltplab.analysis.latency import Histogram, percentile_estimate
+from oltplab.errors import OltplabError
+from oltplab.plan import Scenario
+from oltplab.runner import run
+from oltplab.session import Display
+from oltplab.spec import Spec, parse_spec
+from oltplab.store.files import write_atomic
+from oltplab.sysbench.validity import SATURATED
+
+RATE_PER_THREAD = 100
+MAX_THREADS = 64
+CAPACITY_JSON = "capacity.json"
+
+
+def threads_for(rate: int) -> int:
+    return min(max(1, math.ceil(rate / RATE_PER_THREAD)), MAX_THREADS)
+
+
+class Prober:
+    """Measures one engine and tier of the spec at the rates the search asks for."""
+
+    def __init__(self, spec: Spec, engine: str, tier: str, results: Path, display: Display):
+        self.spec = spec
+        self.engine = engine
+        self.tier = tier
+        self.results = results
+        self.display = display
+        self.workload = spec.workloads[0].name
+
+    def spec_for(self, *, rate: int, repetitions: int, threads: list[int]) -> tuple[Spec, str]:
+        data = self.spec.model_dump(mode="json", exclude_none=True, exclude={"distribute"})
+        data["engines"] = [e for e in data["engines"] if e["name"] == self.engine]
+        if data["tiers"]:
+            data["tiers"] = [t for t in data["tiers"] if t["name"] == self.tier]
+        data["workloads"] = data["workloads"][:1]
+        data["placements"] = data["placements"][:1]
+        # Fixed, so every probe's cells are of one definition whatever its thread count.
+        data["config"]["max_connections"] = MAX_THREADS + 32
+        data["protocol"].update(
+            threads=threads,
+            repetitions=repetitions,
+            rates=[rate] if rate else [],
+            closed_loop=not rate,
+            order="as-listed",
+        )
+        text = tomli_w.dumps(data)
+        return parse_spec(text, f"capacity probe of {self.engine}"), text
+
+    def _run(self, spec: Spec, text: str, origin: str) -> None:
+        outcome = run(spec, text, origin, self.results, self.display, others=True)
+        if outcome.interrupted:
+            raise KeyboardInterrupt
+        if outcome.failed:
+            raise OltplabError(f"{origin}: {outcome.failed[0]['reason']}")
+
+    def measure(self, rate: int, repetitions: int, percentile: float) -> Measured:
+        threads = threads_for(rate)
+        spec, text = self.spec_for(rate=rate, repetitions=repetitions, threads=[threads])
+        self._run(spec, text, f"capacity probe {self.engine} {rate} tps")
+        dataset = load([self.results])
+        scenario = Scenario(self.workload, False, rate).name
+        wanted = (self.engine, self.tier, scenario, threads)
+        cells = [
+            c for c in dataset.cells
+            if (c.engine, c.tier, c.scenario, c.threads) == wanted
+            and c.measured and c.repetition <= repetitions
+        ]  # fmt: skip
+        runs = [
+            Histogram.of(dataset.histograms[c.key]) for c in cells if c.key in dataset.histograms
+        ]
+        latency = percentile_estimate(runs, percentile, f"{self.engine}|{rate}")
+        saturated = any(SATURATED in c.flags for c in cells)
+        self.display.note(
+            f"{self.engine} {self.tier} at {rate:,} tps offered ({threads} threads, "
+            f"{len(cells)} run(s)): p{percentile:g} "
+            f"{'-' if latency is None else f'{latency.point:.2f} ms'}"
+            + (" (saturated)" if saturated else "")
+        )
+        return Measured(latency, saturated, len(cells))
+
+    def closed_peak(self) -> float | None:
+        """Closed-loop TPS at the spec's thread counts: the peak, as reports quote it."""
+        spec, text = self.spec_for(rate=0, repetitions=1, threads=self.spec.protocol.threads)
+        self._run(spec, text, f"closed loop {self.engine}")
+        dataset = load([self.results])
+        found = [
+            c.tps for c in dataset.cells
+            if c.engine == self.engine and c.tier == self.tier and not c.rate and c.tps
+        ]  # fmt: skip
+        return max(found) if found else None
+
+
+def capacities(
+    spec: Spec,
+    objective: Objective,
+    results: Path,
+    display: Display,
+    *,
+    start: int,
+    precision: float,
+    max_repetitions: int,
+) -> list[dict[str, Any]]:
+    """Every engine and tier's capacity, ranked, written to capacity.json."""
+    found = []
+    for engine in (e.name for e in spec.engines):
+        for tier in (t.name for t in spec.tier_list):
+            prober = Prober(spec, engine, tier, results, display)
+            capacity: Capacity = search(
+                lambda rate, reps, p=prober: p.measure(rate, reps, objective.percentile),
+                objective, start=start, precision=precision, max_repetitions=max_repetitions,
+            )  # fmt: skip
+            found.append(
+                {
+                    "engine": engine,
+                    "tier": tier,
+                    "objective": str(objective),
+                    "sustained_tps": capacity.sustained,
+                    "missed_tps": capacity.missed,
+                    "closed_loop_peak_tps": prober.closed_peak(),
+                    "probes": [
+                        {
+                            "rate": p.rate,
+                            "meets": p.meets,
+                            "undecided": p.undecided,
+                            "repetitions": p.measured.repetitions,
+                            "saturated": p.measured.saturated,
+                            "latency_ms": None if p.measured.latency is None
+                            else [p.measured.latency.point, p.measured.latency.low,
+                                  p.measured.latency.high],
+                        }
+                        for p in capacity.probes
+                    ],
+                }
+            )  # fmt: skip
+    found.sort(key=lambda r: -(r["sustained_tps"] or 0))
+    write_atomic(results / CAPACITY_JSON, json.dumps(found, indent=2) + "\n")
+    return found

@@ -1,0 +1,83 @@
+"""Latency as users feel it, with a real engine: a workload that stalls at planned points
+(every 200th event pauses 500 ms) measured closed loop and open loop. The open loop's p99
+counts the queue the stalls build and is at least ten times the closed loop's, the report
+sets them side by side, and the timeline shades the seconds transactions waited. And a
+capacity search under an objective, probing real open-loop cells."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from .conftest import oltplab
+
+DATA = Path(__file__).parent.parent / "data" / "workloads"
+SPEC = """
+name = "stalls"
+[[engines]]
+name = "mariadb-debian"
+[[workloads]]
+name = "stall"
+script = "stall.lua"
+read_only = true
+options = {point_selects = 1}
+[config]
+buffer_pool = "128M"
+[dataset]
+tables = 1
+table_size = 2000
+[protocol]
+warmup_ro_seconds = 2
+warmup_rw_seconds = 0
+warmup_threads = 1
+measure_seconds = 10
+threads = [1]
+rates = [100]
+"""
+
+
+def test_open_loop_latency_shows_the_stall_the_closed_loop_hides(tmp_path: Path) -> None:
+    shutil.copy(DATA / "stall.lua", tmp_path)
+    (tmp_path / "stalls.toml").write_text(SPEC)
+    done = oltplab("run", "stalls.toml", "-r", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = json.loads(oltplab("export", "out", "-f", "json", cwd=tmp_path).stdout)
+    by_rate = {r["offered_tps"]: r for r in rows}
+    closed, opened = by_rate[None], by_rate[100]
+    assert opened["p99_ms"] >= 10 * closed["p99_ms"], (closed["p99_ms"], opened["p99_ms"])
+    assert opened["achieved_tps"] >= 90 and opened["saturated"] is False
+    for row in rows:
+        assert row["p50_ms"] <= row["p90_ms"] <= row["p95_ms"] <= row["p99_ms"]
+        assert row["p99_ms"] <= row["p99_9_ms"] <= row["max_ms"]
+
+    assert oltplab("report", "out", cwd=tmp_path).returncode == 0
+    md = (tmp_path / "out" / "report" / "report.md").read_text()
+    section = md[md.index("## 17. Closed loop against open loop") :]
+    assert "users wait" in section and "times longer at p99 than the closed loop reports" in section
+    page = (tmp_path / "out" / "report" / "report.html").read_text()
+    data = json.loads(
+        page[page.index('id="data">') + 10 : page.index("</script>", page.index('id="data">'))]
+    )
+    waits = [t["waits"] for t in data["timelines"].values() if "-100tps" in t["label"]]
+    assert waits and waits[0], "the open-loop cell's waiting seconds are shaded"
+
+
+def test_capacity_under_an_objective_with_real_probes(tmp_path: Path) -> None:
+    (tmp_path / "point.toml").write_text(
+        SPEC.replace('name = "stall"\nscript = "stall.lua"\nread_only = true\n'
+                     "options = {point_selects = 1}\n", 'name = "oltp_point_select"\n')
+        .replace("measure_seconds = 10", "measure_seconds = 5")
+        .replace("rates = [100]\n", "")
+    )  # fmt: skip
+    done = oltplab(
+        "capacity", "point.toml", "--slo", "p99<5ms", "-r", "cap", "--start", "400",
+        "--precision", "40", "--max-repetitions", "2", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = json.loads((tmp_path / "cap" / "capacity.json").read_text())
+    assert len(found) == 1
+    row = found[0]
+    assert row["sustained_tps"] and row["missed_tps"] and row["sustained_tps"] < row["missed_tps"]
+    assert row["closed_loop_peak_tps"] > 0
+    assert f"mariadb-debian sustains {row['sustained_tps']:,} tps" in done.stdout
