@@ -63,7 +63,7 @@ def test_open_loop_latency_shows_the_stall_the_closed_loop_hides(tmp_path: Path)
     assert waits and waits[0], "the open-loop cell's waiting seconds are shaded"
 
 
-def test_capacity_under_an_objective_with_real_probes(tmp_path: Path) -> None:
+def test_capacity_under_an_objective_with_real_probes(tmp_path: Path, browser_page) -> None:
     (tmp_path / "point.toml").write_text(
         SPEC.replace('name = "stall"\nscript = "stall.lua"\nread_only = true\n'
                      "options = {point_selects = 1}\n", 'name = "oltp_point_select"\n')
@@ -81,3 +81,15 @@ def test_capacity_under_an_objective_with_real_probes(tmp_path: Path) -> None:
     assert row["sustained_tps"] and row["missed_tps"] and row["sustained_tps"] < row["missed_tps"]
     assert row["closed_loop_peak_tps"] > 0
     assert f"mariadb-debian sustains {row['sustained_tps']:,} tps" in done.stdout
+    # every probe is a cell of one results directory: the report draws the hockey stick
+    assert oltplab("report", "cap", cwd=tmp_path).returncode == 0
+    md = (tmp_path / "cap" / "report" / "report.md").read_text()
+    assert "## 16. Latency against offered load" in md and "Knee:" in md
+    page, errors = browser_page
+    page.goto((tmp_path / "cap" / "report" / "report.html").as_uri())
+    assert page.locator("#latency-section").is_visible()
+    p99 = page.evaluate("document.getElementById('latency').data[0].y")
+    page.select_option("#percentile", "p50")
+    p50 = page.evaluate("document.getElementById('latency').data[0].y")
+    assert len(p50) == len(p99) >= 3 and all(a <= b for a, b in zip(p50, p99, strict=True))
+    assert p50 != p99 and errors == []

@@ -14,7 +14,7 @@ from oltplab.analysis.changes import version_changes
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 
-from .conftest import CHROMIUM, oltplab  # noqa: F401 - the browser fixture needs Chromium
+from .conftest import oltplab
 
 SLOWER = {"optimizer_trace": "enabled=on"}
 

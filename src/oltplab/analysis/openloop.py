@@ -93,7 +93,7 @@ class Curve:
     network: bool
     tier: str
     engine: str
-    threads: int
+    threads: int | None  # None: each rate had its own thread count (a capacity search)
     points: list[LatencyPoint]  # by offered rate
     knee: int | None  # the last rate before the latency turns up
 
@@ -112,17 +112,27 @@ def _knee(points: list[LatencyPoint]) -> int | None:
 
 
 def curves(dataset: Dataset, found: dict[Point, LatencyPoint]) -> list[Curve]:
+    """A curve per engine and thread count; or per engine alone, when each rate was run at
+    a thread count of its own (one thread per so many transactions offered)."""
     kinds = dataset.scenario_kinds
-    grouped: dict[tuple[str, bool, str, str, int], list[LatencyPoint]] = defaultdict(list)
-    for (scenario, tier, engine, threads), point in found.items():
+    grouped: dict[tuple[str, bool, str, str], list[LatencyPoint]] = defaultdict(list)
+    for (scenario, tier, engine, _), point in found.items():
         kind = kinds[scenario]
         if kind.rate:
-            grouped[(kind.workload, kind.network, tier, engine, threads)].append(point)
+            grouped[(kind.workload, kind.network, tier, engine)].append(point)
     out = []
-    for (workload, network, tier, engine, threads), points in sorted(grouped.items()):
-        points.sort(key=lambda p: p.rate)
-        if len(points) >= 2:
-            out.append(Curve(workload, network, tier, engine, threads, points, _knee(points)))
+    for (workload, network, tier, engine), points in sorted(grouped.items()):
+        rates = [p.rate for p in points]
+        if len(set(rates)) == len(rates):
+            per_threads = {None: points}
+        else:
+            per_threads = defaultdict(list)
+            for p in points:
+                per_threads[p.point[3]].append(p)
+        for threads, chosen in per_threads.items():
+            chosen.sort(key=lambda p: p.rate)
+            if len(chosen) >= 2:
+                out.append(Curve(workload, network, tier, engine, threads, chosen, _knee(chosen)))
     return out
 
 

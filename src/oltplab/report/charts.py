@@ -164,7 +164,7 @@ def latency_charts(analysis: Analysis, folder: Path, colours: dict[str, str]) ->
     charts = []
     for (workload, network, tier), found in grouped.items():
         lines = {
-            f"{c.engine} ({c.threads}t)": (
+            f"{c.engine} ({c.threads or 'varied '}t)": (
                 [float(p.rate) for p in c.points],
                 [p.percentiles["p99"].point if "p99" in p.percentiles else math.nan
                  for p in c.points],

@@ -10,6 +10,7 @@ from typing import Any
 import jinja2
 import numpy as np
 
+from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Value, dbms
 from oltplab.metrics import latency_metric
@@ -92,6 +93,27 @@ def page_data(analysis: Analysis) -> dict[str, Any]:
         "baseline": analysis.relative_engine,
         "points": records,
         "series": {k: packed(dataset.series[k]) for k in sorted(series_keys)},
+        "curves": [
+            {
+                "engine": c.engine,
+                "workload": c.workload,
+                "tier": c.tier,
+                "threads": c.threads,
+                "knee": c.knee,
+                "points": [
+                    {
+                        "rate": p.rate,
+                        "saturated": p.saturated,
+                        "percentiles": {
+                            name: round(e.point, 3) for name, e in p.percentiles.items()
+                        },
+                    }
+                    for p in c.points
+                ],
+            }
+            for c in analysis.curves
+        ],
+        "latency_percentiles": [f"p{q:g}" for q in PERCENTILES],
         "labels": labels,
     }
 

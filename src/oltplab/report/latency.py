@@ -58,8 +58,8 @@ def curves(analysis: Analysis, charts: list[Path]) -> list[str]:
     ]
     for curve in analysis.curves:
         place = "network" if curve.network else "local"
-        out += [f"**{curve.engine}, {curve.workload} {place}, tier {curve.tier}, "
-                f"{curve.threads} thread(s)**", ""]  # fmt: skip
+        threads = f"{curve.threads} thread(s)" if curve.threads else "threads by rate"
+        out += [f"**{curve.engine}, {curve.workload} {place}, tier {curve.tier}, {threads}**", ""]
         out += table(
             ["offered", "served", *LABELS],
             [
