@@ -124,7 +124,10 @@ def build_plan(spec: Spec) -> list[Session]:
 
     as-listed runs every repetition inside one session per engine, tier and workload.
     interleaved and random give each repetition its own session, cycling engines within a
-    round so that drift on the host hits every engine alike.
+    round so that drift on the host hits every engine alike; each round starts one engine
+    later than the last, so that no engine always runs first (on a small host the first
+    session after another's differs by 10-20%, which two engines in a fixed order would
+    read as a difference between them).
     """
     reps = range(1, spec.protocol.repetitions + 1)
 
@@ -159,12 +162,18 @@ def build_plan(spec: Spec) -> list[Session]:
         for tier in tiers
         for workload in spec.workloads
         for placement in spec.placements
-        for engine in engines
+        for engine in turns(engines, rep)
         if placement in placements(engine)
     ]
     if spec.protocol.order == "random":
         random.Random(spec.protocol.seed).shuffle(sessions)
     return sessions
+
+
+def turns(engines: list[str], repetition: int) -> list[str]:
+    """The engines in the order of their turns in a round: rotated by one each round."""
+    start = (repetition - 1) % len(engines) if engines else 0
+    return engines[start:] + engines[:start]
 
 
 def rates_of(spec: Spec, workload: WorkloadSpec) -> list[int]:
@@ -210,8 +219,14 @@ def extra_round(
             )
     tiers = list(dict.fromkeys(s.tier for s in template))
     workloads = list(dict.fromkeys(s.workload for s in template))
-    # Sorting is stable: within one tier and workload the engines keep their turn.
-    return sorted(sessions, key=lambda s: (tiers.index(s.tier), workloads.index(s.workload)))
+    engines = list(dict.fromkeys(s.engine for s in template))
+
+    def turn(s: Session) -> tuple[int, int, int]:
+        order = turns(engines, s.cells[0].repetition)
+        return tiers.index(s.tier), workloads.index(s.workload), order.index(s.engine)
+
+    # Sorting is stable: one engine's placements keep their order within its turn.
+    return sorted(sessions, key=turn)
 
 
 # --- artifact names: the layout of the 2026 report's raw data ----------------------------------
@@ -235,4 +250,6 @@ def session_stem(tier: str, read_only: bool) -> str:
 
 def cell_stem(cell: Cell, read_only: bool) -> str:
     prefix = f"run{cell.repetition}_" if cell.repetition > 1 else ""
-    return f"{prefix}{session_stem(cell.tier, read_only)}_{cell.threads}th"
+    # An open-loop cell shares the closed loop's tier and threads: the rate keeps its files apart.
+    rate = f"_{cell.rate}tps" if cell.rate else ""
+    return f"{prefix}{session_stem(cell.tier, read_only)}_{cell.threads}th{rate}"

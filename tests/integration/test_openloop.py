@@ -1,5 +1,6 @@
 """Latency as users feel it, with a real engine: a workload that stalls at planned points
-(every 200th event pauses 500 ms) measured closed loop and open loop. The open loop's p99
+(every 350th event pauses 1.1 s, longer than sysbench's report interval, so a report always
+falls inside a pause) measured closed loop and open loop. The open loop's p99
 counts the queue the stalls build and is at least ten times the closed loop's, the report
 sets them side by side, and the timeline shades the seconds transactions waited. And a
 capacity search under an objective, probing real open-loop cells."""
@@ -13,7 +14,8 @@ from pathlib import Path
 from .conftest import oltplab
 
 DATA = Path(__file__).parent.parent / "data" / "workloads"
-SPEC = """
+STALL_OPTIONS = "options = {point_selects = 1, stall_ms = 1100, stall_every = 350}"
+SPEC = f"""
 name = "stalls"
 [[engines]]
 name = "mariadb-debian"
@@ -21,7 +23,7 @@ name = "mariadb-debian"
 name = "stall"
 script = "stall.lua"
 read_only = true
-options = {point_selects = 1}
+{STALL_OPTIONS}
 [config]
 buffer_pool = "128M"
 [dataset]
@@ -45,8 +47,9 @@ def test_open_loop_latency_shows_the_stall_the_closed_loop_hides(tmp_path: Path)
     rows = json.loads(oltplab("export", "out", "-f", "json", cwd=tmp_path).stdout)
     by_rate = {r["offered_tps"]: r for r in rows}
     closed, opened = by_rate[None], by_rate[100]
-    assert opened["p99_ms"] >= 10 * closed["p99_ms"], (closed["p99_ms"], opened["p99_ms"])
-    assert opened["achieved_tps"] >= 90 and opened["saturated"] is False
+    measured = {k: (r["tps"], r["p50_ms"], r["p99_ms"], r["max_ms"]) for k, r in by_rate.items()}
+    assert opened["p99_ms"] >= 10 * closed["p99_ms"], measured
+    assert opened["achieved_tps"] >= 80 and opened["saturated"] is False
     for row in rows:
         assert row["p50_ms"] <= row["p90_ms"] <= row["p95_ms"] <= row["p99_ms"]
         assert row["p99_ms"] <= row["p99_9_ms"] <= row["max_ms"]
@@ -66,7 +69,7 @@ def test_open_loop_latency_shows_the_stall_the_closed_loop_hides(tmp_path: Path)
 def test_capacity_under_an_objective_with_real_probes(tmp_path: Path, browser_page) -> None:
     (tmp_path / "point.toml").write_text(
         SPEC.replace('name = "stall"\nscript = "stall.lua"\nread_only = true\n'
-                     "options = {point_selects = 1}\n", 'name = "oltp_point_select"\n')
+                     f"{STALL_OPTIONS}\n", 'name = "oltp_point_select"\n')
         .replace("measure_seconds = 10", "measure_seconds = 5")
         .replace("rates = [100]\n", "")
     )  # fmt: skip

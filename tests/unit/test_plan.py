@@ -41,11 +41,12 @@ def test_as_listed_runs_one_session_per_engine_tier_workload():
     ]
 
 
-def test_interleaved_alternates_engines_within_each_round():
+def test_interleaved_alternates_engines_within_each_round_and_who_goes_first():
     sessions = plan("interleaved")
     assert [s.engine for s in sessions[:4]] == ["mysql-8.0.31", "mariadb-10.11.5"] * 2
     assert {c.repetition for s in sessions[:8] for c in s.cells} == {1}
     assert {c.repetition for s in sessions[8:] for c in s.cells} == {2}
+    assert [s.engine for s in sessions[8:12]] == ["mariadb-10.11.5", "mysql-8.0.31"] * 2
 
 
 def test_random_order_is_reproducible_from_its_seed():
@@ -114,3 +115,8 @@ def test_an_extra_round_repeats_only_what_needs_it_with_engines_interleaved():
         ("mysql-8.0.31", [(1, 3)]),
         ("mariadb-10.11.5", [(8, 5)]),
     ]
+    # in a second round the other engine goes first
+    second = extra_round(
+        sessions, {mysql_1t.group, maria_8t.group}, {mysql_1t.group: 2, maria_8t.group: 2}
+    )
+    assert [s.engine for s in second] == ["mariadb-10.11.5", "mysql-8.0.31"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.analysis.bisection import CellChoice
+from oltplab.analysis.bisection import LIKE_KNOWN, LIKE_OTHER, CellChoice, counterpart_pct, place
 from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, UNDECIDED, judge
 from oltplab.analysis.estimate import Comparison, Estimate
 from oltplab.analysis.profiles import Profile, gained_most
@@ -60,6 +60,23 @@ def test_two_one_sided_tests() -> None:
         judge(Comparison(Estimate(0.2, -1, 1, 4, "t"), "x"), 3).describe("reproduced")
         == "reproduced within 3%: +0.2% [-1.0, +1.0] (90%)"
     )
+
+
+def test_a_middle_release_goes_to_the_end_it_is_like() -> None:
+    def middle(point: float, low: float, high: float, other_end: float):
+        return place(Comparison(Estimate(point, low, high, 3, "t"), "x"), other_end)
+
+    # the ends differ by -30%: against the good end, halfway is -15%
+    assert middle(-2.0, -12.0, +8.0, -30.0).verdict == LIKE_KNOWN
+    assert middle(-28.0, -40.0, -16.0, -30.0).verdict == LIKE_OTHER
+    spans = middle(-10.0, -25.0, +5.0, -30.0)
+    assert spans.verdict == UNDECIDED and spans.like_known  # its point is on the good side
+    assert "spans halfway (-15.0%)" in spans.describe()
+    # against the bad end the good one shows +42.9%, so halfway is +21.4%
+    assert round(counterpart_pct(-30.0), 1) == 42.9
+    assert middle(+40.0, +25.0, +55.0, counterpart_pct(-30.0)).verdict == LIKE_OTHER
+    # a middle release that moved the other way is nearer the known end than the other one
+    assert middle(+30.0, +20.0, +40.0, -30.0).verdict == LIKE_KNOWN
 
 
 def test_the_cell_and_the_releases_of_a_bisection() -> None:

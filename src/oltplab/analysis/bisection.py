@@ -1,5 +1,13 @@
 """A bisection's findings as data: the cell it follows, each step with its measurements
-and verdict, and where it placed the change (oltplab.bisect does the measuring)."""
+and verdict, and where it placed the change (oltplab.bisect does the measuring).
+
+A middle release is asked which end it is like, not whether it is the same as its
+neighbour within a margin: once the ends differ by D, the middle one measured against a
+known end shows about 0 if it is like that end and about D's counterpart if it is like the
+other, so its interval decides as soon as it lies wholly on one side of halfway. That
+needs far fewer rounds than a margin test on a noisy host, and a middle release that is
+neither (a second, smaller change) still goes to the side it is nearer to.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oltplab.analysis.equivalence import Equivalence
+from oltplab.analysis.equivalence import UNDECIDED, Equivalence
+from oltplab.analysis.estimate import Comparison
 from oltplab.errors import OltplabError
 from oltplab.spec import Spec
 
@@ -38,13 +47,62 @@ class CellChoice:
         return cls(words[0], words[1], int(match[1]))
 
 
+LIKE_KNOWN = "like the known release"
+LIKE_OTHER = "like the other end"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Which end a middle release is like, from its difference to the known end."""
+
+    comparison: Comparison  # the middle release against the known end, 90% interval
+    halfway_pct: float  # half of what the other end shows against the known one
+    verdict: str  # LIKE_KNOWN, LIKE_OTHER or UNDECIDED
+
+    def describe(self) -> str:
+        c = self.comparison
+        shown = (
+            f"{c.diff_pct:+.1f}% [{c.low_pct:+.1f}, {c.high_pct:+.1f}] (90%)"
+            if c.low_pct is not None and c.high_pct is not None
+            else f"{c.diff_pct:+.1f}% ({c.verdict})"
+        )
+        if self.verdict == UNDECIDED:
+            return f"undecided: the interval spans halfway ({self.halfway_pct:+.1f}%): {shown}"
+        return f"{self.verdict}: {shown}, wholly on its side of halfway ({self.halfway_pct:+.1f}%)"
+
+    @property
+    def like_known(self) -> bool:
+        """Where it goes: by its interval, or (undecided) by its point."""
+        if self.verdict != UNDECIDED:
+            return self.verdict == LIKE_KNOWN
+        diff = self.comparison.diff_pct
+        return diff > self.halfway_pct if self.halfway_pct < 0 else diff < self.halfway_pct
+
+
+def counterpart_pct(diff_pct: float) -> float:
+    """b against a, given a against b, both in percent (-20% one way is +25% the other)."""
+    return (100 / (1 + diff_pct / 100) - 100) if diff_pct > -100 else float("inf")
+
+
+def place(comparison: Comparison, other_end_pct: float) -> Placement:
+    """The middle release against the known end, where the other end shows other_end_pct."""
+    halfway = other_end_pct / 2
+    low, high = comparison.low_pct, comparison.high_pct
+    verdict = UNDECIDED
+    if low is not None and high is not None:
+        toward_known = (low > halfway) if halfway < 0 else (high < halfway)
+        toward_other = (high < halfway) if halfway < 0 else (low > halfway)
+        verdict = LIKE_KNOWN if toward_known else LIKE_OTHER if toward_other else UNDECIDED
+    return Placement(comparison, halfway, verdict)
+
+
 @dataclass(frozen=True)
 class Step:
     number: int
     known: str  # the release already placed
     measured: str  # the release it is measured against
     repetitions: int
-    judged: Equivalence
+    judged: Equivalence | Placement  # the ends: within a margin; a middle: which end
     folder: Path
     leaning: bool = False  # undecided, placed by where its point lies
 

@@ -76,7 +76,8 @@ def bisect(
         Path | None, typer.Option("--results", "-r", help="Default: runs/bisect-GOOD-BAD.")
     ] = None,
     max_repetitions: Annotated[
-        int, typer.Option(min=2, help="Rounds per step at most, before it is undecided.")
+        int,
+        typer.Option(min=3, help="Rounds per step at most (3 at least), before it is undecided."),
     ] = 8,
     explain: Annotated[
         bool, typer.Option(help="Profile the two releases around the change and explain it.")

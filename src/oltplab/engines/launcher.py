@@ -98,7 +98,8 @@ class PrivateInstance:
                 self.machine.remove(path)
         if done.returncode != 0:
             where = "" if self.machine.is_local else f" on host {self.machine.name}"
-            detail = self._log_from(offset, 3) or done.stderr.strip()[-300:]
+            output = done.stderr.strip() or done.stdout.strip()  # old scripts print to stdout
+            detail = self._log_from(offset, 3) or output[-300:] or f"exit status {done.returncode}"
             raise EngineError(
                 f"engine {self.distribution.engine}: datadir initialisation failed{where}: {detail}"
             )

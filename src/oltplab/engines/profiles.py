@@ -195,14 +195,16 @@ class MysqlFamily(Family):
             return machine.unprivileged([str(dist.server), cnf, "--initialize-insecure"])
         if dist.install_db is None:
             raise EngineError(f"engine {dist.engine}: no mariadb-install-db script found")
+        version = parse_version(dist.version)
+        # Before 10.4 root logs in with a password anyway, and before 10.3 the script has
+        # no way to leave out the test database (then an empty one is left behind).
+        options = ["--auth-root-authentication-method=normal"] if version >= (10, 4) else []
+        options += ["--skip-test-db"] if version >= (10, 3) else []
+        # 10.1's script stops where it cannot resolve the host name (some builds leave out
+        # resolveip); --force goes on, naming hosts by address, which nothing here needs.
+        options += ["--force"] if version < (10, 2) else []
         return machine.unprivileged(
-            [
-                str(dist.install_db),
-                cnf,
-                f"--basedir={dist.basedir}",
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-            ]
+            [str(dist.install_db), cnf, f"--basedir={dist.basedir}", *options]
         )
 
     def first_start_secrets(self, layout: Layout, password: str, machine: Host) -> dict[Path, str]:

@@ -33,6 +33,7 @@ INSTALL_DB_SCRIPTS = (
     "scripts/mariadb-install-db",
     "bin/mariadb-install-db",
     "scripts/mysql_install_db",
+    "bin/mysql_install_db",  # MariaDB 10.1's binary tarballs
     "bin/initdb",
 )
 # Debian's PostgreSQL packages keep each major version's programs apart.

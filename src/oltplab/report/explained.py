@@ -18,8 +18,10 @@ def bisect_markdown(
         f"# Bisection: {found.releases[0]} to {found.releases[-1]}",
         "",
         f"Cell: tier {cell.tier}, {cell.workload}, {cell.threads} thread(s); releases in "
-        f"order: {', '.join(found.releases)}; the same within +-{found.threshold_pct:g}% (two "
-        "one-sided tests on the 90% interval, paired by round).",
+        f"order: {', '.join(found.releases)}. The first and the last differ when their 90% "
+        f"interval (paired by round) lies beyond +-{found.threshold_pct:g}%; a release between "
+        "them goes to the end it is like, once its interval lies wholly on one side of "
+        "halfway.",
         "",
         f"**{found.verdict}**",
         "",
