@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.spec import load_spec
 from oltplab.store.ledger import Ledger
 from oltplab.telemetry.collectors import describe_seconds, missing_seconds
 from oltplab.telemetry.engine import read_samples
@@ -21,7 +22,8 @@ from .conftest import cells, oltplab, spec_text, start_oltplab, wait_for
 pytestmark = pytest.mark.engine
 
 OS_SOURCES = {"iostat", "vmstat", "mpstat"}
-DEMO_SECONDS = 10  # measure_seconds of the built-in demo spec
+DEMO = Path(__file__).parent.parent.parent / "src" / "oltplab" / "specs" / "demo.toml"
+DEMO_SECONDS = load_spec(DEMO).protocol.measure_seconds
 
 
 def series(results: Path) -> dict[str, dict[tuple[str, str], dict[int, float]]]:

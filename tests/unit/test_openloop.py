@@ -17,7 +17,7 @@ from oltplab.errors import OltplabError
 from oltplab.plan import build_plan, cells_of
 from oltplab.spec import parse_spec
 from oltplab.sysbench.output import parse_output, read_output
-from oltplab.sysbench.validity import validity_flags
+from oltplab.sysbench.validity import saturated, validity_flags
 from tests.cli import oltplab
 
 FORMATS = Path(__file__).parent.parent / "data" / "sysbench" / "formats"
@@ -94,6 +94,15 @@ def test_rate_mode_output_and_the_saturated_flag() -> None:
     # 79.5 served of 100 offered: the queue grew
     assert "saturated" in validity_flags(out, 2)
     assert "saturated" not in validity_flags(out, 2, rate=80)
+
+
+def test_a_shortfall_the_random_arrivals_explain_is_not_saturation() -> None:
+    # 94 served of 100 offered over 5 s with nothing queued: 30 events short, within three
+    # standard deviations (67) of a Poisson count of 500; at 20,000 tps it is not.
+    assert not saturated(100, 94, 5, queued_at_end=0)
+    assert saturated(100, 94, 5, queued_at_end=3)
+    assert saturated(20_000, 18_800, 5, queued_at_end=0)
+    assert not saturated(20_000, 19_500, 5, queued_at_end=40)  # within the 5% allowed
 
 
 def test_rates_are_a_dimension_and_bad_rates_one_line(tmp_path: Path) -> None:

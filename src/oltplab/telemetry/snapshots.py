@@ -1,7 +1,10 @@
-"""One-off snapshots: pt-summary per host, pt-mysql-summary per engine and tier.
+"""One-off snapshots: pt-summary per host, pt-mysql-summary per engine, tier and workload.
 
 They never run during a measurement, nor between a warm-up and the measurement it leads
-to; their failures are written into the file they would have filled, never raised.
+to; their failures are written into the file they would have filled, never raised. Each
+is taken once per results directory: a repetition runs the same binary with the same
+settings, and its own counters are in the cell's telemetry. Both sample vmstat for one
+second, not their default five: the per-second series are oltplab's own.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ def host_summary(results: Path) -> str | None:
         return None
     if shutil.which("pt-summary") is None:
         return "pt-summary not installed"
-    if _capture(["pt-summary"], output, Host()):
+    if _capture(["pt-summary", "--sleep=1"], output, Host()):
         return None
     return f"pt-summary failed (see {output.name})"
 
@@ -45,7 +48,7 @@ def engine_summary(server: Server, output: Path) -> str | None:
     The password goes through an option file only we can read, never the command line
     (which any user can list).
     """
-    if server.client_protocol != "mysql":
+    if server.client_protocol != "mysql" or output.is_file():
         return None  # a MySQL tool; PostgreSQL's settings are in the .vars.txt file
     if not server.machine.has("pt-mysql-summary"):
         return "pt-mysql-summary not installed"
