@@ -67,8 +67,10 @@ class Prober:
         outcome = run(spec, text, origin, self.results, self.display, others=True)
         if outcome.interrupted:
             raise KeyboardInterrupt
-        if outcome.failed:
-            raise OltplabError(f"{origin}: {outcome.failed[0]['reason']}")
+        # A probe the engine could not keep up with at all is an answer (a miss), not an error.
+        failed = [r for r in outcome.failed if SATURATED not in (r["flags"] or "").split(",")]
+        if failed:
+            raise OltplabError(f"{origin}: {failed[0]['reason']}")
 
     def measure(self, rate: int, repetitions: int, percentile: float) -> Measured:
         threads = threads_for(rate)
@@ -77,16 +79,16 @@ class Prober:
         dataset = load([self.results])
         scenario = Scenario(self.workload, False, rate).name
         wanted = (self.engine, self.tier, scenario, threads)
-        cells = [
+        probed = [
             c for c in dataset.cells
-            if (c.engine, c.tier, c.scenario, c.threads) == wanted
-            and c.measured and c.repetition <= repetitions
+            if (c.engine, c.tier, c.scenario, c.threads) == wanted and c.repetition <= repetitions
         ]  # fmt: skip
+        cells = [c for c in probed if c.measured]
         runs = [
             Histogram.of(dataset.histograms[c.key]) for c in cells if c.key in dataset.histograms
         ]
         latency = percentile_estimate(runs, percentile, f"{self.engine}|{rate}")
-        saturated = any(SATURATED in c.flags for c in cells)
+        saturated = any(SATURATED in c.flags for c in probed)
         self.display.note(
             f"{self.engine} {self.tier} at {rate:,} tps offered ({threads} threads, "
             f"{len(cells)} run(s)): p{percentile:g} "

@@ -340,6 +340,11 @@ def _failure_reason(
     result: SysbenchRun, output: SysbenchOutput, state: EngineState, alive: bool | None = None
 ) -> str:
     parts = []
+    if output.queue_overflowed:
+        parts.append(
+            "saturated: the engine fell so far behind the rate offered that sysbench's queue"
+            " of waiting events filled and sysbench stopped (offer less, or add threads)"
+        )
     alive = state.server.alive() if alive is None else alive
     if not alive:
         parts.append(f"{state.server.exit_description()} during the cell")

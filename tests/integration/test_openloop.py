@@ -96,3 +96,30 @@ def test_capacity_under_an_objective_with_real_probes(tmp_path: Path, browser_pa
     p50 = page.evaluate("document.getElementById('latency').data[0].y")
     assert len(p50) == len(p99) >= 3 and all(a <= b for a, b in zip(p50, p99, strict=True))
     assert p50 != p99 and errors == []
+
+
+def test_a_rate_far_beyond_the_engine_runs_and_every_table_says_saturated(tmp_path: Path) -> None:
+    (tmp_path / "flood.toml").write_text(
+        SPEC.replace('name = "stall"\nscript = "stall.lua"\nread_only = true\n'
+                     f"{STALL_OPTIONS}\n", 'name = "oltp_point_select"\n')
+        .replace("measure_seconds = 10", "measure_seconds = 3")
+        .replace("threads = [1]\nrates = [100]\n", "threads = [2]\nrates = [1000000]\n")
+    )  # fmt: skip
+    done = oltplab("run", "flood.toml", "-r", "out", cwd=tmp_path)
+    # the closed-loop cell is measured; the flood's cell runs and is told as saturated
+    assert done.returncode == 1, done.stdout + done.stderr
+    log = (tmp_path / "out" / "oltplab.log").read_text()
+    assert "saturated: the engine fell so far behind the rate offered" in log
+    rows = json.loads(oltplab("export", "out", "-f", "json", cwd=tmp_path).stdout)
+    by_rate = {r["offered_tps"]: r for r in rows}
+    assert by_rate[None]["status"] == "done" and by_rate[None]["saturated"] is None
+    flood = by_rate[1_000_000]
+    assert flood["saturated"] is True and flood["flags"] == "saturated", flood
+    assert flood["achieved_tps"] is None and flood["tps"] is None
+    table = oltplab("export", "out", "-f", "csv", cwd=tmp_path).stdout
+    assert next(line for line in table.splitlines() if ",1000000," in line).count("saturated") >= 1
+    assert oltplab("report", "out", cwd=tmp_path).returncode == 0
+    md = (tmp_path / "out" / "report" / "report.md").read_text()
+    flagged = md[md.index("## 10. Flagged and failed cells") :]
+    row = next(line for line in flagged.splitlines() if "1000000tps" in line)
+    assert "saturated" in row, row

@@ -23,8 +23,8 @@ def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path, b
         '[[engines]]\nname = "mariadb-10.11.5"\n\n[[engines]]\nname = "postgresql-15"\n',
     )
     # The demo's workloads, threads and dataset; shorter windows keep the suite quick.
-    text = text.replace(f"measure_seconds = {demo.protocol.measure_seconds}", "measure_seconds = 4")
-    assert "measure_seconds = 4" in text
+    text = text.replace(f"measure_seconds = {demo.protocol.measure_seconds}", "measure_seconds = 2")
+    assert "measure_seconds = 2" in text
     (tmp_path / "demo-pg.toml").write_text(text)
     result = oltplab("run", "demo-pg.toml", "--results", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

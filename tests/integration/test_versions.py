@@ -85,18 +85,19 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
 
 
 def test_a_rerun_says_whether_it_reproduced(tmp_path: Path) -> None:
-    # Runs of one engine differ by 10-15% here: six of them decide within +-20%.
+    # Runs of one engine differ by 10-15% here, and now and then one is 30% off (a slow
+    # period of the host): six of them decide within +-25%.
     spec = releases(slow_from=None).replace("repetitions = 3", "repetitions = 6")
     spec = spec[: spec.index('[[engines]]\nname = "r2"')] + spec[spec.index("[config]") :]
     (tmp_path / "one.toml").write_text(spec)
     assert oltplab("run", "one.toml", "-r", "first", cwd=tmp_path).returncode == 0
-    again = oltplab("rerun", "first", "-r", "again", "--yes", "--margin", "20", cwd=tmp_path)
+    again = oltplab("rerun", "first", "-r", "again", "--yes", "--margin", "25", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
-    assert "verdict: reproduced within 20%" in again.stdout, again.stdout
+    assert "verdict: reproduced within 25%" in again.stdout, again.stdout
     repeat = json.loads((tmp_path / "again" / "run.json").read_text())
     assert repeat["rerun_of"]["results"] == str(tmp_path / "first")
     assert repeat["differences"] == []
-    assert repeat["reproduction"]["verdict"] == "reproduced within 20%"
+    assert repeat["reproduction"]["verdict"] == "reproduced within 25%"
     # the two side by side in one report
     report = oltplab("report", "first", "again", "--output", "both", cwd=tmp_path)
     assert report.returncode == 0, report.stderr

@@ -36,7 +36,7 @@ def test_mix_presets_give_their_share_of_selects_and_updates_on_mysql_and_mariad
         spec_text(
             ["mysql-8.0.31", "mariadb-10.11.5"],
             threads=[2],
-            measure=5,
+            measure=3,
             warmup=0,
             workloads=("read-intensive", "balanced", "write-intensive"),
         )

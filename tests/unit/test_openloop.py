@@ -96,6 +96,25 @@ def test_rate_mode_output_and_the_saturated_flag() -> None:
     assert "saturated" not in validity_flags(out, 2, rate=80)
 
 
+QUEUE_FULL = """sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)
+
+Running the test with following options:
+Number of threads: 2
+Target transaction rate: 1000000/sec
+Report intermediate results every 1 second(s)
+
+Threads started!
+
+FATAL: The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate
+"""  # noqa: E501  (sysbench's own line)
+
+
+def test_a_rate_sysbench_cannot_even_queue_is_saturation() -> None:
+    out = parse_output(QUEUE_FULL)
+    assert out.summary is None and out.queue_overflowed
+    assert validity_flags(out, 5, rate=1_000_000) == ["saturated"]
+
+
 def test_a_shortfall_the_random_arrivals_explain_is_not_saturation() -> None:
     # 94 served of 100 offered over 5 s with nothing queued: 30 events short, within three
     # standard deviations (67) of a Poisson count of 500; at 20,000 tps it is not.

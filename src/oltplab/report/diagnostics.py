@@ -23,7 +23,9 @@ def flags(analysis: Analysis) -> list[str]:
         "ended early; `stall` TPS under 10% of the cell's median for 3 s or more (notes "
         "give the seconds); "
         "`client-bound` sysbench used over 90% of the CPU it could get, so the client, not "
-        "the engine, may have set the pace. Flagged cells are left out of the key findings "
+        "the engine, may have set the pace; `saturated` an open-loop cell served less than "
+        "it was offered (its latency is a lower bound), or so much less that sysbench's "
+        "queue filled and it stopped. Flagged cells are left out of the key findings "
         "unless --include-flagged.",
         "",
     ]

@@ -140,6 +140,12 @@ class SysbenchOutput:
         return next((line for line in self.fatal if _SERVER_ERROR.search(line)), self.fatal[0])
 
     @property
+    def queue_overflowed(self) -> bool:
+        """Open loop: the server fell so far behind the rate offered that sysbench's queue
+        of waiting events (100,000 in sysbench 1.0) filled, and sysbench stopped."""
+        return any("event queue is full" in line for line in self.fatal)
+
+    @property
     def failure(self) -> str | None:
         """Why the output holds no result: what sysbench said, else what is missing."""
         if self.summary is not None:

@@ -46,6 +46,8 @@ def validity_flags(
     """
     if output.empty:
         return ["empty"]
+    if output.queue_overflowed:
+        return [SATURATED]  # it stopped at once, saying why: nothing else is to be judged
     flags = []
     summary = output.summary
     if summary is None:
