@@ -13,6 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from oltplab.distribute.blocks import Shard, shard_sessions
@@ -21,6 +22,8 @@ from oltplab.spec import parse_spec
 
 from .conftest import cells, oltplab, processes_using, spec_text, wait_for
 from .slurm_cluster import slurm_cluster
+
+pytestmark = pytest.mark.engine
 
 ENGINES = ["mysql-8.0.31", "mariadb-10.11.5"]
 TIERS = '[[tiers]]\nname = "128M"\nbuffer_pool = "128M"\n[[tiers]]\nname = "256M"\nbuffer_pool = "256M"\n'

@@ -12,9 +12,12 @@ import pytest
 
 from tests.integration.conftest import spec_text
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0, reason="mounting a small tmpfs needs root (CI runs as root)"
-)
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(
+        os.geteuid() != 0, reason="mounting a small tmpfs needs root (CI runs as root)"
+    ),
+]
 
 
 def test_a_full_disk_stops_the_run_and_a_resume_completes_it(tmp_path):

@@ -18,6 +18,8 @@ from tests.integration.doors import (
     postgres_open_doors,
 )
 
+pytestmark = pytest.mark.engine
+
 ENGINES = ["mysql-8.0.31", "mariadb-10.11.5", "postgresql-15"]
 
 

@@ -11,7 +11,11 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from .conftest import oltplab
+
+pytestmark = pytest.mark.engine
 
 DATA = Path(__file__).parent.parent / "data" / "workloads"
 STALL_OPTIONS = "options = {point_selects = 1, stall_ms = 1100, stall_every = 350}"

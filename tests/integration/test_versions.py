@@ -10,11 +10,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from oltplab.analysis.changes import version_changes
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 
 from .conftest import oltplab
+
+pytestmark = pytest.mark.engine
 
 SLOWER = {"optimizer_trace": "enabled=on"}
 
