@@ -4,11 +4,11 @@ step measured paired and interleaved, with repetitions added until its interval 
 The endpoints are measured first; if the last release is within +-threshold of the first
 (two one-sided tests on the 90% interval), there is nothing to find. Otherwise each step
 measures the middle release of what is left against the nearer release already known,
-round by round (A B, B A, A B, ...), judged from the third round on until the middle one
-is the same as it (its interval inside +-threshold) or changed (outside it), or the
-repetitions run out: then it goes to the side its point is nearer to, and the step says
-it was undecided. Every step is a results directory of its own; a shared snapshot store
-prepares each release's dataset once.
+round by round (A B, B A, A B, ...), judged from the third round on until the middle one's
+interval lies wholly on one side of halfway between the two ends (it is like that end), or
+the repetitions run out: then its point places it, and the step says it was undecided.
+Every step is a results directory of its own; a shared snapshot store prepares each
+release's dataset once.
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ class Bisector:
             )
             if judged.verdict != UNDECIDED:
                 break
-        step = Step(number, known, other, repetitions, judged, folder, judged.verdict == UNDECIDED)
+        step = Step(number, known, other, repetitions, judged, folder)
         self.found.steps.append(step)
         self.display.note(f"step {number}: {other} against {known}: {judged.describe()}")
         log.info("bisect step %d: %s against %s: %s", number, other, known, judged.describe())

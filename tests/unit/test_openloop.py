@@ -96,17 +96,11 @@ def test_rate_mode_output_and_the_saturated_flag() -> None:
     assert "saturated" not in validity_flags(out, 2, rate=80)
 
 
-QUEUE_FULL = """sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)
-
-Running the test with following options:
-Number of threads: 2
-Target transaction rate: 1000000/sec
-Report intermediate results every 1 second(s)
-
-Threads started!
-
-FATAL: The event queue is full. This means the worker threads are unable to keep up with the specified event generation rate
-"""  # noqa: E501  (sysbench's own line)
+# What sysbench prints when its queue of waiting events fills: the header, then one line.
+QUEUE_FULL = RATE_MODE[: RATE_MODE.index("[ 1s ]")].replace("100/sec", "1000000/sec") + (
+    "FATAL: The event queue is full. This means the worker threads are unable to keep up"
+    " with the specified event generation rate\n"
+)
 
 
 def test_a_rate_sysbench_cannot_even_queue_is_saturation() -> None:

@@ -60,12 +60,7 @@ class Placement:
     verdict: str  # LIKE_KNOWN, LIKE_OTHER or UNDECIDED
 
     def describe(self) -> str:
-        c = self.comparison
-        shown = (
-            f"{c.diff_pct:+.1f}% [{c.low_pct:+.1f}, {c.high_pct:+.1f}] (90%)"
-            if c.low_pct is not None and c.high_pct is not None
-            else f"{c.diff_pct:+.1f}% ({c.verdict})"
-        )
+        shown = self.comparison.with_interval()
         if self.verdict == UNDECIDED:
             return f"undecided: the interval spans halfway ({self.halfway_pct:+.1f}%): {shown}"
         return f"{self.verdict}: {shown}, wholly on its side of halfway ({self.halfway_pct:+.1f}%)"
@@ -104,7 +99,11 @@ class Step:
     repetitions: int
     judged: Equivalence | Placement  # the ends: within a margin; a middle: which end
     folder: Path
-    leaning: bool = False  # undecided, placed by where its point lies
+
+    @property
+    def leaning(self) -> bool:
+        """A middle release still undecided, placed by where its point lies."""
+        return isinstance(self.judged, Placement) and self.judged.verdict == UNDECIDED
 
     def as_json(self) -> dict[str, Any]:
         c = self.judged.comparison

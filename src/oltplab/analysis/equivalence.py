@@ -29,12 +29,7 @@ class Equivalence:
 
     def describe(self, same: str = "same", changed: str = "changed") -> str:
         """`same within 3%`, `changed`, or `undecided: ...`, always with the interval."""
-        c = self.comparison
-        shown = (
-            f"{c.diff_pct:+.1f}% [{c.low_pct:+.1f}, {c.high_pct:+.1f}] (90%)"
-            if c.low_pct is not None and c.high_pct is not None
-            else f"{c.diff_pct:+.1f}% ({c.verdict})"
-        )
+        shown = self.comparison.with_interval()
         if self.verdict == EQUIVALENT:
             return f"{same} within {self.margin_pct:g}%: {shown}"
         if self.verdict == DIFFERENT:

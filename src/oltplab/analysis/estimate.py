@@ -96,6 +96,13 @@ class Comparison:
     def diff_pct(self) -> float:
         return self.estimate.point
 
+    def with_interval(self, confidence: str = "90%") -> str:
+        """`-12.3% [-20.1, -4.5] (90%)`, or the point and its verdict without an interval."""
+        low, high = self.low_pct, self.high_pct
+        if low is None or high is None:
+            return f"{self.diff_pct:+.1f}% ({self.verdict})"
+        return f"{self.diff_pct:+.1f}% [{low:+.1f}, {high:+.1f}] ({confidence})"
+
     @property
     def low_pct(self) -> float | None:
         return self.estimate.low
