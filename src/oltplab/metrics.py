@@ -18,6 +18,7 @@ class Metric(NamedTuple):
 
 
 ENGINE = "engine"  # the engine probe: status counters and what it derives from them
+LOAD = "load"  # what the server, sysbench and everything else used of the machine
 SYSBENCH = "sysbench"  # what sysbench itself prints each interval beyond throughput
 IOSTAT = "iostat"
 VMSTAT = "vmstat"
@@ -32,8 +33,18 @@ CONTEXT_SWITCHES = Metric(VMSTAT, "cs")
 DISK_READ_COLUMN = ":rMB/s"
 DISK_WRITTEN_COLUMN = ":wMB/s"
 
+# --- what the load sampler sees, each second ----------------------------------------------
+SERVER_CPU = Metric(LOAD, "server_cpu")  # CPUs the server used (1.0: one CPU all second)
+SERVER_SWITCHES = Metric(LOAD, "server_switches")  # its threads' context switches a second
+SYSBENCH_CPU = Metric(LOAD, "sysbench_cpu")
+OTHER_CPU = Metric(LOAD, "other_cpu")  # CPUs used by anything not ours
+STEAL = Metric(LOAD, "steal")  # CPUs the hypervisor gave to someone else
+RUN_QUEUE = Metric(LOAD, "run_queue")  # runnable tasks on the host
+# Results written before the load sampler had the server's CPU from the engine probe.
+SERVER_CPU_OF_PROBE = Metric(ENGINE, "server_cpu_seconds")
+SERVER_CPU_ANY = frozenset({SERVER_CPU, SERVER_CPU_OF_PROBE})
+
 # --- what the engine probe derives -----------------------------------------------------------
-SERVER_CPU = Metric(ENGINE, "server_cpu_seconds")  # the server's CPU seconds per second
 HISTORY_LENGTH = Metric(ENGINE, "history_list_length")
 CHECKPOINT_AGE = Metric(ENGINE, "checkpoint_age")  # bytes
 DIRTY_PAGES = Metric(ENGINE, "dirty_pages")
@@ -55,7 +66,12 @@ _ANALYSED = frozenset(
         CPU_SYSTEM,
         CPU_IOWAIT,
         CONTEXT_SWITCHES,
-        SERVER_CPU,
+        *SERVER_CPU_ANY,
+        SERVER_SWITCHES,
+        SYSBENCH_CPU,
+        OTHER_CPU,
+        STEAL,
+        RUN_QUEUE,
         HISTORY_LENGTH,
         CHECKPOINT_AGE,
         DIRTY_PAGES,
@@ -76,6 +92,41 @@ def analysed(source: str, name: str) -> bool:
     return (source, name) in _ANALYSED or any(
         is_disk((source, name), column) for column in (DISK_READ_COLUMN, DISK_WRITTEN_COLUMN)
     )
+
+
+# --- what a comparison can be made on ------------------------------------------------------
+
+
+class Measure(NamedTuple):
+    """A figure points are compared on: TPS (per second) or a per-transaction cost, each
+    second's value weighted by that second's transactions."""
+
+    name: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    per_transaction: frozenset[Metric] = frozenset()  # the load series it divides by TPS
+    scale: float = 1.0
+
+    def format(self, value: float) -> str:
+        return f"{value:,.1f}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+TPS = Measure("tps", "TPS", "tps", True)
+CPU_PER_TXN = Measure(
+    "cpu_us_per_txn", "server CPU per transaction", "µs", False, SERVER_CPU_ANY, 1e6
+)
+SWITCHES_PER_TXN = Measure(
+    "switches_per_txn", "server context switches per transaction", "", False,
+    frozenset({SERVER_SWITCHES}),
+)  # fmt: skip
+MEASURES = {m.name: m for m in (TPS, CPU_PER_TXN, SWITCHES_PER_TXN)}
+
+
+def measure_named(name: str) -> Measure:
+    if name not in MEASURES:
+        raise ValueError(f"{name!r}: expected one of {', '.join(MEASURES)}")
+    return MEASURES[name]
 
 
 # --- what sysbench printed for a whole run ---------------------------------------------------

@@ -36,7 +36,7 @@ from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, sysbench_facts
 from oltplab.sysbench.driver import find_sysbench, sysbench_version
-from oltplab.telemetry.devices import Telemetry, standard_devices
+from oltplab.telemetry.devices import ProcessLoad, Telemetry, standard_devices
 from oltplab.telemetry.profiler import Profiler
 from oltplab.telemetry.snapshots import host_summary
 from oltplab.workloads import check_workloads, workload_facts
@@ -199,7 +199,9 @@ def run(
                 until_cv,
                 max_repetitions,
                 Telemetry(
-                    (standard_devices() if telemetry else []) + ([Profiler()] if profile else [])
+                    [ProcessLoad()]
+                    + (standard_devices() if telemetry else [])
+                    + ([Profiler()] if profile else [])
                 ),
                 record,
                 SnapshotStore(snapshots) if snapshots is not None else None,

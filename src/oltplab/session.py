@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from oltplab import metrics
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
 from oltplab.engines.control import format_pairs
 from oltplab.engines.provision import (
@@ -28,14 +29,16 @@ from oltplab.errors import DiskFull, EngineError
 from oltplab.hostinfo import disk_of
 from oltplab.plan import Cell, Session, cell_stem, safe_name, scenario_dir, session_stem
 from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
+from oltplab.stats import steady
 from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
 from oltplab.sysbench.driver import CLIENT_BOUND_SHARE, SysbenchRun, client_share, command, execute
 from oltplab.sysbench.output import SysbenchOutput, read_output
 from oltplab.sysbench.validity import TELEMETRY_GAP, stall_notes, validity_flags
-from oltplab.telemetry.collectors import queue_rows
+from oltplab.telemetry.collectors import Row, queue_rows
 from oltplab.telemetry.devices import CellSite, Telemetry
+from oltplab.telemetry.load import INTERFERENCE, Interference, interference
 from oltplab.workloads import distribution, sysbench_test
 
 log = logging.getLogger("oltplab")
@@ -192,7 +195,7 @@ def _describe_warm_engine(
     """The session devices' snapshots, taken after the cells: taken between warm-up and
     measurement they would pause the engine there only when telemetry is on."""
     label = f"{session.engine} {session.tier} {session.workload}"
-    if ctx.telemetry.devices:
+    if ctx.telemetry.describes_sessions:
         ctx.display.phase(f"{label}: telemetry of the warm engine", 0)
     for missing in ctx.telemetry.after_session(state.server, stem):
         log.warning("%s: %s", label, missing)
@@ -362,6 +365,17 @@ def _failure_reason(
     return "; ".join(parts) or "sysbench printed no summary"
 
 
+def _interference(parsed: SysbenchOutput, rows: list[Row]) -> Interference | None:
+    """How much other load disturbed the steady seconds (after the warm-up cut of the
+    per-second TPS, as the analysis cuts it)."""
+    if parsed.interval != 1.0 or len(parsed.tps) < 2:
+        return None
+    cut, _ = steady(parsed.tps)
+    other = {s: v for source, name, s, v in rows if (source, name) == metrics.OTHER_CPU}
+    steal = {s: v for source, name, s, v in rows if (source, name) == metrics.STEAL}
+    return interference(other, steal, cut + 1, len(parsed.tps))
+
+
 def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> None:
     spec = ctx.spec
     seconds = spec.protocol.measure_seconds
@@ -395,8 +409,19 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
         flags.append("client-bound")
     if collected.gap:
         flags.append(TELEMETRY_GAP)
+    disturbed = _interference(parsed, collected.rows)
+    if disturbed is not None and disturbed.flagged:
+        flags.append(INTERFERENCE)
     notes = ", ".join(
-        filter(None, [stall_notes(parsed), f"client CPU {share:.0%}", *collected.notes])
+        filter(
+            None,
+            [
+                stall_notes(parsed),
+                disturbed.note() if disturbed is not None and disturbed.flagged else "",
+                f"client CPU {share:.0%}",
+                *collected.notes,
+            ],
+        )
     )
     succeeded = result.returncode == 0 and parsed.summary is not None and alive
     if not succeeded:

@@ -11,12 +11,8 @@ from pathlib import Path
 import pytest
 
 from oltplab.telemetry.collectors import describe_seconds, missing_seconds, to_rows
-from oltplab.telemetry.engine import (
-    checkpoint_age,
-    engine_series,
-    process_figures,
-    read_samples,
-)
+from oltplab.telemetry.engine import checkpoint_age, engine_series, read_samples
+from oltplab.telemetry.load import process_figures
 from oltplab.telemetry.parsers import (
     Sample,
     align,
@@ -135,7 +131,7 @@ def test_zero_series_are_not_stored_and_gaps_are_found() -> None:
     assert describe_seconds([5, 6, 7, 8]) == "5-8 s"
 
 
-def test_engine_series_rates_levels_and_process_figures(tmp_path: Path) -> None:
+def test_engine_series_rates_levels_and_older_results_server_cpu(tmp_path: Path) -> None:
     raw = tmp_path / "cell.engine.jsonl"
     lines = [
         {
@@ -186,6 +182,8 @@ def test_server_cpu_counts_child_processes_as_postgresql_has_them():
     try:
         assert parent.stdout is not None
         parent.stdout.readline()
-        assert process_figures(parent.pid)["cpu_seconds"] >= 0.45
+        figures = process_figures(parent.pid)
+        assert figures["cpu_seconds"] >= 0.45
+        assert figures["switches"] >= 1
     finally:
         parent.wait()

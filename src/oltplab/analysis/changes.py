@@ -36,7 +36,7 @@ class Change:
 
 
 def _values(sample: PointSample) -> list[float]:
-    return [float(s.mean()) for _, s in sorted(sample.series.items())]
+    return [float(m) for m in sample.rep_means]
 
 
 def _changes_along(

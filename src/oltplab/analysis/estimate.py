@@ -153,17 +153,28 @@ def long_run_variance_of_mean(series: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class PointSample:
-    """The steady per-second series of each repetition of one point, by repetition number."""
+    """The steady per-second series of each repetition of one point, by repetition number.
+
+    A per-transaction figure (server CPU per transaction) is weighted by each second's
+    transactions, so a repetition's mean is its total over its total transactions.
+    """
 
     series: dict[int, np.ndarray]
+    weights: dict[int, np.ndarray] | None = None
 
     @property
     def reps(self) -> int:
         return len(self.series)
 
+    def rep_mean(self, repetition: int) -> float:
+        values = self.series[repetition]
+        if self.weights is None:
+            return float(values.mean())
+        return float(np.average(values, weights=self.weights[repetition]))
+
     @cached_property
     def rep_means(self) -> np.ndarray:
-        return np.array([s.mean() for _, s in sorted(self.series.items())])
+        return np.array([self.rep_mean(r) for r in sorted(self.series)])
 
     @cached_property
     def mean(self) -> float:
@@ -232,8 +243,8 @@ def compare(
         return _t_interval(a, b, rounds if pair else None, confidence)
     if a.reps >= 2 and b.reps >= 2:
         if pair:
-            means_a = np.array([a.series[r].mean() for r in rounds])
-            means_b = np.array([b.series[r].mean() for r in rounds])
+            means_a = np.array([a.rep_mean(r) for r in rounds])
+            means_b = np.array([b.rep_mean(r) for r in rounds])
             picks = _rng(label, a.reps, b.reps).integers(0, len(rounds), (DRAWS, len(rounds)))
             ratios = means_a[picks].mean(axis=1) / means_b[picks].mean(axis=1)
             point = means_a.mean() / means_b.mean()
@@ -263,12 +274,10 @@ def _t_interval(
     a: PointSample, b: PointSample, rounds: list[int] | None, confidence: float
 ) -> Comparison:
     if rounds is not None:
-        logs = np.log([a.series[r].mean() / b.series[r].mean() for r in rounds])
+        logs = np.log([a.rep_mean(r) / b.rep_mean(r) for r in rounds])
         centre, se, df = logs.mean(), logs.std(ddof=1) / math.sqrt(len(logs)), len(logs) - 1
         method, n = "t interval over rounds, paired", len(rounds)
-        point = np.mean([a.series[r].mean() for r in rounds]) / np.mean(
-            [b.series[r].mean() for r in rounds]
-        )
+        point = np.mean([a.rep_mean(r) for r in rounds]) / np.mean([b.rep_mean(r) for r in rounds])
     else:
         log_a, log_b = np.log(a.rep_means), np.log(b.rep_means)
         var_a, var_b = log_a.var(ddof=1) / len(log_a), log_b.var(ddof=1) / len(log_b)

@@ -13,6 +13,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from statistics import mean
 
+import numpy as np
+
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.estimate import (
     Comparison,
@@ -23,6 +25,7 @@ from oltplab.analysis.estimate import (
     mean_estimate,
 )
 from oltplab.analysis.machines import MachineSpread, log_variance_of_mean
+from oltplab.metrics import TPS, Measure
 from oltplab.stats import steady
 
 Point = tuple[str, str, str, int]  # scenario, tier, engine, threads
@@ -65,6 +68,8 @@ class Points:
     dataset: Dataset
     # How much machines differ (from their canaries), for comparisons across machines.
     spread: MachineSpread | None = None
+    # What the points are compared on: TPS, or a per-transaction cost over the same seconds.
+    measure: Measure = TPS
     cuts: dict[str, CellCut] = field(default_factory=dict)
     _samples: dict[bool, dict[Point, PointSample]] = field(default_factory=dict)
     _values: dict[tuple[str, bool], dict[Point, Value]] = field(default_factory=dict)
@@ -77,7 +82,32 @@ class Points:
             if series is not None and len(series) >= 2:
                 cut, part = steady(series, self.dataset.fixed_cut)
                 sample = PointSample({cell.repetition: part})
+                if self.measure.per_transaction:
+                    found = self._per_transaction(cell, cut, part)
+                    if found is None:
+                        continue
+                    sample = found
                 self.cuts[cell.key] = CellCut(cut, sample, cell.interval_s or 1.0)
+
+    def _per_transaction(self, cell: CellRecord, cut: int, tps: np.ndarray) -> PointSample | None:
+        """The measure's per-second cost over the steady seconds, each second weighted by
+        its transactions; None where the cell has no such series (or 1 s lines only)."""
+        if (cell.interval_s or 1.0) != 1.0:
+            return None
+        telemetry = self.dataset.telemetry.get(cell.key, {})
+        found = [dict(values) for metric, values in telemetry.items()
+                 if metric in self.measure.per_transaction]  # fmt: skip
+        if not found:
+            return None
+        cost = found[0]
+        # The steady part's i-th second is second cut + i + 1 of the run.
+        kept = [i for i in range(len(tps)) if cut + i + 1 in cost and tps[i] > 0]
+        if len(kept) < 2:
+            return None
+        weights = tps[kept]
+        seconds = [cut + i + 1 for i in kept]
+        values = np.array([cost[s] * self.measure.scale for s in seconds]) / weights
+        return PointSample({cell.repetition: values}, {cell.repetition: weights})
 
     def samples(self, include_flagged: bool = True) -> dict[Point, PointSample]:
         """Each point's steady per-second TPS series, by repetition."""
@@ -89,14 +119,16 @@ class Points:
                     found[point_of(cell)].append(cut.sample)
             # A point with one run is that run's sample, so what it caches is shared.
             self._samples[include_flagged] = {
-                point: parts[0]
-                if len(parts) == 1
-                else PointSample({r: s for part in parts for r, s in part.series.items()})
+                point: parts[0] if len(parts) == 1 else _joined(parts)
                 for point, parts in found.items()
             }
         return self._samples[include_flagged]
 
-    def values(self, metric: str = "tps", include_flagged: bool = True) -> dict[Point, Value]:
+    def values(self, metric: str | None = None, include_flagged: bool = True) -> dict[Point, Value]:
+        """Each point's figure: for TPS and sysbench's other whole-run figures, the mean of
+        what it printed beside the steady estimate; a per-transaction cost has no whole-run
+        figure of sysbench's, so its steady estimate is both."""
+        metric = metric or self.measure.name
         key = (metric, include_flagged)
         if key not in self._values:
             self._values[key] = self._compute_values(metric, include_flagged)
@@ -107,9 +139,16 @@ class Points:
         for cell in self.dataset.cells:
             if include_flagged or not cell.suspect_flags:
                 grouped[point_of(cell)].append(cell)
-        sample = self.samples(include_flagged) if metric == "tps" else {}
+        sample = self.samples(include_flagged) if metric == self.measure.name else {}
         result = {}
         for point, cells in grouped.items():
+            if self.measure.per_transaction and metric == self.measure.name:
+                if point not in sample:
+                    continue
+                estimate = mean_estimate(sample[point])
+                flags = tuple(sorted({f for c in cells for f in c.suspect_flags}))
+                result[point] = Value(estimate.point, sample[point].reps, flags, estimate)
+                continue
             found = [c.metric(metric) for c in cells if c.measured]
             figures = [v for v in found if v is not None]
             if figures:
@@ -150,6 +189,14 @@ class Points:
                     )
             self._comparisons[key] = found
         return self._comparisons[key]
+
+
+def _joined(parts: list[PointSample]) -> PointSample:
+    """One point's repetitions, each a sample of its own, as one sample."""
+    series = {r: s for part in parts for r, s in part.series.items()}
+    if any(part.weights is None for part in parts):
+        return PointSample(series)
+    return PointSample(series, {r: w for part in parts for r, w in (part.weights or {}).items()})
 
 
 def point_of(cell: CellRecord) -> Point:

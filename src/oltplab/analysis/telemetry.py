@@ -22,6 +22,7 @@ from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.points import Points
 from oltplab.metrics import Metric
 from oltplab.stats import jitter, stalls
+from oltplab.telemetry.load import DISTURBED_CPU
 
 Series = list[tuple[int, float]]
 
@@ -69,7 +70,7 @@ def per_operation(points: Points, cell: CellRecord) -> PerOperation | None:
         return None if total is None else total * scale / transactions
 
     return PerOperation(
-        cpu_us=per_txn(lambda m: m == metrics.SERVER_CPU, 1e6),
+        cpu_us=per_txn(lambda m: m in metrics.SERVER_CPU_ANY, 1e6),
         context_switches=per_txn(lambda m: m == metrics.CONTEXT_SWITCHES),
         kb_read=per_txn(lambda m: metrics.is_disk(m, metrics.DISK_READ_COLUMN), 1024),
         kb_written=per_txn(lambda m: metrics.is_disk(m, metrics.DISK_WRITTEN_COLUMN), 1024),
@@ -170,6 +171,8 @@ class Timeline:
     # Open loop: runs of seconds in which transactions offered waited in sysbench's queue
     # (the server fell behind; their latency counts the wait).
     waits: list[tuple[int, int]] = field(default_factory=list)
+    # Runs of seconds in which other load and steal took at least DISTURBED_CPU of a CPU.
+    disturbed: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -207,6 +210,15 @@ def timeline(points: Points, cell: CellRecord) -> Timeline | None:
 
     panels = [
         Panel(
+            "CPUs used",
+            {
+                "server": _on(seconds, _either(series, metrics.SERVER_CPU_ANY)),
+                "sysbench": _on(seconds, get(metrics.SYSBENCH_CPU)),
+                "other load": _on(seconds, get(metrics.OTHER_CPU)),
+                "steal": _on(seconds, get(metrics.STEAL)),
+            },
+        ),
+        Panel(
             "CPU %",
             {
                 "user": _on(seconds, get(metrics.CPU_USER)),
@@ -237,7 +249,27 @@ def timeline(points: Points, cell: CellRecord) -> Timeline | None:
     found = points.cuts.get(cell.key)
     steady_from = found.steady_from if found else 1
     waiting = [second for second, value in get(metrics.QUEUE_LENGTH) if value > 0]
-    return Timeline(cell, seconds, tps.tolist(), panels, stalls(tps), steady_from, _runs(waiting))
+    steal = dict(get(metrics.STEAL))
+    disturbed = [
+        second
+        for second, other in get(metrics.OTHER_CPU)
+        if other + steal.get(second, 0.0) >= DISTURBED_CPU
+    ]
+    return Timeline(
+        cell,
+        seconds,
+        tps.tolist(),
+        panels,
+        stalls(tps),
+        steady_from,
+        _runs(waiting),
+        _runs([s for s in disturbed if 1 <= s <= len(tps)]),
+    )
+
+
+def _either(series: dict[tuple[str, str], Series], choices: frozenset[Metric]) -> Series:
+    """The first of several names one series has had."""
+    return next((series[m] for m in choices if m in series), [])
 
 
 def _runs(seconds: list[int]) -> list[tuple[int, int]]:

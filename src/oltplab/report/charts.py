@@ -394,6 +394,8 @@ def _telemetry(figure: Figure, chart: Chart) -> None:
             axis.axvspan(first - 0.5, last + 0.5, color="red", alpha=0.15)
         for first, last in found.waits:
             axis.axvspan(first - 0.5, last + 0.5, color="orange", alpha=0.2)
+        for first, last in found.disturbed:
+            axis.axvspan(first - 0.5, last + 0.5, color="purple", alpha=0.15)
         if found.steady_from > 1:
             axis.axvline(found.steady_from - 0.5, color="grey", linestyle="--", linewidth=0.8)
         axis.grid(alpha=0.3)

@@ -131,6 +131,7 @@ def telemetry_data(analysis: Analysis) -> dict[str, Any]:
             "steady_from": found.steady_from,
             "stalls": found.stalls,
             "waits": found.waits,
+            "disturbed": found.disturbed,
             "panels": [
                 {"title": p.title, "lines": {n: _rounded(v) for n, v in p.lines.items()}}
                 for p in found.panels

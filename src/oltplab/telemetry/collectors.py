@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from oltplab import metrics
-from oltplab.metrics import ENGINE
+from oltplab.metrics import ENGINE, LOAD
+from oltplab.telemetry import load
 from oltplab.telemetry.engine import engine_series, read_samples
 from oltplab.telemetry.parsers import PARSERS, Values, align
 
@@ -59,7 +60,7 @@ def to_rows(source: str, series: list[tuple[int, Values]]) -> list[Row]:
 
 
 def raw_file(stem: Path, source: str) -> Path:
-    suffix = "jsonl" if source == ENGINE else "txt"
+    suffix = "jsonl" if source in (ENGINE, LOAD) else "txt"
     return stem.with_name(f"{stem.name}.{source}.{suffix}")
 
 
@@ -68,10 +69,12 @@ def source_series(stem: Path, source: str, clock: TelemetryClock) -> list[tuple[
     seconds only (samples after it, taken while waiting for the last one, describe an idle
     engine)."""
     path = raw_file(stem, source)
-    if source != ENGINE and source not in PARSERS:
+    if source not in (ENGINE, LOAD) and source not in PARSERS:
         return []  # a collector oltplab no longer reads (dstat, in older results)
     if source == ENGINE:
         series = engine_series(read_samples(path))
+    elif source == LOAD:
+        series = load.load_series(load.read_samples(path))
     else:
         text = path.read_text(errors="replace")
         series = align(PARSERS[source](text), clock.start_clock, clock.started_after)

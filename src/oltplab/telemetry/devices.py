@@ -28,6 +28,7 @@ from oltplab.telemetry.collectors import (
     to_rows,
 )
 from oltplab.telemetry.engine import EngineProbe
+from oltplab.telemetry.load import LoadSampler
 from oltplab.telemetry.snapshots import engine_summary
 
 # The tools print in the C locale: one decimal point and 24-hour clocks to read. Writing
@@ -117,7 +118,7 @@ class EngineCounters(Device):
     def start(self, site: CellSite, reference: float) -> bool:
         server = site.server
         path = raw_file(site.stem, self.name)
-        self._probe = EngineProbe(server.control, server.server_pid(), path, reference)
+        self._probe = EngineProbe(server.control, path, reference)
         self._probe.start()
         return True
 
@@ -128,6 +129,35 @@ class EngineCounters(Device):
 
     def error(self) -> str | None:
         return f"engine probe: {self._probe.error}" if self._probe and self._probe.error else None
+
+
+class ProcessLoad(Device):
+    """What the server, sysbench and everything else used of the machine, each second. It
+    runs with telemetry on or off: the per-transaction cost and the interference it sees are
+    part of the measurement."""
+
+    name = metrics.LOAD
+    watches_cells = True
+
+    def __init__(self) -> None:
+        self._sampler: LoadSampler | None = None
+
+    def start(self, site: CellSite, reference: float) -> bool:
+        if not site.server.machine.is_local:
+            return False  # /proc here says nothing of a server on another host
+        path = raw_file(site.stem, self.name)
+        self._sampler = LoadSampler(site.server.server_pid(), path, reference)
+        self._sampler.start()
+        return True
+
+    def stop(self) -> str | None:
+        if self._sampler is not None:
+            self._sampler.stop()
+        return None
+
+    def error(self) -> str | None:
+        found = self._sampler.error if self._sampler else None
+        return f"load sampler: {found}" if found else None
 
 
 class EngineSummary(Device):
@@ -160,6 +190,11 @@ class Telemetry:
     _site: CellSite | None = None
     _started = 0.0
     _reference = 0.0
+
+    @property
+    def describes_sessions(self) -> bool:
+        """Whether a device takes something of the warm engine after a session's cells."""
+        return any(not d.watches_cells for d in self.devices)
 
     def after_session(self, server: Server, stem: Path) -> list[str]:
         """What the session-level devices could not take."""

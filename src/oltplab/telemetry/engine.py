@@ -1,4 +1,5 @@
-"""Engine telemetry: status counters, InnoDB metrics and the server process, once a second.
+"""Engine telemetry: status counters and InnoDB metrics, once a second (the server process's
+CPU is the load sampler's, `telemetry/load.py`).
 
 The probe keeps one extra connection open and samples on the sysbench clock (at the start
 of sysbench plus whole seconds), so sample k describes second k of the run. Its raw file
@@ -61,7 +62,6 @@ _GAUGE_PARTS = ("pending", "current", "_avg", "_max")
 INNODB_METRICS = ("trx_rseg_history_len", "log_lsn_checkpoint_age", "buffer_pool_pages_dirty")
 _LSN = re.compile(r"^Log sequence number\s+(\d+)", re.M)
 _CHECKPOINT = re.compile(r"^Last checkpoint at\s+(\d+)", re.M)
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PROBE_NICENESS = 10
 
 
@@ -73,33 +73,6 @@ def _numeric(values: dict[str, str]) -> dict[str, float]:
         except ValueError:
             continue
     return found
-
-
-def process_figures(pid: int) -> dict[str, float]:
-    """CPU seconds of the server, user + system: the process with all its threads (MySQL),
-    plus its child processes, running or already ended (PostgreSQL serves each connection
-    from a child process; an ended one's time is in its parent's reaped-children time).
-    The children are the main thread's: PostgreSQL's postmaster forks them, MySQL forks none.
-
-    Its I/O is taken from iostat instead: /proc/<pid>/io's write_bytes counted about 1 GB/s
-    for a MySQL 8.0 that iostat saw write 15 MB/s here, so it does not say what reaches
-    the disk.
-    """
-    try:
-        ticks = _cpu_ticks(pid)
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except (OSError, IndexError, ValueError):
-        return {}
-    for child in children:
-        with contextlib.suppress(OSError, IndexError, ValueError):  # it may just have ended
-            ticks += _cpu_ticks(int(child))
-    return {"cpu_seconds": ticks / _CLOCK_TICKS}
-
-
-def _cpu_ticks(pid: int) -> int:
-    """utime + stime + the same of its children it has reaped."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(fields[i]) for i in (11, 12, 13, 14))
 
 
 def checkpoint_age(status: dict[str, float], innodb_status: str | None) -> float | None:
@@ -121,13 +94,11 @@ class EngineProbe(threading.Thread):
     def __init__(
         self,
         connect: Callable[[], Control | PostgresControl],
-        pid: int | None,
         output: Path,
         reference: float,
     ) -> None:
         super().__init__(name="oltplab-engine-probe", daemon=True)
         self._connect = connect
-        self._pid = pid
         self._output = output
         self._reference = reference
         self._stopping = threading.Event()
@@ -174,8 +145,6 @@ class EngineProbe(threading.Thread):
             age = checkpoint_age(status, innodb)
             if age is not None:
                 derived["checkpoint_age"] = age
-            if self._pid is not None:
-                derived.update(process_figures(self._pid))
             current = {"status": status, "derived": derived}
             for part, values in current.items():
                 old = previous.get(part, {})
@@ -245,9 +214,10 @@ def engine_series(samples: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str
                     delta = value - previous["status"][name]
                     if delta >= 0:
                         values[name] = delta / elapsed
+            # Results from before the load sampler: the probe took the server's CPU then.
             if "cpu_seconds" in sample["derived"] and "cpu_seconds" in previous["derived"]:
                 delta = sample["derived"]["cpu_seconds"] - previous["derived"]["cpu_seconds"]
-                values[metrics.SERVER_CPU.name] = max(0.0, delta) / elapsed
+                values[metrics.SERVER_CPU_OF_PROBE.name] = max(0.0, delta) / elapsed
             series.append((round(sample["t"]), values))
         previous = sample
     return series
