@@ -206,24 +206,35 @@ def extra_round(
     template: list[Session], needing: set[Cell], next_rep: dict[Cell, int]
 ) -> list[Session]:
     """One more repetition of each group that needs it, engines interleaved as in a round."""
+    return again(template, {replace(group, repetition=next_rep[group]) for group in needing})
+
+
+def again(template: list[Session], cells: set[Cell]) -> list[Session]:
+    """Sessions that measure these cells (again, or as extra repetitions), a round at a
+    time, the engines of each round interleaved as the plan interleaves them."""
+    rounds: dict[int, set[Cell]] = {}
+    for cell in cells:
+        rounds.setdefault(cell.repetition, set()).add(cell.group)
     sessions = []
-    for session in template:
-        cells = tuple(
-            replace(c, repetition=next_rep[c.group])
-            for c in session.cells
-            if c.group in needing and c.repetition == 1
-        )
-        if cells:
-            sessions.append(
-                Session(session.engine, session.tier, session.workload, cells, session.host)
+    for repetition, groups in sorted(rounds.items()):
+        for session in template:
+            chosen = tuple(
+                replace(c, repetition=repetition)
+                for c in session.cells
+                if c.repetition == 1 and c.group in groups
             )
+            if chosen:
+                sessions.append(
+                    Session(session.engine, session.tier, session.workload, chosen, session.host)
+                )
     tiers = list(dict.fromkeys(s.tier for s in template))
     workloads = list(dict.fromkeys(s.workload for s in template))
     engines = list(dict.fromkeys(s.engine for s in template))
 
-    def turn(s: Session) -> tuple[int, int, int]:
-        order = turns(engines, s.cells[0].repetition)
-        return tiers.index(s.tier), workloads.index(s.workload), order.index(s.engine)
+    def turn(s: Session) -> tuple[int, int, int, int]:
+        repetition = s.cells[0].repetition
+        order = turns(engines, repetition)
+        return repetition, tiers.index(s.tier), workloads.index(s.workload), order.index(s.engine)
 
     # Sorting is stable: one engine's placements keep their order within its turn.
     return sorted(sessions, key=turn)
@@ -248,8 +259,11 @@ def session_stem(tier: str, read_only: bool) -> str:
     return f"Tier{safe_name(tier)}_{'RO' if read_only else 'RW'}"
 
 
-def cell_stem(cell: Cell, read_only: bool) -> str:
+def cell_stem(cell: Cell, read_only: bool, measured_before: int = 0) -> str:
+    """A cell's raw files' name; a cell measured again (--rerun-disturbed) keeps the files
+    of each earlier measurement, and its new ones say how many came before."""
     prefix = f"run{cell.repetition}_" if cell.repetition > 1 else ""
     # An open-loop cell shares the closed loop's tier and threads: the rate keeps its files apart.
     rate = f"_{cell.rate}tps" if cell.rate else ""
-    return f"{prefix}{session_stem(cell.tier, read_only)}_{cell.threads}th{rate}"
+    again = f"_again{measured_before}" if measured_before else ""
+    return f"{prefix}{session_stem(cell.tier, read_only)}_{cell.threads}th{rate}{again}"

@@ -15,7 +15,7 @@ import logging
 import signal
 import sqlite3
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -27,7 +27,16 @@ from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import check_sources
 from oltplab.errors import DiskFull, EngineError, OltplabError, SpecError
 from oltplab.hostinfo import describe_host, memory_bytes
-from oltplab.plan import Cell, Session, build_plan, cells_of, extra_round, needing_more, safe_name
+from oltplab.plan import (
+    Cell,
+    Session,
+    again,
+    build_plan,
+    cells_of,
+    extra_round,
+    needing_more,
+    safe_name,
+)
 from oltplab.session import Display, RunContext, run_session
 from oltplab.sizes import format_size
 from oltplab.spec import Spec, cell_definition_digest
@@ -37,11 +46,14 @@ from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, sysbench_facts
 from oltplab.sysbench.driver import find_sysbench, sysbench_version
 from oltplab.telemetry.devices import ProcessLoad, Telemetry, standard_devices
+from oltplab.telemetry.load import INTERFERENCE
 from oltplab.telemetry.profiler import Profiler
 from oltplab.telemetry.snapshots import host_summary
 from oltplab.workloads import check_workloads, workload_facts
 
 log = logging.getLogger("oltplab")
+# How often a disturbed cell is measured again before its last result stands, flagged.
+MAX_RERUNS = 2
 
 
 @dataclass
@@ -135,6 +147,7 @@ def run(
     snapshots: Path | None = None,
     profile: bool = False,
     others: bool = False,
+    rerun_disturbed: bool = False,
 ) -> Outcome:
     """The spec's matrix (or shard K of N of it) measured into `results`."""
     sysbench_binary = preflight(spec, origin)
@@ -205,6 +218,8 @@ def run(
                 ),
                 record,
                 SnapshotStore(snapshots) if snapshots is not None else None,
+                rerun_disturbed,
+                {key: len(rows) for key, rows in ledger.superseded().items()},
             )
             try:
                 return _run_sessions(context, sessions)
@@ -253,6 +268,8 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
             run_session(ctx, session, [c for c in session.cells if c.key in pending])
         if ctx.until_cv is not None:
             _adaptive_rounds(ctx, sessions)
+        if ctx.rerun_disturbed:
+            _rerun_disturbed(ctx, sessions)
     except KeyboardInterrupt:
         interrupted = True
         log.warning("interrupted; the cell in flight will run again on resume")
@@ -324,5 +341,39 @@ def _adaptive_rounds(ctx: RunContext, sessions: list[Session]) -> None:
         )
         ctx.ledger.register((c, definitions[c.group]) for s in round_ for c in s.cells)
         ctx.display.extend(plan_seconds(ctx.spec, round_, {c.key for s in round_ for c in s.cells}))
+        for session in round_:
+            run_session(ctx, session, list(session.cells))
+
+
+def _rerun_disturbed(ctx: RunContext, sessions: list[Session]) -> None:
+    """Measure again each cell other load disturbed (flag interference), with the cells of
+    its round when the engines were interleaved (so a comparison stays paired within a
+    round); each earlier result is kept aside in the ledger. At most MAX_RERUNS times a
+    cell: a host that is never quiet is told, not waited out."""
+    template = [s for s in sessions if all(c.repetition == 1 for c in s.cells)] or sessions
+    paired = ctx.spec.protocol.order != "as-listed"
+    for _ in range(MAX_RERUNS):
+        rows = ctx.ledger.cells()
+        disturbed = [
+            Cell.of(row)
+            for row in rows
+            if row["status"] == "done"
+            and INTERFERENCE in row["flags"].split(",")
+            and ctx.measured_before.get(row["key"], 0) < MAX_RERUNS
+        ]
+        if not disturbed:
+            return
+        # A round: the cells of one repetition of a group, whatever their engine.
+        rounds = {replace(c, engine="") for c in disturbed}
+        done = [Cell.of(row) for row in rows if row["status"] == "done"]
+        again_cells = {
+            c for c in done if c in disturbed or (paired and replace(c, engine="") in rounds)
+        }
+        log.info("%d cell(s) disturbed by other load: measured again", len(disturbed))
+        for cell in sorted(again_cells, key=lambda c: c.key):
+            ctx.ledger.supersede(cell, "interference" if cell in disturbed else "round-mate")
+            ctx.measured_before[cell.key] = ctx.measured_before.get(cell.key, 0) + 1
+        round_ = again(template, again_cells)
+        ctx.display.extend(plan_seconds(ctx.spec, round_, {c.key for c in again_cells}))
         for session in round_:
             run_session(ctx, session, list(session.cells))

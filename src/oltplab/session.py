@@ -73,6 +73,9 @@ class RunContext:
     telemetry: Telemetry
     record: RunRecord
     snapshots: SnapshotStore | None = None  # datasets shared with other machines
+    rerun_disturbed: bool = False
+    # Per cell key: how many earlier results it has set aside (measured again).
+    measured_before: dict[str, int] = field(default_factory=dict)
     engines: dict[str, EngineState] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)
     instances: list[Server] = field(default_factory=list)
@@ -178,7 +181,8 @@ def run_session(ctx: RunContext, session: Session, cells: list[Cell]) -> None:
         return
     try:
         for index, cell in enumerate(cells):
-            _measure(ctx, state, cell, folder / cell_stem(cell, workload.reads_only))
+            before = ctx.measured_before.get(cell.key, 0)
+            _measure(ctx, state, cell, folder / cell_stem(cell, workload.reads_only, before))
             if not state.server.alive() and index + 1 < len(cells):
                 _recover(ctx, state, session, stem, cells[index + 1 :])
         if state.server.alive():

@@ -82,6 +82,16 @@ def run(
             "is prepared once, by whichever needs it first, and taken from here by the others.",
         ),
     ] = None,
+    rerun_disturbed: Annotated[
+        bool,
+        typer.Option(
+            "--rerun-disturbed",
+            help="Measure again each cell flagged interference (other processes or the "
+            "hypervisor took a quarter of a CPU in a tenth of its steady seconds), with its "
+            "round's other engines when interleaved; up to twice. The earlier results stay "
+            "in the ledger, set aside.",
+        ),
+    ] = False,
 ) -> None:
     """Run a benchmark matrix; the same command on the same directory resumes it.
 
@@ -104,6 +114,7 @@ def run(
         shard=Shard.parse(shard) if shard is not None else None,
         snapshots=snapshots.resolve() if snapshots is not None else None,
         profile=profile,
+        rerun_disturbed=rerun_disturbed,
     )
 
 

@@ -438,6 +438,35 @@ class Ledger:
             )
 
     @_guarded
+    def supersede(self, cell: Cell, why: str) -> None:
+        """The cell's result is kept aside (figures, flags, raw files) and the cell goes back
+        to pending, to be measured again."""
+        self._log({"type": "superseded", "key": cell.key, "why": why})
+        with self.transaction() as db:
+            cell_id = self._cell_id(cell)
+            db.execute(
+                "INSERT INTO superseded (cell_id, finished_at, artifact, flags, notes, tps,"
+                " total_time_s, why) SELECT c.id, c.finished_at, c.artifact, c.flags, c.notes,"
+                " s.tps, s.total_time_s, ? FROM cells c LEFT JOIN summaries s ON s.cell_id = c.id"
+                " WHERE c.id = ?",
+                (why, cell_id),
+            )
+            for table in ("samples", "telemetry", "summaries", "latency_histograms"):
+                db.execute(f"DELETE FROM {table} WHERE cell_id = ?", (cell_id,))
+            db.execute(
+                "UPDATE cells SET status = 'pending', reason = NULL WHERE id = ?", (cell_id,)
+            )
+
+    def superseded(self) -> dict[str, list[sqlite3.Row]]:
+        """Each cell's earlier results, oldest first."""
+        found: dict[str, list[sqlite3.Row]] = {}
+        for row in self._query(
+            "SELECT c.key, x.* FROM superseded x JOIN cells c ON c.id = x.cell_id ORDER BY x.id"
+        ):
+            found.setdefault(str(row["key"]), []).append(row)
+        return found
+
+    @_guarded
     def redefine(self, cell: Cell, definition: str) -> None:
         self._log({"type": "redefine", "key": cell.key, "definition": definition})
         self._db.execute("UPDATE cells SET definition = ? WHERE key = ?", (definition, cell.key))

@@ -126,6 +126,8 @@ class _Replay:
             )
         elif kind == "result":
             self._result(record)
+        elif kind == "superseded":
+            ledger.supersede(self.cells[record["key"]], record["why"])
 
     def _result(self, record: Record) -> None:
         cell = self.cells[record["key"]]

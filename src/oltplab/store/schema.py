@@ -115,6 +115,14 @@ CREATE TABLE IF NOT EXISTS telemetry (
     source TEXT NOT NULL, metric TEXT NOT NULL, second INTEGER NOT NULL, value REAL NOT NULL,
     PRIMARY KEY (cell_id, source, metric, second)
 ) WITHOUT ROWID;
+-- Results a cell had before it was measured again (--rerun-disturbed): the figures of each
+-- earlier measurement, kept with its flags and raw files, never shown as the cell's own.
+CREATE TABLE IF NOT EXISTS superseded (
+    id INTEGER PRIMARY KEY,
+    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    finished_at TEXT, artifact TEXT, flags TEXT NOT NULL, notes TEXT NOT NULL,
+    tps REAL, total_time_s REAL, why TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS variables (
     engine TEXT NOT NULL, tier TEXT NOT NULL, workload TEXT NOT NULL,
     name TEXT NOT NULL, value TEXT NOT NULL,
