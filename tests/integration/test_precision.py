@@ -28,9 +28,7 @@ def test_other_load_is_flagged_shaded_and_measured_again(tmp_path: Path) -> None
     results = tmp_path / "results"
     run = start_oltplab("run", str(spec), "-r", str(results), cwd=tmp_path)
     # The load starts once the cell is being measured, and covers about half of it.
-    wait_for(
-        lambda: any(row["status"] == "running" for row in cells(results)), 240, "the cell"
-    )
+    wait_for(lambda: any(row["status"] == "running" for row in cells(results)), 240, "the cell")
     time.sleep(3)
     burner = subprocess.Popen([sys.executable, "-c", BURN.format(seconds=7)])
     output, _ = run.communicate(timeout=300)
@@ -45,9 +43,7 @@ def test_other_load_is_flagged_shaded_and_measured_again(tmp_path: Path) -> None
     assert 4 <= shaded <= 9, timeline.disturbed
     assert any(panel.title == "CPUs used" for panel in timeline.panels)
 
-    again = start_oltplab(
-        "run", str(spec), "-r", str(results), "--rerun-disturbed", cwd=tmp_path
-    )
+    again = start_oltplab("run", str(spec), "-r", str(results), "--rerun-disturbed", cwd=tmp_path)
     output, _ = again.communicate(timeout=300)
     assert again.returncode == 0, output
     (row,) = cells(results)
