@@ -27,6 +27,7 @@ from oltplab.spec import Spec
 
 if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
     from oltplab.analysis.estimate import Comparison
+    from oltplab.analysis.precision import Answer
     from oltplab.analysis.reproduce import Reproduction
 
 
@@ -212,5 +213,26 @@ def noise_table(engine: str, comparisons: Mapping[tuple[str, int], Comparison]) 
             found.interval(),
             found.verdict,
             found.method,
+        )
+    return table
+
+
+def answers_table(found: list[Answer], rounds: int, stopped: str) -> Table:
+    """Each comparison's verdict, its 90% interval and the smallest difference it could
+    have told apart."""
+    measure = found[0].measure.label if found else ""
+    table = Table(title=f"Comparisons on {measure} after {rounds} rounds: {stopped}")
+    for column in ("comparison", "difference [90% interval]", "verdict", "could detect"):
+        table.add_column(column, justify="left" if column == "comparison" else "right")
+    colours = {"DIFFERENT": "red", "SAME": "green", "UNKNOWN": "yellow"}
+    for answer in found:
+        c = answer.comparison
+        shown = f"{c.diff_pct:+.1f}% {c.interval()}" if c else "-"
+        detectable = answer.detectable_pct
+        table.add_row(
+            answer.label,
+            shown,
+            f"[{colours[answer.verdict]}]{answer.verdict}[/]",
+            "-" if detectable is None else f"+-{detectable:.1f}%",
         )
     return table

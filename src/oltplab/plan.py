@@ -11,13 +11,15 @@ import re
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from oltplab.spec import LOCAL_HOST, PlacementSpec, Spec, WorkloadSpec
 
 # The reference report's two workloads keep its short scenario names; every other workload
 # is its own scenario, so two workloads never share a table.
 _SHORT_SCENARIOS = {"oltp_read_write": "rw", "oltp_read_only": "ro"}
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -156,11 +158,12 @@ def build_plan(spec: Spec) -> list[Session]:
             for tier in tiers
             for workload in spec.workloads
         ]
+    # Tiers and workloads take turns too: they are compared with each other as engines are.
     sessions = [
         session(engine, placement, tier, workload, range(rep, rep + 1))
         for rep in reps
-        for tier in tiers
-        for workload in spec.workloads
+        for tier in turns(tiers, rep)
+        for workload in turns(spec.workloads, rep)
         for placement in spec.placements
         for engine in turns(engines, rep)
         if placement in placements(engine)
@@ -170,10 +173,25 @@ def build_plan(spec: Spec) -> list[Session]:
     return sessions
 
 
-def turns(engines: list[str], repetition: int) -> list[str]:
-    """The engines in the order of their turns in a round: rotated by one each round."""
-    start = (repetition - 1) % len(engines) if engines else 0
-    return engines[start:] + engines[:start]
+def plan_seconds(spec: Spec, sessions: list[Session], pending: set[str]) -> float:
+    total = 0.0
+    for session in sessions:
+        todo = [c for c in session.cells if c.key in pending]
+        if not todo:
+            continue
+        workload = spec.workload(session.workload)
+        total += spec.protocol.warmup_ro_seconds
+        if not workload.reads_only:
+            total += spec.protocol.warmup_rw_seconds
+        total += len(todo) * spec.protocol.measure_seconds
+    return total
+
+
+def turns(members: list[T], repetition: int) -> list[T]:
+    """Engines (tiers, workloads) in the order of their turns in a round: rotated by one
+    each round."""
+    start = (repetition - 1) % len(members) if members else 0
+    return members[start:] + members[:start]
 
 
 def rates_of(spec: Spec, workload: WorkloadSpec) -> list[int]:
@@ -232,9 +250,13 @@ def again(template: list[Session], cells: set[Cell]) -> list[Session]:
     engines = list(dict.fromkeys(s.engine for s in template))
 
     def turn(s: Session) -> tuple[int, int, int, int]:
-        repetition = s.cells[0].repetition
-        order = turns(engines, repetition)
-        return repetition, tiers.index(s.tier), workloads.index(s.workload), order.index(s.engine)
+        rep = s.cells[0].repetition
+        return (
+            rep,
+            turns(tiers, rep).index(s.tier),
+            turns(workloads, rep).index(s.workload),
+            turns(engines, rep).index(s.engine),
+        )
 
     # Sorting is stable: one engine's placements keep their order within its turn.
     return sorted(sessions, key=turn)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import os
 import signal
 import sqlite3
 import sys
@@ -26,7 +27,8 @@ from oltplab.engines.provision import sysbench_prepare
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import check_sources
 from oltplab.errors import DiskFull, EngineError, OltplabError, SpecError
-from oltplab.hostinfo import describe_host, memory_bytes
+from oltplab.hostinfo import memory_bytes
+from oltplab.isolation import CpuSplit, check_host, pin_client
 from oltplab.plan import (
     Cell,
     Session,
@@ -35,11 +37,12 @@ from oltplab.plan import (
     cells_of,
     extra_round,
     needing_more,
+    plan_seconds,
     safe_name,
 )
 from oltplab.session import Display, RunContext, run_session
 from oltplab.sizes import format_size
-from oltplab.spec import Spec, cell_definition_digest
+from oltplab.spec import LOCAL_HOST, Spec, cell_definition_digest
 from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
@@ -114,20 +117,6 @@ def check_compatible(
 # --- the run ---------------------------------------------------------------------------------
 
 
-def plan_seconds(spec: Spec, sessions: list[Session], pending: set[str]) -> float:
-    total = 0.0
-    for session in sessions:
-        todo = [c for c in session.cells if c.key in pending]
-        if not todo:
-            continue
-        workload = spec.workload(session.workload)
-        total += spec.protocol.warmup_ro_seconds
-        if not workload.reads_only:
-            total += spec.protocol.warmup_rw_seconds
-        total += len(todo) * spec.protocol.measure_seconds
-    return total
-
-
 def run(
     spec: Spec,
     spec_text: str,
@@ -173,8 +162,14 @@ def run(
             if requeued:
                 log.info("%d cell(s) from an earlier run go back to pending", requeued)
             sysbench = sysbench_version(sysbench_binary)
-            host = describe_host()
+            host, advised = check_host()
+            host["advice"] = advised
+            for line in advised:
+                log.warning("host: %s", line)
+                display.note(f"[yellow]host: {line}[/yellow]")
+            split = _isolation(spec, display)
             provenance = {
+                "isolation": split.describe() if split else "off",
                 "machine": host["machine"],
                 "shard": str(shard) if shard is not None else None,
                 "oltplab": __version__,
@@ -218,16 +213,35 @@ def run(
                 ),
                 record,
                 SnapshotStore(snapshots) if snapshots is not None else None,
-                rerun_disturbed,
-                {key: len(rows) for key, rows in ledger.superseded().items()},
+                rerun_disturbed=rerun_disturbed,
+                split=split,
+                measured_before={key: len(rows) for key, rows in ledger.superseded().items()},
             )
+            had = pin_client(split) if split is not None else None
             try:
                 return _run_sessions(context, sessions)
             finally:
+                if had is not None:
+                    os.sched_setaffinity(0, had)
                 log.removeHandler(handler)
                 handler.close()
         finally:
             ledger.close()
+
+
+def _isolation(spec: Spec, display: Display) -> CpuSplit | None:
+    """The CPU split isolation asks for, when every engine runs here and there is more
+    than one CPU to split."""
+    if not spec.protocol.isolation:
+        return None
+    split = CpuSplit.of(os.sched_getaffinity(0))
+    remote = [p.server for p in spec.placements if p.server != LOCAL_HOST]
+    if split is None or remote:
+        why = "one CPU" if split is None else f"engines run on {', '.join(remote)}"
+        display.note(f"[yellow]isolation: no CPU split ({why}); page cache still dropped[/]")
+        return None
+    log.info("isolation: %s", split.describe())
+    return split
 
 
 def _claim_shard(ledger: Ledger, results: Path, spec: Spec, shard: Shard) -> None:

@@ -27,6 +27,7 @@ from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import source_of
 from oltplab.errors import DiskFull, EngineError
 from oltplab.hostinfo import disk_of
+from oltplab.isolation import CpuSplit, pin_server
 from oltplab.plan import Cell, Session, cell_stem, safe_name, scenario_dir, session_stem
 from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
 from oltplab.stats import steady
@@ -74,6 +75,7 @@ class RunContext:
     record: RunRecord
     snapshots: SnapshotStore | None = None  # datasets shared with other machines
     rerun_disturbed: bool = False
+    split: CpuSplit | None = None  # isolation: the server's CPUs and the client's
     # Per cell key: how many earlier results it has set aside (measured again).
     measured_before: dict[str, int] = field(default_factory=dict)
     engines: dict[str, EngineState] = field(default_factory=dict)
@@ -247,6 +249,8 @@ def _start_session(ctx: RunContext, state: EngineState, session: Session, stem: 
         ensure_space(ctx.results, server.restore_bytes(), "restore the datadir")
         ctx.display.phase(f"{label}: restoring datadir and starting", 0)
     cnf = begin_session(spec, state, session.tier)
+    if ctx.split is not None and (pid := server.server_pid()) is not None:
+        pin_server(pid, ctx.split)
     if cnf is not None:
         stem.with_name(stem.name + ".cnf.txt").write_text(cnf)
         ctx.record.config(session.engine, session.tier, cnf)

@@ -10,10 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.store.ledger import Ledger
 from tests.integration.conftest import cells, spec_text, start_oltplab, wait_for
+
+pytestmark = pytest.mark.engine
 
 ENGINE = "mariadb-10.11.5"
 BURN = "import time\nt = time.time()\nwhile time.time() - t < {seconds}: pass\n"

@@ -119,6 +119,15 @@ def run_and_report(spec: Spec, text: str, origin: str, results: Path, **options:
         from oltplab.distribute.canary import run_shard
 
         outcome = run_shard(spec, text, origin, results, display, **options)
+    elif spec.protocol.target_ci_pct is not None:
+        from oltplab.display import answers_table
+        from oltplab.precision import measure_until_answered
+
+        options.pop("shard", None)
+        search = measure_until_answered(spec, origin, results, display, **options)
+        outcome = search.outcome
+        if search.answers:
+            console.print(answers_table(search.answers, search.rounds, search.stopped))
     else:
         from oltplab.runner import run as run_matrix
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from importlib import resources
 from pathlib import Path
@@ -13,7 +14,8 @@ from oltplab.cli.app import ResultsOption, console, errors, report_outcome, run_
 from oltplab.display import RichDisplay, noise_table, reproduction_table, touches
 from oltplab.distribute.blocks import Shard
 from oltplab.errors import EXIT_BAD_INPUT, OltplabError
-from oltplab.spec import load_spec, parse_spec
+from oltplab.metrics import MEASURES
+from oltplab.spec import Spec, load_spec, parse_spec
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RUN_JSON, RunRecord, differences, read_run_json
 
@@ -82,6 +84,33 @@ def run(
             "is prepared once, by whichever needs it first, and taken from here by the others.",
         ),
     ] = None,
+    precision: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PCT",
+            help="Add interleaved, paired rounds until every comparison (each engine, tier "
+            "and workload against the first) is DIFFERENT or SAME within +-PCT (e.g. 3%), "
+            "judged on its 90% interval; undecided ones end UNKNOWN when --budget runs out. "
+            "Same as [protocol] target_ci_pct.",
+        ),
+    ] = None,
+    budget: Annotated[
+        str | None,
+        typer.Option(
+            metavar="TIME",
+            help="With --precision: add no round that would end after this much time "
+            "(90s, 30m, 2h). Same as [protocol] budget_minutes.",
+        ),
+    ] = None,
+    measure: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="With --precision: what the comparisons are judged on: tps, cpu_us_per_txn "
+            "(the server's CPU per transaction) or switches_per_txn. Same as "
+            "[protocol] precision_measure.",
+        ),
+    ] = None,
     rerun_disturbed: Annotated[
         bool,
         typer.Option(
@@ -98,7 +127,7 @@ def run(
     Cells already done are skipped and the cell a killed run had in flight runs again.
     Exits 1 when any cell failed (the final table lists them with their reasons).
     """
-    parsed = load_spec(spec)
+    parsed = with_precision(load_spec(spec), precision, budget, measure)
     run_and_report(
         parsed,
         spec.read_text(),
@@ -262,3 +291,48 @@ def calibrate(
     console.print(noise_table(engine, floor.comparisons))
     save(floor, folder)
     console.print(f"noise floor on this host: ±{floor.value:.1f}% (stored for `oltplab report`)")
+
+
+def with_precision(
+    spec: Spec, precision: str | None, budget: str | None, measure: str | None
+) -> Spec:
+    """The spec with the command line's precision target, budget and measure."""
+    changes: dict[str, object] = {}
+    if precision is not None:
+        changes["target_ci_pct"] = parse_percent(precision, "--precision")
+    if budget is not None:
+        changes["budget_minutes"] = max(1, round(parse_duration(budget, "--budget") / 60))
+    if measure is not None:
+        if measure not in MEASURES:
+            raise OltplabError(f"--measure {measure}: expected one of {', '.join(MEASURES)}")
+        changes["precision_measure"] = measure
+    if not changes:
+        return spec
+    if spec.protocol.target_ci_pct is None and "target_ci_pct" not in changes:
+        raise OltplabError("--budget and --measure need --precision PCT (or target_ci_pct)")
+    protocol = spec.protocol.model_copy(update=changes)
+    return spec.model_copy(update={"protocol": protocol})
+
+
+def parse_percent(text: str, option: str) -> float:
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 100:
+        raise OltplabError(f"{option} {text}: expected a percentage above 0 and up to 100, e.g. 3%")
+    return value
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str, option: str) -> float:
+    """`90s`, `30m`, `2h`, `1d` (a bare number is minutes) in seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
+    seconds = float(match.group(1)) * _UNITS[match.group(2) or "m"] if match else 0.0
+    if not 0 < seconds <= 7 * 86400:
+        raise OltplabError(
+            f"{option} {text}: expected a time such as 90s, 30m or 2h (at most 7 days)"
+        )
+    return seconds

@@ -33,6 +33,7 @@ from oltplab.engines.server import EngineState
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import Distribution, supply
 from oltplab.errors import EngineError
+from oltplab.isolation import drop_page_cache
 from oltplab.network import Shaper
 from oltplab.plan import safe_name
 from oltplab.spec import LOCAL_HOST, Spec, TierSpec
@@ -94,12 +95,16 @@ def machine_for(spec: Spec, host: str) -> Host:
 
 def begin_session(spec: Spec, state: EngineState, tier: str) -> str | None:
     """A private instance restored from its snapshot and started with the tier's option
-    file (returned); an endpoint is as it is (None)."""
+    file (returned); an endpoint is as it is (None). Isolated, the restored datadir's pages
+    leave the page cache first, so every session reads it from the disk alike."""
     if not state.server.owned:
         return None
     instance = state.server
     assert isinstance(instance, PrivateInstance)
     instance.restore()
+    isolated = spec.protocol.isolation and instance.machine.is_local
+    if isolated and (problem := drop_page_cache()) is not None:
+        log.warning("isolation: %s", problem)
     port = instance.free_port()
     cnf = write_cnf(spec, state, instance, tier, port)
     instance.start(port, spec.protocol.start_timeout_seconds)

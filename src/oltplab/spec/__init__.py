@@ -266,6 +266,14 @@ class ProtocolSpec(StrictModel):
     sysbench_grace_seconds: Seconds = 60
     start_timeout_seconds: Seconds = 300
     stop_timeout_seconds: Seconds = 300
+    # Paired rounds go on until every comparison is decided against +-this many percent
+    # (DIFFERENT or SAME), or the budget (minutes of the run) is spent: see analysis/precision.
+    target_ci_pct: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)] | None = None
+    budget_minutes: Annotated[int, whole(1, 7 * 24 * 60, " of minutes")] | None = None
+    precision_measure: Literal["tps", "cpu_us_per_txn", "switches_per_txn"] = "tps"
+    # The server and sysbench on CPUs of their own, the page cache dropped before each
+    # session (see isolation.py).
+    isolation: StrictBool = False
 
     @field_validator("threads")
     @classmethod
@@ -431,7 +439,15 @@ class Spec(StrictModel):
     def digest(self) -> str:
         """What is measured: everything but how it is spread over machines."""
         # Keys added since digests were first taken leave a spec's digest as it was until used.
-        defaults = {"rates": [], "closed_loop": True}
+        defaults: dict[str, Any] = {
+            "rates": [],
+            "closed_loop": True,
+            # How long to measure, not what is measured.
+            "target_ci_pct": self.protocol.target_ci_pct,
+            "budget_minutes": self.protocol.budget_minutes,
+            "precision_measure": self.protocol.precision_measure,
+            "isolation": False,
+        }
         protocol = {k for k, v in defaults.items() if getattr(self.protocol, k) == v}
         workloads = {i: {"rates"} for i, w in enumerate(self.workloads) if w.rates is None}
         data = self.model_dump(
@@ -469,6 +485,8 @@ def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) ->
             "report_interval",
         }
     )
+    if spec.protocol.isolation:  # absent when off: results from before it keep their digest
+        protocol["isolation"] = True
     resolved = spec.resolve(spec.tier(tier))
     chosen = spec.workload(workload)
     # exclude_none: keys added in later versions leave older results' digests as they were.

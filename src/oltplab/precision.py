@@ -1,0 +1,86 @@
+"""Measure until the question is answered: interleaved, paired rounds are added to a run
+until every comparison is DIFFERENT or SAME against the margin (`analysis/precision`), or
+the budget is spent, when the undecided ones end UNKNOWN.
+
+Each round is the spec with one more repetition, run into the same results directory (a
+spec may add cells), so a killed search resumes like any run and every round is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from oltplab.analysis.dataset import load
+from oltplab.analysis.points import Points
+from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, Answer, Target, answers
+from oltplab.metrics import measure_named
+from oltplab.runner import Outcome, run
+from oltplab.session import Display
+from oltplab.spec import Spec, parse_spec
+
+log = logging.getLogger("oltplab")
+
+
+def target_of(spec: Spec) -> Target | None:
+    protocol = spec.protocol
+    if protocol.target_ci_pct is None:
+        return None
+    budget = protocol.budget_minutes * 60.0 if protocol.budget_minutes else None
+    return Target(protocol.target_ci_pct, measure_named(protocol.precision_measure), budget)
+
+
+def with_rounds(spec: Spec, rounds: int, **protocol: Any) -> tuple[Spec, str]:
+    """The spec with this many interleaved rounds (and any other protocol keys given)."""
+    data = spec.model_dump(mode="json", exclude_none=True)
+    data["protocol"].update(repetitions=rounds, order="interleaved", **protocol)
+    text = tomli_w.dumps(data)
+    return parse_spec(text, "precision round"), text
+
+
+@dataclass
+class Search:
+    outcome: Outcome
+    answers: list[Answer] = field(default_factory=list)
+    rounds: int = 0
+    stopped: str = ""  # why no more rounds were added
+
+
+def measure_until_answered(
+    spec: Spec, origin: str, results: Path, display: Display, **options: Any
+) -> Search:
+    """Rounds until every comparison is decided or the budget is spent."""
+    target = target_of(spec)
+    assert target is not None, "the spec sets protocol.target_ci_pct"
+    started = time.monotonic()
+    rounds = max(spec.protocol.repetitions, MIN_ROUNDS)
+    while True:
+        current, text = with_rounds(spec, rounds)
+        outcome = run(current, text, origin, results, display, **options)
+        search = Search(outcome, rounds=rounds)
+        if outcome.interrupted or outcome.failed:
+            search.stopped = "interrupted" if outcome.interrupted else "a cell failed"
+            return search
+        search.answers = answers(Points(load([results]), measure=target.measure), target)
+        undecided = [a for a in search.answers if a.verdict == UNKNOWN]
+        elapsed = time.monotonic() - started
+        log.info(
+            "precision: %d of %d comparisons decided after %d rounds (%.0f s)",
+            len(search.answers) - len(undecided), len(search.answers), rounds, elapsed,
+        )  # fmt: skip
+        if not undecided:
+            search.stopped = "every comparison decided"
+            return search
+        per_round = elapsed / rounds
+        if target.budget_seconds is not None and elapsed + per_round > target.budget_seconds:
+            search.stopped = f"the budget of {target.budget_seconds / 60:g} minutes ran out"
+            return search
+        display.note(
+            f"{len(undecided)} comparison(s) undecided after {rounds} rounds; one more round"
+        )
+        rounds += 1
