@@ -43,6 +43,7 @@ from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Points
 from oltplab.engines.catalog import CATALOG, family_releases
 from oltplab.errors import OltplabError
+from oltplab.metrics import TPS, Measure
 from oltplab.plan import Scenario
 from oltplab.runner import run
 from oltplab.session import Display
@@ -108,6 +109,7 @@ class Bisector:
         results: Path,
         display: Display,
         max_repetitions: int,
+        measure: Measure = TPS,
     ) -> None:
         self.base = base
         self.cell = cell
@@ -115,6 +117,7 @@ class Bisector:
         self.results = results
         self.display = display
         self.max_repetitions = max_repetitions
+        self.measure = measure
         self.found = Bisection(releases, cell, threshold_pct, [])
 
     def _engine(self, name: str) -> dict[str, Any]:
@@ -159,7 +162,7 @@ class Bisector:
             if outcome.failed:
                 reason = outcome.failed[0]["reason"]
                 raise OltplabError(f"bisect step {number} ({known} vs {other}): {reason}")
-            samples = Points(load([folder])).samples()
+            samples = Points(load([folder]), measure=self.measure).samples()
             judged = decide(
                 compare(
                     samples[(point[0], point[1], other, point[2])],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,9 +17,11 @@ from typing import Any
 from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.points import Points
+from oltplab.analysis.precision import round_spread_pct
 from oltplab.engines.catalog import CATALOG
 from oltplab.engines.supplier import cache_root
 from oltplab.errors import OltplabError
+from oltplab.metrics import MEASURES, TPS, Measure
 from oltplab.store.files import write_atomic
 
 
@@ -50,6 +52,9 @@ def calibration_spec(
 class NoiseFloor:
     engine: str
     comparisons: dict[tuple[str, int], Comparison]
+    # Per measure: how much the A/B log ratio spreads from round to round, in percent (the
+    # widest over the points calibrated): what `plan --precision` plans with.
+    round_spread_pct: dict[str, float] = field(default_factory=dict)
 
     @property
     def value(self) -> float:
@@ -63,8 +68,8 @@ class NoiseFloor:
         return max(bounds)
 
 
-def noise_floor(dataset: Dataset, engine: str) -> NoiseFloor:
-    points = Points(dataset)
+def noise_floor(dataset: Dataset, engine: str, measure: Measure = TPS) -> NoiseFloor:
+    points = Points(dataset, measure=measure)
     comparisons = {}
     for scenario, tier, name, threads in sorted(points.samples()):
         if name != f"{engine}-a":
@@ -74,24 +79,74 @@ def noise_floor(dataset: Dataset, engine: str) -> NoiseFloor:
         )
         if versus is not None:
             comparisons[(scenario, threads)] = versus
-    return NoiseFloor(engine, comparisons)
+    return NoiseFloor(engine, comparisons, round_spreads(dataset, engine))
+
+
+def round_spreads(dataset: Dataset, engine: str) -> dict[str, float]:
+    """Per measure, the widest round-to-round spread of A against B over the points."""
+    found = {}
+    for measure in MEASURES.values():
+        samples = Points(dataset, measure=measure).samples()
+        spreads = [
+            spread
+            for (scenario, tier, name, threads), a in samples.items()
+            if name == f"{engine}-a"
+            and (b := samples.get((scenario, tier, f"{engine}-b", threads))) is not None
+            and (spread := round_spread_pct(a, b)) is not None
+        ]
+        if spreads:
+            found[measure.name] = max(spreads)
+    return found
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What plan needs of this host: the round spread of each measure, the cell length it
+    was measured with, and what a session costs beyond its warm-up and cells (restoring
+    the datadir, starting and stopping the engine)."""
+
+    round_spread_pct: dict[str, float]
+    cell_seconds: int
+    session_overhead_s: float
+
+
+def session_overhead(wall_seconds: float, sessions: int, measured_seconds: float) -> float:
+    return max(0.0, (wall_seconds - measured_seconds) / max(1, sessions))
 
 
 def _store() -> Path:
     return cache_root() / "noise-floor.json"
 
 
-def save(floor: NoiseFloor, results: Path) -> None:
+def save(floor: NoiseFloor, results: Path, cell_seconds: int, session_overhead_s: float) -> None:
     path = _store()
     path.parent.mkdir(parents=True, exist_ok=True)
     known: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
     known[platform.node()] = {
         "engine": floor.engine,
         "noise_floor_pct": round(floor.value, 2),
+        "round_spread_pct": {k: round(v, 3) for k, v in floor.round_spread_pct.items()},
+        "cell_seconds": cell_seconds,
+        "session_overhead_s": round(session_overhead_s, 1),
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "results": str(results),
     }
     write_atomic(path, json.dumps(known, indent=2))
+
+
+def calibration_here() -> Calibration | None:
+    """This host's calibration for planning, if `oltplab calibrate` has stored one."""
+    path = _store()
+    if not path.is_file():
+        return None
+    entry = json.loads(path.read_text()).get(platform.node())
+    if not entry or not entry.get("round_spread_pct"):
+        return None
+    return Calibration(
+        {str(k): float(v) for k, v in entry["round_spread_pct"].items()},
+        int(entry["cell_seconds"]),
+        float(entry["session_overhead_s"]),
+    )
 
 
 def load_for(hosts: set[str]) -> float | None:

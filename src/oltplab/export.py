@@ -16,10 +16,13 @@ from typing import Any
 
 from oltplab.analysis.changes import Change
 from oltplab.analysis.dataset import CellRecord
+from oltplab.analysis.equivalence import TOST_CONFIDENCE
 from oltplab.analysis.estimate import Estimate
 from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.openloop import cell_percentiles
+from oltplab.analysis.precision import Answer
+from oltplab.analysis.tables import ProgressionRow
 from oltplab.metrics import latency_metric
 from oltplab.sysbench.validity import SATURATED
 
@@ -68,8 +71,17 @@ CHANGE_COLUMNS = (
     "series", "scenario", "tier", "threads", "last_good", "first_changed", "change_pct",
     "pvalue", "diff_pct", "ci_low_pct", "ci_high_pct", "verdict",
 )
+PRECISION_COLUMNS = (
+    "comparison", "a", "b", "measure", "diff_pct", "ci_low_pct", "ci_high_pct", "confidence",
+    "verdict", "rounds", "margin_pct", "detectable_pct",
+)
+COST_COLUMNS = (
+    "measure", "family", "scenario", "tier", "threads", "baseline", "engine", "baseline_cost",
+    "cost", "diff_pct", "ci_low_pct", "ci_high_pct", "verdict",
+)
 TABLES = (
     "summary", "progression", "differences", "findings", "flags", "operations", "changes",
+    "precision", "costs",
 )
 # fmt: on
 
@@ -218,7 +230,50 @@ def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[di
         return OPERATION_COLUMNS, [r.as_dict(3, "_per_txn") for r in analysis.operations]
     if table == "changes":
         return CHANGE_COLUMNS, [_change(c) for c in analysis.changes]
+    if table == "precision":
+        return PRECISION_COLUMNS, [_answer(a) for a in analysis.answers]
+    if table == "costs":
+        return COST_COLUMNS, [
+            _cost(name, row) for name, rows in analysis.costs.items() for row in rows
+        ]
     raise ValueError(f"unknown table {table!r}")
+
+
+def _answer(answer: Answer) -> dict[str, Any]:
+    diff, low, high = _bounds(answer.comparison.estimate if answer.comparison else None, 2)
+    return {
+        "comparison": answer.label,
+        "a": " ".join(map(str, answer.a)),
+        "b": " ".join(map(str, answer.b)),
+        "measure": answer.measure.name,
+        "diff_pct": diff,
+        "ci_low_pct": low,
+        "ci_high_pct": high,
+        "confidence": TOST_CONFIDENCE,
+        "verdict": answer.verdict,
+        "rounds": answer.rounds,
+        "margin_pct": answer.margin_pct,
+        "detectable_pct": _round(answer.detectable_pct, 2),
+    }
+
+
+def _cost(measure: str, row: ProgressionRow) -> dict[str, Any]:
+    diff, low, high = _bounds(row.change.estimate if row.change else None, 2)
+    return {
+        "measure": measure,
+        "family": row.family,
+        "scenario": row.scenario,
+        "tier": row.tier,
+        "threads": row.threads,
+        "baseline": row.baseline_engine,
+        "engine": row.engine,
+        "baseline_cost": _round(row.baseline.whole_run, 3),
+        "cost": _round(row.value.whole_run, 3),
+        "diff_pct": diff,
+        "ci_low_pct": low,
+        "ci_high_pct": high,
+        "verdict": row.change.verdict if row.change else None,
+    }
 
 
 def _change(change: Change) -> dict[str, Any]:

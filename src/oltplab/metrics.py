@@ -123,6 +123,15 @@ SWITCHES_PER_TXN = Measure(
 MEASURES = {m.name: m for m in (TPS, CPU_PER_TXN, SWITCHES_PER_TXN)}
 
 
+class Target(NamedTuple):
+    """What a run measures until: every comparison decided against +-margin_pct on the
+    measure, within budget_seconds of the run's time (None: no limit)."""
+
+    margin_pct: float
+    measure: Measure
+    budget_seconds: float | None = None
+
+
 def measure_named(name: str) -> Measure:
     if name not in MEASURES:
         raise ValueError(f"{name!r}: expected one of {', '.join(MEASURES)}")

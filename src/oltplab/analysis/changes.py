@@ -19,6 +19,7 @@ from oltplab.analysis.estimate import Comparison, PointSample, compare
 from oltplab.analysis.points import Points
 from oltplab.engines.catalog import UNKNOWN_FAMILY
 from oltplab.errors import OltplabError
+from oltplab.metrics import TPS, Measure
 from oltplab.store.ledger import Ledger
 
 
@@ -101,13 +102,15 @@ def _started(results: Path) -> str:
     return str(runs[0]["started_at"]) if runs else ""
 
 
-def history_changes(results: list[Path], engine: str) -> tuple[list[Path], list[Change]]:
+def history_changes(
+    results: list[Path], engine: str, measure: Measure = TPS
+) -> tuple[list[Path], list[Change]]:
     """One engine's results over time, one results directory a point (in the order they
     ran): the directories in that order, and the change points of every cell group."""
     ordered = sorted(results, key=_started)
     per_dir = []
     for path in ordered:
-        points = Points(load([path]))
+        points = Points(load([path]), measure=measure)
         if engine not in points.dataset.engines:
             raise OltplabError(f"{path}: has no engine {engine} (--engine)")
         per_dir.append(points)

@@ -151,6 +151,8 @@ class Dataset:
     # Each machine's canary measurements (shards of a distributed run).
     canaries: list[CanaryRun] = field(default_factory=list)
     slow_machine_pct: float = 10.0
+    # The precision a run measured to (protocol.target_ci_pct and its measure), if any.
+    target: metrics.Target | None = None
     # Derived values the analysis computes once per dataset (steady parts, bootstrap draws).
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
@@ -346,6 +348,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         except tomllib.TOMLDecodeError:
             order = "as-listed"
         dataset.paired = order in ("interleaved", "random")
+        dataset.target = dataset.target or _target(spec)
         with contextlib.suppress(tomllib.TOMLDecodeError, AttributeError, TypeError):
             pct = tomllib.loads(spec).get("distribute", {}).get("slow_machine_pct")
             dataset.slow_machine_pct = float(pct) if pct else dataset.slow_machine_pct
@@ -375,3 +378,16 @@ def load_canaries(results: Path) -> list[CanaryRun]:
         finally:
             ledger.close()
     return found
+
+
+def _target(spec: str) -> metrics.Target | None:
+    """A stored spec's precision target: its margin and measure (budget aside)."""
+    try:
+        protocol = tomllib.loads(spec).get("protocol", {})
+        margin = protocol.get("target_ci_pct")
+        if margin is None:
+            return None
+        measure = metrics.measure_named(protocol.get("precision_measure", "tps"))
+        return metrics.Target(float(margin), measure)
+    except (tomllib.TOMLDecodeError, AttributeError, TypeError, ValueError):
+        return None

@@ -209,13 +209,13 @@ def _rng(*labels: object) -> np.random.Generator:
 
 
 def _expanded_quantiles(n: int, confidence: float) -> tuple[float, float]:
-    z = math.sqrt(n / (n - 1)) * _t(confidence, n - 1)
+    z = math.sqrt(n / (n - 1)) * t_quantile(confidence, n - 1)
     tail = float(special.ndtr(-z))  # the normal distribution's upper tail beyond z
     return tail, 1 - tail
 
 
 @cache
-def _t(confidence: float, df: float) -> float:
+def t_quantile(confidence: float, df: float) -> float:
     """Student's t quantile for a two-sided interval (scipy.special: no scipy.stats import,
     which alone costs most of a second)."""
     return float(special.stdtrit(df, 1 - (1 - confidence) / 2))
@@ -264,7 +264,7 @@ def _one_run(a: PointSample, b: PointSample, confidence: float) -> Comparison:
     if seconds < MIN_SECONDS:
         return Comparison(Estimate(point, None, None, seconds, "too few seconds"), TOO_SHORT)
     log_se = math.sqrt(a.run_variance / a.mean**2 + b.run_variance / b.mean**2)
-    half = _t(confidence, seconds - 1) * log_se
+    half = t_quantile(confidence, seconds - 1) * log_se
     centre = math.log(a.mean / b.mean)
     low, high = (math.exp(centre - half) - 1) * 100, (math.exp(centre + half) - 1) * 100
     return _judged(point, low, high, seconds, "long-run variance over seconds")
@@ -290,7 +290,7 @@ def _t_interval(
         )
         method, n = "Welch t interval over repetitions", min(a.reps, b.reps)
         point = a.mean / b.mean
-    half = _t(confidence, df) * se
+    half = t_quantile(confidence, df) * se
     low, high = (math.exp(centre - half) - 1) * 100, (math.exp(centre + half) - 1) * 100
     return _judged((float(point) - 1) * 100, low, high, n, method)
 
@@ -313,7 +313,7 @@ def across_machines(
         estimate = Estimate(point, None, None, n, "different machines, no canary")
         return Comparison(estimate, DIFFERENT_MACHINES, machines)
     variance, count = spread
-    half = _t(confidence, count - 1) * math.sqrt(sum(within) + 2 * variance)
+    half = t_quantile(confidence, count - 1) * math.sqrt(sum(within) + 2 * variance)
     centre = math.log(a.mean / b.mean)
     low, high = (math.exp(centre - half) - 1) * 100, (math.exp(centre + half) - 1) * 100
     judged = _judged(point, low, high, count, "between-machine spread of the canaries")
@@ -325,12 +325,12 @@ def mean_estimate(sample: PointSample, confidence: float = CONFIDENCE) -> Estima
     series' long-run variance)."""
     if sample.reps >= 2:
         means = sample.rep_means
-        half = _t(confidence, len(means) - 1) * means.std(ddof=1) / math.sqrt(len(means))
+        half = t_quantile(confidence, len(means) - 1) * means.std(ddof=1) / math.sqrt(len(means))
         method = f"t interval over {len(means)} repetitions"
         return Estimate(sample.mean, sample.mean - half, sample.mean + half, len(means), method)
     seconds = sample.shortest
     if seconds < MIN_SECONDS:
         return Estimate(sample.mean, None, None, seconds, TOO_SHORT)
-    half = _t(confidence, seconds - 1) * math.sqrt(sample.run_variance)
+    half = t_quantile(confidence, seconds - 1) * math.sqrt(sample.run_variance)
     method = "long-run variance over seconds"
     return Estimate(sample.mean, sample.mean - half, sample.mean + half, seconds, method)

@@ -20,6 +20,7 @@ from oltplab.analysis.openloop import (
     omissions,
 )
 from oltplab.analysis.points import Grid, Point, Points, Value, grids
+from oltplab.analysis.precision import Answer, answers
 from oltplab.analysis.tables import (
     NetworkLatencyRow,
     Pairwise,
@@ -44,7 +45,7 @@ from oltplab.analysis.telemetry import (
     timeline,
 )
 from oltplab.errors import OltplabError
-from oltplab.metrics import latency_metric
+from oltplab.metrics import MEASURES, Target, latency_metric
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,46 @@ class Analysis:
     @cached_property
     def notable(self) -> list[tuple[str, CellRecord]]:
         return notable_cells(self.dataset)
+
+    # --- per-transaction costs and precision ----------------------------------------------
+
+    @cached_property
+    def cost_points(self) -> dict[str, Points]:
+        """Points compared on each per-transaction measure these results have a series for."""
+        found = {}
+        for measure in MEASURES.values():
+            if measure.per_transaction:
+                points = Points(self.dataset, spread(self.machines), measure)
+                if points.samples():
+                    found[measure.name] = points
+        return found
+
+    @cached_property
+    def costs(self) -> dict[str, list[ProgressionRow]]:
+        """The version progression on each per-transaction measure."""
+        return {
+            name: progression(points, self.options.baselines)
+            for name, points in self.cost_points.items()
+        }
+
+    @cached_property
+    def cost_changes(self) -> dict[str, list[Change]]:
+        return {name: version_changes(points) for name, points in self.cost_points.items()}
+
+    @cached_property
+    def target(self) -> Target | None:
+        """The precision the run measured to (protocol.target_ci_pct), if it set one."""
+        return self.dataset.target
+
+    @cached_property
+    def answers(self) -> list[Answer]:
+        """Each comparison's verdict against the run's precision target."""
+        target = self.target
+        if target is None:
+            return []
+        points = self.points if not target.measure.per_transaction else None
+        points = points or self.cost_points.get(target.measure.name)
+        return answers(points, target) if points is not None else []
 
 
 def analyse(dataset: Dataset, options: AnalysisOptions) -> Analysis:

@@ -16,30 +16,25 @@ interval beyond the margin.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from oltplab.analysis.equivalence import DIFFERENT as BEYOND
 from oltplab.analysis.equivalence import EQUIVALENT, TOST_CONFIDENCE, judge
-from oltplab.analysis.estimate import Comparison, compare
+from oltplab.analysis.estimate import Comparison, PointSample, compare, t_quantile
 from oltplab.analysis.points import Point, Points
-from oltplab.metrics import Measure
+from oltplab.metrics import Measure, Target
 
 DIFFERENT = "DIFFERENT"
 SAME = "SAME"
 UNKNOWN = "UNKNOWN"
-# Two rounds give a 90% interval one degree of freedom: two ratios that happen to agree
-# make it narrow by luck. A comparison is judged from the third round on.
-MIN_ROUNDS = 3
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a run measures until: every comparison decided against +-margin_pct, on the
-    measure, within budget_seconds of the run's time (None: no limit)."""
-
-    margin_pct: float
-    measure: Measure
-    budget_seconds: float | None = None
+# With few rounds the spread of the ratios is itself a guess, and a guess that is small by
+# luck makes the interval narrow: an A/A pair looked at after every round from the third
+# ended DIFFERENT in 1.4% of simulated runs, from the fourth in 0.5% (tests/unit/
+# test_precision.py). A comparison is judged from the fourth round on.
+MIN_ROUNDS = 4
 
 
 @dataclass(frozen=True)
@@ -92,22 +87,59 @@ def compared_pairs(points: Points) -> list[tuple[Point, Point]]:
     return pairs  # type: ignore[return-value]
 
 
-def answers(points: Points, target: Target) -> list[Answer]:
-    """Each compared pair's verdict on the target's measure (points must be of it)."""
+def first_rounds(sample: PointSample, rounds: int) -> PointSample:
+    """The sample as it stood after its first `rounds` repetitions."""
+    kept = {r: s for r, s in sample.series.items() if r <= rounds}
+    if sample.weights is None:
+        return PointSample(kept)
+    return PointSample(kept, {r: w for r, w in sample.weights.items() if r <= rounds})
+
+
+def answers(points: Points, target: Target, up_to: int | None = None) -> list[Answer]:
+    """Each compared pair's verdict on the target's measure (points must be of it); with
+    `up_to`, as it stood after that many rounds (to replay the rule on recorded rounds)."""
     samples = points.samples()
+    if up_to is not None:
+        samples = {point: first_rounds(sample, up_to) for point, sample in samples.items()}
     found = []
     for a, b in compared_pairs(points):
         rounds = len(samples[a].series.keys() & samples[b].series.keys())
-        comparison = compare(
-            samples[a],
-            samples[b],
-            paired=points.dataset.paired,
-            label=f"{a}|{b}",
-            confidence=TOST_CONFIDENCE,
+        if rounds == 0:
+            continue
+        comparison, verdict = decide(
+            samples[a], samples[b], target.margin_pct, points.dataset.paired, f"{a}|{b}"
         )
-        verdict = UNKNOWN
-        if rounds >= MIN_ROUNDS:
-            judged = judge(comparison, target.margin_pct).verdict
-            verdict = {EQUIVALENT: SAME, BEYOND: DIFFERENT}.get(judged, UNKNOWN)
         found.append(Answer(a, b, target.measure, comparison, verdict, rounds, target.margin_pct))
     return found
+
+
+def decide(
+    a: PointSample, b: PointSample, margin_pct: float, paired: bool, label: str = ""
+) -> tuple[Comparison, str]:
+    """a against b on its 90% interval, and the verdict against +-margin_pct (UNKNOWN
+    before MIN_ROUNDS rounds)."""
+    comparison = compare(a, b, paired=paired, label=label, confidence=TOST_CONFIDENCE)
+    if len(a.series.keys() & b.series.keys()) < MIN_ROUNDS:
+        return comparison, UNKNOWN
+    judged = judge(comparison, margin_pct).verdict
+    return comparison, {EQUIVALENT: SAME, BEYOND: DIFFERENT}.get(judged, UNKNOWN)
+
+
+def round_spread_pct(a: PointSample, b: PointSample) -> float | None:
+    """The standard deviation, in percent, of the log ratio of a to b round by round: what
+    one more paired round adds to a comparison's uncertainty on this host."""
+    rounds = sorted(a.series.keys() & b.series.keys())
+    if len(rounds) < 2:
+        return None
+    logs = np.log([a.rep_mean(r) / b.rep_mean(r) for r in rounds])
+    return float(logs.std(ddof=1)) * 100
+
+
+def rounds_needed(spread_pct: float, margin_pct: float, most: int = 10_000) -> int | None:
+    """Paired rounds for the 90% interval's half-width to fall under the margin, for a
+    comparison whose rounds spread this much (at least MIN_ROUNDS); None beyond `most`.
+    With it, no difference at all ends SAME and one of twice the margin ends DIFFERENT."""
+    for rounds in range(MIN_ROUNDS, most + 1):
+        if t_quantile(TOST_CONFIDENCE, rounds - 1) * spread_pct / math.sqrt(rounds) < margin_pct:
+            return rounds
+    return None

@@ -11,6 +11,7 @@ from oltplab.analysis.dataset import load
 from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, Equivalence, equivalence
 from oltplab.analysis.points import Point, Points
 from oltplab.errors import OltplabError
+from oltplab.metrics import TPS, Measure
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,13 @@ class Reproduction:
         return f"undecided: the interval is wider than the margin of {self.margin_pct:g}%{more}"
 
 
-def reproduction(original: Path, repeat: Path, margin_pct: float) -> Reproduction:
-    """The repeat's steady TPS against the original's, point by point."""
-    before = Points(load([original])).samples()
-    after = Points(load([repeat])).samples()
+def reproduction(
+    original: Path, repeat: Path, margin_pct: float, measure: Measure = TPS
+) -> Reproduction:
+    """The repeat's steady figure (TPS, or a per-transaction cost) against the original's,
+    point by point."""
+    before = Points(load([original]), measure=measure).samples()
+    after = Points(load([repeat]), measure=measure).samples()
     common = sorted(before.keys() & after.keys())
     if not common:
         raise OltplabError(

@@ -4,6 +4,7 @@ commands take, and how a finished run is reported."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,11 +18,13 @@ from oltplab.errors import (
     EXIT_ENVIRONMENT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    OltplabError,
 )
 from oltplab.spec import Spec
 from oltplab.store.ledger import Ledger
 
 if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
+    from oltplab.metrics import Measure
     from oltplab.runner import Outcome
 
 app = typer.Typer(
@@ -90,6 +93,25 @@ IncludeFlaggedOption = Annotated[
     ),
 ]
 ThresholdOption = Annotated[float, typer.Option(help="List differences beyond this many percent.")]
+MeasureOption = Annotated[
+    str,
+    typer.Option(
+        "--measure",
+        metavar="NAME",
+        help="Compare on tps, cpu_us_per_txn (the server's CPU per transaction: another load "
+        "on the host moves it far less than TPS) or switches_per_txn.",
+    ),
+]
+
+
+def measure_of(name: str) -> Measure:
+    """The --measure named, or a one-line error naming the choices."""
+    from oltplab.metrics import measure_named
+
+    try:
+        return measure_named(name)
+    except ValueError as exc:
+        raise OltplabError(f"--measure {exc}") from None
 
 
 def report_outcome(results: Path, outcome: Outcome) -> None:
@@ -134,3 +156,27 @@ def run_and_report(spec: Spec, text: str, origin: str, results: Path, **options:
         options.pop("shard", None)
         outcome = run_matrix(spec, text, origin, results, display, **options)
     report_outcome(results, outcome)
+
+
+def parse_percent(text: str, option: str) -> float:
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 100:
+        raise OltplabError(f"{option} {text}: expected a percentage above 0 and up to 100, e.g. 3%")
+    return value
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str, option: str) -> float:
+    """`90s`, `30m`, `2h`, `1d` (a bare number is minutes) in seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
+    seconds = float(match.group(1)) * _UNITS[match.group(2) or "m"] if match else 0.0
+    if not 0 < seconds <= 7 * 86400:
+        raise OltplabError(
+            f"{option} {text}: expected a time such as 90s, 30m or 2h (at most 7 days)"
+        )
+    return seconds

@@ -9,13 +9,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from oltplab.cli.app import console, errors
+from oltplab.cli.app import MeasureOption, console, errors, measure_of, parse_percent
 from oltplab.distribute import kubernetes, slurm
 from oltplab.distribute.blocks import assign, blocks, serial_seconds, shard_seconds
 from oltplab.distribute.layout import is_distributed, prepare, read_distributed, shard_state
 from oltplab.distribute.merge import merge as merge_shards
 from oltplab.errors import OltplabError
-from oltplab.spec import load_spec
+from oltplab.metrics import Measure
+from oltplab.spec import Spec, load_spec
 
 ShardsOption = Annotated[int, typer.Option("--shards", "-n", min=1, help="How many shards.")]
 
@@ -37,6 +38,15 @@ def plan(
             "placement,tier,workload,threads."
         ),
     ] = None,
+    precision: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PCT",
+            help="Also print the paired rounds and the machine time this host needs for every "
+            "comparison to be decided against +-PCT, from its calibration (oltplab calibrate).",
+        ),
+    ] = None,
+    measure: MeasureOption = "tps",
 ) -> None:
     """The blocks of a matrix dealt to shards, with the estimated wall time of each.
 
@@ -83,6 +93,8 @@ def plan(
             highlight=False,
             markup=False,
         )
+    if precision is not None:
+        _plan_precision(spec, parse_percent(precision, "--precision"), measure_of(measure))
     console.print(
         f"Next: oltplab submit slurm {spec_path} --shards {shards} --results DIR "
         f"(or oltplab run {spec_path} --shard K/{shards} --results DIR on each machine)",
@@ -209,5 +221,49 @@ def submit_k8s(
     console.print(
         f"Next: kubectl get pods -l oltplab/run={kubernetes.job_name(spec)}; when done, "
         "oltplab merge the shard-* folders of the volume",
+        highlight=False,
+    )
+
+
+def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
+    """Rounds and machine time for the 90% interval of every comparison to narrow under
+    the margin, from this host's round-to-round spread of each measure."""
+    from oltplab.analysis.precision import rounds_needed
+    from oltplab.calibrate import calibration_here
+    from oltplab.plan import build_plan, plan_seconds
+    from oltplab.precision import with_rounds
+
+    calibration = calibration_here()
+    if calibration is None:
+        raise OltplabError(
+            "--precision: this host has no calibration to plan with; run `oltplab calibrate "
+            "ENGINE` first (a few minutes), then plan again"
+        )
+    one_round, _ = with_rounds(spec, 1)
+    sessions = build_plan(one_round)
+    cells = {c.key for s in sessions for c in s.cells}
+    round_seconds = plan_seconds(one_round, sessions, cells)
+    round_seconds += len(sessions) * calibration.session_overhead_s
+    table = Table(
+        title=f"Rounds for every comparison to be decided against ±{margin:g}% on this host"
+    )
+    for column in ("measure", "round-to-round spread", "rounds", "machine time"):
+        table.add_column(column, justify="left" if column == "measure" else "right")
+    for name, spread in calibration.round_spread_pct.items():
+        rounds = rounds_needed(spread, margin)
+        marked = f"{name} (chosen)" if name == chosen.name else name
+        table.add_row(
+            marked,
+            f"±{spread:.2f}%",
+            str(rounds) if rounds else "over 10,000",
+            _duration(rounds * round_seconds) if rounds else "-",
+        )
+    console.print(table)
+    console.print(
+        f"One round: {len(sessions)} session(s), {_duration(round_seconds)} (warm-ups, cells, "
+        f"and {calibration.session_overhead_s:.0f} s a session to restore and start, as "
+        f"calibrated with {calibration.cell_seconds} s cells). With that many rounds no "
+        f"difference ends SAME and one of ±{2 * margin:g}% ends DIFFERENT; `oltplab run "
+        f"SPEC --precision {margin:g}%` stops as soon as each comparison is decided.",
         highlight=False,
     )

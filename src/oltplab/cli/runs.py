@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-import re
 import sys
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from oltplab.cli.app import ResultsOption, console, errors, report_outcome, run_and_report
+from oltplab.cli.app import (
+    MeasureOption,
+    ResultsOption,
+    console,
+    errors,
+    measure_of,
+    parse_duration,
+    parse_percent,
+    report_outcome,
+    run_and_report,
+)
 from oltplab.display import RichDisplay, noise_table, reproduction_table, touches
 from oltplab.distribute.blocks import Shard
 from oltplab.errors import EXIT_BAD_INPUT, OltplabError
-from oltplab.metrics import MEASURES
+from oltplab.metrics import MEASURES, TPS, Measure
 from oltplab.spec import Spec, load_spec, parse_spec
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RUN_JSON, RunRecord, differences, read_run_json
@@ -216,10 +226,16 @@ def rerun(
     report_outcome(results, outcome)
 
 
-def _judge_repeat(original: Path, repeat: Path, margin: float, record: RunRecord | None) -> None:
+def _judge_repeat(
+    original: Path,
+    repeat: Path,
+    margin: float,
+    record: RunRecord | None,
+    measure: Measure = TPS,
+) -> None:
     from oltplab.analysis.reproduce import reproduction
 
-    found = reproduction(original, repeat, margin)
+    found = reproduction(original, repeat, margin, measure)
     console.print(reproduction_table(found))
     console.print(f"verdict: {found.verdict}", highlight=False)
     if record is not None:
@@ -240,11 +256,12 @@ def reproduced(
     margin: Annotated[
         float, typer.Option(min=0.1, max=99, help="Percent within which they count as the same.")
     ] = 5.0,
+    measure: MeasureOption = "tps",
 ) -> None:
     """Whether REPEAT reproduces ORIGINAL within +-MARGIN% at every point both measured:
     `reproduced within 5%`, `not reproduced`, or `undecided` (with the repetitions that
     would decide), always with each point's interval."""
-    _judge_repeat(original, repeat, margin, None)
+    _judge_repeat(original, repeat, margin, None, measure_of(measure))
     console.print(f"Next: oltplab report {original} {repeat} -o DIR (the two side by side)")
 
 
@@ -269,6 +286,7 @@ def calibrate(
         list[int] | None, typer.Option(help="Thread counts (repeat the option).")
     ] = None,
     workload: Annotated[str, typer.Option(help="The sysbench test.")] = "oltp_read_only",
+    measure: MeasureOption = "tps",
 ) -> None:
     """Measure this host's noise floor: one engine as A and as B, interleaved.
 
@@ -276,7 +294,8 @@ def calibrate(
     printed, stored for this host, and shown by `oltplab report` next to its threshold.
     """
     from oltplab.analysis.dataset import load
-    from oltplab.calibrate import calibration_spec, noise_floor, save
+    from oltplab.calibrate import calibration_spec, noise_floor, save, session_overhead
+    from oltplab.plan import build_plan, plan_seconds
 
     text = calibration_spec(engine, repetitions, seconds, threads or [1, 4], workload)
     spec = parse_spec(text, f"calibrate {engine}")
@@ -284,13 +303,24 @@ def calibrate(
     display = RichDisplay(console)
     from oltplab.runner import run as run_matrix
 
+    started = time.monotonic()
     outcome = run_matrix(spec, text, f"calibrate {engine}", folder, display)
     if outcome.failed or outcome.interrupted:
         report_outcome(folder, outcome)
-    floor = noise_floor(load([folder]), engine)
+    floor = noise_floor(load([folder]), engine, measure_of(measure))
     console.print(noise_table(engine, floor.comparisons))
-    save(floor, folder)
+    sessions = build_plan(spec)
+    measured = plan_seconds(spec, sessions, {c.key for s in sessions for c in s.cells})
+    overhead = session_overhead(time.monotonic() - started, len(sessions), measured)
+    save(floor, folder, seconds, overhead)
     console.print(f"noise floor on this host: ±{floor.value:.1f}% (stored for `oltplab report`)")
+    spreads = ", ".join(f"{k} {v:.1f}%" for k, v in floor.round_spread_pct.items())
+    console.print(
+        f"round-to-round spread of A against B: {spreads}; about {overhead:.0f} s a session "
+        "beyond its warm-up and cells (stored for `oltplab plan --precision`)",
+        highlight=False,
+    )
+    console.print("Next: oltplab plan SPEC --precision 3% (rounds and hours on this host)")
 
 
 def with_precision(
@@ -312,27 +342,3 @@ def with_precision(
         raise OltplabError("--budget and --measure need --precision PCT (or target_ci_pct)")
     protocol = spec.protocol.model_copy(update=changes)
     return spec.model_copy(update={"protocol": protocol})
-
-
-def parse_percent(text: str, option: str) -> float:
-    try:
-        value = float(text.strip().removesuffix("%"))
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= 100:
-        raise OltplabError(f"{option} {text}: expected a percentage above 0 and up to 100, e.g. 3%")
-    return value
-
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str, option: str) -> float:
-    """`90s`, `30m`, `2h`, `1d` (a bare number is minutes) in seconds."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
-    seconds = float(match.group(1)) * _UNITS[match.group(2) or "m"] if match else 0.0
-    if not 0 < seconds <= 7 * 86400:
-        raise OltplabError(
-            f"{option} {text}: expected a time such as 90s, 30m or 2h (at most 7 days)"
-        )
-    return seconds

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from oltplab.cli.app import console
+from oltplab.cli.app import MeasureOption, console, measure_of
 
 
 def history(
@@ -17,13 +17,14 @@ def history(
         list[Path], typer.Argument(help="Results directories of the same engine over time.")
     ],
     engine: Annotated[str, typer.Option(help="The engine to follow.")],
+    measure: MeasureOption = "tps",
 ) -> None:
     """Change points in one engine's results over time (nightly runs, say): the results
     directories in the order they ran, each a point, its repetitions its values."""
     from oltplab.analysis.changes import history_changes
-    from oltplab.report.markdown import with_interval
+    from oltplab.report.format import with_interval
 
-    ordered, changes = history_changes(results, engine)
+    ordered, changes = history_changes(results, engine, measure_of(measure))
     console.print(
         f"{engine} in {len(ordered)} results directories, oldest first: "
         + ", ".join(str(p) for p in ordered),
@@ -82,6 +83,7 @@ def bisect(
     explain: Annotated[
         bool, typer.Option(help="Profile the two releases around the change and explain it.")
     ] = True,
+    measure: MeasureOption = "tps",
 ) -> None:
     """Which release first changed a cell: the releases between --good and --bad bisected,
     each step measured paired and interleaved until its interval decides; then what differs
@@ -106,7 +108,14 @@ def bisect(
     folder = results or Path("runs") / f"bisect-{good}-{bad}"
     margin = threshold or spec.compare.margin_pct
     bisector = Bisector(
-        spec, releases, chosen, margin, folder.resolve(), RichDisplay(console), max_repetitions
+        spec,
+        releases,
+        chosen,
+        margin,
+        folder.resolve(),
+        RichDisplay(console),
+        max_repetitions,
+        measure_of(measure),
     )
     found = bisector.search()
     explanation, flamegraph = None, None

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from oltplab.analysis.estimate import Estimate
+from oltplab.analysis.estimate import Comparison, Estimate
 from oltplab.sizes import format_size
 
 SCENARIO_TITLES = {
@@ -129,3 +129,12 @@ def estimate(value: Estimate | None, shown: str = "{}") -> str:
     if value.low is None or value.high is None:
         return f"{point} ({value.method})"
     return f"{point} [{shown.format(number(value.low))}, {shown.format(number(value.high))}]"
+
+
+def with_interval(versus: Comparison | None) -> str:
+    """-20.2% [-23.1, -17.0]; an undecided comparison says why instead of an interval."""
+    if versus is None:
+        return "-"
+    if versus.low_pct is None:
+        return f"{percent(versus.diff_pct)} ({versus.verdict}){versus.cross_machine}"
+    return f"{percent(versus.diff_pct)} {versus.interval()}{versus.cross_machine}"

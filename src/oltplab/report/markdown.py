@@ -9,13 +9,12 @@ from collections import defaultdict
 from pathlib import Path
 
 from oltplab.analysis.changes import Change
-from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Grid, Value, cross_family
 from oltplab.analysis.tables import ProgressionRow, Ratio
 from oltplab.metrics import percentile_of
 from oltplab.plan import safe_name
-from oltplab.report import diagnostics, latency
+from oltplab.report import diagnostics, latency, precision
 from oltplab.report.environment import configuration, environment
 from oltplab.report.format import (
     CROSS_FAMILY,
@@ -24,6 +23,7 @@ from oltplab.report.format import (
     percent,
     scenario_title,
     table,
+    with_interval,
     without_html,
 )
 from oltplab.sysbench.validity import ERROR_RATE_LIMIT
@@ -52,15 +52,6 @@ FINDING_TITLES = {
     "network-overhead": "Network overhead",
     "close-engines": "Engines within 3% everywhere",
 }
-
-
-def with_interval(versus: Comparison | None) -> str:
-    """-20.2% [-23.1, -17.0]; an undecided comparison says why instead of an interval."""
-    if versus is None:
-        return "-"
-    if versus.low_pct is None:
-        return f"{percent(versus.diff_pct)} ({versus.verdict}){versus.cross_machine}"
-    return f"{percent(versus.diff_pct)} {versus.interval()}{versus.cross_machine}"
 
 
 def mark(value: Value | None, formatted: str) -> str:
@@ -450,4 +441,5 @@ def render(analysis: Analysis, charts: list[Path]) -> str:
     lines += latency.distributions(analysis)
     lines += latency.curves(analysis, charts)
     lines += latency.omission(analysis)
+    lines += precision.section(analysis)
     return "\n".join(without_html(line) for line in lines)
