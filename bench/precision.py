@@ -4,7 +4,8 @@ Each trial is one real run per isolation setting (off, on; which goes first alte
 each of one engine and four workloads measured in interleaved rounds: `base` and `aa`
 (the same planted script with nothing planted: an A/A pair), `plus3` (7 extra point
 selects per 10 transactions, about 3% more server work) and `plus7` (15 per 10, about 7%;
-one point select is about 4.6% of an oltp_read_only transaction here). Every workload is compared with `base`, paired by round.
+one point select is about 4.6% of an oltp_read_only transaction here). Every workload is
+compared with `base`, paired by round.
 
 For each measure (TPS, server CPU per transaction, server context switches per
 transaction) the script prints the coefficient of variation between repetitions and the
