@@ -5,8 +5,9 @@ collectors and the engine probe on and 5 times with `--no-telemetry`, alternatin
 goes first in each round (on/off, off/on, ...) so a drifting host hits both alike. Each
 round adds one repetition to each results directory through the real CLI, so every
 measurement restores the datadir snapshot, starts the engine and warms up as usual.
-Prints the TPS ratio on/off with its 95% interval (paired by round), computed by
-oltplab's own comparison code.
+Prints the ratio on/off of TPS and of the server's CPU per transaction (the load sampler
+runs either way), each with its 95% interval (paired by round), computed by oltplab's own
+comparison code; the more precise of the two says how much telemetry costs.
 
     python bench/telemetry_overhead.py [--rounds 5] [--seconds 30] [--keep DIR]
 """
@@ -20,11 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
+from oltplab.analysis.dataset import load
 from oltplab.analysis.estimate import PointSample, compare
-from oltplab.stats import steady
-from oltplab.store.ledger import Ledger
+from oltplab.analysis.points import Points
+from oltplab.metrics import CPU_PER_TXN, TPS
 
 ENGINE = "mysql-8.0.31"
 
@@ -66,15 +66,18 @@ def run(work: Path, results: Path, telemetry: bool, repetitions: int, seconds: i
         sys.exit(f"oltplab run failed ({results}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
 
 
-def series_by_repetition(results: Path) -> dict[int, np.ndarray]:
-    """Each done repetition's steady per-second TPS, as the report cuts it."""
-    ledger = Ledger.open(results, create=False, journal=False)
-    try:
-        series = ledger.tps_series()
-        done = {row["key"]: row["repetition"] for row in ledger.cells() if row["status"] == "done"}
-    finally:
-        ledger.close()
-    return {rep: steady(series[key])[1] for key, rep in sorted(done.items()) if key in series}
+def samples(results: Path) -> dict[str, PointSample]:
+    """Each measure's steady sample of the one point, by repetition, as the report cuts it."""
+    dataset = load([results])
+    found = {}
+    for measure in (TPS, CPU_PER_TXN):
+        (sample,) = Points(dataset, measure=measure).samples().values()
+        found[measure.label] = sample
+    return found
+
+
+def _listed(sample: PointSample) -> str:
+    return ", ".join(f"{m:.1f}" for m in sample.rep_means)
 
 
 def main() -> None:
@@ -97,24 +100,26 @@ def main() -> None:
         for results, telemetry in order:
             run(work, results, telemetry, round_, args.seconds)
         print(f"round {round_}/{args.rounds} done ({time.monotonic() - started:.0f} s)", flush=True)
-    with_telemetry, without = series_by_repetition(on), series_by_repetition(off)
-    result = compare(
-        PointSample(with_telemetry), PointSample(without), paired=True, label="telemetry"
-    )
-    means_on = [float(s.mean()) for _, s in sorted(with_telemetry.items())]
-    means_off = [float(s.mean()) for _, s in sorted(without.items())]
-    print(f"TPS with telemetry, by round:    {', '.join(f'{m:.1f}' for m in means_on)}")
-    print(f"TPS without telemetry, by round: {', '.join(f'{m:.1f}' for m in means_off)}")
-    ratio = result.ratio()
-    interval = (
-        f"95% interval [{ratio.low:.3f}, {ratio.high:.3f}]"
-        if ratio.low is not None and ratio.high is not None
-        else "no interval"
-    )
-    print(
-        f"TPS ratio on/off = {ratio.point:.3f}, {interval} "
-        f"({result.method}, n={result.n}): {result.verdict}"
-    )
+    with_telemetry, without = samples(on), samples(off)
+    widths = {}
+    for label, sample_on in with_telemetry.items():
+        sample_off = without[label]
+        result = compare(sample_on, sample_off, paired=True, label=f"telemetry {label}")
+        print(f"{label} with telemetry, by round:    {_listed(sample_on)}")
+        print(f"{label} without telemetry, by round: {_listed(sample_off)}")
+        ratio = result.ratio()
+        if ratio.low is None or ratio.high is None:
+            print(f"{label} ratio on/off = {ratio.point:.3f}, no interval ({result.verdict})")
+            continue
+        widths[label] = (ratio.high - ratio.low) / 2
+        print(
+            f"{label} ratio on/off = {ratio.point:.3f}, 95% interval [{ratio.low:.3f}, "
+            f"{ratio.high:.3f}] (+-{widths[label] * 100:.1f}%; {result.method}, "
+            f"n={result.n}): {result.verdict}"
+        )
+    if widths:
+        best = min(widths, key=widths.__getitem__)
+        print(f"the more precise: {best}, +-{widths[best] * 100:.1f}%")
     print(f"results in {work}")
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,12 +175,34 @@ def swap_used_bytes() -> int:
     return values.get("SwapTotal", 0) - values.get("SwapFree", 0)
 
 
+def instructions_counter() -> str:
+    """Whether `perf stat -e instructions` counts here: readable, not supported (a VM that
+    hides the PMU), or why it could not be asked."""
+    if shutil.which("perf") is None:
+        return "perf not installed"
+    try:
+        done = subprocess.run(
+            ["perf", "stat", "-e", "instructions", "-x", ",", "--", "true"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"perf did not answer ({exc})"
+    said = done.stderr
+    if "<not supported>" in said or "<not counted>" in said:
+        return "not supported"
+    return "readable" if done.returncode == 0 and "instructions" in said else "not permitted"
+
+
 def check_host() -> tuple[dict[str, object], list[str]]:
     """This host's facts that move the numbers, and the advice they call for."""
     facts: dict[str, object] = {
         **describe_host(),
         "turbo": turbo(),
         "swap_used_bytes": swap_used_bytes(),
+        "instructions_counter": instructions_counter(),
     }
     heavy = heavy_processes()
     facts["busy_processes"] = [f"{name}: {share:.0%} of a CPU" for name, share in heavy]

@@ -164,12 +164,18 @@ def run(
             sysbench = sysbench_version(sysbench_binary)
             host, advised = check_host()
             host["advice"] = advised
+            if host["instructions_counter"] != "readable":
+                log.info(
+                    "instructions per transaction not measured: perf stat -e instructions: %s",
+                    host["instructions_counter"],
+                )
             for line in advised:
                 log.warning("host: %s", line)
                 display.note(f"[yellow]host: {line}[/yellow]")
             split = _isolation(spec, display)
+            isolated = "page cache only" if spec.protocol.isolation else "off"
+            host["isolation"] = split.describe() if split else isolated
             provenance = {
-                "isolation": split.describe() if split else "off",
                 "machine": host["machine"],
                 "shard": str(shard) if shard is not None else None,
                 "oltplab": __version__,

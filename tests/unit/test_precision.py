@@ -4,6 +4,12 @@ per-transaction cost is weighted by transactions; isolation's CPU split and host
 
 from __future__ import annotations
 
+import json
+import os
+import platform
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -21,6 +27,7 @@ from oltplab.analysis.precision import (
 from oltplab.cli.app import parse_duration, parse_percent
 from oltplab.errors import OltplabError
 from oltplab.isolation import CpuSplit, advice
+from tests.cli import oltplab
 
 
 def paired_rounds(
@@ -49,26 +56,31 @@ def sequential(a: PointSample, b: PointSample, margin: float, rounds: int) -> st
 
 def test_an_aa_pair_almost_never_ends_different_however_often_it_is_looked_at():
     rng = np.random.default_rng(7)
-    verdicts = [sequential(*paired_rounds(rng, 1.0, 12, 0.03), 3.0, 12) for _ in range(400)]
+    verdicts = [sequential(*paired_rounds(rng, 1.0, 12, 0.02), 3.0, 12) for _ in range(400)]
     assert verdicts.count(DIFFERENT) <= 2  # at most 0.5% of 400
-    assert verdicts.count(SAME) > 100
+    assert verdicts.count(SAME) > 300
 
 
-def test_a_difference_of_twice_the_margin_is_found_within_the_planned_rounds():
-    spread = 3.0  # percent, round to round, of the log ratio
-    planned = rounds_needed(spread * np.sqrt(2), 3.0)
-    assert planned is not None
+def test_the_planned_rounds_decide_a_difference_of_twice_the_margin():
+    spread = 2.0  # percent, each side's session noise: the log ratio spreads sqrt(2) times it
+    planned = rounds_needed(spread * np.sqrt(2), 3.0 / 2)
+    assert planned is not None and planned > MIN_ROUNDS
     rng = np.random.default_rng(11)
     verdicts = [
-        sequential(*paired_rounds(rng, 1.07, planned, spread / 100), 3.0, planned)
+        sequential(*paired_rounds(rng, 1.06, planned, spread / 100), 3.0, planned)
         for _ in range(200)
     ]
     assert verdicts.count(DIFFERENT) >= 180
     assert verdicts.count(SAME) == 0
+    unchanged = [
+        sequential(*paired_rounds(rng, 1.0, planned, spread / 100), 3.0, planned)
+        for _ in range(200)
+    ]
+    assert unchanged.count(SAME) >= 180 and unchanged.count(DIFFERENT) == 0
 
 
 def test_rounds_needed_grow_with_the_spread_and_shrink_with_the_margin():
-    assert rounds_needed(1.0, 3.0) == MIN_ROUNDS
+    assert rounds_needed(0.5, 3.0) == MIN_ROUNDS
     found = [rounds_needed(spread, 3.0) for spread in (2.0, 4.0, 8.0)]
     assert found == sorted(found) and found[0] is not None and found[-1] > found[0]  # type: ignore[operator]
     assert rounds_needed(4.0, 2.0) > rounds_needed(4.0, 4.0)  # type: ignore[operator]
@@ -126,3 +138,36 @@ def test_budgets_read_as_times() -> None:
     for bad in ("", "soon", "0m", "8d"):
         with pytest.raises(OltplabError, match="expected a time such as"):
             parse_duration(bad, "--budget")
+
+
+def test_plan_prints_rounds_and_time_from_this_hosts_calibration(tmp_path: Path) -> None:
+    spec = Path(__file__).parents[2] / "examples" / "quick.toml"
+    env = {**os.environ, "OLTPLAB_CACHE": str(tmp_path / "cache")}
+    bare = oltplab("plan", str(spec), "--precision", "3%", cwd=tmp_path, env=env)
+    assert bare.returncode == 2
+    assert bare.stderr.strip().splitlines()[-1].startswith("error: --precision: this host has")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "noise-floor.json").write_text(
+        json.dumps(
+            {
+                platform.node(): {
+                    "engine": "mariadb-10.11.5",
+                    "noise_floor_pct": 4.0,
+                    "round_spread_pct": {"tps": 2.5, "cpu_us_per_txn": 6.0},
+                    "cell_seconds": 10,
+                    "session_overhead_s": 5.0,
+                }
+            }
+        )
+    )
+    found = oltplab(
+        "plan", str(spec), "--precision", "3%", "--measure", "cpu_us_per_txn",
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    text = " ".join(found.stdout.split())
+    tps, cpu = rounds_needed(2.5, 1.5), rounds_needed(6.0, 1.5)
+    assert tps is not None and cpu is not None and cpu > tps
+    assert re.search(rf"tps │ ±2.50% │ {tps} │", text), text
+    assert re.search(rf"cpu_us_per_txn \(chosen\) │ ±6.00% │ {cpu} │", text), text
+    assert "5 s a session to restore and start" in text

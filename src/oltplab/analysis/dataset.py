@@ -93,6 +93,17 @@ class CellRecord:
 
 
 @dataclass(frozen=True)
+class Superseded:
+    """An earlier measurement of a cell, set aside when it was measured again."""
+
+    flags: str
+    notes: str
+    tps: float | None
+    artifact: str
+    why: str
+
+
+@dataclass(frozen=True)
 class CanaryRun:
     """One canary measurement: the same short cell every machine of a distributed run
     measures at its start and end."""
@@ -151,6 +162,8 @@ class Dataset:
     # Each machine's canary measurements (shards of a distributed run).
     canaries: list[CanaryRun] = field(default_factory=list)
     slow_machine_pct: float = 10.0
+    # Per cell key: the results it had before it was measured again (--rerun-disturbed).
+    superseded: dict[str, list[Superseded]] = field(default_factory=dict)
     # The precision a run measured to (protocol.target_ci_pct and its measure), if any.
     target: metrics.Target | None = None
     # Derived values the analysis computes once per dataset (steady parts, bootstrap draws).
@@ -323,6 +336,11 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         dataset.series[f"{path.name}|{key}"] = values
     for key, series in ledger.telemetry(metrics.analysed).items():
         dataset.telemetry[f"{path.name}|{key}"] = series
+    for key, rows in ledger.superseded().items():
+        dataset.superseded[f"{path.name}|{key}"] = [
+            Superseded(r["flags"], r["notes"], r["tps"], r["artifact"] or "", r["why"])
+            for r in rows
+        ]
     for key, buckets in ledger.latency_histograms().items():
         dataset.histograms[f"{path.name}|{key}"] = buckets
     run_json = path / RUN_JSON

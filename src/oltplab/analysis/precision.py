@@ -65,8 +65,14 @@ class Answer:
         """`mariadb-11.4.5 vs mariadb-10.11.5 (ro-local, 128M, 4 threads)`"""
         pairs = list(zip(self.a, self.b, strict=True))
         changed = next(((x, y) for x, y in pairs if x != y), (self.a, self.b))
-        common = [f"{x} threads" if isinstance(x, int) else str(x) for x, y in pairs if x == y]
+        common = [_shown(x) for x, y in pairs if x == y]
         return f"{changed[0]} vs {changed[1]} ({', '.join(common)})"
+
+
+def _shown(part: str | int) -> str:
+    if isinstance(part, int):
+        return f"{part} thread" if part == 1 else f"{part} threads"
+    return part
 
 
 def compared_pairs(points: Points) -> list[tuple[Point, Point]]:
@@ -135,11 +141,13 @@ def round_spread_pct(a: PointSample, b: PointSample) -> float | None:
     return float(logs.std(ddof=1)) * 100
 
 
-def rounds_needed(spread_pct: float, margin_pct: float, most: int = 10_000) -> int | None:
-    """Paired rounds for the 90% interval's half-width to fall under the margin, for a
-    comparison whose rounds spread this much (at least MIN_ROUNDS); None beyond `most`.
-    With it, no difference at all ends SAME and one of twice the margin ends DIFFERENT."""
+def rounds_needed(spread_pct: float, half_width_pct: float, most: int = 10_000) -> int | None:
+    """Paired rounds for the 90% interval's half-width to fall under half_width_pct, for a
+    comparison whose rounds spread this much (at least MIN_ROUNDS); None beyond `most`."""
     for rounds in range(MIN_ROUNDS, most + 1):
-        if t_quantile(TOST_CONFIDENCE, rounds - 1) * spread_pct / math.sqrt(rounds) < margin_pct:
+        if (
+            t_quantile(TOST_CONFIDENCE, rounds - 1) * spread_pct / math.sqrt(rounds)
+            < half_width_pct
+        ):
             return rounds
     return None

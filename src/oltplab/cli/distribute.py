@@ -226,8 +226,10 @@ def submit_k8s(
 
 
 def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
-    """Rounds and machine time for the 90% interval of every comparison to narrow under
-    the margin, from this host's round-to-round spread of each measure."""
+    """Rounds and machine time for every comparison to be decided, from this host's
+    round-to-round spread of each measure: enough for the 90% interval's half-width to
+    fall under half the margin, so that no difference ends SAME and one of twice the margin
+    ends DIFFERENT, each nine times in ten or more (tests/unit/test_precision.py)."""
     from oltplab.analysis.precision import rounds_needed
     from oltplab.calibrate import calibration_here
     from oltplab.plan import build_plan, plan_seconds
@@ -250,7 +252,7 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
     for column in ("measure", "round-to-round spread", "rounds", "machine time"):
         table.add_column(column, justify="left" if column == "measure" else "right")
     for name, spread in calibration.round_spread_pct.items():
-        rounds = rounds_needed(spread, margin)
+        rounds = rounds_needed(spread, margin / 2)
         marked = f"{name} (chosen)" if name == chosen.name else name
         table.add_row(
             marked,
@@ -263,7 +265,8 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
         f"One round: {len(sessions)} session(s), {_duration(round_seconds)} (warm-ups, cells, "
         f"and {calibration.session_overhead_s:.0f} s a session to restore and start, as "
         f"calibrated with {calibration.cell_seconds} s cells). With that many rounds no "
-        f"difference ends SAME and one of ±{2 * margin:g}% ends DIFFERENT; `oltplab run "
-        f"SPEC --precision {margin:g}%` stops as soon as each comparison is decided.",
+        f"difference ends SAME and one of ±{2 * margin:g}% ends DIFFERENT, each nine times in "
+        f"ten or more; `oltplab run SPEC --precision {margin:g}%` stops as soon as each "
+        "comparison is decided.",
         highlight=False,
     )

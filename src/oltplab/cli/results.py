@@ -101,6 +101,8 @@ class ExportTable(StrEnum):
     flags = "flags"
     operations = "operations"
     changes = "changes"
+    precision = "precision"
+    costs = "costs"
 
 
 def export(
@@ -116,8 +118,10 @@ def export(
             "-t",
             help="summary (one row per measured cell), progression, "
             "differences, findings, flags, operations (per-transaction CPU, context "
-            "switches, I/O and redo from the telemetry) or changes (change points along "
-            "each family's releases).",
+            "switches, I/O and redo from the telemetry), changes (change points along "
+            "each family's releases), precision (each comparison's verdict against the "
+            "run's --precision target) or costs (the version progression on the server's "
+            "CPU and context switches per transaction).",
         ),
     ] = ExportTable.summary,
     baseline: BaselineOption = None,

@@ -12,6 +12,7 @@ from oltplab.sysbench.validity import ERROR_RATE_LIMIT
 
 def flags(analysis: Analysis) -> list[str]:
     out = ["## 10. Flagged and failed cells", ""]
+    out += _measured_again(analysis)
     cells = analysis.flagged
     if not cells:
         return out + ["None: every cell ran its full length without errors.", ""]
@@ -21,7 +22,9 @@ def flags(analysis: Analysis) -> list[str]:
         f"{ERROR_RATE_LIMIT:.1%} of its transactions); `missing-intervals` / "
         "`extra-intervals` per-interval lines do not match the run length; `short` the run "
         "ended early; `stall` TPS under 10% of the cell's median for 3 s or more (notes "
-        "give the seconds); "
+        "give the seconds); `interference` processes not oltplab's, and the hypervisor's "
+        "steal, took a quarter of a CPU or more in a tenth of the steady seconds (notes give "
+        "how many and the most they took; `--rerun-disturbed` measures such cells again); "
         "`client-bound` sysbench used over 90% of the CPU it could get, so the client, not "
         "the engine, may have set the pace; `saturated` an open-loop cell served less than "
         "it was offered (its latency is a lower bound), or so much less that sysbench's "
@@ -205,3 +208,30 @@ def telemetry(analysis: Analysis, charts: list[Path]) -> list[str]:
             if p.name == telemetry_chart_name(kind)
         ]
     return out
+
+
+def _measured_again(analysis: Analysis) -> list[str]:
+    """Cells measured again (--rerun-disturbed): the results set aside, which no table uses."""
+    dataset = analysis.dataset
+    named = {c.key: c for c in dataset.cells}
+    rows = [
+        [
+            f"{cell.engine} {cell.scenario} {cell.tier} {cell.threads}t run {cell.repetition}",
+            number(earlier.tps),
+            earlier.flags or "-",
+            earlier.why,
+            f"`{earlier.artifact}`",
+        ]
+        for key, found in dataset.superseded.items()
+        if (cell := named.get(key)) is not None
+        for earlier in found
+    ]
+    if not rows:
+        return []
+    return [
+        "Measured again (`--rerun-disturbed`): these earlier results were set aside; the "
+        "tables use each cell's last measurement. A round-mate is a cell of the same round "
+        "measured again with it, so the comparison stays paired.",
+        "",
+        *table(["Cell", "TPS then", "Flags then", "Why", "Raw output"], rows),
+    ]

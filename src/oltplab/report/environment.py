@@ -166,6 +166,12 @@ def _run_records(dataset: Dataset) -> list[str]:
             f"{len(sysbench.get('scripts', {}))} Lua scripts hashed; telemetry "
             f"{'on' if record.get('telemetry', True) else 'off'}"
         )
+        if "instructions_counter" in host:
+            out.append(
+                f"  - isolation: {host.get('isolation', 'off')}; instructions per "
+                f"transaction: perf stat -e instructions {host['instructions_counter']}"
+            )
+        out += [f"  - host check: {advice}" for advice in host.get("advice", [])]
         for engine, link in record.get("links", {}).items():
             out.append(
                 f"  - link to {engine}: round trip {link.get('rtt_ms', '?')} ms measured, "
