@@ -412,7 +412,9 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
         except EngineError as exc:
             log.warning("%s: status not recorded: %s", _label(cell), exc)
     flags = validity_flags(parsed, seconds, spec.protocol.report_interval, cell.rate)
-    share = client_share(result.cpu_seconds, result.seconds, cell.threads, os.cpu_count() or 1)
+    # The CPUs sysbench may use: all of them, or the client's share when isolated.
+    cores = len(os.sched_getaffinity(0))
+    share = client_share(result.cpu_seconds, result.seconds, cell.threads, cores)
     if share > CLIENT_BOUND_SHARE:
         flags.append("client-bound")
     if collected.gap:

@@ -76,7 +76,7 @@ def test_the_planned_rounds_decide_a_difference_of_twice_the_margin():
         sequential(*paired_rounds(rng, 1.0, planned, spread / 100), 3.0, planned)
         for _ in range(200)
     ]
-    assert unchanged.count(SAME) >= 180 and unchanged.count(DIFFERENT) == 0
+    assert unchanged.count(SAME) >= 180 and unchanged.count(DIFFERENT) <= 2  # about 0.5%
 
 
 def test_rounds_needed_grow_with_the_spread_and_shrink_with_the_margin():

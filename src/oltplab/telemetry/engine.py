@@ -9,12 +9,8 @@ holds one JSON line per sample with only the values that changed since the previ
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import threading
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -24,6 +20,7 @@ import pymysql
 from oltplab import metrics
 from oltplab.engines.control import Control, PostgresControl
 from oltplab.errors import EngineError
+from oltplab.telemetry.sampler import EverySecond
 
 # Counters kept as per-second rates (when they moved at all during the cell).
 COUNTER_PREFIXES = (
@@ -62,7 +59,6 @@ _GAUGE_PARTS = ("pending", "current", "_avg", "_max")
 INNODB_METRICS = ("trx_rseg_history_len", "log_lsn_checkpoint_age", "buffer_pool_pages_dirty")
 _LSN = re.compile(r"^Log sequence number\s+(\d+)", re.M)
 _CHECKPOINT = re.compile(r"^Last checkpoint at\s+(\d+)", re.M)
-PROBE_NICENESS = 10
 
 
 def _numeric(values: dict[str, str]) -> dict[str, float]:
@@ -88,32 +84,18 @@ def checkpoint_age(status: dict[str, float], innodb_status: str | None) -> float
     return None
 
 
-class EngineProbe(threading.Thread):
+class EngineProbe(EverySecond):
     """Samples one engine every second on its own connection until stopped."""
 
     def __init__(
-        self,
-        connect: Callable[[], Control | PostgresControl],
-        output: Path,
-        reference: float,
+        self, connect: Callable[[], Control | PostgresControl], output: Path, reference: float
     ) -> None:
-        super().__init__(name="oltplab-engine-probe", daemon=True)
+        super().__init__("oltplab-engine-probe", output, reference)
         self._connect = connect
-        self._output = output
-        self._reference = reference
-        self._stopping = threading.Event()
-        self.error: str | None = None
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self.join(timeout=15)
 
     def run(self) -> None:
-        # A lower priority for this thread only: its samples yield to the engine and sysbench.
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), PROBE_NICENESS)
         try:
-            with self._connect() as control, self._output.open("w") as sink:
+            with self._connect() as control, self.output.open("w") as sink:
                 self._sample_until_stopped(control, sink)
         except (EngineError, pymysql.MySQLError, OSError) as exc:
             self.error = str(exc.args[-1] if isinstance(exc, pymysql.MySQLError) else exc)
@@ -124,12 +106,11 @@ class EngineProbe(threading.Thread):
         metrics = _enabled_metrics(control) if mysql_family else []
         previous: dict[str, Any] = {}
         needs_innodb_status: bool | None = None if mysql_family else False
-        tick = 0
-        while not self._stopping.is_set():
+        for second in self.seconds():
             status = _numeric(control.status())
             if needs_innodb_status is None:
                 needs_innodb_status = checkpoint_age(status, None) is None
-            sample: dict[str, Any] = {"t": round(time.time() - self._reference, 3)}
+            sample: dict[str, Any] = {"t": second}
             derived: dict[str, float] = {}
             if metrics:
                 marks = ", ".join(["%s"] * len(metrics))
@@ -152,8 +133,6 @@ class EngineProbe(threading.Thread):
             previous = current
             sink.write(json.dumps(sample) + "\n")
             sink.flush()
-            tick += 1
-            self._stopping.wait(max(0.0, self._reference + tick - time.time()))
 
 
 def _enabled_metrics(control: Control) -> list[str]:

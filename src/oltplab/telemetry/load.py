@@ -18,17 +18,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import threading
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from oltplab import metrics
+from oltplab.telemetry.sampler import EverySecond
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-SAMPLER_NICENESS = 10
 # A second is disturbed when processes that are neither the server, nor sysbench, nor
 # oltplab's own, together with the hypervisor's steal, used at least this share of one CPU.
 DISTURBED_CPU = 0.25
@@ -130,40 +128,27 @@ def tree_ticks(root: int) -> tuple[int, dict[int, tuple[str, int]]]:
 # --- the sampler ---------------------------------------------------------------------------
 
 
-class LoadSampler(threading.Thread):
+class LoadSampler(EverySecond):
     """Samples the host and the processes once a second, on the sysbench clock, until stopped."""
 
     def __init__(self, server_pid: int | None, output: Path, reference: float) -> None:
-        super().__init__(name="oltplab-load", daemon=True)
+        super().__init__("oltplab-load", output, reference)
         self._server_pid = server_pid
-        self._output = output
-        self._reference = reference
-        self._stopping = threading.Event()
-        self.error: str | None = None
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self.join(timeout=15)
 
     def run(self) -> None:
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SAMPLER_NICENESS)
         try:
-            with self._output.open("w") as sink:
-                tick = 0
-                while not self._stopping.is_set():
-                    sink.write(json.dumps(self.sample()) + "\n")
+            with self.output.open("w") as sink:
+                for second in self.seconds():
+                    sink.write(json.dumps(self.sample(second)) + "\n")
                     sink.flush()
-                    tick += 1
-                    self._stopping.wait(max(0.0, self._reference + tick - time.time()))
         except OSError as exc:
             self.error = str(exc)
 
-    def sample(self) -> dict[str, Any]:
+    def sample(self, second: float) -> dict[str, Any]:
         host = host_ticks(Path("/proc/stat").read_text())
         ours, members = tree_ticks(os.getpid())
         sample: dict[str, Any] = {
-            "t": round(time.time() - self._reference, 3),
+            "t": second,
             "busy": host.busy,
             "steal": host.steal,
             "running": host.running,
