@@ -117,7 +117,7 @@ class Bisector:
         self.results = results
         self.display = display
         self.max_repetitions = max_repetitions
-        self.measure = measure
+        self.compared_on = measure
         self.found = Bisection(releases, cell, threshold_pct, [])
 
     def _engine(self, name: str) -> dict[str, Any]:
@@ -162,7 +162,7 @@ class Bisector:
             if outcome.failed:
                 reason = outcome.failed[0]["reason"]
                 raise OltplabError(f"bisect step {number} ({known} vs {other}): {reason}")
-            samples = Points(load([folder]), measure=self.measure).samples()
+            samples = Points(load([folder]), measure=self.compared_on).samples()
             judged = decide(
                 compare(
                     samples[(point[0], point[1], other, point[2])],

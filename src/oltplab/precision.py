@@ -78,7 +78,7 @@ def measure_until_answered(
             return search
         per_round = elapsed / rounds
         if target.budget_seconds is not None and elapsed + per_round > target.budget_seconds:
-            search.stopped = f"the budget of {target.budget_seconds / 60:g} minutes ran out"
+            search.stopped = f"the budget ran out ({target.budget_seconds / 60:g} min)"
             return search
         display.note(
             f"{len(undecided)} comparison(s) undecided after {rounds} rounds; one more round"

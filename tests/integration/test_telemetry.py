@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from oltplab import metrics
 from oltplab.spec import load_spec
 from oltplab.store.ledger import Ledger
 from oltplab.telemetry.collectors import describe_seconds, missing_seconds
@@ -98,7 +99,7 @@ def test_demo_cells_have_aligned_series_and_their_telemetry_is_drawn(tmp_path, b
         assert at_zero <= min(mismatch(commits, tps, lag) for lag in (-2, 2)), cell["key"]
         if "telemetry-gap" in cell["flags"]:
             assert "no samples for" in cell["notes"], cell["notes"]
-        assert data[("mpstat", "all:%usr")] and data[("engine", "server_cpu_seconds")]
+        assert data[("mpstat", "all:%usr")] and data[metrics.SERVER_CPU]
 
     record = json.loads((results / "run.json").read_text())
     assert {"mysql-8.0.31", "mariadb-10.11.5"} <= set(record["engines"])

@@ -8,6 +8,7 @@ it reproduced the original."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -108,8 +109,14 @@ def test_a_rerun_says_whether_it_reproduced(tmp_path: Path) -> None:
     text = (tmp_path / "both" / "report.md").read_text()
     assert "| r1@first |" in text and "| r1@again |" in text
     assert "rerun of `" in text and "same host, sysbench and engine binaries" in text
+    # Two runs of one engine can differ by a few percent (the host drifts between them, seen
+    # here: -5.0% [-7.2, -2.8]): within +-1% is never what they show, whichever it says.
     strict = oltplab("reproduced", "first", "again", "--margin", "1", cwd=tmp_path)
-    assert "verdict: undecided: the interval is wider than the margin of 1%" in strict.stdout
+    said = re.search(r"verdict: (.*)", strict.stdout)
+    assert said is not None, strict.stdout
+    assert said.group(1).startswith(
+        ("undecided: the interval is wider than the margin of 1%", "not reproduced")
+    ), said.group(1)
     # the same spec run again with one setting that costs more than the margin
     (tmp_path / "slow.toml").write_text(
         spec.replace("repetitions = 6", "repetitions = 3").replace(
