@@ -22,6 +22,7 @@ many rounds and minutes of the trial it was reached. A trial has at most --round
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -29,6 +30,7 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from oltplab.analysis.dataset import load
@@ -106,25 +108,34 @@ def run_trial(
     )
     if done.returncode != 0:
         sys.exit(f"oltplab run failed ({results}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    per_round = (time.monotonic() - started) / 60 / rounds
+    return judged(results, rounds, (time.monotonic() - started) / 60 / rounds, margin)
+
+
+def judged(results: Path, rounds: int, per_round: float, margin: float) -> Trial:
+    """Each measure's spread, interval and the stopping rule replayed round by round."""
     dataset = load([results])
     trial = Trial(per_round, {}, {}, {})
     for measure in MEASURES.values():
         points = Points(dataset, measure=measure)
         for point, sample in points.samples().items():
             means = sample.rep_means
-            trial.cv[(measure.name, point[0])] = float(means.std(ddof=1) / means.mean())
+            trial.cv[(measure.name, workload_of(point))] = float(means.std(ddof=1) / means.mean())
         target = Target(margin, measure)
         for answer in answers(points, target):
-            trial.half_width[(measure.name, answer.a[0])] = answer.half_width_pct or 0.0
+            trial.half_width[(measure.name, workload_of(answer.a))] = answer.half_width_pct or 0.0
         for k in range(MIN_ROUNDS, rounds + 1):
             for answer in answers(points, target, up_to=k):
-                key = (measure.name, answer.a[0])
+                key = (measure.name, workload_of(answer.a))
                 if key in trial.decisions:
                     continue
                 if answer.verdict != UNKNOWN or k == rounds:
                     trial.decisions[key] = Decision(answer.verdict, k, k * per_round)
     return trial
+
+
+def workload_of(point: tuple[str, str, str, int]) -> str:
+    """The planted workload a point measured (its scenario is `<workload>-local`)."""
+    return point[0].removesuffix("-local")
 
 
 def main() -> None:
@@ -140,8 +151,17 @@ def main() -> None:
         help="measure the second isolation setting in the first N trials only (default: all)",
     )
     parser.add_argument("--keep", type=Path, help="keep the results in this directory")
+    parser.add_argument(
+        "--summarise",
+        type=Path,
+        help="print the summary of the trials already in this directory (a --keep of an "
+        "earlier run, at its --rounds and --margin) instead of measuring",
+    )
     args = parser.parse_args()
     settings = [s == "on" for s in args.isolation.split(",")]
+    if args.summarise is not None:
+        summarise(earlier(args.summarise, args.rounds, args.margin), args)
+        return
     work = args.keep or Path(tempfile.mkdtemp(prefix="oltplab-precision-"))
     work.mkdir(parents=True, exist_ok=True)
     subprocess.run(
@@ -173,11 +193,30 @@ def main() -> None:
                 f"TPS: {tps} ({(time.monotonic() - started) / 60:.0f} min)",
                 flush=True,
             )
+    summarise(trials, args)
+    print(f"\nresults in {work}")
+
+
+def earlier(work: Path, rounds: int, margin: float) -> dict[bool, list[Trial]]:
+    """The trials an earlier run kept, minutes per round from when their cells ran."""
+    trials: dict[bool, list[Trial]] = defaultdict(list)
+    for results in sorted(work.glob("trial*-isolation-*/")):
+        db = sqlite3.connect(results / "ledger.sqlite")
+        first, last = db.execute("SELECT MIN(started_at), MAX(finished_at) FROM cells").fetchone()
+        db.close()
+        elapsed = datetime.fromisoformat(last) - datetime.fromisoformat(first)
+        per_round = elapsed.total_seconds() / 60 / rounds
+        trials[results.name.endswith("-on")].append(judged(results, rounds, per_round, margin))
+    return trials
+
+
+def summarise(trials: dict[bool, list[Trial]], args: argparse.Namespace) -> None:
     print()
     print(f"margin +-{args.margin:g}%, at most {args.rounds} rounds of {args.seconds} s cells")
     header = (
-        f"{'isolation':9} {'measure':17} {'workload':8} {'CV reps':>8} {'+-90% CI':>9} "
-        f"{'DIFFERENT':>9} {'SAME':>5} {'UNKNOWN':>7} {'rounds':>6} {'minutes':>7}"
+        f"{'isolation':9} {'measure':17} {'workload':8} {'trials':>6} {'CV reps':>8} "
+        f"{'+-90% CI':>9} {'DIFFERENT':>9} {'SAME':>5} {'UNKNOWN':>7} {'rounds':>6} "
+        f"{'minutes':>7}"
     )
     print(header)
     for isolation, found in trials.items():
@@ -186,24 +225,23 @@ def main() -> None:
                 cvs = [t.cv[(measure, workload)] for t in found if (measure, workload) in t.cv]
                 if not cvs:
                     continue
+                lead = (
+                    f"{'on' if isolation else 'off':9} {measure:17} {workload:8} "
+                    f"{len(cvs):6d} {statistics.mean(cvs) * 100:7.2f}%"
+                )
                 if workload == "base":
-                    print(
-                        f"{'on' if isolation else 'off':9} {measure:17} {workload:8} "
-                        f"{statistics.mean(cvs) * 100:7.2f}%"
-                    )
+                    print(lead)
                     continue
                 widths = [t.half_width[(measure, workload)] for t in found]
                 decided = [t.decisions[(measure, workload)] for t in found]
                 counts = {v: sum(d.verdict == v for d in decided) for v in (
                     "DIFFERENT", "SAME", UNKNOWN)}  # fmt: skip
                 print(
-                    f"{'on' if isolation else 'off':9} {measure:17} {workload:8} "
-                    f"{statistics.mean(cvs) * 100:7.2f}% {statistics.median(widths):8.2f}% "
+                    f"{lead} {statistics.median(widths):8.2f}% "
                     f"{counts['DIFFERENT']:9d} {counts['SAME']:5d} {counts[UNKNOWN]:7d} "
                     f"{statistics.median(d.rounds for d in decided):6.1f} "
                     f"{max(d.minutes for d in decided):7.1f}"
                 )
-    print(f"\nresults in {work}")
 
 
 if __name__ == "__main__":
