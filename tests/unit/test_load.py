@@ -19,8 +19,8 @@ from oltplab.telemetry.load import (
     host_ticks,
     interference,
     load_series,
-    read_samples,
 )
+from oltplab.telemetry.sampler import read_lines
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -50,7 +50,7 @@ def test_series_are_cpus_per_second_and_other_is_what_is_not_ours(tmp_path: Path
          "sysbench": 0.3 * TICKS, "server": 0.8 * TICKS, "server_switches": 2500},
     ]  # fmt: skip
     raw.write_text("".join(json.dumps(s) + "\n" for s in samples) + '{"t": 2.0, "bu')
-    series = load_series(read_samples(raw))
+    series = load_series(read_lines(raw))
     assert [second for second, _ in series] == [1]
     values = series[0][1]
     assert values[metrics.SERVER_CPU.name] == pytest.approx(0.8)
@@ -95,7 +95,7 @@ def test_the_sampler_sees_a_busy_process_that_is_not_ours(tmp_path: Path) -> Non
     finally:
         server.kill()
         server.wait()
-    series = dict(load_series(read_samples(raw)))
+    series = dict(load_series(read_lines(raw)))
     assert sampler.error is None
     assert len(series) >= 2
     other = [values[metrics.OTHER_CPU.name] for values in series.values()]

@@ -362,13 +362,14 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
     if spec:
         dataset.specs.append(spec)
         try:
-            order = tomllib.loads(spec).get("protocol", {}).get("order", "as-listed")
+            stored = tomllib.loads(spec)
         except tomllib.TOMLDecodeError:
-            order = "as-listed"
-        dataset.paired = order in ("interleaved", "random")
-        dataset.target = dataset.target or _target(spec)
-        with contextlib.suppress(tomllib.TOMLDecodeError, AttributeError, TypeError):
-            pct = tomllib.loads(spec).get("distribute", {}).get("slow_machine_pct")
+            stored = {}
+        protocol = stored.get("protocol", {})
+        dataset.paired = protocol.get("order", "as-listed") in ("interleaved", "random")
+        dataset.target = dataset.target or _target(protocol)
+        with contextlib.suppress(AttributeError, TypeError, ValueError):
+            pct = stored.get("distribute", {}).get("slow_machine_pct")
             dataset.slow_machine_pct = float(pct) if pct else dataset.slow_machine_pct
 
 
@@ -398,14 +399,13 @@ def load_canaries(results: Path) -> list[CanaryRun]:
     return found
 
 
-def _target(spec: str) -> metrics.Target | None:
+def _target(protocol: dict[str, Any]) -> metrics.Target | None:
     """A stored spec's precision target: its margin and measure (budget aside)."""
+    margin = protocol.get("target_ci_pct")
+    if margin is None:
+        return None
     try:
-        protocol = tomllib.loads(spec).get("protocol", {})
-        margin = protocol.get("target_ci_pct")
-        if margin is None:
-            return None
         measure = metrics.measure_named(protocol.get("precision_measure", "tps"))
         return metrics.Target(float(margin), measure)
-    except (tomllib.TOMLDecodeError, AttributeError, TypeError, ValueError):
+    except (TypeError, ValueError):
         return None

@@ -15,6 +15,7 @@ from oltplab.metrics import ENGINE, LOAD
 from oltplab.telemetry import load
 from oltplab.telemetry.engine import engine_series, read_samples
 from oltplab.telemetry.parsers import PARSERS, Values, align
+from oltplab.telemetry.sampler import read_lines
 
 Row = tuple[str, str, int, float]  # source, metric, second, value
 
@@ -74,7 +75,7 @@ def source_series(stem: Path, source: str, clock: TelemetryClock) -> list[tuple[
     if source == ENGINE:
         series = engine_series(read_samples(path))
     elif source == LOAD:
-        series = load.load_series(load.read_samples(path))
+        series = load.load_series(read_lines(path))
     else:
         text = path.read_text(errors="replace")
         series = align(PARSERS[source](text), clock.start_clock, clock.started_after)

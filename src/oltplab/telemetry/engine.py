@@ -20,7 +20,7 @@ import pymysql
 from oltplab import metrics
 from oltplab.engines.control import Control, PostgresControl
 from oltplab.errors import EngineError
-from oltplab.telemetry.sampler import EverySecond
+from oltplab.telemetry.sampler import EverySecond, read_lines
 
 # Counters kept as per-second rates (when they moved at all during the cell).
 COUNTER_PREFIXES = (
@@ -157,15 +157,7 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
     """The probe's samples with every value filled in (the file only holds changes)."""
     samples = []
     state: dict[str, dict[str, float]] = {"status": {}, "derived": {}}
-    try:
-        lines = path.read_text().splitlines()
-    except OSError:
-        return []
-    for line in lines:
-        try:
-            sample = json.loads(line)
-        except json.JSONDecodeError:
-            break  # the probe was stopped mid-line
+    for sample in read_lines(path):
         for part in state:
             state[part] = {**state[part], **sample.get(part, {})}
         samples.append({"t": float(sample["t"]), **state})

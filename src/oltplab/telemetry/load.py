@@ -166,20 +166,6 @@ class LoadSampler(EverySecond):
 # --- reading the raw file back ---------------------------------------------------------------
 
 
-def read_samples(path: Path) -> list[dict[str, Any]]:
-    samples = []
-    try:
-        lines = path.read_text().splitlines()
-    except OSError:
-        return []
-    for line in lines:
-        try:
-            samples.append(json.loads(line))
-        except json.JSONDecodeError:
-            break  # the sampler was stopped mid-line
-    return samples
-
-
 def _rate(
     now: dict[str, Any], before: dict[str, Any], name: str, scale: float = _CLOCK_TICKS
 ) -> float:

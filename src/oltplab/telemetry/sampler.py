@@ -5,11 +5,13 @@ sysbench, until stopped. The engine probe and the load sampler are two."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 NICENESS = 10
 
@@ -36,3 +38,19 @@ class EverySecond(threading.Thread):
             yield round(time.time() - self.reference, 3)
             tick += 1
             self._stopping.wait(max(0.0, self.reference + tick - time.time()))
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """A sampler's raw file, one JSON object a line, up to a line it was stopped in the
+    middle of; [] when the file cannot be read."""
+    samples = []
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            samples.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return samples
