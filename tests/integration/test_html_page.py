@@ -141,3 +141,17 @@ def test_the_page_needs_no_network(page_url, browser_page):
     assert page.locator("#chart .scatterlayer .trace").count() == 6
     assert requested == []
     assert errors == []
+
+
+def test_where_it_changed_is_on_the_page_with_a_chart_by_release(page_url, browser_page):
+    page, errors = browser_page
+    page.goto(page_url[0])
+    section = page.locator("#changes-section")
+    section.wait_for()
+    assert section.is_visible()
+    assert "mysql: 2 releases; a change point needs at least 3" in section.inner_text()
+    page.wait_for_selector("#releases .main-svg")
+    # mysql rw-local at tier 2G: a line per thread count, a point per release.
+    xs = page.evaluate("document.getElementById('releases').data.map(t => t.x)")
+    assert xs == [["mysql-5.7.44", "mysql-8.0.45"]] * 2
+    assert errors == []

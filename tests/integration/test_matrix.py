@@ -99,7 +99,8 @@ def test_two_engines_two_tiers_two_workloads_end_to_end(tmp_path):
         assert f"## {section}" in markdown
     assert "| mysql-8.0.31 | mysql | 8.0.31 | 8.0.31 |" in markdown
     assert "**innodb_buffer_pool_size**" not in markdown  # equal across engines per tier
-    assert "| Leader | rw-local | 128M |" in markdown
+    # One 2-second run a point cannot tell the engines apart, and the finding says so.
+    assert "| No clear leader | rw-local | 128M |" in markdown and "| Leader |" not in markdown
     assert (out / "report" / "report.html").is_file()
     assert (out / "report" / "charts" / "tps_rw-local_256M.png").is_file()
 

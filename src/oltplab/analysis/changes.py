@@ -15,7 +15,7 @@ from pathlib import Path
 
 from oltplab.analysis.changepoints import change_points
 from oltplab.analysis.dataset import load
-from oltplab.analysis.estimate import Comparison, PointSample, compare
+from oltplab.analysis.estimate import Comparison, Estimate, PointSample, compare, mean_estimate
 from oltplab.analysis.points import Points
 from oltplab.engines.catalog import UNKNOWN_FAMILY
 from oltplab.errors import OltplabError
@@ -58,8 +58,29 @@ def _changes_along(
     return out
 
 
-def version_changes(points: Points) -> list[Change]:
-    """Change points along every family of three or more releases."""
+@dataclass(frozen=True)
+class ReleaseSeries:
+    """One family's releases, oldest first, at one scenario, tier and thread count: what a
+    chart by release draws, with the change points found along it."""
+
+    family: str
+    scenario: str
+    tier: str
+    threads: int
+    releases: list[str]  # engines
+    values: list[Estimate]  # steady TPS of each release, with its interval
+    changes: list[Change]
+    neighbours: list[Comparison]  # each release against the one before it
+
+    @property
+    def changed_at(self) -> list[int]:
+        """Where each change's first changed release is in `releases`."""
+        return [self.releases.index(c.first_changed) for c in self.changes]
+
+
+def release_series(points: Points) -> list[ReleaseSeries]:
+    """Every family of two or more releases, along each scenario, tier and thread count,
+    with the change points of those of three or more releases."""
     dataset = points.dataset
     samples = points.samples()
     families: dict[str, list[str]] = defaultdict(list)
@@ -69,23 +90,75 @@ def version_changes(points: Points) -> list[Change]:
             families[family].append(engine)
     out = []
     for family, engines in families.items():
-        if len(engines) < 3:
-            continue
         for scenario in dataset.scenarios:
             for tier in dataset.tiers(scenario):
                 for threads in dataset.threads(scenario, tier):
                     present = [e for e in engines if (scenario, tier, e, threads) in samples]
-                    if len(present) < 3:
+                    if len(present) < 2:
                         continue
                     found = [samples[(scenario, tier, e, threads)] for e in present]
-                    for _, change in _changes_along(
-                        family, (scenario, tier, threads), present, found
-                    ):
-                        size = points.comparison(
-                            (scenario, tier, change.first_changed, threads),
-                            (scenario, tier, change.last_good, threads),
-                        )
-                        out.append(_with_size(change, size))
+                    key = (scenario, tier, threads)
+                    changes = []
+                    if len(found) > 2:  # a change point needs a release each side and one more
+                        for _, change in _changes_along(family, key, present, found):
+                            size = points.comparison(
+                                (scenario, tier, change.first_changed, threads),
+                                (scenario, tier, change.last_good, threads),
+                            )
+                            changes.append(_with_size(change, size))
+                    steps = zip(found[:-1], found[1:], strict=True)
+                    out.append(ReleaseSeries(
+                        family, scenario, tier, threads, present,
+                        [mean_estimate(sample) for sample in found], changes,
+                        [compare(after, before) for before, after in steps],
+                    ))  # fmt: skip
+    return out
+
+
+def version_changes(series: list[ReleaseSeries]) -> list[Change]:
+    """Change points along every family of three or more releases, each with its size."""
+    return [change for found in series for change in found.changes]
+
+
+def smallest_detectable_pct(series: list[ReleaseSeries]) -> float | None:
+    """The smallest change between neighbouring releases this data could show: the median
+    half-width of their comparisons' intervals (None when none has an interval)."""
+    widths = sorted(
+        (c.high_pct - c.low_pct) / 2
+        for found in series
+        for c in found.neighbours
+        if c.low_pct is not None and c.high_pct is not None
+    )
+    return widths[len(widths) // 2] if widths else None
+
+
+def no_change_sentences(series: list[ReleaseSeries]) -> list[str]:
+    """What "Where it changed" says of the families without a change point."""
+    if not series:
+        return [
+            "No family has two or more releases in these results: there is nothing to place "
+            "a change between."
+        ]
+    families: dict[str, list[ReleaseSeries]] = defaultdict(list)
+    for found in series:
+        families[found.family].append(found)
+    out = []
+    for family, found in families.items():
+        releases = len({e for s in found for e in s.releases})
+        if releases < 3:
+            out.append(
+                f"{family}: {releases} releases; a change point needs at least 3 (a release "
+                "each side of it and one more)."
+            )
+        elif not any(s.changes for s in found):
+            smallest = smallest_detectable_pct(found)
+            could = (
+                f"the smallest change this data could show is about {smallest:.1f}%"
+                if smallest is not None
+                else "no two neighbouring releases have an interval, so this data cannot say "
+                "how large a change it could show"
+            )
+            out.append(f"No change point among the {releases} releases of {family}; {could}.")
     return out
 
 

@@ -16,7 +16,10 @@ per-second series; its mean TPS is the mean of the repetition means.
   paired by round and resampled jointly, which cancels the drift both engines saw. In
   the rare skewed case where the percentile interval misses the point, it is widened to
   it: an interval never excludes its own point.
-* Two to four repetitions: too few distinct resamples for any bootstrap (with 3 it calls
+* Two repetitions: no interval ("too few repetitions"); its t quantile alone, 12.7 at 95%,
+  makes any interval over them all width. A figure of one positive quantity (throughput,
+  latency, a cost) has its interval on the log scale, so it never reaches 0.
+* Three or four repetitions: too few distinct resamples for any bootstrap (with 3 it calls
   12% of no-change comparisons significant in our simulations), so a t interval on the log
   of the repetition means (Welch; or paired by round) is used instead, around the ratio
   of the means shown (widened to it in the rare case it falls outside).
@@ -40,11 +43,19 @@ DRAWS = 4000
 CONFIDENCE = 0.95
 MIN_SECONDS = 20
 FEW_REPETITIONS = 5
+# Below this many repetitions an interval over them is all width: with 2, t(1) = 12.7 puts
+# a throughput's 95% interval from near 0 to several times its point.
+MIN_REPETITIONS = 3
 SIGNIFICANT = "significant"
 NOT_SIGNIFICANT = "not significant"
 TOO_SHORT = f"inconclusive (run shorter than {MIN_SECONDS} s)"
 INCONCLUSIVE = "inconclusive (too few samples)"
 DIFFERENT_MACHINES = "inconclusive (different machines)"
+
+
+def too_few(repetitions: int) -> str:
+    """What a figure from too few repetitions says instead of an interval."""
+    return f"too few repetitions: {repetitions}; at least {MIN_REPETITIONS} needed here"
 
 
 @dataclass(frozen=True)
@@ -239,6 +250,11 @@ def compare(
     """mean(a) / mean(b) - 1, in percent, with its interval and verdict."""
     rounds = sorted(a.series.keys() & b.series.keys())
     pair = paired and len(rounds) >= 2
+    fewest = len(rounds) if pair else min(a.reps, b.reps)
+    if a.reps >= 2 and b.reps >= 2 and fewest < MIN_REPETITIONS:
+        point = (a.mean / b.mean - 1) * 100
+        estimate = Estimate(point, None, None, fewest, too_few(fewest))
+        return Comparison(estimate, f"too few repetitions: {fewest}")
     if a.reps >= 2 and b.reps >= 2 and min(a.reps, b.reps) < FEW_REPETITIONS:
         return _t_interval(a, b, rounds if pair else None, confidence)
     if a.reps >= 2 and b.reps >= 2:
@@ -322,15 +338,29 @@ def across_machines(
 
 def mean_estimate(sample: PointSample, confidence: float = CONFIDENCE) -> Estimate:
     """The mean of repetition means with its interval (t over repetitions; for one run, the
-    series' long-run variance)."""
+    series' long-run variance). A positive figure (throughput, latency, a cost) gets its
+    interval on the log scale, so it stays positive however few the repetitions: with 2,
+    a linear t interval reaches far below 0."""
+    positive = sample.mean > 0 and all(s.min() > 0 for s in sample.series.values())
+    if 2 <= sample.reps < MIN_REPETITIONS:
+        return Estimate(sample.mean, None, None, sample.reps, too_few(sample.reps))
     if sample.reps >= 2:
         means = sample.rep_means
-        half = t_quantile(confidence, len(means) - 1) * means.std(ddof=1) / math.sqrt(len(means))
         method = f"t interval over {len(means)} repetitions"
-        return Estimate(sample.mean, sample.mean - half, sample.mean + half, len(means), method)
+        spread = np.log(means) if positive and means.min() > 0 else means
+        half = t_quantile(confidence, len(means) - 1) * spread.std(ddof=1) / math.sqrt(len(means))
+        return _around(sample.mean, half, positive, len(means), method)
     seconds = sample.shortest
     if seconds < MIN_SECONDS:
         return Estimate(sample.mean, None, None, seconds, TOO_SHORT)
-    half = t_quantile(confidence, seconds - 1) * math.sqrt(sample.run_variance)
-    method = "long-run variance over seconds"
-    return Estimate(sample.mean, sample.mean - half, sample.mean + half, seconds, method)
+    standard_error = math.sqrt(sample.run_variance)
+    if positive:
+        standard_error /= sample.mean  # delta method: the log's standard error
+    half = t_quantile(confidence, seconds - 1) * standard_error
+    return _around(sample.mean, half, positive, seconds, "long-run variance over seconds")
+
+
+def _around(point: float, half: float, log_scale: bool, n: int, method: str) -> Estimate:
+    if log_scale:
+        return Estimate(point, point * math.exp(-half), point * math.exp(half), n, method)
+    return Estimate(point, point - half, point + half, n, method)

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from statistics import mean
 
-from oltplab.analysis.dataset import Dataset
-from oltplab.analysis.estimate import SIGNIFICANT, Comparison
+from oltplab.analysis.estimate import MIN_REPETITIONS, SIGNIFICANT, Comparison, too_few
 from oltplab.analysis.points import Point, Points, Value, cross_family, diff_pct
 
 
@@ -71,32 +70,57 @@ def findings(
     out += _buffer_pool_lever(points, peaks, include_flagged)
     out += _ro_rw_ratio(points, peaks)
     out += _network_overhead(points, found, include_flagged)
-    out += _close_engines(dataset, found, close_pct)
+    out += _close_engines(points, found, close_pct)
     return out
+
+
+def _fewest_repetitions(points: Points, here: list[Point]) -> int | None:
+    """The fewest repetitions among these points, when that is too few for an interval."""
+    samples = points.samples()
+    counts = [samples[p].reps for p in here if p in samples]
+    fewest = min(counts, default=0)
+    return fewest if 2 <= fewest < MIN_REPETITIONS else None
 
 
 def _leader_and_saturation(
     points: Points, found: dict[Point, Value], peaks: Peaks, scenario: str, tier: str
 ) -> list[Finding]:
     dataset = points.dataset
+    if dataset.scenario_kinds[scenario].rate:
+        return []  # at a fixed offered rate every engine that keeps up gives the same TPS
     here = sorted(
         ((e, p) for (s, t, e), p in peaks.items() if (s, t) == (scenario, tier)),
         key=lambda item: -item[1][1],
     )
     if not here:
         return []
+    measured = [point for point in found if point[:2] == (scenario, tier)]
+    fewest = _fewest_repetitions(points, measured)
+    if fewest is not None:
+        return [Finding("too-few", scenario, tier, "all", fewest, too_few(fewest))]
     out = []
     leader, (threads, tps) = here[0]
-    detail = f"peak {tps:,.0f} TPS at {_threads(threads)}"
     if len(here) > 1:
-        detail += (
-            f", {diff_pct(tps, here[1][1][1]):+.1f}% ahead of {here[1][0]} "
-            f"({here[1][1][1]:,.0f} TPS)"
+        second, (second_threads, second_tps) = here[1]
+        versus = points.comparison(
+            (scenario, tier, leader, threads), (scenario, tier, second, second_threads)
         )
-        if kinds := cross_family(dataset, [leader, here[1][0]]):
+        detail = (
+            f"peak {tps:,.0f} TPS at {_threads(threads)}, {diff_pct(tps, second_tps):+.1f}% "
+            f"ahead of {second} ({second_tps:,.0f} TPS)"
+        )
+        if kinds := cross_family(dataset, [leader, second]):
             detail += f" (cross-family: {kinds})"
-    out.append(Finding("leader", scenario, tier, leader, tps, detail))
+        if versus is None or versus.verdict == SIGNIFICANT:
+            out.append(Finding("leader", scenario, tier, leader, tps, detail))
+        else:
+            # The top two are not told apart: naming one would say more than the data does.
+            steady = f"steady {versus.with_interval('95%')}"
+            out.append(Finding("no-leader", scenario, tier, f"{leader} ~ {second}", tps,
+                               f"{detail}; {steady}{versus.cross_machine}"))  # fmt: skip
     top = max(dataset.threads(scenario, tier))
+    if len(dataset.threads(scenario, tier)) < 2:
+        return out  # one thread count: no curve to find a saturation point on
     for engine, (peak_threads, peak) in sorted(here, key=lambda i: dataset.engine_order(i[0])):
         out.append(
             Finding(
@@ -229,7 +253,10 @@ def _network_overhead(
     return out
 
 
-def _close_engines(dataset: Dataset, found: dict[Point, Value], close_pct: float) -> list[Finding]:
+def _close_engines(points: Points, found: dict[Point, Value], close_pct: float) -> list[Finding]:
+    """Engine pairs whose every common point is within close_pct: on the steady intervals
+    (each inside +-close_pct), or on whole-run figures where no interval can be had."""
+    dataset = points.dataset
     by_engine: dict[str, dict[tuple[str, str, int], float]] = defaultdict(dict)
     for (scenario, tier, engine, threads), value in found.items():
         by_engine[engine][(scenario, tier, threads)] = value.whole_run
@@ -241,6 +268,10 @@ def _close_engines(dataset: Dataset, found: dict[Point, Value], close_pct: float
         widest = max(
             abs(diff_pct(by_engine[a][k], by_engine[b][k])) for k in common if by_engine[b][k]
         )
+        comparisons = [points.comparison((s, t, a, n), (s, t, b, n)) for s, t, n in common]
+        shown = [c for c in comparisons if c is not None]
+        if shown and not all(_within(c, close_pct) for c in shown):
+            continue  # an interval reaches beyond the band: closeness is not shown
         if widest < close_pct:
             kinds = cross_family(dataset, [a, b])
             out.append(
@@ -255,3 +286,8 @@ def _close_engines(dataset: Dataset, found: dict[Point, Value], close_pct: float
                 )
             )
     return out
+
+
+def _within(comparison: Comparison, band_pct: float) -> bool:
+    low, high = comparison.low_pct, comparison.high_pct
+    return low is not None and high is not None and -band_pct < low and high < band_pct

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from oltplab.analysis.changes import Change, version_changes
+from oltplab.analysis.changes import Change, ReleaseSeries, release_series, version_changes
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.findings import Finding, findings
 from oltplab.analysis.machines import machine_rows, spread
@@ -181,9 +181,14 @@ class Analysis:
         return omissions(self.dataset, self.latency)
 
     @cached_property
+    def releases(self) -> list[ReleaseSeries]:
+        """Each family of two or more releases along each scenario, tier and thread count."""
+        return release_series(self.points)
+
+    @cached_property
     def changes(self) -> list[Change]:
         """Change points along each family's releases."""
-        return version_changes(self.points)
+        return version_changes(self.releases)
 
     @cached_property
     def notable(self) -> list[tuple[str, CellRecord]]:
@@ -212,7 +217,10 @@ class Analysis:
 
     @cached_property
     def cost_changes(self) -> dict[str, list[Change]]:
-        return {name: version_changes(points) for name, points in self.cost_points.items()}
+        return {
+            name: version_changes(release_series(points))
+            for name, points in self.cost_points.items()
+        }
 
     @cached_property
     def target(self) -> Target | None:

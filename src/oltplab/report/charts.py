@@ -26,7 +26,7 @@ from oltplab.analysis.model import Analysis
 from oltplab.analysis.tables import Ratio
 from oltplab.analysis.telemetry import Timeline
 from oltplab.plan import safe_name
-from oltplab.report.format import telemetry_chart_name
+from oltplab.report.format import release_chart_stem, telemetry_chart_name
 from oltplab.store.files import write_atomic_bytes
 
 if TYPE_CHECKING:  # loaded by the painter's workers only
@@ -153,7 +153,39 @@ def plan(analysis: Analysis, folder: Path) -> list[Chart]:
             planned += _stability_charts(
                 analysis, scenario, tier, max(threads), folder / name, colours
             )
+    planned += release_charts(analysis, folder)
     return planned + telemetry_charts(analysis, folder) + latency_charts(analysis, folder, colours)
+
+
+def release_charts(analysis: Analysis, folder: Path) -> list[Chart]:
+    """Steady TPS by release, oldest first, per family, scenario and tier: a line per thread
+    count, 95% error bars, a dashed line before each first changed release."""
+    grouped: dict[tuple[str, str, str], list[Any]] = {}
+    for series in analysis.releases:
+        grouped.setdefault((series.family, series.scenario, series.tier), []).append(series)
+    charts = []
+    for (family, scenario, tier), found in grouped.items():
+        releases = [e for e in analysis.dataset.engine_names()
+                    if any(e in s.releases for s in found)]  # fmt: skip
+        lines = {
+            f"{s.threads} thread{'s' * (s.threads != 1)}": (
+                [releases.index(e) for e in s.releases],
+                [(v.point, v.point - (v.low if v.low is not None else v.point),
+                  (v.high if v.high is not None else v.point) - v.point) for v in s.values],
+                [releases.index(s.releases[i]) for i in s.changed_at],
+            )
+            for s in found
+        }  # fmt: skip
+        charts.append(
+            Chart(
+                folder / f"{release_chart_stem(family, scenario, tier)}.png",
+                "releases",
+                f"Steady TPS by release, {family}, {scenario}, tier {tier} (changes dashed)",
+                (releases, lines),
+                legend=tuple((name, f"C{i % 10}") for i, name in enumerate(lines)),
+            )
+        )
+    return charts
 
 
 def latency_charts(analysis: Analysis, folder: Path, colours: dict[str, str]) -> list[Chart]:
@@ -418,7 +450,24 @@ def _latency(figure: Figure, chart: Chart) -> None:
     _legend(figure, axis, chart.legend)
 
 
+def _releases(figure: Figure, chart: Chart) -> None:
+    releases, lines = chart.data
+    axis = figure.add_subplot()
+    colours = dict(chart.legend)
+    for name, (xs, bars, changed) in lines.items():
+        axis.errorbar(xs, [b[0] for b in bars], yerr=[[b[1] for b in bars], [b[2] for b in bars]],
+                      marker="o", capsize=3, color=colours[name])  # fmt: skip
+        for x in changed:
+            axis.axvline(x - 0.5, color=colours[name], linestyle="--", linewidth=1)
+    axis.set_xticks(range(len(releases)), releases, rotation=30, ha="right", fontsize=8)
+    axis.set_ylabel("steady TPS")
+    axis.set_title(chart.title, fontsize=9)
+    figure.subplots_adjust(bottom=0.25)
+    _legend(figure, axis, chart.legend)
+
+
 DRAW = {
+    "releases": _releases,
     "latency": _latency,
     "tps": _tps,
     "relative": _relative,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.analysis.estimate import Comparison, Estimate
+from oltplab.plan import safe_name
 from oltplab.sizes import format_size
 
 SCENARIO_TITLES = {
@@ -138,3 +139,8 @@ def with_interval(versus: Comparison | None) -> str:
     if versus.low_pct is None:
         return f"{percent(versus.diff_pct)} ({versus.verdict}){versus.cross_machine}"
     return f"{percent(versus.diff_pct)} {versus.interval()}{versus.cross_machine}"
+
+
+def release_chart_stem(family: str, scenario: str, tier: str) -> str:
+    """The file stem of a family's chart by release."""
+    return f"releases_{safe_name(family)}_{scenario}_{safe_name(tier)}"

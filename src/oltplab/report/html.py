@@ -10,11 +10,12 @@ from typing import Any
 import jinja2
 import numpy as np
 
+from oltplab.analysis.changes import no_change_sentences
 from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Value, dbms
 from oltplab.metrics import latency_metric
-from oltplab.report.format import CROSS_FAMILY, scenario_title
+from oltplab.report.format import CROSS_FAMILY, scenario_title, with_interval
 
 
 def plotly_js() -> str:
@@ -115,7 +116,30 @@ def page_data(analysis: Analysis) -> dict[str, Any]:
         ],
         "latency_percentiles": [f"p{q:g}" for q in PERCENTILES],
         "labels": labels,
+        "releases": release_data(analysis),
     }
+
+
+def release_data(analysis: Analysis) -> dict[str, Any]:
+    """ "Where it changed": what the report says of it, the changes, and each series by
+    release (steady TPS with its interval, index of each first changed release)."""
+    return {
+        "sentences": no_change_sentences(analysis.releases),
+        "changes": [
+            {"family": c.series, "scenario": c.scenario, "tier": c.tier, "threads": c.threads,
+             "last_good": c.last_good, "first_changed": c.first_changed,
+             "size": with_interval(c.size)}
+            for c in analysis.changes
+        ],
+        "series": [
+            {"family": s.family, "scenario": s.scenario, "tier": s.tier, "threads": s.threads,
+             "releases": s.releases, "tps": [round(v.point, 2) for v in s.values],
+             "low": [None if v.low is None else round(v.low, 2) for v in s.values],
+             "high": [None if v.high is None else round(v.high, 2) for v in s.values],
+             "changed_at": s.changed_at}
+            for s in analysis.releases
+        ],
+    }  # fmt: skip
 
 
 def _rounded(values: list[float | None]) -> list[float | None]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from oltplab.analysis.changes import Change
+from oltplab.analysis.changes import Change, no_change_sentences
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Grid, Value, cross_family
 from oltplab.analysis.tables import ProgressionRow, Ratio
@@ -21,6 +21,7 @@ from oltplab.report.format import (
     estimate,
     number,
     percent,
+    release_chart_stem,
     scenario_title,
     table,
     with_interval,
@@ -45,6 +46,8 @@ def metric_title(metric: str) -> str:
 
 FINDING_TITLES = {
     "leader": "Leader",
+    "no-leader": "No clear leader",
+    "too-few": "Too few repetitions",
     "saturation": "Saturation point",
     "collapse": "Collapse after the peak",
     "buffer-pool-lever": "Buffer pool lever",
@@ -394,21 +397,19 @@ def _pairwise(analysis: Analysis) -> list[str]:
     return out
 
 
-def _changes(analysis: Analysis) -> list[str]:
-    changes = analysis.changes
-    if not changes:
-        return []
+def _changes(analysis: Analysis, charts: list[Path]) -> list[str]:
     out = [
         "## 14. Where it changed",
         "",
         "Change points along each family's releases, oldest first, per scenario, tier and "
-        "thread count: E-Divisive means with Hunter's t-test split and merge (p < 0.001), "
+        "thread count: E-Divisive means with Hunter's t-test split and merge (p below 0.001), "
         "each release's repetitions its points. The size is the first changed release "
         "against the last good one, steady, with its interval.",
         "",
+        *[f"{line}\n" for line in no_change_sentences(analysis.releases)],
     ]
     groups: dict[tuple[str, str, str], list[Change]] = defaultdict(list)
-    for change in changes:
+    for change in analysis.changes:
         groups[(change.series, change.last_good, change.first_changed)].append(change)
     rows = []
     for (family, good, changed), found in groups.items():
@@ -416,7 +417,11 @@ def _changes(analysis: Analysis) -> list[str]:
             f"{c.scenario} {c.tier} {c.threads}t: {with_interval(c.size)}" for c in found
         )
         rows.append([family, good, changed, str(len(found)), cells])
-    out += table(["family", "last good", "first changed", "cells", "size in each"], rows)
+    if rows:
+        out += table(["family", "last good", "first changed", "cells", "size in each"], rows)
+    for family, scenario, tier in dict.fromkeys((s.family, s.scenario, s.tier)
+                                                for s in analysis.releases):  # fmt: skip
+        out += _chart(charts, release_chart_stem(family, scenario, tier))
     return out
 
 
@@ -437,7 +442,7 @@ def render(analysis: Analysis, charts: list[Path]) -> str:
     lines += diagnostics.telemetry(analysis, charts)
     lines += diagnostics.network(analysis)
     lines += diagnostics.machines(analysis)
-    lines += _changes(analysis)
+    lines += _changes(analysis, charts)
     lines += latency.distributions(analysis)
     lines += latency.curves(analysis, charts)
     lines += latency.omission(analysis)
