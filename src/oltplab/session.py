@@ -34,6 +34,7 @@ from oltplab.stats import steady
 from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
+from oltplab.store.schema import WORK_DIR
 from oltplab.sysbench.driver import CLIENT_BOUND_SHARE, SysbenchRun, client_share, command, execute
 from oltplab.sysbench.output import SysbenchOutput, read_output
 from oltplab.sysbench.validity import TELEMETRY_GAP, stall_notes, validity_flags
@@ -96,7 +97,7 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
     if key in ctx.engines:
         return ctx.engines[key]
     engine = ctx.spec.engine(name)
-    work = ctx.results / ".work" / safe_name(key)
+    work = ctx.results / WORK_DIR / safe_name(key)
 
     def phase(label: str) -> None:
         ctx.display.phase(label, 0)

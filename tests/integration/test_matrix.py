@@ -111,6 +111,27 @@ def test_two_engines_two_tiers_two_workloads_end_to_end(tmp_path):
     assert again.returncode == 0
     assert [r["finished_at"] for r in cells(out)] == [r["finished_at"] for r in rows]
 
+    # The run's own raw files, imported again, are the same engines, cells and figures;
+    # the warm-ups are recognised as warm-ups, the scratch directory is not results.
+    imported = oltplab("import", "out", "-r", "again", cwd=tmp_path)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    said = " ".join(imported.stdout.split())
+    assert "warm-up output(s) recognised" in said and "not imported" not in said
+    assert not imported.stderr.strip(), imported.stderr
+
+    def figures(results: str) -> dict[tuple, tuple]:
+        exported = oltplab("export", results, "--format", "json", cwd=tmp_path)
+        return {
+            (r["engine"], r["scenario"], r["tier"], r["threads"], r["repetition"]): (
+                r["tps"], r["tps_ci_low"], r["tps_ci_high"], r["tps_whole_run"], r["qps"],
+                r["lat_p95_ms"], r["steady_from_s"],
+            )
+            for r in json.loads(exported.stdout)
+        }  # fmt: skip
+
+    original = figures("out")
+    assert len(original) == 16 and figures("again") == original
+
 
 def test_a_tier_whose_setting_does_not_take_is_aborted_with_intended_and_actual(tmp_path):
     tiers = (

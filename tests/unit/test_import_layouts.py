@@ -46,6 +46,8 @@ def test_names_say_family_version_and_variant() -> None:
     assert seekdb[0].short_name != seekdb[1].short_name
     # a folder the family does not name, whose version does
     assert engine_folder("custom", "9.7.0-MariaDB").family == "mariadb"
+    # the server's "-log" (a log is on) is a setting of the run: oltplab's own folders
+    assert engine_folder("mariadb", "10.11.5-MariaDB-log").short_name == "mariadb-10.11.5"
 
 
 def test_file_names_with_extra_tokens() -> None:
@@ -58,6 +60,31 @@ def test_file_names_with_extra_tokens() -> None:
     assert not isinstance(concur, str) and (concur.tier, concur.threads) == ("12G-Concur16", 128)
     assert "Tier<size>" in str(cell_name("res_64th.sysbench.txt"))
     assert "not a sysbench output name" in str(cell_name("res.txt"))
+
+
+def test_an_oltplab_runs_own_files_import_as_it_measured_them(tmp_path: Path) -> None:
+    """Warm-ups are recognised (not cells, not refused); a cell measured again by
+    --rerun-disturbed is its latest measurement, the earlier one set aside and said so."""
+    folder = tmp_path / "tree" / "benchmark_logs" / "mariadb" / "10.11.5-MariaDB-log"
+    folder.mkdir(parents=True)
+    for name, tps in (("Tier128M_RW_warmupA", 50.0), ("Tier128M_RW_warmupB", 60.0),
+                      ("Tier128M_RW_1th", 100.0), ("Tier128M_RW_1th_again1", 120.0),
+                      ("run2_Tier128M_RW_1th", 110.0)):  # fmt: skip
+        (folder / f"{name}.sysbench.txt").write_text(sysbench_text([tps] * 30, 1))
+    (tmp_path / "tree" / ".work" / "mariadb-10.11.5").mkdir(parents=True)
+    (tmp_path / "tree" / ".work" / "mariadb-10.11.5" / "prepare.sysbench.txt").write_text(
+        sysbench_text([1.0] * 3, 1)
+    )
+    done = oltplab("import", "tree", "-r", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "Tier128M_RW_1th.sysbench.txt: set aside, measured again in" in said
+    assert "2 warm-up output(s) recognised" in said and "2 cell(s) imported" in said
+    assert not done.stderr.strip(), done.stderr
+    cells = load([tmp_path / "out"]).cells
+    assert {(c.engine, c.repetition, c.tps) for c in cells} == {
+        ("mariadb-10.11.5", 1, 120.0), ("mariadb-10.11.5", 2, 110.0)
+    }  # fmt: skip
 
 
 def test_two_folders_of_one_version_are_two_engines(tmp_path: Path) -> None:

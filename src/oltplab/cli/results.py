@@ -228,6 +228,17 @@ def import_(
         raise
     for warning in report.warnings:
         errors.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
+    for earlier, rerun in tree.superseded:
+        console.print(
+            f"{earlier.relative_to(tree.source)}: set aside, measured again in {rerun.name}",
+            highlight=False, markup=False, soft_wrap=True,
+        )  # fmt: skip
+    if tree.warm_ups:
+        console.print(
+            f"{len(tree.warm_ups)} warm-up output(s) recognised and kept out of the cells, "
+            "as the run that wrote them did",
+            highlight=False,
+        )
     console.print(
         f"{source}: {report.imported} cell(s) imported, {report.updated} updated, "
         f"{report.unchanged} unchanged, into {results}"

@@ -18,7 +18,7 @@ from oltplab.distribute.blocks import Shard
 from oltplab.runner import Outcome, run
 from oltplab.session import Display
 from oltplab.spec import Spec, parse_spec
-from oltplab.store.schema import CANARY
+from oltplab.store.schema import CANARY, WORK_DIR
 
 log = logging.getLogger("oltplab")
 CANARY_WARMUP_SECONDS = 10
@@ -56,11 +56,11 @@ def _canary(
 ) -> None:
     folder = results / CANARY / moment
     folder.mkdir(parents=True, exist_ok=True)
-    work = folder / ".work"
+    work = folder / WORK_DIR
     if not work.exists():
         # The shard's engines, prepared once: the canary runs before or after the shard.
-        (results / ".work").mkdir(exist_ok=True)
-        work.symlink_to(Path("..") / ".." / ".work")
+        (results / WORK_DIR).mkdir(exist_ok=True)
+        work.symlink_to(Path("..") / ".." / WORK_DIR)
     derived, text = canary_spec(spec)
     outcome = run(derived, text, f"canary ({moment})", folder, display, **options)
     if outcome.failed:

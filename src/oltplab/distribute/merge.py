@@ -17,11 +17,11 @@ from oltplab.errors import OltplabError
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RUN_JSON, load_run_json
-from oltplab.store.schema import CANARY, LEDGER_NAME, SCHEMA, SCHEMA_VERSION
+from oltplab.store.schema import CANARY, LEDGER_NAME, SCHEMA, SCHEMA_VERSION, WORK_DIR
 
 # What a shard directory holds that is not a result: its engines' datadirs and secrets,
 # its ledger and journal (merged, not copied), its lock and log, reports, canaries.
-_NOT_COPIED = {".work", LEDGER_NAME, "journal.jsonl", RUN_JSON, ".oltplab.lock",
+_NOT_COPIED = {WORK_DIR, LEDGER_NAME, "journal.jsonl", RUN_JSON, ".oltplab.lock",
                "oltplab.log", "report", CANARY, "snapshots"}  # fmt: skip
 # Tables copied cell by cell, with the cell's new id.
 _CELL_TABLES = ("summaries", "samples", "telemetry", "latency_histograms")
@@ -199,7 +199,7 @@ def _copy_files(shard: ShardDir, output: Path) -> None:
             shutil.copytree(
                 moment,
                 output / CANARY / f"{name}-{moment.name}",
-                ignore=shutil.ignore_patterns(".work", ".oltplab.lock"),
+                ignore=shutil.ignore_patterns(WORK_DIR, ".oltplab.lock"),
                 symlinks=True,
             )
     if (shard.path / "oltplab.log").is_file():

@@ -50,6 +50,11 @@ _PACKAGING = re.compile(
     re.IGNORECASE,
 )
 _FAMILY_WORDS = {"mysql", "mariadb", "percona", "server", "ps", "postgresql", "postgres"}
+# What a server adds to its version string while a log is on (`10.11.5-MariaDB-log`): a
+# setting of the run, not a build, so no variant of the engine.
+_SERVER_SUFFIXES = {"log"}
+# oltplab's own warm-up outputs beside a cell's (`Tier128M_RW_warmupA.sysbench.txt`).
+WARM_UP = re.compile(r"(?:^|_)warmup[A-Z]?$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
@@ -130,6 +135,7 @@ def engine_folder(db: str, folder: str) -> EngineFolder:
         if word
         and word.lower() not in _FAMILY_WORDS
         and word.lower() not in own
+        and word.lower() not in _SERVER_SUFFIXES
         and not _PACKAGING.match(word)
     ]
     variant = "-".join(filter(None, (safe("-".join(tail)) if tail else "", db_variant)))
@@ -144,10 +150,17 @@ class CellName:
     base_tier: str  # the Tier<...> token alone, as `.vars.txt` files name it
     threads: int
     repetition: int
+    again: int = 0  # measured again (oltplab's `_againN`): N; the highest N supersedes
 
 
 def is_cell_file(name: str) -> bool:
     return name.endswith(CELL_SUFFIXES)
+
+
+def is_warm_up(name: str) -> bool:
+    """An oltplab warm-up's output: kept beside its cells, never one of them."""
+    stem = next((name.removesuffix(s) for s in CELL_SUFFIXES if name.endswith(s)), None)
+    return stem is not None and WARM_UP.search(stem) is not None
 
 
 def cell_name(name: str) -> CellName | str:
@@ -156,10 +169,13 @@ def cell_name(name: str) -> CellName | str:
     if stem is None:
         return f"not a sysbench output name (expected one ending in {', '.join(CELL_SUFFIXES)})"
     tier = threads = repetition = None
+    again = 0
     others = []
     for token in stem.split("_"):
         if repetition is None and (m := re.fullmatch(r"run(\d+)", token)):
             repetition = int(m.group(1))
+        elif not again and (m := re.fullmatch(r"again(\d+)", token)):
+            again = int(m.group(1))
         elif tier is None and (m := re.fullmatch(r"Tier([A-Za-z0-9.+-]+)", token)):
             tier = m.group(1)
         elif threads is None and (m := re.fullmatch(r"(\d+)th", token)):
@@ -171,7 +187,7 @@ def cell_name(name: str) -> CellName | str:
         return f"its name has no {' or '.join(missing)} token; describe the layout with --map"
     if threads < 1:
         return "its name says 0 threads"
-    return CellName("-".join([tier, *others]), tier, threads, repetition or 1)
+    return CellName("-".join([tier, *others]), tier, threads, repetition or 1, again)
 
 
 def vars_tier(name: str) -> str | None:

@@ -17,12 +17,14 @@ from oltplab.importers.layout import (
     cell_name,
     engine_folder,
     is_cell_file,
+    is_warm_up,
     may_be_output,
     scenario_of,
     vars_tier,
 )
 from oltplab.importers.mapping import LayoutMap, mapped_cell
 from oltplab.plan import Scenario
+from oltplab.store.schema import WORK_DIR
 
 ELSEWHERE = (
     "not inside a <scenario>/<db>/<version>/ folder (benchmark_logs/mysql/8.0.45/...); "
@@ -39,6 +41,11 @@ class FoundFile:
     network: bool
     threads: int
     repetition: int
+    again: int = 0
+
+    @property
+    def cell(self) -> tuple[str, str, bool, int, int]:
+        return (self.tier, self.workload, self.network, self.threads, self.repetition)
 
 
 @dataclass
@@ -63,6 +70,8 @@ class ScannedTree:
     groups: list[EngineGroup] = field(default_factory=list)
     unrecognised: list[tuple[Path, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    warm_ups: list[Path] = field(default_factory=list)
+    superseded: list[tuple[Path, Path]] = field(default_factory=list)  # (earlier, rerun)
 
     @property
     def files(self) -> int:
@@ -98,7 +107,9 @@ def scan_tree(source: Path, layout: LayoutMap | None = None) -> ScannedTree:
     source = source.resolve()
     tree = ScannedTree(source)
     visited = _mapped(tree, layout) if layout is not None else _laid_out(tree)
-    for folder, _, names in os.walk(source):
+    for folder, folders, names in os.walk(source):
+        if Path(folder) == source and WORK_DIR in folders:
+            folders.remove(WORK_DIR)  # an oltplab run's scratch (datadirs, prepare output)
         for name in sorted(names):
             path = Path(folder) / name
             if path not in visited and may_be_output(name, _head(path)):
@@ -135,6 +146,7 @@ def _laid_out(tree: ScannedTree) -> set[Path]:
                 for path in sorted(p for p in version_dir.iterdir() if p.is_file()):
                     visited.add(path)
                     _take(tree, group, scenario, path)
+                _latest_measurements(tree, group)
                 if group.files:
                     tree.groups.append(group)
                     if group.engine.family == UNKNOWN_FAMILY:
@@ -147,7 +159,23 @@ def _laid_out(tree: ScannedTree) -> set[Path]:
     return visited
 
 
+def _latest_measurements(tree: ScannedTree, group: EngineGroup) -> None:
+    """A cell measured again (oltplab's --rerun-disturbed) is its latest measurement; the
+    earlier ones are set aside as the run that wrote them set them aside."""
+    latest: dict[tuple[str, str, bool, int, int], FoundFile] = {}
+    for found in group.files:
+        if found.cell not in latest or found.again > latest[found.cell].again:
+            latest[found.cell] = found
+    for found in group.files:
+        if latest[found.cell] is not found:
+            tree.superseded.append((found.path, latest[found.cell].path))
+    group.files = [f for f in group.files if latest[f.cell] is f]
+
+
 def _take(tree: ScannedTree, group: EngineGroup, scenario: Scenario, path: Path) -> None:
+    if is_warm_up(path.name):
+        tree.warm_ups.append(path)
+        return
     named = cell_name(path.name)
     if isinstance(named, CellName):
         group.files.append(
@@ -159,6 +187,7 @@ def _take(tree: ScannedTree, group: EngineGroup, scenario: Scenario, path: Path)
                 scenario.network,
                 named.threads,
                 named.repetition,
+                named.again,
             )
         )
     elif (tier := vars_tier(path.name)) is not None:
