@@ -38,7 +38,6 @@ from oltplab.plan import (
     extra_round,
     needing_more,
     plan_seconds,
-    safe_name,
 )
 from oltplab.session import Display, RunContext, run_session
 from oltplab.sizes import format_size
@@ -47,7 +46,6 @@ from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, sysbench_facts
-from oltplab.store.schema import WORK_DIR
 from oltplab.sysbench.driver import find_sysbench, sysbench_version
 from oltplab.telemetry.devices import ProcessLoad, Telemetry, standard_devices
 from oltplab.telemetry.load import INTERFERENCE
@@ -330,7 +328,7 @@ def _cleanup_endpoints(ctx: RunContext) -> None:
                 ctx.spec,
                 ctx.sysbench,
                 state,
-                ctx.results / WORK_DIR / safe_name(key) / "cleanup.sysbench.txt",
+                ctx.scratch(key) / "cleanup.sysbench.txt",
                 "cleanup",
             )
             log.info("%s: sbtest tables dropped (--cleanup)", key)

@@ -83,6 +83,10 @@ class RunContext:
     broken: dict[str, str] = field(default_factory=dict)
     instances: list[Server] = field(default_factory=list)
 
+    def scratch(self, key: str) -> Path:
+        """Where an engine's datadir, snapshot and prepare output go: never results."""
+        return self.results / WORK_DIR / safe_name(key)
+
 
 # --- engines ----------------------------------------------------------------------------------
 
@@ -97,7 +101,7 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
     if key in ctx.engines:
         return ctx.engines[key]
     engine = ctx.spec.engine(name)
-    work = ctx.results / WORK_DIR / safe_name(key)
+    work = ctx.scratch(key)
 
     def phase(label: str) -> None:
         ctx.display.phase(label, 0)

@@ -144,6 +144,13 @@ def test_paths_that_are_files_or_missing_folders(tmp_path):
     assert (tmp_path / "a-file").read_text() == "x"
 
 
+def test_history_refuses_fewer_directories_than_a_change_point_needs(tmp_path):
+    assert_one_line_error(
+        oltplab("history", "night1", "night2", "--engine", "mysql-8.0.31", cwd=tmp_path),
+        "history: 2 results directories given; a change point needs at least 3",
+    )
+
+
 def test_output_paths_are_checked_before_anything_is_written(tmp_path):
     (tmp_path / "a-file").write_text("x")
     build_tree(tmp_path / "tree")

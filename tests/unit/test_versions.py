@@ -51,15 +51,33 @@ def test_two_one_sided_tests() -> None:
     assert verdict(-30.0, -35.0, -25.0) == DIFFERENT
     assert verdict(1.0, -4.0, 6.0) == UNDECIDED  # wider than the margin
     assert verdict(4.0, 2.0, 6.0) == UNDECIDED  # straddles it
-    found = judge(Comparison(Estimate(0.5, -4.0, 5.0, 4, "t"), "x"), 3.0)
-    # half-width 4.5 must shrink to 2.5: (4.5 / 2.5)^2 x 4 rounds = 13
-    assert found.needed == 13
+    found = judge(Comparison(Estimate(0.5, -4.0, 5.0, 4, "t"), "x", over_repetitions=True), 3.0)
+    # half-width 4.5 must shrink to half the margin, 1.5: (4.5 / 1.5)^2 x 4 rounds = 36
+    assert found.needed == 36
     assert found.describe("reproduced").startswith("undecided: the interval is wider")
-    assert "13 repetitions" in found.describe()
+    assert "36 repetitions" in found.describe()
     assert (
         judge(Comparison(Estimate(0.2, -1, 1, 4, "t"), "x"), 3).describe("reproduced")
         == "reproduced within 3%: +0.2% [-1.0, +1.0] (90%)"
     )
+
+
+def test_repetitions_needed_shrink_as_the_margin_widens_wherever_the_point_lies() -> None:
+    def needed(point: float, margin: float, n: int = 4, half: float = 4.5) -> int | None:
+        estimate = Estimate(point, point - half, point + half, n, "t")
+        return judge(Comparison(estimate, "x", over_repetitions=True), margin).needed
+
+    for point in (0.0, 2.0, 3.9):  # undecided at every margin below
+        found = [needed(point, margin) for margin in (2.0, 3.0, 4.0)]
+        assert all(a is not None for a in found), found
+        assert found == sorted(found, reverse=True), (point, found)
+        assert found == [needed(0.0, margin) for margin in (2.0, 3.0, 4.0)]
+    # The same spread after more rounds: the interval narrowed as expected, so the estimate
+    # of the repetitions needed in all stays where it was.
+    assert needed(0.0, 3.0, n=9, half=3.0) == needed(0.0, 3.0, n=4, half=4.5)
+    # One run's interval over its seconds says nothing about repetitions.
+    one_run = Comparison(Estimate(0.5, -4.0, 5.0, 30, "long-run variance over seconds"), "x")
+    assert judge(one_run, 3.0).needed is None
 
 
 def test_a_middle_release_goes_to_the_end_it_is_like() -> None:

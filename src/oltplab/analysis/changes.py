@@ -22,6 +22,9 @@ from oltplab.errors import OltplabError
 from oltplab.metrics import TPS, Measure
 from oltplab.store.ledger import Ledger
 
+# Points a series needs before a change point can be looked for: one each side and one more.
+MIN_POINTS = 3
+
 
 @dataclass(frozen=True)
 class Change:
@@ -99,7 +102,7 @@ def release_series(points: Points) -> list[ReleaseSeries]:
                     found = [samples[(scenario, tier, e, threads)] for e in present]
                     key = (scenario, tier, threads)
                     changes = []
-                    if len(found) > 2:  # a change point needs a release each side and one more
+                    if len(found) >= MIN_POINTS:
                         for _, change in _changes_along(family, key, present, found):
                             size = points.comparison(
                                 (scenario, tier, change.first_changed, threads),
@@ -145,10 +148,10 @@ def no_change_sentences(series: list[ReleaseSeries]) -> list[str]:
     out = []
     for family, found in families.items():
         releases = len({e for s in found for e in s.releases})
-        if releases < 3:
+        if releases < MIN_POINTS:
             out.append(
-                f"{family}: {releases} releases; a change point needs at least 3 (a release "
-                "each side of it and one more)."
+                f"{family}: {releases} releases; a change point needs at least {MIN_POINTS} (a "
+                "release each side of it and one more)."
             )
         elif not any(s.changes for s in found):
             smallest = smallest_detectable_pct(found)
@@ -180,6 +183,11 @@ def history_changes(
 ) -> tuple[list[Path], list[Change]]:
     """One engine's results over time, one results directory a point (in the order they
     ran): the directories in that order, and the change points of every cell group."""
+    if len(results) < MIN_POINTS:
+        raise OltplabError(
+            f"history: {len(results)} results directories given; a change point needs at "
+            f"least {MIN_POINTS} (one each side of it and one more); pass that many, in any order"
+        )
     ordered = sorted(results, key=_started)
     per_dir = []
     for path in ordered:
@@ -193,7 +201,7 @@ def history_changes(
         point = (scenario, tier, engine, threads)
         present = [(path, p) for path, p in zip(ordered, per_dir, strict=True)
                    if point in p.samples()]  # fmt: skip
-        if len(present) < 3:
+        if len(present) < MIN_POINTS:
             continue
         names = [str(path) for path, _ in present]
         samples = [p.samples()[point] for _, p in present]

@@ -4,7 +4,10 @@
 figures are *equivalent* within +-margin when the 90% interval of their difference lies
 inside (-margin, +margin) (TOST at the 5% level); they *differ* when it lies wholly outside
 it; otherwise the measurement is *undecided*, and the interval's width says about how many
-repetitions would decide, assuming it narrows as one over the square root of their number.
+repetitions would decide: enough for its half-width to fall under half the margin,
+assuming it narrows as one over the square root of their number. That depends on the
+spread alone, not on where the point happens to lie, so it grows as the margin narrows
+and stays put as rounds accumulate at the same spread.
 """
 
 from __future__ import annotations
@@ -52,16 +55,16 @@ def judge(comparison: Comparison, margin_pct: float) -> Equivalence:
 
 
 def _needed(comparison: Comparison, margin_pct: float) -> int | None:
-    """Repetitions for the interval to fit between the point and the nearer margin."""
+    """Repetitions for the interval's half-width to fall under half the margin: then no
+    difference is decided the same and one of twice the margin different. None for an
+    interval over one run's seconds (more repetitions are another kind of interval) or
+    one already that narrow (its point lies too near the margin for more to settle it)."""
     assert comparison.low_pct is not None and comparison.high_pct is not None
     half = (comparison.high_pct - comparison.low_pct) / 2
-    room = margin_pct - abs(comparison.diff_pct)
-    if room <= 0 or half <= 0:
-        # The point itself is at or beyond the margin: only a clear difference can decide.
-        room = abs(comparison.diff_pct) - margin_pct
-        if room <= 0:
-            return None
-    return max(comparison.n + 1, math.ceil(comparison.n * (half / room) ** 2))
+    target = margin_pct / 2
+    if not comparison.over_repetitions or half <= target:
+        return None
+    return max(comparison.n + 1, math.ceil(comparison.n * (half / target) ** 2))
 
 
 def equivalence(

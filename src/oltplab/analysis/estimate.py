@@ -95,6 +95,8 @@ class Comparison:
     verdict: str
     # The machines each side was measured on, when they differ (a distributed run).
     machines: tuple[str, str] | None = None
+    # Whether its interval is over repetitions (n counts them), not over one run's seconds.
+    over_repetitions: bool = False
 
     @property
     def cross_machine(self) -> str:
@@ -232,11 +234,13 @@ def t_quantile(confidence: float, df: float) -> float:
     return float(special.stdtrit(df, 1 - (1 - confidence) / 2))
 
 
-def _judged(point: float, low: float, high: float, n: int, method: str) -> Comparison:
+def _judged(
+    point: float, low: float, high: float, n: int, method: str, over_repetitions: bool = True
+) -> Comparison:
     # The percentile interval of a skewed resampling can miss the point: widen it to it.
     low, high = min(low, point), max(high, point)
     verdict = SIGNIFICANT if low > 0 or high < 0 else NOT_SIGNIFICANT
-    return Comparison(Estimate(point, low, high, n, method), verdict)
+    return Comparison(Estimate(point, low, high, n, method), verdict, None, over_repetitions)
 
 
 def compare(
@@ -283,7 +287,7 @@ def _one_run(a: PointSample, b: PointSample, confidence: float) -> Comparison:
     half = t_quantile(confidence, seconds - 1) * log_se
     centre = math.log(a.mean / b.mean)
     low, high = (math.exp(centre - half) - 1) * 100, (math.exp(centre + half) - 1) * 100
-    return _judged(point, low, high, seconds, "long-run variance over seconds")
+    return _judged(point, low, high, seconds, "long-run variance over seconds", False)
 
 
 def _t_interval(
@@ -332,7 +336,7 @@ def across_machines(
     half = t_quantile(confidence, count - 1) * math.sqrt(sum(within) + 2 * variance)
     centre = math.log(a.mean / b.mean)
     low, high = (math.exp(centre - half) - 1) * 100, (math.exp(centre + half) - 1) * 100
-    judged = _judged(point, low, high, count, "between-machine spread of the canaries")
+    judged = _judged(point, low, high, count, "between-machine spread of the canaries", False)
     return Comparison(judged.estimate, judged.verdict, machines)
 
 

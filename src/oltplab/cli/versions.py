@@ -32,7 +32,7 @@ def history(
         soft_wrap=True,
     )
     if not changes:
-        console.print("no change point (E-Divisive means, Hunter's t-test, p < 0.001)")
+        console.print("no change point (E-Divisive means, Hunter's t-test, p below 0.001)")
     else:
         table = Table(title=f"Where {engine} changed")
         for column in ("scenario", "tier", "threads", "last good", "first changed", "size"):
