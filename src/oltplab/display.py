@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,6 +24,7 @@ from rich.progress import (
 from rich.table import Table
 
 from oltplab.engines.supplier import source_of
+from oltplab.plan import threads_label
 from oltplab.spec import Spec
 
 if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
@@ -85,6 +87,76 @@ class RichDisplay:
         self.progress.stop()
 
 
+class PlainDisplay:
+    """The runner's Display where output goes to a file (nohup, a scheduler's log): a line
+    per phase and one a minute within a long one, each with the share done and the ETA,
+    never a bar or spinner redrawn into the file."""
+
+    EVERY_SECONDS = 60.0
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.total = 1.0
+        self.base = 0.0
+        self.seconds = 0.0
+        self.label = ""
+        self.started = time.monotonic()
+        self.said_at = 0.0
+
+    def start(self, total_seconds: float) -> None:
+        self.total = max(total_seconds, 1.0)
+        self.started = time.monotonic()
+
+    def phase(self, label: str, seconds: float) -> None:
+        self.base += self.seconds
+        self.seconds, self.label = seconds, label
+        self._say(self.base, label)
+
+    def advance(self, elapsed: float) -> None:
+        if time.monotonic() - self.said_at >= self.EVERY_SECONDS:
+            left = max(0.0, self.seconds - elapsed)
+            self._say(self.base + min(elapsed, self.seconds), f"{self.label}, {left:.0f} s left")
+
+    def extend(self, seconds: float) -> None:
+        self.total += seconds
+
+    def note(self, message: str) -> None:
+        self.console.print(message, highlight=False, markup=False, soft_wrap=True)
+
+    def stop(self) -> None:
+        self._say(self.base + self.seconds, "done")
+
+    def _say(self, done: float, what: str) -> None:
+        self.said_at = time.monotonic()
+        share = min(done / self.total, 1.0)
+        spent = self.said_at - self.started
+        eta = f", ETA {duration_text(spent * (1 - share) / share)}" if 0.01 < share < 1 else ""
+        self.console.print(
+            f"{time.strftime('%H:%M:%S')} {share:4.0%} {what}{eta}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+def duration_text(seconds: float) -> str:
+    """`45s`, `3m 05s`, `2h 07m`, `1d 3h 00m`: as precise as a person needs."""
+    whole = int(round(seconds))
+    minutes, second = divmod(whole, 60)
+    hours, minute = divmod(minutes, 60)
+    days, hour = divmod(hours, 24)
+    if days:
+        return f"{days}d {hour}h {minute:02d}m"
+    if hours:
+        return f"{hours}h {minute:02d}m"
+    return f"{minutes}m {second:02d}s" if minutes else f"{second}s"
+
+
+def display_for(console: Console) -> RichDisplay | PlainDisplay:
+    """A live bar on a terminal; plain lines anywhere else."""
+    return RichDisplay(console) if console.is_terminal else PlainDisplay(console)
+
+
 def tps_tables(cells: list[sqlite3.Row]) -> list[Table]:
     """TPS by thread count per scenario, tier and workload: engines as rows (mean of runs)."""
     groups: dict[tuple[str, str, str], dict[str, dict[int, list[float]]]] = defaultdict(
@@ -128,7 +200,7 @@ def failed_table(failed: list[sqlite3.Row]) -> Table:
         run = f" run {row['repetition']}" if row["repetition"] > 1 else ""
         cell = (
             f"{row['engine']} {row['scenario']}\n{row['tier']} {row['workload']} "
-            f"{row['threads']}th{run}"
+            f"{threads_label(row['threads'])}{run}"
         )
         table.add_row(cell, row["reason"] or "")
     return table
@@ -146,13 +218,25 @@ def status_table(counts: dict[str, int]) -> Table:
 
 
 def shards_table(rows: list[dict[str, str]]) -> Table:
-    """Several results directories (shards, mostly), a row each."""
+    """Several results directories (shards, mostly), a row each; narrow enough for 80
+    columns (the directories are listed under it when they are not one run's shards)."""
     table = Table(title="Shards")
-    columns = ("results", "shard", "scheduler", "node", "done", "failed", "pending", "running")
-    for column in (*columns, "state"):
-        table.add_column(column, justify="right" if column in columns[4:] else "left")
+    counts = ("done", "failed", "left")
+    for column in ("shard", "scheduler", "node", *counts, "state"):
+        table.add_column(column, justify="right" if column in counts else "left",
+                         overflow="fold")  # fmt: skip
     for row in rows:
-        table.add_row(*(row.get(c, "0" if c in columns[4:] else "-") for c in (*columns, "state")))
+        left = int(row.get("pending", 0)) + int(row.get("running", 0))
+        shard = row.get("shard", "-")
+        table.add_row(
+            shard if shard != "-" else Path(row["results"]).name,
+            row.get("scheduler", "-"),
+            row.get("node", "-"),
+            row.get("done", "0"),
+            row.get("failed", "0"),
+            str(left),
+            row.get("state", "-"),
+        )
     return table
 
 

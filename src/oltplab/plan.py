@@ -22,6 +22,11 @@ _SHORT_SCENARIOS = {"oltp_read_write": "rw", "oltp_read_only": "ro"}
 T = TypeVar("T")
 
 
+def threads_label(count: int) -> str:
+    """`1 thread`, `4 threads`: how a person reads a thread count."""
+    return f"{count} thread{'s' if count != 1 else ''}"
+
+
 @dataclass(frozen=True)
 class Scenario:
     """What one set of tables holds: a workload, measured with sysbench beside the engine
@@ -173,18 +178,27 @@ def build_plan(spec: Spec) -> list[Session]:
     return sessions
 
 
+# What a plan costs beyond its warm-ups and measurements, from the timestamps of
+# oltplab.log on a 2-core VM: restoring the datadir and starting the server for a session,
+# and per cell sysbench's start and the collectors' last second.
+SESSION_OVERHEAD_S = 2.5
+CELL_OVERHEAD_S = 1.5
+
+
+def session_seconds(spec: Spec, session: Session, cells: int, wall: bool = False) -> float:
+    """Warm-ups and measurements of a session measuring this many cells; with `wall`, the
+    time it takes, its restarts and sysbench's starts included."""
+    workload = spec.workload(session.workload)
+    total = spec.protocol.warmup_ro_seconds + cells * spec.protocol.measure_seconds
+    if not workload.reads_only:
+        total += spec.protocol.warmup_rw_seconds
+    return total + (SESSION_OVERHEAD_S + cells * CELL_OVERHEAD_S if wall else 0.0)
+
+
 def plan_seconds(spec: Spec, sessions: list[Session], pending: set[str]) -> float:
-    total = 0.0
-    for session in sessions:
-        todo = [c for c in session.cells if c.key in pending]
-        if not todo:
-            continue
-        workload = spec.workload(session.workload)
-        total += spec.protocol.warmup_ro_seconds
-        if not workload.reads_only:
-            total += spec.protocol.warmup_rw_seconds
-        total += len(todo) * spec.protocol.measure_seconds
-    return total
+    """The benchmark seconds (warm-ups and measurements) of the sessions' pending cells."""
+    counts = [sum(c.key in pending for c in session.cells) for session in sessions]
+    return sum(session_seconds(spec, s, n) for s, n in zip(sessions, counts, strict=True) if n)
 
 
 def turns(members: list[T], repetition: int) -> list[T]:

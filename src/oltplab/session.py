@@ -28,7 +28,15 @@ from oltplab.engines.supplier import source_of
 from oltplab.errors import DiskFull, EngineError
 from oltplab.hostinfo import disk_of
 from oltplab.isolation import CpuSplit, pin_server
-from oltplab.plan import Cell, Session, cell_stem, safe_name, scenario_dir, session_stem
+from oltplab.plan import (
+    Cell,
+    Session,
+    cell_stem,
+    safe_name,
+    scenario_dir,
+    session_stem,
+    threads_label,
+)
 from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
 from oltplab.stats import steady
 from oltplab.store.files import ensure_space
@@ -160,7 +168,7 @@ def _fail(ctx: RunContext, cells: list[Cell], reason: str) -> None:
 
 def _label(cell: Cell) -> str:
     rep = f" run {cell.repetition}" if cell.repetition > 1 else ""
-    return f"{cell.engine} {cell.tier} {cell.workload} {cell.threads}th{rep}"
+    return f"{cell.engine} {cell.tier} {cell.workload} {threads_label(cell.threads)}{rep}"
 
 
 def run_session(ctx: RunContext, session: Session, cells: list[Cell]) -> None:

@@ -45,6 +45,13 @@ def test_a_slurm_job_array_killed_and_resubmitted_merges_into_the_serial_matrix(
     assert oltplab("engines", "fetch", *ENGINES, cwd=tmp_path).returncode == 0
     with slurm_cluster(tmp_path / "slurm") as cluster:
         env = {**os.environ, **cluster}
+        # What the cluster refuses is the environment's doing: exit 3, one line.
+        refused = oltplab(
+            "submit", "slurm", "spec.toml", "--shards", "2", "--results", "refused",
+            "--partition", "no-such-partition", cwd=tmp_path, env=env,
+        )  # fmt: skip
+        assert refused.returncode == 3, refused.stdout + refused.stderr
+        assert refused.stderr.count("\n") == 1 and "sbatch refused" in refused.stderr
         first = oltplab(
             "submit",
             "slurm",

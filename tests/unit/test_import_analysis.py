@@ -34,9 +34,9 @@ def test_import_counts_and_flags_every_odd_file(imported):
     results, report, _ = imported
     assert (report.imported, report.updated, report.unchanged) == (19, 0, 0)
     assert sorted(report.flagged) == [
-        (f"{MARIADB} ro-local 8G 4th", "truncated"),
-        (f"{MARIADB} rw-local 2G 4th", "empty"),
-        (f"{MARIADB} rw-local 8G 4th", "errors"),
+        (f"{MARIADB} ro-local 8G 4 threads", "truncated"),
+        (f"{MARIADB} rw-local 2G 4 threads", "empty"),
+        (f"{MARIADB} rw-local 8G 4 threads", "errors"),
     ]
 
 

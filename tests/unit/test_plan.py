@@ -1,5 +1,10 @@
+import re
+from pathlib import Path
+
+import oltplab as oltplab_package
 from oltplab.plan import Scenario, build_plan, cell_stem, cells_of, scenario_dir
 from oltplab.spec import parse_spec
+from tests.cli import oltplab
 
 SPEC = """
 engines = [{name = "mysql-8.0.31"}, {name = "mariadb-10.11.5"}]
@@ -120,3 +125,15 @@ def test_an_extra_round_repeats_only_what_needs_it_with_engines_interleaved():
         sessions, {mysql_1t.group, maria_8t.group}, {mysql_1t.group: 2, maria_8t.group: 2}
     )
     assert [s.engine for s in second] == ["mariadb-10.11.5", "mysql-8.0.31"]
+
+
+def test_plan_at_small_scale_counts_setup_and_overheads_and_says_slower_when_it_is():
+    """The demo (8 cells of 6 s) takes about 2-3 minutes on this machine: the estimate
+    counts engine setup, restarts and sysbench's starts, in minutes and seconds; more
+    shards than the work needs are said to be slower, never "0.2x faster"."""
+    demo = str(Path(oltplab_package.__file__).parent / "specs" / "demo.toml")
+    said = " ".join(oltplab("plan", demo, cwd=Path.cwd()).stdout.split())
+    found = re.search(r"one machine: about (\d+)m (\d\d)s", said)
+    assert found and 90 <= int(found[1]) * 60 + int(found[2]) <= 240, said
+    many = " ".join(oltplab("plan", demo, "--shards", "8", cwd=Path.cwd()).stdout.split())
+    assert re.search(r"\dx (faster|slower)", many) and not re.search(r" 0\.\dx faster", many)

@@ -4,12 +4,16 @@ engines (the bisection itself runs real engines in tests/integration/test_versio
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
 from oltplab.analysis.bisection import LIKE_KNOWN, LIKE_OTHER, CellChoice, counterpart_pct, place
+from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, UNDECIDED, judge
 from oltplab.analysis.estimate import Comparison, Estimate
+from oltplab.analysis.explain import setting_differences
 from oltplab.analysis.profiles import Profile, gained_most
 from oltplab.bisect import DEFAULT_SPEC, releases_between
 from oltplab.engines.catalog import family_releases, release_key, series
@@ -134,5 +138,24 @@ def test_perf_script_folds_into_stacks_and_a_flame_graph(tmp_path: Path) -> None
     changed = Profile("r4", doubled, after.samples, 100)
     functions = gained_most(before, changed)
     assert functions[0].gained >= functions[-1].gained
+    # What grew is the functions that ran longer themselves, not their callers.
+    grown = {s.rsplit(";", 1)[-1] for s in doubled if "log" in s.lower()}
+    assert functions[0].function in grown and functions[0].gained > 0
+    assert not {"start_thread", "clone3", "clone"} & {f.function for f in functions if f.gained}
     html = page(before, changed, functions)
     assert html.count('class="frame"') > 10 and '<table id="functions">' in html
+
+
+def test_the_settings_diff_leaves_out_what_names_an_instance() -> None:
+    """Ports, ids (MariaDB's server_uid differs for every instance) and paths always
+    differ between two servers; only what changes behaviour is listed."""
+    variables = {
+        ("r3", "2G"): {"server_uid": "u1", "port": "3306", "datadir": "/a/",
+                       "innodb_flush_method": "O_DIRECT"},
+        ("r4", "2G"): {"server_uid": "u2", "port": "3307", "datadir": "/b/",
+                       "innodb_flush_method": "fsync"},
+    }  # fmt: skip
+    dataset = cast(Dataset, SimpleNamespace(variables=variables))
+    assert setting_differences(dataset, "r3", "r4") == [
+        ("innodb_flush_method", "O_DIRECT", "fsync")
+    ]

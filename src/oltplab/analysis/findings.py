@@ -15,6 +15,7 @@ from statistics import mean
 
 from oltplab.analysis.estimate import MIN_REPETITIONS, SIGNIFICANT, Comparison, too_few
 from oltplab.analysis.points import Point, Points, Value, cross_family, diff_pct
+from oltplab.plan import threads_label
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,6 @@ def _peaks(found: dict[Point, Value]) -> Peaks:
         if key not in peaks or value.whole_run > peaks[key][1]:
             peaks[key] = (threads, value.whole_run)
     return peaks
-
-
-def _threads(count: int) -> str:
-    return f"{count} thread{'s' if count != 1 else ''}"
 
 
 def ratio_interval(versus: Comparison | None, number: str) -> str:
@@ -106,7 +103,7 @@ def _leader_and_saturation(
             (scenario, tier, leader, threads), (scenario, tier, second, second_threads)
         )
         detail = (
-            f"peak {tps:,.0f} TPS at {_threads(threads)}, {diff_pct(tps, second_tps):+.1f}% "
+            f"peak {tps:,.0f} TPS at {threads_label(threads)}, {diff_pct(tps, second_tps):+.1f}% "
             f"ahead of {second} ({second_tps:,.0f} TPS)"
         )
         if kinds := cross_family(dataset, [leader, second]):
@@ -129,7 +126,7 @@ def _leader_and_saturation(
                 tier,
                 engine,
                 peak_threads,
-                f"peak {peak:,.0f} TPS at {_threads(peak_threads)}",
+                f"peak {peak:,.0f} TPS at {threads_label(peak_threads)}",
             )
         )
         last = found.get((scenario, tier, engine, top))
@@ -144,8 +141,8 @@ def _leader_and_saturation(
                     tier,
                     engine,
                     drop,
-                    f"{peak:,.0f} TPS at {_threads(peak_threads)} -> {last.whole_run:,.0f} "
-                    f"at {_threads(top)} ({drop:+.1f}%){apart}",
+                    f"{peak:,.0f} TPS at {threads_label(peak_threads)} -> {last.whole_run:,.0f} "
+                    f"at {threads_label(top)} ({drop:+.1f}%){apart}",
                 )
             )
     return out

@@ -20,12 +20,13 @@ class Profile:
     samples: int
     transactions: int
 
-    def inclusive(self) -> dict[str, float]:
-        """Per function: samples per transaction of the stacks it is on."""
+    def own(self) -> dict[str, float]:
+        """Per function: samples per transaction it was running itself (the stack's leaf),
+        not in a function it called: a callee's growth is not its callers' (every stack
+        of a server thread has start_thread in it)."""
         found: Counter[str] = Counter()
         for stack, weight in self.stacks.items():
-            for function in set(stack.split(";")):
-                found[function] += weight
+            found[stack.rsplit(";", 1)[-1]] += weight
         return dict(found)
 
 
@@ -56,7 +57,7 @@ def profile_of(engine: str, cells: list[CellRecord]) -> Profile | None:
 @dataclass(frozen=True)
 class FunctionChange:
     function: str
-    before: float  # samples per transaction, inclusive
+    before: float  # samples per transaction of its own time
     after: float
 
     @property
@@ -65,8 +66,8 @@ class FunctionChange:
 
 
 def gained_most(before: Profile, after: Profile, count: int = 15) -> list[FunctionChange]:
-    """The functions whose samples per transaction grew the most, then fell the most."""
-    a, b = before.inclusive(), after.inclusive()
+    """The functions whose own samples per transaction grew the most, then fell the most."""
+    a, b = before.own(), after.own()
     changes = [FunctionChange(f, a.get(f, 0.0), b.get(f, 0.0)) for f in a.keys() | b.keys()]
     changes.sort(key=lambda c: (-c.gained, c.function))
     return changes[:count]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from oltplab.display import RichDisplay, failed_table, status_table, tps_tables
+from oltplab.display import display_for, failed_table, status_table, tps_tables
 from oltplab.errors import (
     EXIT_BAD_INPUT,
     EXIT_CELL_FAILED,
@@ -26,6 +26,12 @@ from oltplab.store.ledger import Ledger
 if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
     from oltplab.metrics import Measure
     from oltplab.runner import Outcome
+
+
+def flag(*names: str, **settings: Any) -> Any:
+    """A yes/no option, shown without a value placeholder (Typer would print `<bool>`)."""
+    return typer.Option(*names, metavar="", **settings)
+
 
 app = typer.Typer(
     help="oltplab: benchmark MySQL-compatible engines with sysbench, reproducibly.\n\n"
@@ -58,7 +64,7 @@ DEBUG_ENV = "OLTPLAB_DEBUG"
 def _options(
     debug: Annotated[
         bool,
-        typer.Option("--debug", help="Show the full traceback of an error instead of one line."),
+        flag("--debug", help="Show the full traceback of an error instead of one line."),
     ] = False,
 ) -> None:
     if debug:
@@ -88,9 +94,7 @@ CutOption = Annotated[
 ]
 IncludeFlaggedOption = Annotated[
     bool,
-    typer.Option(
-        "--include-flagged", help="Let cells with validity flags count in the key findings."
-    ),
+    flag("--include-flagged", help="Let cells with validity flags count in the key findings."),
 ]
 ThresholdOption = Annotated[float, typer.Option(help="List differences beyond this many percent.")]
 MeasureOption = Annotated[
@@ -136,7 +140,7 @@ def report_outcome(results: Path, outcome: Outcome) -> None:
 
 def run_and_report(spec: Spec, text: str, origin: str, results: Path, **options: Any) -> None:
     """The matrix, or one shard of it between its canaries, then its tables."""
-    display = RichDisplay(console)
+    display = display_for(console)
     if options.get("shard") is not None:
         from oltplab.distribute.canary import run_shard
 

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from oltplab.cli.app import MeasureOption, console, errors, measure_of, parse_percent
+from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of, parse_percent
+from oltplab.display import duration_text
 from oltplab.distribute import kubernetes, slurm
 from oltplab.distribute.blocks import assign, blocks, serial_seconds, shard_seconds
 from oltplab.distribute.layout import is_distributed, prepare, read_distributed, shard_state
@@ -19,13 +20,6 @@ from oltplab.metrics import Measure
 from oltplab.spec import Spec, load_spec
 
 ShardsOption = Annotated[int, typer.Option("--shards", "-n", min=1, help="How many shards.")]
-
-
-def _duration(seconds: float) -> str:
-    hours, rest = divmod(int(round(seconds)), 3600)
-    days, hours = divmod(hours, 24)
-    text = f"{hours}h {rest // 60:02d}m"
-    return f"{days}d {text}" if days else text
 
 
 def plan(
@@ -74,17 +68,23 @@ def plan(
             str(index),
             "; ".join(b.label for b in mine) or "(idle)",
             str(sum(len(b.cells) for b in mine)),
-            _duration(work),
-            _duration(prepare_s),
-            _duration(work + prepare_s),
+            duration_text(work),
+            duration_text(prepare_s),
+            duration_text(work + prepare_s),
         )
     console.print(table)
     serial = serial_seconds(spec)
+    speedup = serial / max(walls)
+    versus = (
+        f"{speedup:.1f}x faster" if speedup >= 1
+        else f"{1 / speedup:.1f}x slower: each shard sets up and prepares its engines itself"
+    )  # fmt: skip
     console.print(
-        f"one machine: {_duration(serial)}; {shards} shard(s): {_duration(max(walls))} "
-        f"(the longest shard; {serial / max(walls):.1f}x faster)",
+        f"one machine: about {duration_text(serial)}"
+        + (f"; {shards} shards: {duration_text(max(walls))} (the longest shard; {versus})"
+           if shards > 1 else ""),
         highlight=False,
-    )
+    )  # fmt: skip
     if shards > len(found):
         errors.print(
             f"only {len(found)} block(s): {shards - len(found)} shard(s) would be idle; cut "
@@ -105,7 +105,9 @@ def plan(
 def merge(
     shards: Annotated[
         list[Path],
-        typer.Argument(help="Shard results directories, or a distributed run's directory."),
+        typer.Argument(
+            metavar="SHARDS", help="Shard results directories, or a distributed run's directory."
+        ),
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="The merged results directory.")],
 ) -> None:
@@ -189,7 +191,7 @@ def submit_k8s(
     cpu: Annotated[str, typer.Option(help="CPU a pod asks for: a whole node's.")] = "2",
     memory: Annotated[str, typer.Option(help="Memory a pod asks for: a whole node's.")] = "8Gi",
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Write the manifests instead of creating them.")
+        bool, flag("--dry-run", help="Write the manifests instead of creating them.")
     ] = False,
     manifests_dir: Annotated[
         Path, typer.Option("--manifests", help="Where --dry-run writes the manifests.")
@@ -258,11 +260,11 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
             marked,
             f"±{spread:.2f}%",
             str(rounds) if rounds else "over 10,000",
-            _duration(rounds * round_seconds) if rounds else "-",
+            duration_text(rounds * round_seconds) if rounds else "-",
         )
     console.print(table)
     console.print(
-        f"One round: {len(sessions)} session(s), {_duration(round_seconds)} (warm-ups, cells, "
+        f"One round: {len(sessions)} session(s), {duration_text(round_seconds)} (warm-ups, cells, "
         f"and {calibration.session_overhead_s:.0f} s a session to restore and start, as "
         f"calibrated with {calibration.cell_seconds} s cells). With that many rounds no "
         f"difference ends SAME and one of ±{2 * margin:g}% ends DIFFERENT, each nine times in "

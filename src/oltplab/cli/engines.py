@@ -9,8 +9,8 @@ import typer
 from rich.table import Table
 
 from oltplab.cli.app import console
-from oltplab.engines.catalog import CATALOG, FAMILIES, family_releases
-from oltplab.engines.supplier import is_available, source_of, supply
+from oltplab.engines.catalog import CATALOG, FAMILIES, release_key
+from oltplab.engines.supplier import cached, is_available, source_of, supply
 from oltplab.errors import OltplabError
 from oltplab.spec import load_spec
 from oltplab.spec.sources import EngineSpec
@@ -21,6 +21,13 @@ def _spec_engines(spec_path: Path | None) -> list[EngineSpec]:
     if spec_path is not None:
         engines += [e for e in load_spec(spec_path).engines if e.name not in CATALOG]
     return engines
+
+
+def _described(engine: EngineSpec) -> str:
+    """Where an engine's binaries come from: `debian: mariadb-server`."""
+    source = source_of(engine)
+    kind = next(iter(source))
+    return f"{kind}: {source[kind]}"
 
 
 def engines_list(
@@ -43,24 +50,27 @@ def engines_list(
     if family is not None:
         if family not in FAMILIES:
             raise OltplabError(f"--family {family}: expected one of {', '.join(FAMILIES)}")
-        order = {e.name: i for i, e in enumerate(family_releases(family))}
+        # Every release of the family, a major-only one (postgresql-15) included.
+        releases = sorted((e for e in CATALOG.values() if e.family == family),
+                          key=lambda e: release_key(e.version))  # fmt: skip
+        order = {e.name: i for i, e in enumerate(releases)}
         engines = sorted((e for e in engines if e.name in order), key=lambda e: order[e.name])
     for engine in engines:
         entry = CATALOG.get(engine.name)
-        source = source_of(engine)
-        kind = next(iter(source))
         table.add_row(
             engine.name,
             entry.family if entry else (engine.family or "detected on fetch"),
             entry.version if entry else (engine.version or "detected on fetch"),
-            f"{kind}: {source[kind]}",
+            _described(engine),
             "yes" if is_available(engine) else "no",
         )
     console.print(table)
 
 
 def engines_fetch(
-    names: Annotated[list[str], typer.Argument(help="Engine names from `oltplab engines list`.")],
+    names: Annotated[
+        list[str], typer.Argument(metavar="NAMES", help="Engine names from `oltplab engines list`.")
+    ],
     spec: Annotated[
         Path | None, typer.Option(help="A spec whose own engines may be named too.")
     ] = None,
@@ -73,6 +83,12 @@ def engines_fetch(
                 f"unknown engine {name!r}: see `oltplab engines list` (or pass --spec)"
             )
     for name in names:
+        if cached(known[name]) is None:
+            console.print(
+                f"{name}: fetching {_described(known[name])} (download, unpack, checksum: a "
+                "minute or so, once; later runs take it from the cache)",
+                highlight=False, soft_wrap=True,
+            )  # fmt: skip
         with console.status(f"fetching {name}"):
             distribution = supply(known[name])
         lines = [

@@ -20,6 +20,7 @@ from oltplab.cli.app import (
     ThresholdOption,
     console,
     errors,
+    flag,
 )
 from oltplab.display import failed_table, run_state, shards_table, status_table
 from oltplab.distribute.layout import is_distributed
@@ -35,8 +36,9 @@ def status(
     results: Annotated[
         list[Path],
         typer.Argument(
+            metavar="RESULTS",
             help="A results directory, several (shards of one run, say), or a distributed "
-            "run's directory (oltplab submit)."
+            "run's directory (oltplab submit).",
         ),
     ],
 ) -> None:
@@ -108,7 +110,9 @@ class ExportTable(StrEnum):
 def export(
     results: Annotated[
         list[Path],
-        typer.Argument(help="A results directory, or several read as one (shards of a run)."),
+        typer.Argument(
+            metavar="RESULTS", help="A results directory, or several read as one (shards of a run)."
+        ),
     ],
     format: Annotated[Format, typer.Option("--format", "-f", help="csv or json.")] = Format.csv,
     table: Annotated[
@@ -133,7 +137,7 @@ def export(
     ] = None,
     salvage: Annotated[
         bool,
-        typer.Option(
+        flag(
             "--salvage",
             help="From a damaged ledger: one row per cell it still gives (the summary table), "
             "values it cannot vouch for left empty; what was lost is listed on stderr.",
@@ -173,9 +177,10 @@ def import_(
     source: Annotated[
         Path,
         typer.Argument(
+            metavar="SOURCE",
             help="A tree of sysbench outputs: benchmark_logs, benchmark_logs_read_only, "
             "benchmark_remote_logs[_read_only], benchmark_logs_<workload>, or a folder "
-            "holding several of them; any other layout with --map."
+            "holding several of them; any other layout with --map.",
         ),
     ],
     results: ResultsOption,
@@ -258,7 +263,9 @@ def import_(
 
 
 def report(
-    results: Annotated[list[Path], typer.Argument(help="One or more results directories.")],
+    results: Annotated[
+        list[Path], typer.Argument(metavar="RESULTS", help="One or more results directories.")
+    ],
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Report folder (default: FIRST_RESULTS/report)."),
@@ -305,7 +312,9 @@ def report(
     console.print(f"Next: open {files.html} in a browser, or read {files.markdown}")
 
 
-def rebuild(results: Annotated[Path, typer.Argument(help="A results directory.")]) -> None:
+def rebuild(
+    results: Annotated[Path, typer.Argument(metavar="RESULTS", help="A results directory.")],
+) -> None:
     """Rebuild a damaged ledger from the journal and the raw files.
 
     Every write the ledger took is in journal.jsonl; the per-second samples and telemetry

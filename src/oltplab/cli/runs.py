@@ -15,13 +15,14 @@ from oltplab.cli.app import (
     ResultsOption,
     console,
     errors,
+    flag,
     measure_of,
     parse_duration,
     parse_percent,
     report_outcome,
     run_and_report,
 )
-from oltplab.display import RichDisplay, noise_table, reproduction_table, touches
+from oltplab.display import display_for, noise_table, reproduction_table, touches
 from oltplab.distribute.blocks import Shard
 from oltplab.errors import EXIT_BAD_INPUT, OltplabError
 from oltplab.metrics import MEASURES, TPS, Measure
@@ -31,14 +32,14 @@ from oltplab.store.provenance import RUN_JSON, RunRecord, differences, read_run_
 
 
 def run(
-    spec: Annotated[Path, typer.Argument(help="The spec file (TOML).")],
+    spec: Annotated[Path, typer.Argument(metavar="SPEC", help="The spec file (TOML).")],
     results: ResultsOption,
     retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="Run cells that failed in an earlier run again.")
+        bool, flag("--retry-failed", help="Run cells that failed in an earlier run again.")
     ] = False,
     prepare_endpoints: Annotated[
         bool,
-        typer.Option(
+        flag(
             "--prepare",
             "--prepare-endpoints",
             help="Create the sbtest tables on endpoint engines that lack them (oltplab never "
@@ -47,7 +48,7 @@ def run(
     ] = False,
     cleanup: Annotated[
         bool,
-        typer.Option(
+        flag(
             "--cleanup",
             help="After the run, drop the sbtest tables from endpoint engines (sysbench "
             "cleanup); nothing else there is touched.",
@@ -66,7 +67,7 @@ def run(
     ] = 10,
     no_telemetry: Annotated[
         bool,
-        typer.Option(
+        flag(
             "--no-telemetry",
             help="Measure without the OS collectors and the engine probe (to check their "
             "overhead; bench/telemetry_overhead.py does).",
@@ -81,10 +82,12 @@ def run(
     ] = None,
     profile: Annotated[
         bool,
-        typer.Option(
+        flag(
             "--profile",
             help="Profile the server on-CPU during every measured cell (perf record, "
-            "cpu-clock): folded stacks beside each cell's output, for oltplab explain.",
+            "cpu-clock): folded stacks beside each cell's output; `oltplab report` draws "
+            "them as flame graphs and `oltplab bisect --explain` compares two releases' own "
+            "time per function.",
         ),
     ] = False,
     snapshots: Annotated[
@@ -123,7 +126,7 @@ def run(
     ] = None,
     rerun_disturbed: Annotated[
         bool,
-        typer.Option(
+        flag(
             "--rerun-disturbed",
             help="Measure again each cell flagged interference (other processes or the "
             "hypervisor took a quarter of a CPU in a tenth of its steady seconds), with its "
@@ -159,12 +162,15 @@ def run(
 
 def rerun(
     original: Annotated[
-        Path, typer.Argument(help="A results directory written by `oltplab run` (has run.json).")
+        Path,
+        typer.Argument(
+            metavar="ORIGINAL", help="A results directory written by `oltplab run` (has run.json)."
+        ),
     ],
     results: ResultsOption,
     yes: Annotated[
         bool,
-        typer.Option("--yes", "-y", help="Start without asking (what it touches is still shown)."),
+        flag("--yes", "-y", help="Start without asking (what it touches is still shown)."),
     ] = False,
     margin: Annotated[
         float | None,
@@ -202,7 +208,7 @@ def rerun(
             )
         if not typer.confirm("Start?", default=False):
             raise typer.Exit(EXIT_BAD_INPUT)
-    display = RichDisplay(console)
+    display = display_for(console)
     from oltplab.runner import run as run_matrix
 
     outcome = run_matrix(
@@ -251,8 +257,12 @@ def _judge_repeat(
 
 
 def reproduced(
-    original: Annotated[Path, typer.Argument(help="The results directory measured first.")],
-    repeat: Annotated[Path, typer.Argument(help="The results directory measured again.")],
+    original: Annotated[
+        Path, typer.Argument(metavar="ORIGINAL", help="The results directory measured first.")
+    ],
+    repeat: Annotated[
+        Path, typer.Argument(metavar="REPEAT", help="The results directory measured again.")
+    ],
     margin: Annotated[
         float, typer.Option(min=0.1, max=99, help="Percent within which they count as the same.")
     ] = 5.0,
@@ -276,7 +286,9 @@ def demo(
 
 
 def calibrate(
-    engine: Annotated[str, typer.Argument(help="A catalog engine, e.g. mariadb-10.11.5.")],
+    engine: Annotated[
+        str, typer.Argument(metavar="ENGINE", help="A catalog engine, e.g. mariadb-10.11.5.")
+    ],
     results: Annotated[
         Path | None, typer.Option("--results", "-r", help="Default: runs/calibrate-ENGINE.")
     ] = None,
@@ -300,7 +312,7 @@ def calibrate(
     text = calibration_spec(engine, repetitions, seconds, threads or [1, 4], workload)
     spec = parse_spec(text, f"calibrate {engine}")
     folder = results or Path("runs") / f"calibrate-{engine}"
-    display = RichDisplay(console)
+    display = display_for(console)
     from oltplab.runner import run as run_matrix
 
     started = time.monotonic()

@@ -9,12 +9,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from oltplab.cli.app import MeasureOption, console, measure_of
+from oltplab.cli.app import MeasureOption, console, flag, measure_of
 
 
 def history(
     results: Annotated[
-        list[Path], typer.Argument(help="Results directories of the same engine over time.")
+        list[Path],
+        typer.Argument(metavar="RESULTS", help="Results directories of the same engine over time."),
     ],
     engine: Annotated[str, typer.Option(help="The engine to follow.")],
     measure: MeasureOption = "tps",
@@ -81,7 +82,7 @@ def bisect(
         typer.Option(min=3, help="Rounds per step at most (3 at least), before it is undecided."),
     ] = 8,
     explain: Annotated[
-        bool, typer.Option(help="Profile the two releases around the change and explain it.")
+        bool, flag(help="Profile the two releases around the change and explain it.")
     ] = True,
     measure: MeasureOption = "tps",
 ) -> None:
@@ -90,7 +91,7 @@ def bisect(
     between the last good and the first changed release (settings, per-transaction costs, an
     on-CPU profile drawn as a differential flame graph)."""
     from oltplab.bisect import DEFAULT_SPEC, Bisector, explain_change, releases_between
-    from oltplab.display import RichDisplay
+    from oltplab.display import display_for
     from oltplab.report.explained import bisect_markdown
     from oltplab.report.flamegraph import page
     from oltplab.spec import load_spec, parse_spec
@@ -113,7 +114,7 @@ def bisect(
         chosen,
         margin,
         folder.resolve(),
-        RichDisplay(console),
+        display_for(console),
         max_repetitions,
         measure_of(measure),
     )
@@ -158,13 +159,13 @@ def capacity(
     is clear; ranked, with the closed-loop peak beside each."""
     from oltplab.analysis.capacity import Objective
     from oltplab.capacity import capacities
-    from oltplab.display import RichDisplay
+    from oltplab.display import display_for
     from oltplab.spec import load_spec
 
     objective = Objective.parse(slo)
     spec = load_spec(spec_path)
     found = capacities(
-        spec, objective, results.resolve(), RichDisplay(console), start=start,
+        spec, objective, results.resolve(), display_for(console), start=start,
         precision=precision / 100, max_repetitions=max_repetitions,
     )  # fmt: skip
     table = Table(title=f"Capacity at {objective}")

@@ -14,13 +14,16 @@ import re
 from dataclasses import dataclass, replace
 
 from oltplab.errors import OltplabError
-from oltplab.plan import Cell, Session, build_plan
+from oltplab.plan import Cell, Session, build_plan, session_seconds
 from oltplab.spec import Spec
 
 BlockKey = tuple[tuple[str, str], ...]  # (dimension, value), in the spec's block order
 # An assumption, said wherever it counts: sysbench prepare loads about this many rows a
 # second. Each shard prepares each of its engines once, unless a shared snapshot exists.
 PREPARE_ROWS_PER_SECOND = 100_000
+# Setting an engine up before its dataset: initialising a datadir and a first start (MySQL
+# 8.0 takes 10-20 s here, MariaDB a few).
+ENGINE_SETUP_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -64,15 +67,6 @@ class Block:
         return [cell for session in self.sessions for cell in session.cells]
 
 
-def session_seconds(spec: Spec, session: Session, cells: int) -> float:
-    """Warm-ups and measurements of a session measuring this many cells."""
-    workload = spec.workload(session.workload)
-    warmup = spec.protocol.warmup_ro_seconds
-    if not workload.reads_only:
-        warmup += spec.protocol.warmup_rw_seconds
-    return warmup + cells * spec.protocol.measure_seconds
-
-
 def _key(spec: Spec, session: Session, cell: Cell) -> BlockKey:
     values = {
         "placement": session.host,
@@ -93,7 +87,11 @@ def blocks(spec: Spec) -> list[Block]:
         for key, cells in parts.items():
             found.setdefault(key, []).append(replace(session, cells=tuple(cells)))
     return [
-        Block(key, tuple(sessions), sum(session_seconds(spec, s, len(s.cells)) for s in sessions))
+        Block(
+            key,
+            tuple(sessions),
+            sum(session_seconds(spec, s, len(s.cells), wall=True) for s in sessions),
+        )
         for key, sessions in found.items()
     ]
 
@@ -127,15 +125,16 @@ def shard_sessions(spec: Spec, shard: Shard) -> list[Session]:
 
 
 def prepare_seconds(spec: Spec, engines: int) -> float:
-    """Preparing this many engines' datasets, at PREPARE_ROWS_PER_SECOND (endpoints need none)."""
+    """Setting up this many engines and preparing their datasets, at ENGINE_SETUP_S and
+    PREPARE_ROWS_PER_SECOND (endpoints need neither)."""
     rows = spec.dataset.tables * spec.dataset.table_size
-    return engines * rows / PREPARE_ROWS_PER_SECOND
+    return engines * (ENGINE_SETUP_S + rows / PREPARE_ROWS_PER_SECOND)
 
 
 def serial_seconds(spec: Spec) -> float:
     """The whole matrix on one machine: its plan's sessions and each engine's prepare."""
     plan = build_plan(spec)
-    work = sum(session_seconds(spec, s, len(s.cells)) for s in plan)
+    work = sum(session_seconds(spec, s, len(s.cells), wall=True) for s in plan)
     return work + prepare_seconds(spec, sum(not e.is_endpoint for e in spec.engines))
 
 

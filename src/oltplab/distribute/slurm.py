@@ -89,7 +89,10 @@ def submit(
     done = subprocess.run(args, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
-        raise OltplabError(f"sbatch refused the job array: {said[-1] if said else done.returncode}")
+        raise EnvironmentProblem(
+            f"sbatch refused the job array: {said[-1] if said else done.returncode} (the "
+            "cluster's configuration: see `sinfo` for its partitions and limits)"
+        )
     job = done.stdout.strip().split(";")[0]
     distributed.jobs.append({"job": job, "shards": shards})
     distributed.save()

@@ -10,9 +10,14 @@ from oltplab.distribute.layout import SPEC_FILE, read_distributed, shard_state
 from oltplab.spec import load_spec
 from oltplab.store.lock import holder
 
+# Slurm states in which a shard's task has not ended: its cells may all be done while its
+# oltplab still writes, so the shard is not complete until the scheduler says so.
+UNFINISHED = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED"}
+
 
 def shard_rows(root: Path) -> list[dict[str, str]]:
-    """One row per shard: its scheduler state and node, its cells, and whether it is done."""
+    """One row per shard: its scheduler state and node, its cells, and where it stands,
+    the scheduler's word first (a shard whose job still runs is not complete)."""
     distributed = read_distributed(root)
     spec = load_spec(root / SPEC_FILE)
     tasks = slurm.task_states(distributed) if distributed.scheduler == "slurm" else {}
@@ -20,19 +25,22 @@ def shard_rows(root: Path) -> list[dict[str, str]]:
     for index in range(1, distributed.shards + 1):
         state = shard_state(spec, distributed, index)
         task = tasks.get(index)
-        if state.complete:
+        job = task.state.lower() if task is not None and task.state in UNFINISHED else ""
+        if state.complete and job:
+            said = f"cells done; job {job}"
+        elif state.complete:
             said = "complete"
         elif state.last_run is None:
-            said = "not started"
+            said = f"job {job}" if job else "not started"
         else:
             said = run_state(state.last_run, holder(state.path))
         rows.append(
             {
                 "results": str(state.path),
-                "shard": str(state.shard),
+                "shard": f"{state.shard}",
                 "scheduler": task.state if task else "-",
                 "node": task.node if task else "-",
-                "state": f"{said}, {state.planned} cell(s) planned",
+                "state": f"{said} ({state.planned} planned)",
                 **{k: str(v) for k, v in state.counts.items()},
             }
         )

@@ -17,7 +17,7 @@ from pathlib import Path
 from sqlite3 import Row
 
 from oltplab.importers.scan import EngineGroup, FoundFile, ScannedTree
-from oltplab.plan import Cell
+from oltplab.plan import Cell, threads_label
 from oltplab.store.files import sha256_file
 from oltplab.store.ledger import Ledger
 from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks, read_output
@@ -195,7 +195,7 @@ def _import_group(
         flags = _import_file(ledger, cell, found.path, parsed.get(found.path))
         if flags:
             rep = f" run {cell.repetition}" if cell.repetition > 1 else ""
-            where = f"{engine} {cell.scenario.name} {cell.tier} {cell.threads}th{rep}"
+            where = f"{engine} {cell.scenario.name} {cell.tier} {threads_label(cell.threads)}{rep}"
             report.flagged.append((where, ", ".join(flags)))
     for found in files:
         if found.base_tier in variables:

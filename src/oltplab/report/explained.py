@@ -58,7 +58,7 @@ def explanation_markdown(found: Explanation, flamegraph: Path | None) -> list[st
             for name, a, b in found.operations
         ],
     )
-    lines += ["### On-CPU profile: functions that gained the most samples per transaction", ""]
+    lines += ["### On-CPU profile: functions that gained the most own samples per transaction", ""]
     if not found.functions:
         lines += ["No profile (perf was not available, or the server was not local).", ""]
     else:

@@ -103,7 +103,7 @@ table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding
 <svg id="flamegraph" width="{WIDTH}" height="{depth * ROW}" xmlns="http://www.w3.org/2000/svg">
 {"".join(frames)}
 </svg>
-<h2>Functions that gained the most samples per transaction</h2>
+<h2>Functions that gained the most samples per transaction of their own (not their callees')</h2>
 <table id="functions"><thead><tr><th>function</th><th>{html.escape(before.engine)}</th>
 <th>{html.escape(after.engine)}</th><th>gained</th></tr></thead><tbody>{rows}</tbody></table>
 </body></html>
