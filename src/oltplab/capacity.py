@@ -1,19 +1,28 @@
-"""Capacity under an SLO with real engines: for each engine and tier of a spec, the search
-of analysis.capacity, each probe an open-loop cell at one rate (one thread per 100
-transactions a second offered, as many as the server may need), measured into one
-results directory that `oltplab report` reads like any other; and the closed-loop peak
-beside it."""
+"""Capacity under an SLO with real engines: for each engine and tier of a spec, first the
+closed-loop peak (and the engine's time per transaction at light load), then the search of
+analysis.capacity, each probe an open-loop cell at one rate with as many client threads as
+Little's law asks for that time (analysis.capacity.client_threads), all measured into one
+results directory that `oltplab report` reads like any other."""
 
 from __future__ import annotations
 
 import json
-import math
+import os
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
-from oltplab.analysis.capacity import Capacity, Measured, Objective, search
+from oltplab.analysis.capacity import (
+    CAPACITY_JSON,
+    MAX_THREADS,
+    Capacity,
+    Measured,
+    Objective,
+    client_threads,
+    max_client_threads,
+    search,
+)
 from oltplab.analysis.dataset import load
 from oltplab.analysis.latency import Histogram, percentile_estimate
 from oltplab.errors import OltplabError
@@ -23,14 +32,6 @@ from oltplab.session import Display
 from oltplab.spec import Spec, parse_spec
 from oltplab.store.files import write_atomic
 from oltplab.sysbench.validity import SATURATED
-
-RATE_PER_THREAD = 100
-MAX_THREADS = 64
-CAPACITY_JSON = "capacity.json"
-
-
-def threads_for(rate: int) -> int:
-    return min(max(1, math.ceil(rate / RATE_PER_THREAD)), MAX_THREADS)
 
 
 class Prober:
@@ -43,6 +44,8 @@ class Prober:
         self.results = results
         self.display = display
         self.workload = spec.workloads[0].name
+        self.cores = len(os.sched_getaffinity(0))  # sysbench runs here, beside the engine
+        self.closed: dict[int, float] = {}  # closed-loop TPS by thread count
 
     def spec_for(self, *, rate: int, repetitions: int, threads: list[int]) -> tuple[Spec, str]:
         data = self.spec.model_dump(mode="json", exclude_none=True, exclude={"distribute"})
@@ -73,7 +76,14 @@ class Prober:
             raise OltplabError(f"{origin}: {failed[0]['reason']}")
 
     def measure(self, rate: int, repetitions: int, percentile: float) -> Measured:
-        threads = threads_for(rate)
+        threads, limited = client_threads(rate, self.closed, self.cores)
+        if limited:
+            self.display.note(
+                f"{self.engine} {self.tier} at {rate:,} tps offered: more client threads "
+                f"than {max_client_threads(self.cores)} on {self.cores} core(s) would be "
+                "needed: the client's limit, not measured"
+            )
+            return Measured(None, False, 0, client_limited=True)
         spec, text = self.spec_for(rate=rate, repetitions=repetitions, threads=[threads])
         self._run(spec, text, f"capacity probe {self.engine} {rate} tps")
         dataset = load([self.results])
@@ -97,16 +107,18 @@ class Prober:
         )
         return Measured(latency, saturated, len(cells))
 
-    def closed_peak(self) -> float | None:
-        """Closed-loop TPS at the spec's thread counts: the peak, as reports quote it."""
+    def closed_loop(self) -> float | None:
+        """Closed-loop TPS at the spec's thread counts: the peak, as reports quote it; and
+        the engine's time per transaction, which sizes the probes' clients."""
         spec, text = self.spec_for(rate=0, repetitions=1, threads=self.spec.protocol.threads)
         self._run(spec, text, f"closed loop {self.engine}")
         dataset = load([self.results])
         found = [
-            c.tps for c in dataset.cells
+            c for c in dataset.cells
             if c.engine == self.engine and c.tier == self.tier and not c.rate and c.tps
         ]  # fmt: skip
-        return max(found) if found else None
+        self.closed = {c.threads: c.tps or 0.0 for c in found}
+        return max(self.closed.values(), default=None)
 
 
 def capacities(
@@ -124,6 +136,7 @@ def capacities(
     for engine in (e.name for e in spec.engines):
         for tier in (t.name for t in spec.tier_list):
             prober = Prober(spec, engine, tier, results, display)
+            peak = prober.closed_loop()
             capacity: Capacity = search(
                 lambda rate, reps, p=prober: p.measure(rate, reps, objective.percentile),
                 objective, start=start, precision=precision, max_repetitions=max_repetitions,
@@ -135,7 +148,10 @@ def capacities(
                     "objective": str(objective),
                     "sustained_tps": capacity.sustained,
                     "missed_tps": capacity.missed,
-                    "closed_loop_peak_tps": prober.closed_peak(),
+                    "client_limit_tps": capacity.client_limit,
+                    "closed_loop_peak_tps": peak,
+                    "closed_loop_tps": {str(n): tps for n, tps in prober.closed.items()},
+                    "client_threads_at_most": max_client_threads(prober.cores),
                     "probes": [
                         {
                             "rate": p.rate,
@@ -143,6 +159,7 @@ def capacities(
                             "undecided": p.undecided,
                             "repetitions": p.measured.repetitions,
                             "saturated": p.measured.saturated,
+                            "client_limited": p.measured.client_limited,
                             "latency_ms": None if p.measured.latency is None
                             else [p.measured.latency.point, p.measured.latency.low,
                                   p.measured.latency.high],

@@ -85,13 +85,21 @@ def test_capacity_under_an_objective_with_real_probes(tmp_path: Path, browser_pa
     found = json.loads((tmp_path / "cap" / "capacity.json").read_text())
     assert len(found) == 1
     row = found[0]
-    assert row["sustained_tps"] and row["missed_tps"] and row["sustained_tps"] < row["missed_tps"]
+    # Bracketed by a rate the engine missed, or by the first its client could not offer.
+    above = row["missed_tps"] or row["client_limit_tps"]
+    assert row["sustained_tps"] and above and row["sustained_tps"] < above, row
     assert row["closed_loop_peak_tps"] > 0
     assert f"mariadb-debian sustains {row['sustained_tps']:,} tps" in done.stdout
     # every probe is a cell of one results directory: the report draws the hockey stick
     assert oltplab("report", "cap", cwd=tmp_path).returncode == 0
     md = (tmp_path / "cap" / "report" / "report.md").read_text()
     assert "## 16. Latency against offered load" in md and "Knee:" in md
+    # Capacity's own section: the ranking with its bracket and the share of the peak.
+    section = md.split("## 16a. Capacity at `p99 < 5 ms`")[1].split("\n## ")[0]
+    assert "| mariadb-debian | " in section and f"{row['sustained_tps']:,} tps" in section
+    assert "% |" in section
+    # Every probe was sized from the closed loop, measured first in the same run.
+    assert row["closed_loop_tps"] and all(not p["client_limited"] for p in row["probes"][:1])
     page, errors = browser_page
     page.goto((tmp_path / "cap" / "report" / "report.html").as_uri())
     assert page.locator("#latency-section").is_visible()
@@ -100,6 +108,10 @@ def test_capacity_under_an_objective_with_real_probes(tmp_path: Path, browser_pa
     p50 = page.evaluate("document.getElementById('latency').data[0].y")
     assert len(p50) == len(p99) >= 3 and all(a <= b for a, b in zip(p50, p99, strict=True))
     assert p50 != p99 and errors == []
+    page.select_option("#percentile", "p99")
+    shapes = page.evaluate("document.getElementById('latency').layout.shapes")
+    assert any(s["y0"] == 5 and s["line"]["dash"] == "dash" for s in shapes)  # the objective
+    assert page.locator("#capacities").is_visible()
 
 
 def test_a_rate_far_beyond_the_engine_runs_and_every_table_says_saturated(tmp_path: Path) -> None:

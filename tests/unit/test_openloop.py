@@ -10,7 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oltplab.analysis.capacity import Measured, Objective, search
+from oltplab.analysis.capacity import (
+    Measured,
+    Objective,
+    client_threads,
+    max_client_threads,
+    search,
+)
 from oltplab.analysis.estimate import Estimate
 from oltplab.analysis.latency import PERCENTILES, Histogram, bucket, percentile_estimate
 from oltplab.errors import OltplabError
@@ -171,3 +177,33 @@ def test_the_search_finds_the_knee_of_a_known_server(service_ms: float, limit_ms
     assert found.sustained < found.missed
     estimate = found.estimate
     assert estimate is not None and estimate.low <= estimate.point <= estimate.high
+
+
+def test_a_rate_the_client_cannot_offer_is_no_verdict_on_the_engine() -> None:
+    """Rates from 1,600 on need more client threads than the cores allow: those probes
+    are marked client-limited, the search stops there, and the capacity is a lower bound
+    that names the client's limit, never the engine's."""
+
+    def measure(rate: int, repetitions: int) -> Measured:
+        if rate >= 1600:
+            return Measured(None, False, repetitions, client_limited=True)
+        return Measured(Estimate(1.0, 0.9, 1.1, repetitions, "m"), False, repetitions)
+
+    found = search(measure, Objective(99, 5.0), start=100, precision=0.02)
+    assert (found.sustained, found.missed, found.client_limit) == (800, None, 1600)
+    assert [p.rate for p in found.probes] == [100, 200, 400, 800, 1600]
+    assert found.probes[-1].measured.client_limited and found.probes[-1].undecided
+
+
+def test_client_threads_follow_the_closed_loop_within_the_cores() -> None:
+    """Little's law on the closed loop: one thread served 15,000 tps and two 87,000 (an
+    idle machine's wake-ups slow one thread), so 12,800 tps offered need two threads with
+    headroom, 100 tps one; a rate needing more threads than the cores allow is the
+    client's limit."""
+    closed = {1: 15_000.0, 2: 87_000.0, 4: 84_000.0}
+    assert client_threads(100, closed, cores=2) == (1, False)
+    assert client_threads(12_800, closed, cores=2) == (2, False)
+    assert client_threads(70_000, closed, cores=2) == (3, False)
+    threads, limited = client_threads(1_000_000, closed, cores=2)
+    assert limited and threads == max_client_threads(2) == 8
+    assert client_threads(5_000, {1: 1000.0}, cores=16) == (8, False)

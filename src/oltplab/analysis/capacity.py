@@ -7,14 +7,21 @@ limit and the queue did not grow (not saturated); it *misses* it when the interv
 above, or the queue grew. In between it is measured again; still in between at the budget,
 its point decides and the probe says it was undecided. The capacity is the highest rate
 that met the objective, bracketed by the lowest that missed it: `N tps [N, M]`.
+
+A probe whose client could not offer its rate (more threads needed than the machine's
+cores allow sysbench) says nothing of the engine: it is marked client-limited, the search
+stops there, and the capacity is "at least N", the client's limit named.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from oltplab.analysis.estimate import Estimate
 from oltplab.errors import OltplabError
@@ -44,6 +51,33 @@ class Objective:
         return f"p{self.percentile:g} < {self.limit_ms:g} ms"
 
 
+# Client threads for an offered rate, by Little's law on the closed loop: m threads
+# serving T tps spend m / T s on a transaction, so n >= m threads can offer n * T / m.
+# HEADROOM keeps the client's threads at most two-thirds busy, so that latency can grow
+# under load (and arrivals bunch) before the queue is the client's.
+HEADROOM = 1.5
+# A sysbench thread mostly waits for the server, so a few share a core; many more and their
+# own scheduling delays enter the latency measured. At most 64 in any case.
+THREADS_PER_CORE = 4
+MAX_THREADS = 64
+
+
+def max_client_threads(cores: int) -> int:
+    return min(MAX_THREADS, THREADS_PER_CORE * max(cores, 1))
+
+
+def client_threads(rate: int, closed: dict[int, float], cores: int) -> tuple[int, bool]:
+    """Threads to offer `rate` tps, from the closed loop's TPS at each thread count
+    measured, and whether the rate needs more than the cores allow (the client's limit)."""
+    most = max_client_threads(cores)
+    for threads in range(1, most + 1):
+        offered = max((tps * threads / m for m, tps in closed.items() if m <= threads),
+                      default=0.0)  # fmt: skip
+        if offered >= HEADROOM * rate:
+            return threads, False
+    return most, True
+
+
 @dataclass(frozen=True)
 class Measured:
     """What one probe gives: the percentile with its interval, whether the queue grew."""
@@ -51,6 +85,7 @@ class Measured:
     latency: Estimate | None
     saturated: bool
     repetitions: int
+    client_limited: bool = False  # the client could not offer the rate: no verdict on it
 
 
 @dataclass(frozen=True)
@@ -67,6 +102,7 @@ class Capacity:
     probes: list[Probe] = field(default_factory=list)
     sustained: int | None = None  # the highest rate that met the objective
     missed: int | None = None  # the lowest rate above it that did not
+    client_limit: int | None = None  # the lowest rate the client could not offer
 
     @property
     def estimate(self) -> Estimate | None:
@@ -106,9 +142,14 @@ def search(
     bracket is within `precision` of its top."""
     found = Capacity(objective)
 
-    def meets(rate: int) -> bool:
+    def meets(rate: int) -> bool | None:
+        """Whether the rate meets the objective; None when the client could not offer it."""
         for repetitions in range(1, max_repetitions + 1):
             measured = measure(rate, repetitions)
+            if measured.client_limited:
+                found.probes.append(Probe(rate, measured, False, True))
+                found.client_limit = min(rate, found.client_limit or rate)
+                return None
             verdict = _judge(objective, measured)
             if verdict is not None:
                 found.probes.append(Probe(rate, measured, verdict, False))
@@ -122,7 +163,10 @@ def search(
     high: int | None = None
     rate = start
     while True:
-        if meets(rate):
+        verdict = meets(rate)
+        if verdict is None:  # the client's limit: no rate at or above it says anything
+            break
+        if verdict:
             low = rate
             if high is not None or rate >= highest:
                 break
@@ -136,9 +180,66 @@ def search(
         middle = (low + high) // 2
         if middle in (low, high):
             break
-        if meets(middle):
+        verdict = meets(middle)
+        if verdict is None:
+            high = None
+            break
+        if verdict:
             low = middle
         else:
             high = middle
     found.sustained, found.missed = low, high
     return found
+
+
+CAPACITY_JSON = "capacity.json"
+
+
+@dataclass(frozen=True)
+class Found:
+    """One engine and tier's capacity as `oltplab capacity` wrote it (capacity.json)."""
+
+    engine: str
+    tier: str
+    objective: str
+    sustained: int | None  # the highest rate that met the objective
+    missed: int | None  # the lowest above it that did not
+    client_limit: int | None  # the lowest rate the client could not offer
+    closed_peak: float | None  # the closed-loop peak TPS, measured in the same run
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> Found:
+        return cls(row["engine"], row["tier"], row["objective"], row["sustained_tps"],
+                   row["missed_tps"], row.get("client_limit_tps"),
+                   row.get("closed_loop_peak_tps"))  # fmt: skip
+
+    @property
+    def share_of_peak(self) -> float | None:
+        if not self.sustained or not self.closed_peak:
+            return None
+        return self.sustained / self.closed_peak
+
+    def text(self) -> str:
+        """`2,400 tps [2,400, 2,600]`, `at least 800 tps (beyond, from 1,600, the client's
+        limit)`, or why there is none."""
+        if not self.sustained:
+            return "not even the lowest rate"
+        if self.missed:
+            return f"{self.sustained:,} tps [{self.sustained:,}, {self.missed:,}]"
+        if self.client_limit:
+            return (f"at least {self.sustained:,} tps (beyond, from {self.client_limit:,}, "
+                    "the client's limit)")  # fmt: skip
+        return f"at least {self.sustained:,} tps"
+
+
+def read_capacities(results: Path) -> list[Found]:
+    """What `oltplab capacity` found in this results directory, ranked; none if it never ran."""
+    path = results / CAPACITY_JSON
+    if not path.is_file():
+        return []
+    try:
+        return [Found.of(row) for row in json.loads(path.read_text())]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise OltplabError(
+            f"{path}: not a capacity result ({exc}); run oltplab capacity again"
+        ) from None

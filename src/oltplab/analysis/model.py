@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from oltplab.analysis.capacity import Found, read_capacities
 from oltplab.analysis.changes import Change, ReleaseSeries, release_series, version_changes
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.findings import Finding, findings
@@ -174,6 +175,11 @@ class Analysis:
     def curves(self) -> list[Curve]:
         """Latency against offered load, per engine and thread count."""
         return curves(self.dataset, self.latency)
+
+    @cached_property
+    def capacities(self) -> list[Found]:
+        """What `oltplab capacity` found in these results, if it ran here."""
+        return [found for source in self.dataset.sources for found in read_capacities(source)]
 
     @cached_property
     def omissions(self) -> list[Omission]:

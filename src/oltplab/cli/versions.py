@@ -157,7 +157,7 @@ def capacity(
     """The highest rate each engine and tier sustains under a latency objective: open-loop
     probes, bracketing then bisecting the rate, repeated at the boundary until the verdict
     is clear; ranked, with the closed-loop peak beside each."""
-    from oltplab.analysis.capacity import Objective
+    from oltplab.analysis.capacity import Found, Objective
     from oltplab.capacity import capacities
     from oltplab.display import display_for
     from oltplab.spec import load_spec
@@ -169,17 +169,12 @@ def capacity(
         precision=precision / 100, max_repetitions=max_repetitions,
     )  # fmt: skip
     table = Table(title=f"Capacity at {objective}")
-    for column in ("engine", "tier", "sustains", "closed-loop peak"):
-        table.add_column(column)
-    for row in found:
-        sustained = row["sustained_tps"]
-        said = (
-            f"{sustained:,} tps [{sustained:,}, {row['missed_tps']:,}]"
-            if sustained and row["missed_tps"]
-            else (f"at least {sustained:,} tps" if sustained else "not even the lowest rate")
-        )
-        peak = row["closed_loop_peak_tps"]
-        table.add_row(row["engine"], row["tier"], said, "-" if peak is None else f"{peak:,.0f} tps")
+    for column in ("engine", "tier", "sustains", "closed-loop peak", "of the peak"):
+        table.add_column(column, overflow="fold")
+    for row in map(Found.of, found):
+        peak, share = row.closed_peak, row.share_of_peak
+        table.add_row(row.engine, row.tier, row.text(), "-" if peak is None else f"{peak:,.0f} tps",
+                      "-" if share is None else f"{share:.0%}")  # fmt: skip
     console.print(table)
     for row in found:
         if row["sustained_tps"]:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from oltplab.analysis.capacity import Objective
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.tables import Ratio
 from oltplab.analysis.telemetry import Timeline
@@ -205,12 +206,16 @@ def latency_charts(analysis: Analysis, folder: Path, colours: dict[str, str]) ->
             for c in found
         }  # fmt: skip
         where = f"{workload}, {'network' if network else 'local'}, tier {safe_name(tier)}"
+        # The capacity's objective, where it is on p99 (what this chart draws).
+        limits = {Objective.parse(f.objective).limit_ms for f in analysis.capacities
+                  if f.tier == tier and Objective.parse(f.objective).percentile == 99}  # fmt: skip
         charts.append(
             Chart(
                 folder / f"latency_{safe_name(workload)}_{safe_name(tier)}.png",
                 "latency",
-                f"p99 latency against offered load, {where} (knees marked)",
-                lines,
+                f"p99 latency against offered load, {where} (knees marked"
+                + (", objective dashed)" if limits else ")"),
+                (lines, sorted(limits)),
                 legend=tuple(
                     (name, colours[c.engine]) for name, c in zip(lines, found, strict=True)
                 ),
@@ -439,10 +444,13 @@ def _telemetry(figure: Figure, chart: Chart) -> None:
 def _latency(figure: Figure, chart: Chart) -> None:
     axis = figure.add_subplot()
     colours = dict(chart.legend)
-    for name, (rates, p99, knee) in chart.data.items():
+    lines, limits = chart.data
+    for name, (rates, p99, knee) in lines.items():
         axis.plot(rates, p99, marker="o", color=colours[name])
         if knee is not None:
             axis.axvline(knee, color=colours[name], linestyle=":", linewidth=1)
+    for limit in limits:
+        axis.axhline(limit, color="crimson", linestyle="--", linewidth=1)
     axis.set_yscale("log")
     axis.set_xlabel("transactions a second offered")
     axis.set_ylabel("p99 latency (ms)")

@@ -10,6 +10,7 @@ from typing import Any
 import jinja2
 import numpy as np
 
+from oltplab.analysis.capacity import Objective
 from oltplab.analysis.changes import no_change_sentences
 from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
@@ -114,6 +115,17 @@ def page_data(analysis: Analysis) -> dict[str, Any]:
             }
             for c in analysis.curves
         ],
+        "capacities": [
+            {
+                "engine": f.engine,
+                "tier": f.tier,
+                "sustains": f.text(),
+                "percentile": f"p{Objective.parse(f.objective).percentile:g}",
+                "limit_ms": Objective.parse(f.objective).limit_ms,
+                "objective": f.objective,
+            }
+            for f in analysis.capacities
+        ],  # fmt: skip
         "latency_percentiles": [f"p{q:g}" for q in PERCENTILES],
         "labels": labels,
         "releases": release_data(analysis),

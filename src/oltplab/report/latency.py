@@ -74,6 +74,32 @@ def curves(analysis: Analysis, charts: list[Path]) -> list[str]:
     return out
 
 
+def capacity(analysis: Analysis) -> list[str]:
+    """`oltplab capacity`'s ranking, beside the curves its probes drew."""
+    found = analysis.capacities
+    if not found:
+        return []
+    out = [
+        f"## 16a. Capacity at `{found[0].objective}`",
+        "",
+        "The highest rate offered whose percentile's interval lay under the objective, "
+        "bracketed by the lowest that did not (bracketing, then bisection over rates), "
+        "ranked; beside it the closed-loop peak of the same run. Each probe's client threads "
+        "come from the engine's time per transaction (Little's law, with headroom, at most "
+        "4 a core); a rate needing more is the client's limit, never the engine's. On the "
+        "chart above, the dashed line is the objective: the capacity is where the curve "
+        "crosses it, the knee where it starts to climb.",
+        "",
+    ]
+    rows = [
+        [row.engine, row.tier, row.text(),
+         "-" if row.closed_peak is None else f"{row.closed_peak:,.0f} tps",
+         "-" if row.share_of_peak is None else f"{row.share_of_peak:.0%}"]
+        for row in found
+    ]  # fmt: skip
+    return out + table(["engine", "tier", "sustains", "closed-loop peak", "of the peak"], rows)
+
+
 def omission(analysis: Analysis) -> list[str]:
     if not analysis.omissions:
         return []

@@ -445,6 +445,7 @@ def render(analysis: Analysis, charts: list[Path]) -> str:
     lines += _changes(analysis, charts)
     lines += latency.distributions(analysis)
     lines += latency.curves(analysis, charts)
+    lines += latency.capacity(analysis)
     lines += latency.omission(analysis)
     lines += precision.section(analysis)
     return "\n".join(without_html(line) for line in lines)
