@@ -42,7 +42,7 @@ from oltplab.stats import steady
 from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
-from oltplab.store.schema import WORK_DIR
+from oltplab.store.scratch import scratch_root
 from oltplab.sysbench.driver import CLIENT_BOUND_SHARE, SysbenchRun, client_share, command, execute
 from oltplab.sysbench.output import SysbenchOutput, read_output
 from oltplab.sysbench.validity import TELEMETRY_GAP, stall_notes, validity_flags
@@ -93,7 +93,7 @@ class RunContext:
 
     def scratch(self, key: str) -> Path:
         """Where an engine's datadir, snapshot and prepare output go: never results."""
-        return self.results / WORK_DIR / safe_name(key)
+        return scratch_root(self.results) / safe_name(key)
 
 
 # --- engines ----------------------------------------------------------------------------------

@@ -33,6 +33,14 @@ def tiny_spec() -> str:
     return spec_text(ENGINES, threads=[1, 2], measure=6, extra=TIERS, workloads=("oltp_read_only",))
 
 
+def database_files(root: Path) -> list[str]:
+    """Folders holding an engine's datadir or its restore snapshot (InnoDB's files)."""
+    return sorted(
+        folder for folder, _, files in os.walk(root)
+        if {"ibdata1", "mysql.ibd", "ib_logfile0", "aria_log_control"} & set(files)
+    )  # fmt: skip
+
+
 def squeue_empty(env: dict[str, str]) -> bool:
     said = subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True)
     return said.returncode == 0 and not said.stdout.strip()
@@ -44,7 +52,10 @@ def test_a_slurm_job_array_killed_and_resubmitted_merges_into_the_serial_matrix(
     (tmp_path / "spec.toml").write_text(tiny_spec())
     assert oltplab("engines", "fetch", *ENGINES, cwd=tmp_path).returncode == 0
     with slurm_cluster(tmp_path / "slurm") as cluster:
-        env = {**os.environ, **cluster}
+        # Each node's temporary storage (both nodes are this machine: one folder).
+        node_local = tmp_path / "node-local"
+        node_local.mkdir()
+        env = {**os.environ, **cluster, "TMPDIR": str(node_local)}
         # What the cluster refuses is the environment's doing: exit 3, one line.
         refused = oltplab(
             "submit", "slurm", "spec.toml", "--shards", "2", "--results", "refused",
@@ -72,6 +83,10 @@ def test_a_slurm_job_array_killed_and_resubmitted_merges_into_the_serial_matrix(
             600,
             "shard 1's first cell",
         )
+        # While it runs, the engines' datadirs are on the node's disk, none under the
+        # shared results directory.
+        assert database_files(tmp_path / "run") == []
+        assert database_files(node_local)
         victims = processes_using("--shard 1/2")
         assert victims
         for pid in victims:
@@ -129,6 +144,10 @@ def test_a_slurm_job_array_killed_and_resubmitted_merges_into_the_serial_matrix(
     assert all("inconclusive (different machines)" in line for line in lever)
     run_json = json.loads((tmp_path / "merged" / "run.json").read_text())
     assert sorted(s["machine"] for s in run_json["shards"]) == ["n1", "n2"]
+    # Each machine's host facts, as each shard recorded them.
+    for machine in ("n1", "n2"):
+        facts = next(line for line in md.splitlines() if f"  - machine {machine} (shard" in line)
+        assert "CPU governor" in facts and "swappiness" in facts and "?" not in facts, facts
     # The shards themselves report the same, without a merge.
     direct = oltplab("report", "run/shard-1", "run/shard-2", "-o", "direct", cwd=tmp_path)
     assert direct.returncode == 0, direct.stderr

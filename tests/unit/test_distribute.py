@@ -198,6 +198,10 @@ def test_the_slurm_job_runs_its_task_s_shard(tmp_path: Path) -> None:
     found = Distributed(tmp_path / "run", "abc", 12, "slurm")
     script = slurm.job_script(found, ["/usr/bin/python3", "-m", "oltplab"])
     assert '--shard "$K/12"' in script
+    # Datadirs on the node's own temporary storage unless the submitter names a place.
+    assert (
+        'export OLTPLAB_WORK_DIR="${OLTPLAB_WORK_DIR:-${SLURM_TMPDIR:-${TMPDIR:-/tmp}}}"' in script
+    )
     assert f'--results "{tmp_path}/run/shard-$(printf \'%02d\' "$K")"' in script
     assert Shard(3, 12).folder == "shard-03"
     with pytest.raises(OltplabError, match="oltplab sets --array itself"):
@@ -223,3 +227,67 @@ def test_kubernetes_manifests_pass_the_api_schemas(tmp_path: Path) -> None:
     assert pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert pod["containers"][0]["resources"]["requests"] == {"cpu": "16", "memory": "64Gi"}
     assert json.dumps(pod).count("JOB_COMPLETION_INDEX") == 1
+    assert job["spec"]["activeDeadlineSeconds"] > 0 and job["spec"]["ttlSecondsAfterFinished"] > 0
+    assert restricted_violations(pod) == []
+    # The engines' datadirs on the node's own disk; the shared volume holds results only.
+    container = pod["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    scratch = next(m["mountPath"] for m in container["volumeMounts"] if m["name"] == "scratch")
+    assert env["OLTPLAB_WORK_DIR"] == scratch
+    assert {"name": "scratch", "emptyDir": {}} in pod["volumes"]
+
+
+# The volume types the "restricted" Pod Security Standard allows.
+RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
+                      "persistentVolumeClaim", "projected", "secret"}  # fmt: skip
+
+
+def restricted_violations(pod: dict) -> list[str]:
+    """What the Kubernetes "restricted" Pod Security Standard (v1.31) refuses in a pod spec:
+    the baseline's host namespaces, host paths and privilege, and the restricted level's
+    volume types, privilege escalation, running as root, seccomp and capabilities."""
+    found = []
+    for host in ("hostNetwork", "hostPID", "hostIPC"):
+        if pod.get(host):
+            found.append(host)
+    for volume in pod.get("volumes", []):
+        kinds = set(volume) - {"name"}
+        if not kinds <= RESTRICTED_VOLUMES:
+            found.append(f"volume {volume['name']}: {kinds - RESTRICTED_VOLUMES}")
+    pod_context = pod.get("securityContext", {})
+    for container in pod.get("containers", []) + pod.get("initContainers", []):
+        context = container.get("securityContext", {})
+        name = container["name"]
+        if context.get("privileged"):
+            found.append(f"{name}: privileged")
+        if context.get("allowPrivilegeEscalation") is not False:
+            found.append(f"{name}: allowPrivilegeEscalation must be false")
+        if not context.get("runAsNonRoot", pod_context.get("runAsNonRoot")):
+            found.append(f"{name}: runAsNonRoot must be true")
+        if context.get("runAsUser", pod_context.get("runAsUser")) == 0:
+            found.append(f"{name}: runAsUser 0")
+        seccomp = context.get("seccompProfile", pod_context.get("seccompProfile", {}))
+        if seccomp.get("type") not in ("RuntimeDefault", "Localhost"):
+            found.append(f"{name}: seccompProfile must be RuntimeDefault or Localhost")
+        capabilities = context.get("capabilities", {})
+        if "ALL" not in capabilities.get("drop", []):
+            found.append(f"{name}: capabilities must drop ALL")
+        if set(capabilities.get("add", [])) - {"NET_BIND_SERVICE"}:
+            found.append(f"{name}: adds capabilities")
+        if any("hostPort" in port for port in container.get("ports", [])):
+            found.append(f"{name}: hostPort")
+    return found
+
+
+def test_the_restricted_check_refuses_what_the_standard_refuses() -> None:
+    """The checker above catches a pod the restricted level rejects, rule by rule."""
+    bad = {
+        "hostNetwork": True,
+        "volumes": [{"name": "h", "hostPath": {"path": "/"}}],
+        "containers": [{"name": "c", "securityContext": {"privileged": True,
+                                                         "capabilities": {"add": ["SYS_ADMIN"]}}}],
+    }  # fmt: skip
+    said = " ".join(restricted_violations(bad))
+    for rule in ("hostNetwork", "hostPath", "privileged", "allowPrivilegeEscalation",
+                 "runAsNonRoot", "seccompProfile", "drop ALL", "adds capabilities"):  # fmt: skip
+        assert rule in said, rule

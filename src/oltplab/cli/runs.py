@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from importlib import resources
@@ -29,6 +30,7 @@ from oltplab.metrics import MEASURES, TPS, Measure
 from oltplab.spec import Spec, load_spec, parse_spec
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RUN_JSON, RunRecord, differences, read_run_json
+from oltplab.store.scratch import WORK_DIR_ENV
 
 
 def run(
@@ -97,6 +99,14 @@ def run(
             "is prepared once, by whichever needs it first, and taken from here by the others.",
         ),
     ] = None,
+    work_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Node-local folder for the engines' datadirs, snapshots and prepare output "
+            "(default: RESULTS/.work; a shard started by oltplab submit uses its node's "
+            "temporary storage). Keep it off network storage: the engine's I/O goes there.",
+        ),
+    ] = None,
     precision: Annotated[
         str | None,
         typer.Option(
@@ -141,6 +151,8 @@ def run(
     Exits 1 when any cell failed (the final table lists them with their reasons).
     """
     parsed = with_precision(load_spec(spec), precision, budget, measure)
+    if work_dir is not None:  # read where each engine's scratch is placed, and by its canary
+        os.environ[WORK_DIR_ENV] = str(work_dir.resolve())
     run_and_report(
         parsed,
         spec.read_text(),

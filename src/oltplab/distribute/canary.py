@@ -9,6 +9,7 @@ prepare. Comparing machines' canaries says how fast each machine is.
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ from oltplab.distribute.blocks import Shard
 from oltplab.runner import Outcome, run
 from oltplab.session import Display
 from oltplab.spec import Spec, parse_spec
-from oltplab.store.schema import CANARY, WORK_DIR
+from oltplab.store.schema import CANARY
+from oltplab.store.scratch import scratch_root
 
 log = logging.getLogger("oltplab")
 CANARY_WARMUP_SECONDS = 10
@@ -56,11 +58,12 @@ def _canary(
 ) -> None:
     folder = results / CANARY / moment
     folder.mkdir(parents=True, exist_ok=True)
-    work = folder / WORK_DIR
+    work, shards = scratch_root(folder), scratch_root(results)
     if not work.exists():
         # The shard's engines, prepared once: the canary runs before or after the shard.
-        (results / WORK_DIR).mkdir(exist_ok=True)
-        work.symlink_to(Path("..") / ".." / WORK_DIR)
+        shards.mkdir(parents=True, exist_ok=True)
+        work.parent.mkdir(parents=True, exist_ok=True)
+        work.symlink_to(shards)
     derived, text = canary_spec(spec)
     outcome = run(derived, text, f"canary ({moment})", folder, display, **options)
     if outcome.failed:
@@ -86,4 +89,10 @@ def run_shard(
     outcome = run(spec, spec_text, origin, results, display, shard=shard, **options)
     if canaried and not outcome.interrupted:
         _canary(spec, results.resolve(), "end", display, shared)
+    scratch = scratch_root(results.resolve())
+    local = not scratch.is_relative_to(results.resolve())
+    if local and not outcome.interrupted and not outcome.failed:
+        # A node's temporary storage is not ours to fill: a finished shard leaves none of
+        # its datadirs there (an interrupted or failed one keeps them to resume).
+        shutil.rmtree(scratch, ignore_errors=True)
     return outcome

@@ -1,7 +1,8 @@
 """Shards as one Kubernetes Indexed Job, through the official client.
 
 Pod K (JOB_COMPLETION_INDEX, from 0) runs shard K+1 of N: the spec comes from a ConfigMap,
-results, snapshots and the engine cache live on a ReadWriteMany volume, and each pod
+results, shared snapshots and the engine cache live on a ReadWriteMany volume, the
+engines' datadirs on the node's own disk (an emptyDir), and each pod
 takes a node of its own (anti-affinity, and requests the size of a node). The pod's
 command is plain `oltplab run`, so it runs the same anywhere the variables are set.
 """
@@ -16,9 +17,15 @@ import yaml
 
 from oltplab.errors import EnvironmentProblem, OltplabError
 from oltplab.spec import Spec
+from oltplab.store.scratch import WORK_DIR_ENV
 
 RESULTS_MOUNT = "/results"
 SPEC_MOUNT = "/spec"
+SCRATCH_MOUNT = "/scratch"  # the node's own disk (emptyDir): datadirs and snapshots
+# A shard that runs longer than this is stopped; a finished Job is removed after a day
+# (its results stay on the volume).
+DEADLINE_SECONDS = 7 * 24 * 3600
+KEEP_FINISHED_SECONDS = 24 * 3600
 _NAME = re.compile(r"[^a-z0-9-]+")
 
 
@@ -70,6 +77,7 @@ def manifests(
             {"name": "OLTPLAB_RESULTS", "value": results},
             # Engines are fetched once into the shared volume.
             {"name": "OLTPLAB_CACHE", "value": f"{RESULTS_MOUNT}/.cache/oltplab"},
+            {"name": WORK_DIR_ENV, "value": SCRATCH_MOUNT},
             {
                 "name": "OLTPLAB_MACHINE",
                 "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
@@ -82,18 +90,35 @@ def manifests(
         "volumeMounts": [
             {"name": "results", "mountPath": RESULTS_MOUNT},
             {"name": "spec", "mountPath": SPEC_MOUNT, "readOnly": True},
+            {"name": "scratch", "mountPath": SCRATCH_MOUNT},
         ],
+        # The "restricted" Pod Security level: no privilege, no capability, the runtime's
+        # seccomp profile.
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "runAsNonRoot": True,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
     }
     pod = {
         "metadata": {"labels": labels},
         "spec": {
             "restartPolicy": "Never",
             # The image's own user (deploy/Containerfile), who must be able to write the volume.
-            "securityContext": {"runAsUser": 10001, "runAsNonRoot": True, "fsGroup": 10001},
+            "securityContext": {
+                "runAsUser": 10001,
+                "runAsNonRoot": True,
+                "fsGroup": 10001,
+                "seccompProfile": {"type": "RuntimeDefault"},
+            },
+            # oltplab never talks to the API server from a pod.
+            "automountServiceAccountToken": False,
             "containers": [container],
             "volumes": [
                 {"name": "results", "persistentVolumeClaim": {"claimName": storage}},
                 {"name": "spec", "configMap": {"name": name}},
+                {"name": "scratch", "emptyDir": {}},
             ],
             "affinity": {
                 "podAntiAffinity": {
@@ -119,6 +144,8 @@ def manifests(
             # A failed shard is tried again on its own, twice; the others go on.
             "backoffLimitPerIndex": 2,
             "maxFailedIndexes": shards,
+            "activeDeadlineSeconds": DEADLINE_SECONDS,
+            "ttlSecondsAfterFinished": KEEP_FINISHED_SECONDS,
             "template": pod,
         },
     }

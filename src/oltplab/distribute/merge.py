@@ -17,7 +17,8 @@ from oltplab.errors import OltplabError
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RUN_JSON, load_run_json
-from oltplab.store.schema import CANARY, LEDGER_NAME, SCHEMA, SCHEMA_VERSION, WORK_DIR
+from oltplab.store.schema import CANARY, LEDGER_NAME, SCHEMA, SCHEMA_VERSION
+from oltplab.store.scratch import WORK_DIR
 
 # What a shard directory holds that is not a result: its engines' datadirs and secrets,
 # its ledger and journal (merged, not copied), its lock and log, reports, canaries.

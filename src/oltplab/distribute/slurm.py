@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from oltplab.distribute.layout import SNAPSHOTS, SPEC_FILE, Distributed
 from oltplab.errors import EnvironmentProblem, OltplabError
 from oltplab.store.files import write_atomic
+from oltplab.store.scratch import WORK_DIR_ENV
 
 # Options oltplab sets itself; a --sbatch-arg may not set them again.
 _OWN_OPTIONS = ("--array", "-a", "--exclusive", "--output", "-o", "--parsable")
@@ -42,6 +43,8 @@ def job_script(distributed: Distributed, oltplab: list[str]) -> str:
 # oltplab shard runner: array task K runs shard K of {shards} (written by oltplab submit slurm)
 set -eu
 K="$SLURM_ARRAY_TASK_ID"
+# Datadirs and snapshots on the node's own disk, never on the shared results volume.
+export {WORK_DIR_ENV}="${{{WORK_DIR_ENV}:-${{SLURM_TMPDIR:-${{TMPDIR:-/tmp}}}}}}"
 exec {command} run {shlex.quote(str(root / SPEC_FILE))} --shard "$K/{shards}" \\
   --results "{root}/shard-$(printf '%0{width}d' "$K")" \\
   --snapshots {shlex.quote(str(root / SNAPSHOTS))}

@@ -24,7 +24,7 @@ from oltplab.importers.layout import (
 )
 from oltplab.importers.mapping import LayoutMap, mapped_cell
 from oltplab.plan import Scenario
-from oltplab.store.schema import WORK_DIR
+from oltplab.store.scratch import WORK_DIR
 
 ELSEWHERE = (
     "not inside a <scenario>/<db>/<version>/ folder (benchmark_logs/mysql/8.0.45/...); "

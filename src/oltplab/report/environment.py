@@ -146,6 +146,13 @@ def _picking(facts: dict[str, Any]) -> str:
     return str(facts.get("rand_type", "uniform")) + (f" (h={pareto_h})" if pareto_h else "")
 
 
+def _tuning(host: dict[str, Any]) -> str:
+    return (
+        f"CPU governor {host.get('cpu_governor', '?')}, transparent huge pages "
+        f"{host.get('transparent_hugepages', '?')}, swappiness {host.get('swappiness', '?')}"
+    )
+
+
 def _run_records(dataset: Dataset) -> list[str]:
     """What each results directory's run.json adds: host tuning, disks, reruns."""
     out = []
@@ -158,14 +165,19 @@ def _run_records(dataset: Dataset) -> list[str]:
             for e in record.get("engines", {}).values()
             if (d := e.get("datadir_disk"))
         }
+        shards = record.get("shards", [])
+        tuning = "" if shards else f"{_tuning(host)}; "  # a merge's: per machine, below
         out.append(
-            f"- `{results}` (run.json): CPU governor {host.get('cpu_governor', '?')}, "
-            f"transparent huge pages {host.get('transparent_hugepages', '?')}, swappiness "
-            f"{host.get('swappiness', '?')}; datadir on {', '.join(sorted(disks)) or '-'}; "
+            f"- `{results}` (run.json): {tuning}datadir on {', '.join(sorted(disks)) or '-'}; "
             f"sysbench sha256 {str(sysbench.get('sha256', '?'))[:16]}, "
             f"{len(sysbench.get('scripts', {}))} Lua scripts hashed; telemetry "
             f"{'on' if record.get('telemetry', True) else 'off'}"
         )
+        out += [
+            f"  - machine {shard.get('machine') or '?'} (shard {shard.get('shard', '?')}): "
+            f"{_tuning(shard.get('host', {}))}"
+            for shard in shards
+        ]
         if "instructions_counter" in host:
             out.append(
                 f"  - isolation: {host.get('isolation', 'off')}; instructions per "

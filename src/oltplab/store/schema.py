@@ -47,8 +47,6 @@ MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
     7: [lambda db: _add_column(db, "cells", "rate INTEGER NOT NULL DEFAULT 0")],
 }
 LEDGER_NAME = "ledger.sqlite"
-# A run's scratch beside its results (datadirs, snapshots, prepare output): no results.
-WORK_DIR = ".work"
 # Where a shard keeps its canary runs, each a results directory of its own.
 CANARY = "canary"
 
