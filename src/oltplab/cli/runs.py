@@ -318,8 +318,9 @@ def calibrate(
     printed, stored for this host, and shown by `oltplab report` next to its threshold.
     """
     from oltplab.analysis.dataset import load
+    from oltplab.analysis.estimate import SIGNIFICANT
     from oltplab.calibrate import calibration_spec, noise_floor, save, session_overhead
-    from oltplab.plan import build_plan, plan_seconds
+    from oltplab.plan import build_plan, plan_seconds, threads_label
 
     text = calibration_spec(engine, repetitions, seconds, threads or [1, 4], workload)
     spec = parse_spec(text, f"calibrate {engine}")
@@ -333,6 +334,16 @@ def calibrate(
         report_outcome(folder, outcome)
     floor = noise_floor(load([folder]), engine, measure_of(measure))
     console.print(noise_table(engine, floor.comparisons))
+    for (scenario, threads), found in floor.comparisons.items():
+        if found.verdict == SIGNIFICANT:
+            errors.print(
+                f"warning: {scenario} at {threads_label(threads)}: the same binary came out "
+                f"different ({found.with_interval('95%')}): this host's noise (drift, other "
+                "load, a dip in one side's rounds) breaks what the interval assumes, and the "
+                "noise floor counts it; more rounds (--repetitions) or longer cells "
+                "(--seconds) give the interval more to go on",
+                highlight=False, soft_wrap=True,
+            )  # fmt: skip
     sessions = build_plan(spec)
     measured = plan_seconds(spec, sessions, {c.key for s in sessions for c in s.cells})
     overhead = session_overhead(time.monotonic() - started, len(sessions), measured)

@@ -135,7 +135,7 @@ def plan(analysis: Analysis, folder: Path) -> list[Chart]:
                 Chart(
                     folder / f"tps_{name}.png",
                     "tps",
-                    f"TPS by thread count, {where}",
+                    f"TPS by {'engine' if len(threads) == 1 else 'thread count'}, {where}",
                     (threads, lines),
                     legend=tuple((e, colours[e]) for e in lines),
                 )
@@ -355,6 +355,17 @@ def _legend(figure: Figure, axis: Axes, entries: Entries, markers: bool = True) 
 def _tps(figure: Figure, chart: Chart) -> None:
     threads, lines = chart.data
     axis = figure.subplots()
+    if len(threads) == 1:
+        # One thread count: a bar per engine (releases in their order), not a column of
+        # points at one x.
+        engines = [engine for engine, _ in chart.legend]
+        axis.bar(range(len(engines)), [lines[e][1][0] for e in engines],
+                 color=[colour for _, colour in chart.legend])  # fmt: skip
+        axis.set_xticks(range(len(engines)), engines, rotation=30, ha="right", fontsize=8)
+        axis.set_ylabel(f"TPS (whole run, {threads[0]} thread{'s' * (threads[0] != 1)})")
+        axis.set_title(chart.title)
+        figure.subplots_adjust(bottom=0.25)
+        return
     for engine, colour in chart.legend:
         axis.plot(*lines[engine], marker="o", color=colour)
     _threads_axis(axis, threads)
