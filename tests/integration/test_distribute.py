@@ -175,6 +175,7 @@ def test_a_kubernetes_pod_command_makes_exactly_its_shard(tmp_path: Path) -> Non
     job = yaml.safe_load((tmp_path / "k8s" / "job.yaml").read_text())
     config_map = yaml.safe_load((tmp_path / "k8s" / "configmap.yaml").read_text())
     container = job["spec"]["template"]["spec"]["containers"][0]
+    scratch = next(e["value"] for e in container["env"] if e["name"] == "OLTPLAB_WORK_DIR")
     # The pod's own command, with its volumes where this machine keeps them.
     (tmp_path / "spec-volume").mkdir()
     (tmp_path / "spec-volume" / "spec.toml").write_text(config_map["data"]["spec.toml"])
@@ -184,6 +185,8 @@ def test_a_kubernetes_pod_command_makes_exactly_its_shard(tmp_path: Path) -> Non
         "OLTPLAB_SPEC": str(tmp_path / "spec-volume" / "spec.toml"),
         "OLTPLAB_RESULTS": str(tmp_path / "volume"),
         "OLTPLAB_MACHINE": "k8s-node-b",
+        # The pod's scratch mount (an emptyDir), where this machine keeps it.
+        "OLTPLAB_WORK_DIR": str(tmp_path / "node-disk" / scratch.lstrip("/")),
     }
     pod = subprocess.run(
         container["command"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900
@@ -196,3 +199,12 @@ def test_a_kubernetes_pod_command_makes_exactly_its_shard(tmp_path: Path) -> Non
     rows = cells(shard)
     assert sorted(r["key"] for r in rows) == expected and {r["status"] for r in rows} == {"done"}
     assert oltplab("status", str(shard), cwd=tmp_path).returncode == 0
+    # The volume as a whole, as a Slurm run's directory: each shard's state, then a merge.
+    status = oltplab("status", "volume", cwd=tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert "2/2" in status.stdout and "Shards" in status.stdout
+    merged = oltplab("merge", "volume", "-o", "merged", cwd=tmp_path)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert sorted(r["key"] for r in cells(tmp_path / "merged")) == expected
+    # The pod's datadirs went to its scratch (an emptyDir), not to the results volume.
+    assert database_files(tmp_path / "volume") == []

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.analysis.changes import version_changes
+from oltplab.analysis.changes import release_series, version_changes
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 
@@ -58,7 +58,7 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
     dataset = load([tmp_path / "series"])
     dataset.cells = [c for c in dataset.cells if c.engine in ("r1", "r2", "r3")]
     dataset.engines = {k: v for k, v in dataset.engines.items() if k in ("r1", "r2", "r3")}
-    assert version_changes(Points(dataset)) == []
+    assert version_changes(release_series(Points(dataset))) == []
 
     bisected = oltplab(
         "bisect", "--good", "r1", "--bad", "r5", "--spec", "releases.toml",

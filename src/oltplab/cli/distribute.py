@@ -13,7 +13,7 @@ from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of, pa
 from oltplab.display import duration_text
 from oltplab.distribute import kubernetes, slurm
 from oltplab.distribute.blocks import assign, blocks, serial_seconds, shard_seconds
-from oltplab.distribute.layout import is_distributed, prepare, read_distributed, shard_state
+from oltplab.distribute.layout import prepare, shard_state, shards_of
 from oltplab.distribute.merge import merge as merge_shards
 from oltplab.errors import OltplabError
 from oltplab.metrics import Measure
@@ -106,16 +106,16 @@ def merge(
     shards: Annotated[
         list[Path],
         typer.Argument(
-            metavar="SHARDS", help="Shard results directories, or a distributed run's directory."
+            metavar="SHARDS",
+            help="Shard results directories, a distributed run's directory, or a results "
+            "volume holding shard-K folders (Kubernetes).",
         ),
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="The merged results directory.")],
 ) -> None:
     """Shards of one spec made one results directory: one ledger, the raw files in the
     2026 layout, run.json with every machine's facts, each machine's canaries."""
-    paths = []
-    for path in shards:
-        paths += read_distributed(path).shard_dirs if is_distributed(path) else [path]
+    paths = [shard for path in shards for shard in shards_of(path)]
     with console.status("merging"):
         merged = merge_shards(paths, output)
     machines = sorted({m for s in merged for m in s.machines.values() if m})

@@ -23,7 +23,7 @@ from oltplab.cli.app import (
     flag,
 )
 from oltplab.display import failed_table, run_state, shards_table, status_table
-from oltplab.distribute.layout import is_distributed
+from oltplab.distribute.layout import is_distributed, shards_of
 from oltplab.distribute.status import shard_rows
 from oltplab.errors import OltplabError
 from oltplab.store.files import check_output_file, write_atomic
@@ -44,7 +44,7 @@ def status(
 ) -> None:
     """How many cells are done, failed and pending, and why the failed ones failed; for a
     distributed run, each shard's scheduler state and cells too."""
-    if len(results) == 1 and not is_distributed(results[0]):
+    if len(results) == 1 and shards_of(results[0]) == results:
         _status_of(results[0])
         return
     rows = []
@@ -52,7 +52,7 @@ def status(
         if is_distributed(path):
             rows += shard_rows(path)
         else:
-            rows.append(_row_of(path))
+            rows += [_row_of(shard) for shard in shards_of(path)]
     console.print(shards_table(rows))
     named = " ".join(str(p) for p in results)
     console.print(f"Next: oltplab report {named} (or oltplab merge ... -o DIR)", highlight=False)

@@ -58,6 +58,21 @@ def is_distributed(path: Path) -> bool:
     return (path / DISTRIBUTE_JSON).is_file()
 
 
+def shard_folders(path: Path) -> list[Path]:
+    """The shard results directories a folder holds without a distribute.json: a
+    Kubernetes results volume, where each pod writes its `shard-K` and nothing else."""
+    if not path.is_dir() or (path / LEDGER_NAME).exists() or is_distributed(path):
+        return []
+    return sorted(p for p in path.glob("shard-*") if (p / LEDGER_NAME).is_file())
+
+
+def shards_of(path: Path) -> list[Path]:
+    """A distributed run's shards, a results volume's, or the path itself (one shard)."""
+    if is_distributed(path):
+        return read_distributed(path).shard_dirs
+    return shard_folders(path) or [path]
+
+
 def read_distributed(root: Path) -> Distributed:
     try:
         data = json.loads((root / DISTRIBUTE_JSON).read_text())
