@@ -62,8 +62,10 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
     dataset.engines = {k: v for k, v in dataset.engines.items() if k in ("r1", "r2", "r3")}
     assert version_changes(release_series(Points(dataset))) == []
 
+    # Bisection adds repetitions until each step is decided: its cells stay 4 s long.
+    (tmp_path / "bisect.toml").write_text(releases(slow_from=4))
     bisected = oltplab(
-        "bisect", "--good", "r1", "--bad", "r5", "--spec", "releases.toml",
+        "bisect", "--good", "r1", "--bad", "r5", "--spec", "bisect.toml",
         "--threshold", "10", "--max-repetitions", "6", "-r", "bisect", cwd=tmp_path,
     )  # fmt: skip
     assert bisected.returncode == 0, bisected.stdout + bisected.stderr
@@ -84,7 +86,7 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
     assert errors == []
 
     identical = oltplab(
-        "bisect", "--good", "r1", "--bad", "r3", "--spec", "releases.toml",
+        "bisect", "--good", "r1", "--bad", "r3", "--spec", "bisect.toml",
         "--threshold", "15", "--max-repetitions", "3", "-r", "aa", "--no-explain", cwd=tmp_path,
     )  # fmt: skip
     assert identical.returncode == 0, identical.stderr
