@@ -68,3 +68,22 @@ def test_the_shards_table_fits_80_columns() -> None:
     text = out.getvalue()
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "cells done; job running" in text and "RUNNING" in text
+
+
+def test_one_thread_count_is_drawn_by_engine_not_at_one_x(tmp_path: Path) -> None:
+    from oltplab.analysis.dataset import load
+    from oltplab.analysis.model import AnalysisOptions, analyse
+    from oltplab.report.charts import plan, render
+    from oltplab.synthetic import sysbench_text
+
+    for version, tps in (("5.7.44", 300.0), ("8.0.45", 320.0), ("8.4.3", 310.0)):
+        folder = tmp_path / "tree" / "benchmark_logs" / "mysql" / version
+        folder.mkdir(parents=True)
+        (folder / "Tier2G_RW_1th.sysbench.txt").write_text(sysbench_text([tps] * 30, 1))
+    assert oltplab("import", "tree", "-r", "res", cwd=tmp_path).returncode == 0
+    charts = plan(analyse(load([tmp_path / "res"]), AnalysisOptions()), tmp_path / "charts")
+    titles = {chart.path.stem: chart.title for chart in charts}
+    assert titles["tps_rw-local_2G"].startswith("TPS by engine")
+    assert titles["releases_mysql_rw-local_2G"].startswith("Steady TPS by release, mysql")
+    drawn = render(next(c for c in charts if c.path.stem == "tps_rw-local_2G"))
+    assert drawn.stat().st_size > 1000
