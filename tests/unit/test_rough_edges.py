@@ -85,5 +85,6 @@ def test_one_thread_count_is_drawn_by_engine_not_at_one_x(tmp_path: Path) -> Non
     titles = {chart.path.stem: chart.title for chart in charts}
     assert titles["tps_rw-local_2G"].startswith("TPS by engine")
     assert titles["releases_mysql_rw-local_2G"].startswith("Steady TPS by release, mysql")
+    (tmp_path / "charts").mkdir()
     drawn = render(next(c for c in charts if c.path.stem == "tps_rw-local_2G"))
     assert drawn.stat().st_size > 1000
