@@ -201,7 +201,7 @@ class Found:
 
     engine: str
     tier: str
-    objective: str
+    objective: Objective
     sustained: int | None  # the highest rate that met the objective
     missed: int | None  # the lowest above it that did not
     client_limit: int | None  # the lowest rate the client could not offer
@@ -209,8 +209,8 @@ class Found:
 
     @classmethod
     def of(cls, row: dict[str, Any]) -> Found:
-        return cls(row["engine"], row["tier"], row["objective"], row["sustained_tps"],
-                   row["missed_tps"], row.get("client_limit_tps"),
+        return cls(row["engine"], row["tier"], Objective.parse(row["objective"]),
+                   row["sustained_tps"], row["missed_tps"], row.get("client_limit_tps"),
                    row.get("closed_loop_peak_tps"))  # fmt: skip
 
     @property
@@ -239,7 +239,7 @@ def read_capacities(results: Path) -> list[Found]:
         return []
     try:
         return [Found.of(row) for row in json.loads(path.read_text())]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, OltplabError) as exc:
         raise OltplabError(
             f"{path}: not a capacity result ({exc}); run oltplab capacity again"
         ) from None

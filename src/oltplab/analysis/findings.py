@@ -265,11 +265,11 @@ def _close_engines(points: Points, found: dict[Point, Value], close_pct: float) 
         widest = max(
             abs(diff_pct(by_engine[a][k], by_engine[b][k])) for k in common if by_engine[b][k]
         )
+        if widest >= close_pct:
+            continue
         comparisons = [points.comparison((s, t, a, n), (s, t, b, n)) for s, t, n in common]
         shown = [c for c in comparisons if c is not None]
-        if shown and not all(_within(c, close_pct) for c in shown):
-            continue  # an interval reaches beyond the band: closeness is not shown
-        if widest < close_pct:
+        if not shown or all(_within(c, close_pct) for c in shown):
             kinds = cross_family(dataset, [a, b])
             out.append(
                 Finding(

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from oltplab.analysis.capacity import Objective
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.tables import Ratio
 from oltplab.analysis.telemetry import Timeline
@@ -207,8 +206,8 @@ def latency_charts(analysis: Analysis, folder: Path, colours: dict[str, str]) ->
         }  # fmt: skip
         where = f"{workload}, {'network' if network else 'local'}, tier {safe_name(tier)}"
         # The capacity's objective, where it is on p99 (what this chart draws).
-        limits = {Objective.parse(f.objective).limit_ms for f in analysis.capacities
-                  if f.tier == tier and Objective.parse(f.objective).percentile == 99}  # fmt: skip
+        limits = {f.objective.limit_ms for f in analysis.capacities
+                  if f.tier == tier and f.objective.percentile == 99}  # fmt: skip
         charts.append(
             Chart(
                 folder / f"latency_{safe_name(workload)}_{safe_name(tier)}.png",

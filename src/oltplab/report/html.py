@@ -10,7 +10,6 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from oltplab.analysis.capacity import Objective
 from oltplab.analysis.changes import no_change_sentences
 from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
@@ -120,9 +119,9 @@ def page_data(analysis: Analysis) -> dict[str, Any]:
                 "engine": f.engine,
                 "tier": f.tier,
                 "sustains": f.text(),
-                "percentile": f"p{Objective.parse(f.objective).percentile:g}",
-                "limit_ms": Objective.parse(f.objective).limit_ms,
-                "objective": f.objective,
+                "percentile": f"p{f.objective.percentile:g}",
+                "limit_ms": f.objective.limit_ms,
+                "objective": str(f.objective),
             }
             for f in analysis.capacities
         ],  # fmt: skip
