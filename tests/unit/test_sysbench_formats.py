@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from oltplab.analysis.latency import Histogram
 from oltplab.sysbench.output import parse_output, read_output
 from oltplab.sysbench.validity import suspect_flags, validity_flags
 
@@ -74,6 +75,17 @@ def test_the_histogram_counts_every_event() -> None:
     values = [value for value, _ in out.histogram]
     assert values == sorted(values) and values[0] == 1.044
     assert out.summary.lat_min_ms <= values[0] and values[-1] <= out.summary.lat_max_ms * 1.02
+
+
+def test_buckets_that_print_alike_are_summed() -> None:
+    # Below 0.1 ms neighbouring buckets print the same 3-decimal value: 3,500 events of
+    # which 10 are planted 1.1 s stalls, so the 99th percentile is far below the stall.
+    out = read_output(FORMATS / "v1.0_stall_1th_histogram_submillisecond.txt")
+    assert out.summary is not None
+    assert sum(count for _, count in out.histogram) == out.summary.events == 3500
+    values = [value for value, _ in out.histogram]
+    assert len(values) == len(set(values))
+    assert Histogram.of(out.histogram).percentile(99) < 1
 
 
 def test_a_fatal_line_is_the_reason() -> None:

@@ -109,7 +109,8 @@ class SysbenchOutput:
     seconds: np.ndarray = field(default_factory=lambda: np.empty(0))
     # Seconds between per-interval lines; None without any.
     interval: float | None = None
-    # `--histogram`: (latency in ms, events) per bucket, in sysbench's own buckets.
+    # `--histogram`: (latency in ms, events) per printed value. sysbench prints each value
+    # to 3 decimals, so neighbouring buckets below 0.1 ms can print alike; they are summed.
     histogram: tuple[tuple[float, int], ...] = ()
     # `--rate`: the events a second offered, and per interval (second, queue length,
     # concurrency): events waiting for a thread, and threads busy.
@@ -272,7 +273,7 @@ class OutputParser:
         self._fatal: list[str] = []
         self._section = ""
         self._text = False
-        self._histogram: list[tuple[float, int]] = []
+        self._histogram: dict[float, int] = {}
         self._rate = 0
         self._queue: list[tuple[float, float, float]] = []
         self._tps: list[np.ndarray] = []
@@ -318,7 +319,8 @@ class OutputParser:
             return
         if self._section == _HISTOGRAM_HEADER:
             if m := _HISTOGRAM_LINE.match(line):
-                self._histogram.append((float(m.group(1)), int(m.group(2))))
+                value = float(m.group(1))
+                self._histogram[value] = self._histogram.get(value, 0) + int(m.group(2))
                 return
             if not stripped:
                 self._section = ""
@@ -346,7 +348,7 @@ class OutputParser:
             tps=np.concatenate(self._tps) if self._tps else np.empty(0),
             seconds=seconds,
             interval=interval if len(seconds) else None,
-            histogram=tuple(self._histogram),
+            histogram=tuple(self._histogram.items()),
             rate=self._rate,
             queue=np.array(self._queue, dtype=np.float64).reshape(len(self._queue), 3),
         )
