@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,6 @@ import tomli_w
 from oltplab.analysis.capacity import (
     CAPACITY_JSON,
     MAX_THREADS,
-    Capacity,
     Measured,
     Objective,
     client_threads,
@@ -132,13 +132,13 @@ def capacities(
     max_repetitions: int,
 ) -> list[dict[str, Any]]:
     """Every engine and tier's capacity, ranked, written to capacity.json."""
-    found = []
+    found: list[dict[str, Any]] = []
     for engine in (e.name for e in spec.engines):
         for tier in (t.name for t in spec.tier_list):
             prober = Prober(spec, engine, tier, results, display)
             peak = prober.closed_loop()
-            capacity: Capacity = search(
-                lambda rate, reps, p=prober: p.measure(rate, reps, objective.percentile),
+            capacity = search(
+                partial(prober.measure, percentile=objective.percentile),
                 objective, start=start, precision=precision, max_repetitions=max_repetitions,
             )  # fmt: skip
             found.append(

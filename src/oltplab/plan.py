@@ -9,9 +9,8 @@ from __future__ import annotations
 import random
 import re
 import statistics
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from oltplab.spec import LOCAL_HOST, PlacementSpec, Spec, WorkloadSpec
 
@@ -25,6 +24,12 @@ T = TypeVar("T")
 def threads_label(count: int) -> str:
     """`1 thread`, `4 threads`: how a person reads a thread count."""
     return f"{count} thread{'s' if count != 1 else ''}"
+
+
+class Columns(Protocol):
+    """A row read by column name: a dict, or a ledger row as sqlite3 returns it."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,7 @@ class Cell:
         return f"{self.engine} {self.scenario.name} {self.tier} {self.workload} {self.threads}{rep}"
 
     @classmethod
-    def of(cls, row: Mapping[str, Any]) -> Cell:
+    def of(cls, row: Columns) -> Cell:
         """The cell a ledger row (or any mapping with the same columns) describes."""
         return cls(
             str(row["engine"]),

@@ -190,7 +190,7 @@ def run(
                 spec_origin=origin,
                 spec_base=spec_base or Path.cwd(),
                 spec_digest=spec.digest(),
-                command=provenance["command"],
+                command=str(provenance["command"]),
                 sysbench=sysbench_facts(sysbench_binary, sysbench),
                 workloads=workload_facts(spec),
                 telemetry=telemetry,

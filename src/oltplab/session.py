@@ -9,7 +9,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from oltplab import metrics
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
@@ -140,7 +140,7 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
         archive_sha256=dist.archive_sha256 if dist else None,
         artifact_dir=state.artifact_dir,
     )
-    facts = {
+    facts: dict[str, Any] = {
         "family": state.family,
         "version": state.version,
         "server_version": state.server_version,
@@ -149,8 +149,8 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
         "archive_sha256": dist.archive_sha256 if dist else None,
         "artifact_dir": state.artifact_dir,
     }
-    if (work := state.server.local_work()) is not None:
-        facts["datadir_disk"] = disk_of(work)
+    if (local := state.server.local_work()) is not None:
+        facts["datadir_disk"] = disk_of(local)
     ctx.record.engine(key, facts)
     ctx.engines[key] = state
     return state

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 
 BATCH = 5
+# A per-second series as a list or as the arrays the parsers keep.
+Series = Sequence[float] | np.ndarray
 
 
-def mser5_cut(series: Sequence[float]) -> int:
+def mser5_cut(series: Series) -> int:
     """Seconds to drop from the start so that what remains is steady (MSER-5).
 
     MSER (White, 1997; Spratt's MSER-5 variant, 1998) batches the series into means of
@@ -33,7 +35,7 @@ def mser5_cut(series: Sequence[float]) -> int:
     return int(np.argmin(statistic)) * BATCH
 
 
-def jitter(series: Sequence[float]) -> float | None:
+def jitter(series: Series) -> float | None:
     """Standard deviation over mean (coefficient of variation) of a per-second series."""
     values = np.asarray(series, dtype=float)
     if len(values) < 2 or values.mean() == 0:
@@ -41,15 +43,13 @@ def jitter(series: Sequence[float]) -> float | None:
     return float(values.std(ddof=1) / values.mean())
 
 
-def steady(series: Sequence[float], fixed_cut: int | None = None) -> tuple[int, np.ndarray]:
+def steady(series: Series, fixed_cut: int | None = None) -> tuple[int, np.ndarray]:
     """The steady part of a series: after the MSER-5 cut, or after `fixed_cut` seconds."""
     cut = mser5_cut(series) if fixed_cut is None else min(fixed_cut, max(0, len(series) - 2))
     return cut, np.asarray(series[cut:], dtype=float)
 
 
-def stalls(
-    series: Sequence[float], fraction: float = 0.1, seconds: int = 3
-) -> list[tuple[int, int]]:
+def stalls(series: Series, fraction: float = 0.1, seconds: int = 3) -> list[tuple[int, int]]:
     """Runs of at least `seconds` seconds below `fraction` of the median: (first, last), 1-based."""
     values = np.asarray(series, dtype=float)
     if len(values) == 0:

@@ -143,8 +143,8 @@ def no_change_sentences(series: list[ReleaseSeries]) -> list[str]:
             "a change between."
         ]
     families: dict[str, list[ReleaseSeries]] = defaultdict(list)
-    for found in series:
-        families[found.family].append(found)
+    for one in series:
+        families[one.family].append(one)
     out = []
     for family, found in families.items():
         releases = len({e for s in found for e in s.releases})

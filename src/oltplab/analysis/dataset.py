@@ -347,8 +347,8 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
     # Provenance is shown when readable; the numbers are in the ledger either way.
     with contextlib.suppress(OSError, OltplabError):
         dataset.run_records[str(path)] = load_run_json(run_json).model_dump(exclude_none=True)
-    for (engine, tier), values in ledger.variables_by_tier().items():
-        dataset.variables[(label(engine), tier)] = values
+    for (engine, tier), variables in ledger.variables_by_tier().items():
+        dataset.variables[(label(engine), tier)] = variables
     for run in ledger.runs():
         dataset.runs.append(
             {

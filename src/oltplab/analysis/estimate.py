@@ -301,7 +301,9 @@ def _t_interval(
         logs = np.log([a.rep_mean(r) / b.rep_mean(r) for r in rounds])
         centre, se, df = logs.mean(), logs.std(ddof=1) / math.sqrt(len(logs)), len(logs) - 1
         method, n = "t interval over rounds, paired", len(rounds)
-        point = np.mean([a.rep_mean(r) for r in rounds]) / np.mean([b.rep_mean(r) for r in rounds])
+        point = float(np.mean([a.rep_mean(r) for r in rounds])) / float(
+            np.mean([b.rep_mean(r) for r in rounds])
+        )
     else:
         log_a, log_b = np.log(a.rep_means), np.log(b.rep_means)
         var_a, var_b = log_a.var(ddof=1) / len(log_a), log_b.var(ddof=1) / len(log_b)

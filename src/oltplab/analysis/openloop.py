@@ -123,6 +123,7 @@ def curves(dataset: Dataset, found: dict[Point, LatencyPoint]) -> list[Curve]:
     out = []
     for (workload, network, tier, engine), points in sorted(grouped.items()):
         rates = [p.rate for p in points]
+        per_threads: dict[int | None, list[LatencyPoint]]
         if len(set(rates)) == len(rates):
             per_threads = {None: points}
         else:

@@ -153,8 +153,8 @@ class Points:
             figures = [v for v in found if v is not None]
             if figures:
                 flags = tuple(sorted({f for c in cells for f in c.suspect_flags}))
-                estimate = mean_estimate(sample[point]) if point in sample else None
-                result[point] = Value(mean(figures), len(figures), flags, estimate)
+                interval = mean_estimate(sample[point]) if point in sample else None
+                result[point] = Value(mean(figures), len(figures), flags, interval)
         return result
 
     def machines(self, point: Point, include_flagged: bool = True) -> str:

@@ -69,10 +69,10 @@ class Answer:
         return f"{changed[0]} vs {changed[1]} ({', '.join(common)})"
 
 
-def _shown(part: str | int) -> str:
+def _shown(part: object) -> str:
     if isinstance(part, int):
         return f"{part} thread" if part == 1 else f"{part} threads"
-    return part
+    return str(part)
 
 
 def compared_pairs(points: Points) -> list[tuple[Point, Point]]:
@@ -90,7 +90,7 @@ def compared_pairs(points: Points) -> list[tuple[Point, Point]]:
             reference = tuple(first if i == position else v for i, v in enumerate(point))
             if reference != point and reference in present:
                 pairs.append((point, reference))
-    return pairs  # type: ignore[return-value]
+    return pairs
 
 
 def first_rounds(sample: PointSample, rounds: int) -> PointSample:

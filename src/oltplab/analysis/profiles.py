@@ -24,10 +24,11 @@ class Profile:
         """Per function: samples per transaction it was running itself (the stack's leaf),
         not in a function it called: a callee's growth is not its callers' (every stack
         of a server thread has start_thread in it)."""
-        found: Counter[str] = Counter()
+        found: dict[str, float] = {}
         for stack, weight in self.stacks.items():
-            found[stack.rsplit(";", 1)[-1]] += weight
-        return dict(found)
+            leaf = stack.rsplit(";", 1)[-1]
+            found[leaf] = found.get(leaf, 0.0) + weight
+        return found
 
 
 def profile_of(engine: str, cells: list[CellRecord]) -> Profile | None:

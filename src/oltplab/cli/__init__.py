@@ -6,25 +6,25 @@ import logging
 import os
 import sqlite3
 import sys
+from collections.abc import Callable
 
 from oltplab.cli import distribute, engines, results, runs, versions
 from oltplab.cli.app import DEBUG_ENV, app, engines_app, errors, submit_app
 from oltplab.errors import EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED, OltplabError
 from oltplab.store.files import os_problem
 
+# In the order `--help` lists them; a name only where the function's differs.
+COMMANDS: tuple[tuple[str | None, Callable[..., None]], ...] = (
+    (None, runs.run), (None, runs.rerun), (None, runs.reproduced), (None, runs.demo),
+    (None, results.status), (None, results.export), ("import", results.import_),
+    (None, results.report), (None, results.rebuild), (None, runs.calibrate),
+    (None, distribute.plan), (None, distribute.merge), (None, versions.history),
+    (None, versions.bisect), (None, versions.capacity),
+)  # fmt: skip
+for name, command in COMMANDS:
+    app.command(name)(command)
 engines_app.command("list")(engines.engines_list)
 engines_app.command("fetch")(engines.engines_fetch)
-for command in (runs.run, runs.rerun, runs.reproduced, runs.demo, results.status):
-    app.command()(command)
-for command in (results.export,):
-    app.command()(command)
-app.command("import")(results.import_)
-for command in (results.report, results.rebuild, runs.calibrate, distribute.plan):
-    app.command()(command)
-app.command()(distribute.merge)
-app.command()(versions.history)
-app.command()(versions.bisect)
-app.command()(versions.capacity)
 submit_app.command("slurm")(distribute.submit_slurm)
 submit_app.command("k8s")(distribute.submit_k8s)
 

@@ -334,10 +334,10 @@ def calibrate(
         report_outcome(folder, outcome)
     floor = noise_floor(load([folder]), engine, measure_of(measure))
     console.print(noise_table(engine, floor.comparisons))
-    for (scenario, threads), found in floor.comparisons.items():
+    for (scenario, count), found in floor.comparisons.items():
         if found.verdict == SIGNIFICANT:
             errors.print(
-                f"warning: {scenario} at {threads_label(threads)}: the same binary came out "
+                f"warning: {scenario} at {threads_label(count)}: the same binary came out "
                 f"different ({found.with_interval('95%')}): this host's noise (drift, other "
                 "load, a dip in one side's rounds) breaks what the interval assumes, and the "
                 "noise floor counts it; more rounds (--repetitions) or longer cells "

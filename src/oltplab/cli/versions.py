@@ -171,9 +171,9 @@ def capacity(
     table = Table(title=f"Capacity at {objective}")
     for column in ("engine", "tier", "sustains", "closed-loop peak", "of the peak"):
         table.add_column(column, overflow="fold")
-    for row in map(Found.of, found):
-        peak, share = row.closed_peak, row.share_of_peak
-        table.add_row(row.engine, row.tier, row.text(), "-" if peak is None else f"{peak:,.0f} tps",
+    for one in map(Found.of, found):
+        peak, share = one.closed_peak, one.share_of_peak
+        table.add_row(one.engine, one.tier, one.text(), "-" if peak is None else f"{peak:,.0f} tps",
                       "-" if share is None else f"{share:.0%}")  # fmt: skip
     console.print(table)
     for row in found:

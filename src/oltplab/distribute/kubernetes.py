@@ -180,8 +180,9 @@ def apply(found: list[dict[str, Any]]) -> str:
     config_map, job = found
     namespace = job["metadata"]["namespace"]
     try:
-        client.CoreV1Api().create_namespaced_config_map(namespace, config_map)
-        client.BatchV1Api().create_namespaced_job(namespace, job)
+        # The client takes a manifest as a plain dict as well as its model classes.
+        client.CoreV1Api().create_namespaced_config_map(namespace, config_map)  # type: ignore[arg-type]
+        client.BatchV1Api().create_namespaced_job(namespace, job)  # type: ignore[arg-type]
     except ApiException as exc:
         raise OltplabError(f"Kubernetes refused the job: {exc.status} {exc.reason}") from None
     return f"job/{job['metadata']['name']} in namespace {namespace}"

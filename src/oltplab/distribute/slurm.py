@@ -126,9 +126,9 @@ def task_states(distributed: Distributed) -> dict[int, TaskState]:
     )  # fmt: skip
     latest = {int(j["job"]): j["shards"] for j in distributed.jobs}
     for line in done.stdout.splitlines():
-        job, task, state, node = (line.split("|") + ["", "", "", ""])[:4]
-        if job.isdigit() and task.isdigit() and int(task) in latest.get(int(job), []):
-            found[int(task)] = TaskState(state, node or "-")
+        job_id, task, said, node = (line.split("|") + ["", "", "", ""])[:4]
+        if job_id.isdigit() and task.isdigit() and int(task) in latest.get(int(job_id), []):
+            found[int(task)] = TaskState(said, node or "-")
     return found
 
 

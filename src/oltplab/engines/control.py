@@ -249,7 +249,7 @@ class PostgresControl(_Connection):
     def rows(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         try:
             with self._conn.cursor() as cursor:
-                cursor.execute(sql, args or None)  # type: ignore[arg-type]
+                cursor.execute(sql, args or None)
                 return list(cursor.fetchall()) if cursor.description else []
         except psycopg.Error as exc:
             raise EngineError(f"PostgreSQL: {_first_line(exc)}") from None

@@ -17,6 +17,7 @@ import secrets
 import socket
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from oltplab.engines.config import (
     Setting,
@@ -171,7 +172,7 @@ def provisioned_engine(
     here is published to it."""
     phase(f"{engine.name}: fetching binaries")
     distribution = supply(engine)
-    wanted = {
+    wanted: dict[str, Any] = {
         "dataset": json.dumps(spec.dataset.model_dump(exclude_none=True), sort_keys=True),
         "format": SNAPSHOT_FORMAT,
     }
@@ -306,10 +307,12 @@ def endpoint_engine(
         version = control.version()
         comment = str(control.rows("SELECT @@version_comment")[0][0])
         tables = int(
-            control.rows(
-                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'"
-                " AND table_name REGEXP '^sbtest[0-9]+$'"
-            )[0][0]
+            str(
+                control.rows(
+                    "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'"
+                    " AND table_name REGEXP '^sbtest[0-9]+$'"
+                )[0][0]
+            )
         )
     state = EngineState(
         engine.name,

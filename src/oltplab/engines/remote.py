@@ -8,7 +8,7 @@ instance itself is the same as on this machine, composed with an SSH host (hosts
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from oltplab.engines.hosts import SshHost
 from oltplab.engines.supplier import Distribution, cache_root
@@ -40,15 +40,16 @@ def place_on(distribution: Distribution, host: SshHost) -> Distribution:
     top = cache / root.relative_to(cache).parts[0] / root.relative_to(cache).parts[1]
     remote_top = host.workdir / "engines" / top.name
 
-    def rebased(path: Path | None) -> PurePosixPath | None:
-        return None if path is None else remote_top / path.relative_to(top)
+    def rebased(path: Path) -> Path:
+        # A path on the remote host; both sides are POSIX.
+        return Path(remote_top / path.relative_to(top))
 
     remote = replace(
         distribution,
-        basedir=rebased(distribution.basedir),  # type: ignore[arg-type]
-        server=rebased(distribution.server),  # type: ignore[arg-type]
-        install_db=rebased(distribution.install_db),
-        messages_dir=rebased(distribution.messages_dir),
+        basedir=rebased(distribution.basedir),
+        server=rebased(distribution.server),
+        install_db=distribution.install_db and rebased(distribution.install_db),
+        messages_dir=distribution.messages_dir and rebased(distribution.messages_dir),
     )
     found = host.run(["sha256sum", str(remote.server)], timeout=120)
     if found.returncode != 0 or found.stdout.split()[:1] != [distribution.binary_sha256]:

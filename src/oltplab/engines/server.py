@@ -18,8 +18,10 @@ class Server(Protocol):
     or an SSH host) or an existing endpoint it only connects to."""
 
     host: str  # where sysbench connects
-    client_port: int
     machine: Host  # where client tools for the server run
+
+    @property
+    def client_port(self) -> int: ...
 
     @property
     def owned(self) -> bool:

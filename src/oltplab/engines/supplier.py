@@ -67,9 +67,8 @@ class Distribution:
         if "mysqld" in data:  # manifests written before PostgreSQL joined
             data = {**data, "server": data["mysqld"]}
             del data["mysqld"]
-        return cls(
-            **{key: Path(value) if key in paths and value else value for key, value in data.items()}
-        )
+        fields: dict[str, Any] = {k: Path(v) if k in paths and v else v for k, v in data.items()}
+        return cls(**fields)
 
 
 def cache_root() -> Path:

@@ -12,7 +12,7 @@ import io
 import math
 import multiprocessing
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # loaded by the painter's workers only
 
 WIDE = (8.0, 4.5)
 DPI = 90
-Lines = dict[str, tuple[list[float], list[float]]]  # engine: (x, y)
+Lines = dict[str, tuple[Sequence[float], Sequence[float]]]  # engine: (x, y)
 Entries = tuple[tuple[str, str], ...]  # a legend's (engine, colour) in order
 
 
@@ -225,7 +225,7 @@ def latency_charts(analysis: Analysis, folder: Path, colours: dict[str, str]) ->
 
 def _whole_run_tps(analysis: Analysis, scenario: str, tier: str, threads: list[int]) -> Lines:
     found = analysis.values["tps"]
-    lines = {}
+    lines: Lines = {}
     for engine in analysis.dataset.engine_names():
         xs = [t for t in threads if (scenario, tier, engine, t) in found]
         if xs:
@@ -280,12 +280,12 @@ def _stability_charts(
     dataset = analysis.dataset
     series, steady = {}, {}
     for cell in dataset.cells:
-        where = (cell.scenario, cell.tier, cell.threads, cell.repetition)
-        if where != (scenario, tier, threads, 1):
+        first_run = (cell.scenario, cell.tier, cell.threads, cell.repetition)
+        if first_run != (scenario, tier, threads, 1):
             continue
-        values = dataset.series.get(cell.key)
-        if values is not None and len(values):
-            series[cell.engine] = values
+        per_second = dataset.series.get(cell.key)
+        if per_second is not None and len(per_second):
+            series[cell.engine] = per_second
             cut = analysis.points.cuts.get(cell.key)
             if cell.measured and cut is not None:
                 steady[cell.engine] = cut.sample.series[cell.repetition]

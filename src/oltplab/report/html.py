@@ -52,7 +52,7 @@ def page_data(analysis: Analysis) -> dict[str, Any]:
             keys.setdefault((cell.scenario, cell.tier, cell.engine, cell.threads), []).append(
                 cell.key
             )
-    records = []
+    records: list[dict[str, Any]] = []
     for point, value in values["tps"].items():
         scenario, tier, engine, threads = point
         tps, low, high = _interval(value)

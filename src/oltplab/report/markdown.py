@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from oltplab.analysis.changes import Change, no_change_sentences
+from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Grid, Value, cross_family
 from oltplab.analysis.tables import ProgressionRow, Ratio
@@ -117,6 +118,10 @@ def _steady_tps(value: Value) -> str:
     return number(value.steady.point) if value.steady else f"{number(value.whole_run)} (whole run)"
 
 
+def _verdict(change: Comparison | None) -> str:
+    return change.verdict if change else "no per-second data"
+
+
 def _progression(analysis: Analysis) -> list[str]:
     out = [
         "## 4. Version progression",
@@ -155,12 +160,7 @@ def _progression(analysis: Analysis) -> list[str]:
                 ],
                 [
                     "verdict",
-                    *(
-                        (mine[t].change.verdict if mine[t].change else "no per-second data")
-                        if t in mine
-                        else "-"
-                        for t in threads
-                    ),
+                    *(_verdict(mine[t].change) if t in mine else "-" for t in threads),
                 ],
                 [
                     f"whole run vs {base}",

@@ -12,7 +12,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     AfterValidator,
@@ -23,6 +23,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 
 from oltplab.engines.catalog import series
 from oltplab.errors import SpecError
@@ -156,8 +157,8 @@ class WorkloadSpec(StrictModel):
                 raise ValueError(
                     f"option {key!r}: set it as the workload's {key.replace('-', '_')} key"
                 )
-            if isinstance(options[key], str):
-                printable(options[key])
+            if isinstance(value := options[key], str):
+                printable(value)
         return options
 
     @model_validator(mode="after")
@@ -285,7 +286,7 @@ class ProtocolSpec(StrictModel):
 
 # --- hosts and placements ---------------------------------------------------------------------
 
-LOCAL_HOST = "local"
+LOCAL_HOST: Final = "local"
 
 
 class HostSpec(StrictModel):
@@ -490,7 +491,7 @@ def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) ->
     resolved = spec.resolve(spec.tier(tier))
     chosen = spec.workload(workload)
     # exclude_none: keys added in later versions leave older results' digests as they were.
-    definition = {
+    definition: dict[str, Any] = {
         "engine": spec.engine(engine).model_dump(mode="json"),
         "intent": {**resolved.__dict__},
         "dataset": spec.dataset.model_dump(exclude_none=True),
@@ -535,7 +536,7 @@ _KIND_MESSAGES = {
 }
 
 
-def _describe(error: dict[str, Any]) -> str:
+def _describe(error: ErrorDetails) -> str:
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and "[" in p))
     where = _location(loc)
     if error["type"] == "extra_forbidden":

@@ -52,7 +52,7 @@ def summary_from_columns(values: dict[str, Any]) -> Summary:
         reads=round((values["reads_per_s"] or 0) * seconds),
         writes=round((values["writes_per_s"] or 0) * seconds),
         other=round((values["other_per_s"] or 0) * seconds),
-        **{
+        **{  # type: ignore[arg-type]  # each column holds its field's type or NULL
             column: values.get(column)
             for column in SUMMARY_COLUMNS
             if column not in ("reads_per_s", "writes_per_s", "other_per_s")

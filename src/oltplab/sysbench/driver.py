@@ -10,7 +10,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from oltplab.engines.processes import spawn
 from oltplab.errors import EngineError, EnvironmentProblem
@@ -111,7 +111,7 @@ def command(
     binary: str,
     test: str,
     action: str,
-    connection: Path,
+    connection: PurePath,
     *,
     tables: int,
     table_size: int,

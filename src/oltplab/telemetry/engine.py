@@ -103,7 +103,7 @@ class EngineProbe(EverySecond):
     def _sample_until_stopped(self, control: Control | PostgresControl, sink: Any) -> None:
         # InnoDB's metrics and status are MySQL-family things; PostgreSQL's status has its own.
         mysql_family = control.protocol == "mysql"
-        metrics = _enabled_metrics(control) if mysql_family else []
+        metrics = _enabled_metrics(control) if isinstance(control, Control) else []
         previous: dict[str, Any] = {}
         needs_innodb_status: bool | None = None if mysql_family else False
         for second in self.seconds():
