@@ -141,7 +141,7 @@ class PlainDisplay:
 
 def duration_text(seconds: float) -> str:
     """`45s`, `3m 05s`, `2h 07m`, `1d 3h 00m`: as precise as a person needs."""
-    whole = int(round(seconds))
+    whole = round(seconds)
     minutes, second = divmod(whole, 60)
     hours, minute = divmod(minutes, 60)
     days, hour = divmod(hours, 24)

@@ -4,6 +4,7 @@ state folder, and stopped by pid afterwards. Nothing is installed as a service."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -79,9 +80,10 @@ def slurm_cluster(root: Path) -> Iterator[dict[str, str]]:
     conf.write_text(_config(root, ports))
     env = {**os.environ, "SLURM_CONF": str(conf)}
     started: list[subprocess.Popen[bytes]] = []
+    sinks = contextlib.ExitStack()
 
     def start(*args: str, log: str) -> None:
-        sink = (root / log).open("wb")
+        sink = sinks.enter_context((root / log).open("wb"))
         started.append(subprocess.Popen(args, env=env, stdout=sink, stderr=subprocess.STDOUT))
 
     try:
@@ -113,9 +115,10 @@ def slurm_cluster(root: Path) -> Iterator[dict[str, str]]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        sinks.close()
 
 
-def _wait(condition, what: str, timeout: float = 60) -> None:  # noqa: ANN001
+def _wait(condition, what: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():

@@ -38,7 +38,7 @@ def test_pausing_the_engine_for_five_seconds_is_flagged_as_a_stall(tmp_path):
     os.kill(pid, signal.SIGCONT)
     output, _ = run.communicate(timeout=120)
     assert run.returncode == 0, output
-    [(threads, flags, notes, status)] = notes_and_flags(out)
+    [(_threads, flags, notes, status)] = notes_and_flags(out)
     assert status == "done" and "stall" in flags.split(",")
     first, last = (int(s) for s in notes.split("stall ")[1].split(" s")[0].split("-"))
     assert 3 <= first <= 6 and 4 <= last - first + 1 <= 7

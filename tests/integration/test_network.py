@@ -108,10 +108,11 @@ def server_host(tmp_path):
             f"mount --bind {passwd} /etc/passwd && mount -t tmpfs oltplab-test /run && "
             f"mkdir /run/sshd && exec {sshd} -D -e -f {config}"
         )
+        sshd_log = (tmp_path / "sshd.log").open("w")
         sshd_process = subprocess.Popen(
             ["ip", "netns", "exec", host.namespace, "unshare", "-m", "sh", "-c", inside],
             stdout=subprocess.DEVNULL,
-            stderr=(tmp_path / "sshd.log").open("w"),
+            stderr=sshd_log,
         )
         deadline = time.monotonic() + 20
         while (
@@ -129,7 +130,7 @@ def server_host(tmp_path):
                 ],
                 capture_output=True,
                 check=False,
-            ).returncode  # fmt: skip
+            ).returncode
             != 0
         ):
             assert time.monotonic() < deadline, (tmp_path / "sshd.log").read_text()
@@ -142,6 +143,7 @@ def server_host(tmp_path):
         if sshd_process is not None:
             sshd_process.kill()
             sshd_process.wait()
+            sshd_log.close()
         subprocess.run(["ip", "link", "del", host.client_link], capture_output=True, check=False)
         subprocess.run(["ip", "netns", "del", host.namespace], capture_output=True, check=False)
         shutil.rmtree(host.workdir, ignore_errors=True)

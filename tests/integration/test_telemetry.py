@@ -3,6 +3,7 @@ from run.json alone reported side by side, and a killed collector."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -63,7 +64,7 @@ def stalled(sysbench_output: Path, source: str) -> bool:
     else:
         text = sysbench_output.with_name(f"{stem}.{source}.txt").read_text(errors="replace")
         times = [s.clock for s in PARSERS[source](text) if s.clock is not None]
-    return any(later - earlier > 1.5 for earlier, later in zip(times, times[1:], strict=False))
+    return any(later - earlier > 1.5 for earlier, later in itertools.pairwise(times))
 
 
 def test_demo_cells_have_aligned_series_and_their_telemetry_is_drawn(tmp_path, browser_page):

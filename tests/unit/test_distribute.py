@@ -164,7 +164,7 @@ def test_merge_makes_one_directory_and_refuses_what_does_not_fit(tmp_path: Path)
         # an engine comparison is within a block: one machine, a real interval
         assert all(r.change and r.change.machines is None for r in analysis.progression)
 
-    with pytest.raises(OltplabError, match="holds done cell .* which .* holds too"):
+    with pytest.raises(OltplabError, match=r"holds done cell .* which .* holds too"):
         merge([one, one], tmp_path / "twice")
     other = fake_shard(tmp_path / "other", spec.replace("threads = [1, 4]", "threads = [1]"),
                        Shard(2, 2), "node-c", 100)  # fmt: skip

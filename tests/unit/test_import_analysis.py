@@ -31,7 +31,7 @@ def imported(tmp_path):
 
 
 def test_import_counts_and_flags_every_odd_file(imported):
-    results, report, _ = imported
+    _results, report, _ = imported
     assert (report.imported, report.updated, report.unchanged) == (19, 0, 0)
     assert sorted(report.flagged) == [
         (f"{MARIADB} ro-local 8G 4 threads", "truncated"),
@@ -101,7 +101,7 @@ def test_progression_and_differences(imported):
         24.0,
         -10.0,
     ]
-    columns, exported = table_rows("progression", analyse(dataset, AnalysisOptions()))
+    _columns, exported = table_rows("progression", analyse(dataset, AnalysisOptions()))
     # Every second of the tree's files holds the same TPS: steady and whole run agree.
     assert exported[3] == {
         "scenario": "rw-local",
@@ -158,7 +158,7 @@ def test_findings_are_computed(imported):
 
 
 def test_flags_table_lists_every_flagged_cell(imported):
-    columns, rows = table_rows("flags", analyse(load([imported[0]]), AnalysisOptions()))
+    _columns, rows = table_rows("flags", analyse(load([imported[0]]), AnalysisOptions()))
     assert [(r["scenario"], r["tier"], r["threads"], r["status"], r["flags"]) for r in rows] == [
         ("rw-local", "2G", 4, "failed", "empty"),
         ("rw-local", "8G", 4, "done", "errors"),

@@ -69,7 +69,7 @@ def test_missing_and_foreign_ledgers_are_refused_with_a_clear_message(tmp_path):
     with pytest.raises(OltplabError, match="no oltplab results here"):
         Ledger.open(tmp_path / "nothing", create=False)
     (tmp_path / "ledger.sqlite").write_text("not a database, just text " * 100)
-    with pytest.raises(OltplabError, match="is damaged .not an SQLite file"):
+    with pytest.raises(OltplabError, match=r"is damaged .not an SQLite file"):
         Ledger.open(tmp_path)
 
 

@@ -62,9 +62,9 @@ def test_series_are_cpus_per_second_and_other_is_what_is_not_ours(tmp_path: Path
 
 
 def test_a_cell_is_disturbed_when_other_load_covers_a_tenth_of_its_steady_part() -> None:
-    quiet = {s: 0.02 for s in range(1, 41)}
+    quiet = dict.fromkeys(range(1, 41), 0.02)
     assert not interference(quiet, {}, 6, 40).flagged  # type: ignore[union-attr]
-    busy = {**quiet, **{s: 0.9 for s in range(20, 26)}}  # 6 of 35 steady seconds
+    busy = {**quiet, **dict.fromkeys(range(20, 26), 0.9)}  # 6 of 35 steady seconds
     found = interference(busy, {}, 6, 40)
     assert found is not None and found.flagged
     assert found.disturbed == 6 and found.steady == 35
@@ -72,7 +72,7 @@ def test_a_cell_is_disturbed_when_other_load_covers_a_tenth_of_its_steady_part()
     # Disturbed seconds in the warm-up are not the steady part's.
     assert not interference(busy, {}, 30, 40).flagged  # type: ignore[union-attr]
     # Steal counts as other load.
-    stolen = interference(quiet, {s: DISTURBED_CPU for s in range(10, 20)}, 6, 40)
+    stolen = interference(quiet, dict.fromkeys(range(10, 20), DISTURBED_CPU), 6, 40)
     assert stolen is not None and stolen.flagged
     assert interference({}, {}, 1, 10) is None
 

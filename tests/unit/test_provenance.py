@@ -52,7 +52,7 @@ def test_unreadable_run_json_is_refused_in_one_line(tmp_path) -> None:
     with pytest.raises(OltplabError, match=r"run\.json: \(the file\): Invalid JSON"):
         read_run_json(tmp_path)
     (tmp_path / "run.json").write_text('{"spec": {"text": "x"}}')
-    with pytest.raises(OltplabError, match="run.json: spec.base: Field required"):
+    with pytest.raises(OltplabError, match=r"run\.json: spec\.base: Field required"):
         read_run_json(tmp_path)
 
 

@@ -46,7 +46,7 @@ def test_the_lock_names_its_holder_and_dies_with_it(tmp_path):
             pass
     finally:
         holding.kill()
-        holding.wait()
+        holding.communicate()
     assert holder(results) is None
     with ResultsLock(results):  # taken at once after a kill -9
         assert holder(results) == os.getpid()

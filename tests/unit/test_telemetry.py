@@ -186,4 +186,4 @@ def test_server_cpu_counts_child_processes_as_postgresql_has_them():
         assert figures["cpu_seconds"] >= 0.45
         assert figures["switches"] >= 1
     finally:
-        parent.wait()
+        parent.communicate()

@@ -18,6 +18,7 @@ series. All pure: a series in, change points out.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -105,7 +106,7 @@ def t_test(left: np.ndarray, right: np.ndarray) -> tuple[float, float, float]:
 
 def _stretches(points: list[int], start: int, end: int) -> list[tuple[int, int]]:
     edges = [start, *points, end]
-    return [(a, b) for a, b in zip(edges, edges[1:], strict=False) if a != b]
+    return [(a, b) for a, b in itertools.pairwise(edges) if a != b]
 
 
 def _detect(

@@ -9,6 +9,7 @@ against the last good one, with its interval.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,7 +110,7 @@ def release_series(points: Points) -> list[ReleaseSeries]:
                                 (scenario, tier, change.last_good, threads),
                             )
                             changes.append(_with_size(change, size))
-                    steps = zip(found[:-1], found[1:], strict=True)
+                    steps = itertools.pairwise(found)
                     out.append(ReleaseSeries(
                         family, scenario, tier, threads, present,
                         [mean_estimate(sample) for sample in found], changes,

@@ -57,7 +57,7 @@ class CellCut:
     @property
     def steady_from(self) -> int:
         """The first second counted, 1-based: the same in every table and chart."""
-        return int(round(self.cut * self.interval)) + 1
+        return round(self.cut * self.interval) + 1
 
 
 @dataclass

@@ -126,7 +126,7 @@ def task_states(distributed: Distributed) -> dict[int, TaskState]:
     )  # fmt: skip
     latest = {int(j["job"]): j["shards"] for j in distributed.jobs}
     for line in done.stdout.splitlines():
-        job_id, task, said, node = (line.split("|") + ["", "", "", ""])[:4]
+        job_id, task, said, node = [*line.split("|"), "", "", "", ""][:4]
         if job_id.isdigit() and task.isdigit() and int(task) in latest.get(int(job_id), []):
             found[int(task)] = TaskState(said, node or "-")
     return found

@@ -255,12 +255,15 @@ class PrivateFile:
             self.machine.remove(self.path)
 
 
+REMOTE_WORKDIR = PurePosixPath("/tmp/oltplab")
+
+
 @dataclass(frozen=True)
 class SshHost(Host):
     destination: str = ""
     port: int | None = None
     identity_file: Path | None = None
-    workdir: PurePosixPath = PurePosixPath("/tmp/oltplab")
+    workdir: PurePosixPath = REMOTE_WORKDIR
     options: tuple[tuple[str, str], ...] = ()
 
     @property

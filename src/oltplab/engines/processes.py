@@ -34,7 +34,7 @@ def spawn(
         stdout=stdout,
         stderr=stderr,
         env=env,
-        preexec_fn=_die_with_parent,  # noqa: PLW1509 - spawned from the main thread only
+        preexec_fn=_die_with_parent,  # safe: spawned from the main thread only
         start_new_session=True,  # a Ctrl-C in the terminal reaches oltplab, which stops them
     )
 

@@ -15,7 +15,7 @@ def flags(analysis: Analysis) -> list[str]:
     out += _measured_again(analysis)
     cells = analysis.flagged
     if not cells:
-        return out + ["None: every cell ran its full length without errors.", ""]
+        return [*out, "None: every cell ran its full length without errors.", ""]
     out += [
         "Legend: `empty` no output; `truncated` no final summary; `errors` / `reconnects` "
         "sysbench counted some (errors leave a cell in the key findings up to "

@@ -209,7 +209,7 @@ def _source(text: str) -> str:
 def configuration(dataset: Dataset) -> list[str]:
     out = ["## 2. Configuration", ""]
     if not dataset.variables:
-        return out + ["No server variables were recorded for these results.", ""]
+        return [*out, "No server variables were recorded for these results.", ""]
     differing: list[list[str]] = []
     for tier in dataset.tiers():
         engines = [e for e in dataset.engine_names() if (e, tier) in dataset.variables]

@@ -38,7 +38,7 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
         "|" + "|".join("---" for _ in header) + "|",
     ]
     lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
-    return lines + [""]
+    return [*lines, ""]
 
 
 def number(value: float | None) -> str:

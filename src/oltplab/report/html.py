@@ -124,7 +124,7 @@ def page_data(analysis: Analysis) -> dict[str, Any]:
                 "objective": str(f.objective),
             }
             for f in analysis.capacities
-        ],  # fmt: skip
+        ],
         "latency_percentiles": [f"p{q:g}" for q in PERCENTILES],
         "labels": labels,
         "releases": release_data(analysis),

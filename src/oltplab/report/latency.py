@@ -115,7 +115,7 @@ def omission(analysis: Analysis) -> list[str]:
     rows, sentences = [], []
     for found in analysis.omissions:
         closed, opened = found.closed, found.open
-        scenario, tier, engine, threads = opened.point
+        _scenario, tier, engine, threads = opened.point
         ratio = found.ratio
         rows.append(
             [

@@ -132,7 +132,7 @@ def _progression(analysis: Analysis) -> list[str]:
         "",
     ]
     if not analysis.progression:
-        return out + ["No family has more than one version in these results.", ""]
+        return [*out, "No family has more than one version in these results.", ""]
     grouped: dict[tuple[str, str, str], list[ProgressionRow]] = defaultdict(list)
     for row in analysis.progression:
         grouped[(row.family, row.scenario, row.tier)].append(row)
@@ -187,7 +187,7 @@ def _differences(analysis: Analysis) -> list[str]:
         "",
     ]
     if not analysis.differences:
-        return out + [f"No significant difference beyond {options.threshold:g}%.", ""]
+        return [*out, f"No significant difference beyond {options.threshold:g}%.", ""]
     for scenario in analysis.dataset.scenarios:
         mine = [r for r in analysis.differences if r.scenario == scenario]
         if mine:

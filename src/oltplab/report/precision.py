@@ -36,7 +36,7 @@ def _answers(analysis: Analysis) -> list[str]:
         "",
     ]
     if not analysis.answers:
-        return out + ["No comparison: one engine, tier and workload only.", ""]
+        return [*out, "No comparison: one engine, tier and workload only.", ""]
     rows = [
         [
             answer.label,

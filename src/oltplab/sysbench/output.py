@@ -122,13 +122,11 @@ class SysbenchOutput:
         """Runs of intervals far below the median (stats.stalls), as (first, last) seconds
         of the run, found once per output."""
         found = stalls(self.tps, seconds=_stall_lines(self.interval))
-        return [
-            (self._start_of(first), int(round(self.seconds[last - 1]))) for first, last in found
-        ]
+        return [(self._start_of(first), round(self.seconds[last - 1])) for first, last in found]
 
     def _start_of(self, line: int) -> int:
         """The first second a per-interval line (1-based) covers."""
-        return int(round(self.seconds[line - 1] - (self.interval or 1))) + 1
+        return round(self.seconds[line - 1] - (self.interval or 1)) + 1
 
     @property
     def intervals(self) -> tuple[Interval, ...]:
