@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from oltplab.synthetic import sysbench_text
+from oltplab.sysbench.synthetic import sysbench_text
 
 # Runs the command given and prints the peak resident memory (KB) of that child.
 _PEAK = (

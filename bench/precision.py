@@ -36,7 +36,7 @@ from pathlib import Path
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers
-from oltplab.metrics import MEASURES, Target
+from oltplab.base.metrics import MEASURES, Target
 
 ENGINE = "mariadb-10.11.5"
 SCRIPT = Path(__file__).parent / "workloads" / "planted_read_only.lua"

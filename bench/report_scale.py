@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from oltplab.synthetic import tree_2026
+from oltplab.sysbench.synthetic import tree_2026
 
 REPO = Path(__file__).resolve().parent.parent
 BEFORE = "444ac6d"  # the last commit before analysis-once and the packed samples

@@ -24,7 +24,7 @@ from pathlib import Path
 from oltplab.analysis.dataset import load
 from oltplab.analysis.estimate import PointSample, compare
 from oltplab.analysis.points import Points
-from oltplab.metrics import CPU_PER_TXN, TPS
+from oltplab.base.metrics import CPU_PER_TXN, TPS
 
 ENGINE = "mysql-8.0.31"
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 from tests.consistency import results_problems, written_problems
 
 

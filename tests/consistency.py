@@ -15,8 +15,8 @@ from typing import Any
 from oltplab.analysis.dataset import load
 from oltplab.analysis.estimate import Estimate
 from oltplab.analysis.model import Analysis, AnalysisOptions, analyse
-from oltplab.export import TABLES, table_rows, to_csv, to_json
 from oltplab.report import html, markdown
+from oltplab.report.export import TABLES, table_rows, to_csv, to_json
 
 _NUMBER = r"[-+]?\d[\d,]*(?:\.\d+)?"
 # "1,234 [1,201, 1,266]", "-2.2% [-2.8, -1.7]", "3.0x [2.9x, 3.1x]": a point and its interval.

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from oltplab.distribute.blocks import Shard, shard_sessions
 from oltplab.plan import build_plan, cells_of
+from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.spec import parse_spec
 
 from .conftest import cells, oltplab, processes_using, spec_text, wait_for

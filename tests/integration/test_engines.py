@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.engines.catalog import CATALOG
 from oltplab.engines.config import (
     check_variables,
     expected_variables,
@@ -18,6 +17,7 @@ from oltplab.engines.hosts import free_port
 from oltplab.engines.provision import local_instance
 from oltplab.engines.supplier import supply
 from oltplab.spec import parse_spec
+from oltplab.spec.catalog import CATALOG
 from tests.integration.doors import (
     capabilities,
     mysql_open_doors,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab import metrics
+from oltplab.base import metrics
 from oltplab.spec import load_spec
 from oltplab.store.ledger import Ledger
 from oltplab.telemetry.collectors import describe_seconds, missing_seconds

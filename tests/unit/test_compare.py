@@ -12,7 +12,7 @@ from oltplab.analysis.estimate import (
     compare,
     mean_estimate,
 )
-from oltplab.stats import mser5_cut, stalls
+from oltplab.base.stats import mser5_cut, stalls
 
 PHI, NOISE, RUN_NOISE = 0.7, 0.05, 0.02  # per-second AR(1) and run-to-run spread
 

@@ -14,17 +14,17 @@ import yaml
 from oltplab.analysis.dataset import load
 from oltplab.analysis.estimate import DIFFERENT_MACHINES, PointSample, across_machines
 from oltplab.analysis.model import AnalysisOptions, analyse
+from oltplab.base.errors import OltplabError
 from oltplab.distribute import kubernetes, slurm
-from oltplab.distribute.blocks import Shard, assign, blocks, shard_sessions
 from oltplab.distribute.canary import canary_spec
 from oltplab.distribute.layout import Distributed
 from oltplab.distribute.merge import merge
-from oltplab.errors import OltplabError
 from oltplab.plan import build_plan, cells_of
+from oltplab.plan.blocks import Shard, assign, blocks, shard_sessions
 from oltplab.spec import cell_definition_digest, parse_spec
 from oltplab.store.ledger import Ledger
-from oltplab.synthetic import sysbench_text
 from oltplab.sysbench.output import parse_output
+from oltplab.sysbench.synthetic import sysbench_text
 from tests.cli import oltplab
 
 SPEC = """

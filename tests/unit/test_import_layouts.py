@@ -13,7 +13,7 @@ import pytest
 
 from oltplab.analysis.dataset import load
 from oltplab.importers.layout import cell_name, engine_folder
-from oltplab.synthetic import sysbench_text
+from oltplab.sysbench.synthetic import sysbench_text
 from tests.cli import oltplab
 
 FORMATS = Path(__file__).parent.parent / "data" / "sysbench" / "formats"

@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
+from oltplab.measure.runner import check_compatible
 from oltplab.plan import Cell
-from oltplab.runner import check_compatible
 from oltplab.store.ledger import SCHEMA_VERSION, Ledger
 from oltplab.sysbench.output import read_output
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab import metrics
+from oltplab.base import metrics
 from oltplab.telemetry.load import (
     DISTURBED_CPU,
     LoadSampler,

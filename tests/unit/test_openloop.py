@@ -19,7 +19,7 @@ from oltplab.analysis.capacity import (
 )
 from oltplab.analysis.estimate import Estimate
 from oltplab.analysis.latency import PERCENTILES, Histogram, bucket, percentile_estimate
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 from oltplab.plan import build_plan, cells_of
 from oltplab.spec import parse_spec
 from oltplab.sysbench.output import parse_output, read_output

@@ -24,9 +24,9 @@ from oltplab.analysis.precision import (
     round_spread_pct,
     rounds_needed,
 )
+from oltplab.base.errors import OltplabError
 from oltplab.cli.app import parse_duration, parse_percent
-from oltplab.errors import OltplabError
-from oltplab.isolation import CpuSplit, advice
+from oltplab.engines.isolation import CpuSplit, advice
 from tests.cli import oltplab
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from oltplab.errors import OltplabError
-from oltplab.hostinfo import disk_of
+from oltplab.base.errors import OltplabError
+from oltplab.base.hostinfo import disk_of
 from oltplab.store.provenance import differences, read_run_json, redact_spec
 from tests.cli import oltplab
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.synthetic import sysbench_text
+from oltplab.sysbench.synthetic import sysbench_text
 from tests.cli import oltplab
 
 RELEASES = {"5.7.44": 300, "8.0.45": 320, "8.4.3": 310}

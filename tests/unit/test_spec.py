@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.errors import SpecError
+from oltplab.base.errors import SpecError
 from oltplab.spec import cell_definition_digest, load_spec, parse_spec
 
 ROOT = Path(__file__).parent.parent.parent

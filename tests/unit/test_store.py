@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
+from oltplab.base.errors import ResultsBusy
 from oltplab.engines.control import accounts_sql
-from oltplab.errors import ResultsBusy
 from oltplab.report.format import without_html
 from oltplab.store.files import write_atomic, write_secret
 from oltplab.store.journal import Journal

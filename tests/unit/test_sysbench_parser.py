@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.errors import EngineError
+from oltplab.base.errors import EngineError
 from oltplab.sysbench.driver import Target, command, connection_options
 from oltplab.sysbench.output import parse_output, read_output
 from oltplab.sysbench.validity import validity_flags

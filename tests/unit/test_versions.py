@@ -15,11 +15,11 @@ from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, UNDECIDED, judge
 from oltplab.analysis.estimate import Comparison, Estimate
 from oltplab.analysis.explain import setting_differences
 from oltplab.analysis.profiles import Profile, gained_most
-from oltplab.bisect import DEFAULT_SPEC, releases_between
-from oltplab.engines.catalog import family_releases, release_key, series
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
+from oltplab.experiments.bisect import DEFAULT_SPEC, releases_between
 from oltplab.report.flamegraph import page
 from oltplab.spec import parse_spec
+from oltplab.spec.catalog import family_releases, release_key, series
 from oltplab.telemetry.profiler import fold
 from tests.cli import oltplab
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.measure.workloads import MIX_SCRIPT, distribution, sysbench_test
 from oltplab.spec import parse_spec
 from oltplab.sysbench.driver import (
     Target,
@@ -13,7 +14,6 @@ from oltplab.sysbench.driver import (
     help_rand_types,
     value_problem,
 )
-from oltplab.workloads import MIX_SCRIPT, distribution, sysbench_test
 
 HELP = Path(__file__).parent.parent / "data" / "sysbench_help"
 

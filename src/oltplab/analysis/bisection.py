@@ -1,5 +1,5 @@
 """A bisection's findings as data: the cell it follows, each step with its measurements
-and verdict, and where it placed the change (oltplab.bisect does the measuring).
+and verdict, and where it placed the change (oltplab.experiments.bisect does the measuring).
 
 A middle release is asked which end it is like, not whether it is the same as its
 neighbour within a margin: once the ends differ by D, the middle one measured against a
@@ -18,7 +18,7 @@ from typing import Any
 
 from oltplab.analysis.equivalence import UNDECIDED, Equivalence
 from oltplab.analysis.estimate import Comparison
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 from oltplab.spec import Spec
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.analysis.estimate import Estimate
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 
 _SLO = re.compile(r"^\s*p(\d+(?:\.\d+)?)\s*<\s*(\d+(?:\.\d+)?)\s*(ms|s)\s*$")
 

@@ -18,9 +18,9 @@ from oltplab.analysis.changepoints import change_points
 from oltplab.analysis.dataset import load
 from oltplab.analysis.estimate import Comparison, Estimate, PointSample, compare, mean_estimate
 from oltplab.analysis.points import Points
-from oltplab.engines.catalog import UNKNOWN_FAMILY
-from oltplab.errors import OltplabError
-from oltplab.metrics import TPS, Measure
+from oltplab.base.errors import OltplabError
+from oltplab.base.metrics import TPS, Measure
+from oltplab.spec.catalog import UNKNOWN_FAMILY
 from oltplab.store.ledger import Ledger
 
 # Points a series needs before a change point can be looked for: one each side and one more.

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from oltplab import metrics
+from oltplab.base import metrics
+from oltplab.base.errors import OltplabError
+from oltplab.base.sizes import parse_size
 from oltplab.engines.config import parse_version
-from oltplab.errors import OltplabError
 from oltplab.plan import Scenario
-from oltplab.sizes import parse_size
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RUN_JSON, load_run_json
 from oltplab.store.schema import CANARY, LEDGER_NAME

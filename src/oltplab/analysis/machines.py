@@ -18,7 +18,7 @@ import numpy as np
 
 from oltplab.analysis.dataset import CanaryRun, Dataset
 from oltplab.analysis.estimate import Estimate, PointSample, mean_estimate
-from oltplab.stats import steady
+from oltplab.base.stats import steady
 
 
 @dataclass(frozen=True)

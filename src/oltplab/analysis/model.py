@@ -45,8 +45,8 @@ from oltplab.analysis.telemetry import (
     operation_table,
     timeline,
 )
-from oltplab.errors import OltplabError
-from oltplab.metrics import MEASURES, Target, latency_metric
+from oltplab.base.errors import OltplabError
+from oltplab.base.metrics import MEASURES, Target, latency_metric
 
 
 @dataclass(frozen=True)

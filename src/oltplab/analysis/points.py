@@ -25,8 +25,8 @@ from oltplab.analysis.estimate import (
     mean_estimate,
 )
 from oltplab.analysis.machines import MachineSpread, log_variance_of_mean
-from oltplab.metrics import TPS, Measure
-from oltplab.stats import steady
+from oltplab.base.metrics import TPS, Measure
+from oltplab.base.stats import steady
 
 Point = tuple[str, str, str, int]  # scenario, tier, engine, threads
 

@@ -25,7 +25,7 @@ from oltplab.analysis.equivalence import DIFFERENT as BEYOND
 from oltplab.analysis.equivalence import EQUIVALENT, TOST_CONFIDENCE, judge
 from oltplab.analysis.estimate import Comparison, PointSample, compare, t_quantile
 from oltplab.analysis.points import Point, Points
-from oltplab.metrics import Measure, Target
+from oltplab.base.metrics import Measure, Target
 
 DIFFERENT = "DIFFERENT"
 SAME = "SAME"

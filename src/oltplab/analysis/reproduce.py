@@ -10,8 +10,8 @@ from pathlib import Path
 from oltplab.analysis.dataset import load
 from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, Equivalence, equivalence
 from oltplab.analysis.points import Point, Points
-from oltplab.errors import OltplabError
-from oltplab.metrics import TPS, Measure
+from oltplab.base.errors import OltplabError
+from oltplab.base.metrics import TPS, Measure
 
 
 @dataclass(frozen=True)

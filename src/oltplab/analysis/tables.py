@@ -15,10 +15,10 @@ import numpy as np
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.estimate import SIGNIFICANT, Comparison, Estimate, mean_estimate
 from oltplab.analysis.points import Point, Points, Value, diff_pct
-from oltplab.engines.catalog import UNKNOWN_FAMILY
-from oltplab.errors import OltplabError
-from oltplab.metrics import latency_metric
-from oltplab.stats import jitter
+from oltplab.base.errors import OltplabError
+from oltplab.base.metrics import latency_metric
+from oltplab.base.stats import jitter
+from oltplab.spec.catalog import UNKNOWN_FAMILY
 
 # --- version progression ------------------------------------------------------------------
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
 
-from oltplab import metrics
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.points import Points
-from oltplab.metrics import Metric
-from oltplab.stats import jitter, stalls
+from oltplab.base import metrics
+from oltplab.base.metrics import Metric
+from oltplab.base.stats import jitter, stalls
 from oltplab.telemetry.load import DISTURBED_CPU
 
 Series = list[tuple[int, float]]

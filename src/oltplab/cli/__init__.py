@@ -8,9 +8,9 @@ import sqlite3
 import sys
 from collections.abc import Callable
 
+from oltplab.base.errors import EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED, OltplabError
 from oltplab.cli import distribute, engines, results, runs, versions
 from oltplab.cli.app import DEBUG_ENV, app, engines_app, errors, submit_app
-from oltplab.errors import EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED, OltplabError
 from oltplab.store.files import os_problem
 
 # In the order `--help` lists them; a name only where the function's differs.

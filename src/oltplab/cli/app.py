@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from oltplab.display import display_for, failed_table, status_table, tps_tables
-from oltplab.errors import (
+from oltplab.base.errors import (
     EXIT_BAD_INPUT,
     EXIT_CELL_FAILED,
     EXIT_ENVIRONMENT,
@@ -20,12 +19,13 @@ from oltplab.errors import (
     EXIT_INTERRUPTED,
     OltplabError,
 )
+from oltplab.cli.display import display_for, failed_table, status_table, tps_tables
 from oltplab.spec import Spec
 from oltplab.store.ledger import Ledger
 
 if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
-    from oltplab.metrics import Measure
-    from oltplab.runner import Outcome
+    from oltplab.base.metrics import Measure
+    from oltplab.measure.runner import Outcome
 
 
 def flag(*names: str, **settings: Any) -> Any:
@@ -110,7 +110,7 @@ MeasureOption = Annotated[
 
 def measure_of(name: str) -> Measure:
     """The --measure named, or a one-line error naming the choices."""
-    from oltplab.metrics import measure_named
+    from oltplab.base.metrics import measure_named
 
     try:
         return measure_named(name)
@@ -146,8 +146,8 @@ def run_and_report(spec: Spec, text: str, origin: str, results: Path, **options:
 
         outcome = run_shard(spec, text, origin, results, display, **options)
     elif spec.protocol.target_ci_pct is not None:
-        from oltplab.display import answers_table
-        from oltplab.precision import measure_until_answered
+        from oltplab.cli.display import answers_table
+        from oltplab.experiments.precision import measure_until_answered
 
         options.pop("shard", None)
         search = measure_until_answered(spec, origin, results, display, **options)
@@ -155,7 +155,7 @@ def run_and_report(spec: Spec, text: str, origin: str, results: Path, **options:
         if search.answers:
             console.print(answers_table(search.answers, search.rounds, search.stopped))
     else:
-        from oltplab.runner import run as run_matrix
+        from oltplab.measure.runner import run as run_matrix
 
         options.pop("shard", None)
         outcome = run_matrix(spec, text, origin, results, display, **options)

@@ -9,14 +9,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from oltplab.base.errors import OltplabError
+from oltplab.base.metrics import Measure
 from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of, parse_percent
-from oltplab.display import duration_text
+from oltplab.cli.display import duration_text
 from oltplab.distribute import kubernetes, slurm
-from oltplab.distribute.blocks import assign, blocks, serial_seconds, shard_seconds
 from oltplab.distribute.layout import prepare, shard_state, shards_of
 from oltplab.distribute.merge import merge as merge_shards
-from oltplab.errors import OltplabError
-from oltplab.metrics import Measure
+from oltplab.plan.blocks import assign, blocks, serial_seconds, shard_seconds
 from oltplab.spec import Spec, load_spec
 
 ShardsOption = Annotated[int, typer.Option("--shards", "-n", min=1, help="How many shards.")]
@@ -233,9 +233,9 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
     fall under half the margin, so that no difference ends SAME and one of twice the margin
     ends DIFFERENT, each nine times in ten or more (tests/unit/test_precision.py)."""
     from oltplab.analysis.precision import rounds_needed
-    from oltplab.calibrate import calibration_here
+    from oltplab.experiments.calibrate import calibration_here
+    from oltplab.experiments.precision import with_rounds
     from oltplab.plan import build_plan, plan_seconds
-    from oltplab.precision import with_rounds
 
     calibration = calibration_here()
     if calibration is None:

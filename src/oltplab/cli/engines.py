@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from oltplab.base.errors import OltplabError
 from oltplab.cli.app import console
-from oltplab.engines.catalog import CATALOG, FAMILIES, release_key
 from oltplab.engines.supplier import cached, is_available, source_of, supply
-from oltplab.errors import OltplabError
 from oltplab.spec import load_spec
+from oltplab.spec.catalog import CATALOG, FAMILIES, release_key
 from oltplab.spec.sources import EngineSpec
 
 

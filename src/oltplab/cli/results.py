@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from oltplab.base.errors import OltplabError
 from oltplab.cli.app import (
     BaselineOption,
     CutOption,
@@ -22,13 +23,12 @@ from oltplab.cli.app import (
     errors,
     flag,
 )
-from oltplab.display import failed_table, run_state, shards_table, status_table
+from oltplab.cli.display import failed_table, shards_table, status_table
 from oltplab.distribute.layout import is_distributed, shards_of
 from oltplab.distribute.status import shard_rows
-from oltplab.errors import OltplabError
 from oltplab.store.files import check_output_file, write_atomic
 from oltplab.store.ledger import Ledger
-from oltplab.store.lock import ResultsLock, holder
+from oltplab.store.lock import ResultsLock, run_state
 from oltplab.store.schema import LEDGER_NAME
 
 
@@ -72,7 +72,7 @@ def _status_of(results: Path) -> None:
     if runs:
         last = runs[-1]
         console.print(
-            f"last run: started {last['started_at']}, {run_state(last['status'], holder(results))}",
+            f"last run: started {last['started_at']}, {run_state(last['status'], results)}",
             highlight=False,
             soft_wrap=True,
         )
@@ -85,7 +85,7 @@ def _row_of(path: Path) -> dict[str, str]:
         counts, runs, shard = ledger.counts(), ledger.runs(), ledger.meta("shard") or "-"
     finally:
         ledger.close()
-    state = run_state(runs[-1]["status"], holder(path)) if runs else "never run"
+    state = run_state(runs[-1]["status"], path) if runs else "never run"
     return {"results": str(path), "shard": shard, "scheduler": "-", "node": "-",
             "state": state, **{k: str(v) for k, v in counts.items()}}  # fmt: skip
 
@@ -147,7 +147,7 @@ def export(
     """Export one table of a results directory as CSV or JSON."""
     from oltplab.analysis.dataset import load
     from oltplab.analysis.model import AnalysisOptions, analyse
-    from oltplab.export import salvaged_rows, table_rows, to_csv, to_json
+    from oltplab.report.export import salvaged_rows, table_rows, to_csv, to_json
 
     if output is not None:
         check_output_file(output)
@@ -156,7 +156,7 @@ def export(
             raise OltplabError("--salvage exports the summary table only (--table summary)")
         if len(results) != 1:
             raise OltplabError("--salvage reads one damaged results directory at a time")
-        from oltplab.store.rebuild import salvage as salvaged
+        from oltplab.importers.rebuild import salvage as salvaged
 
         found = salvaged(results[0])
         columns, rows = salvaged_rows(found.rows)
@@ -295,7 +295,7 @@ def report(
     with charts.painter() as painter:
         from oltplab.analysis.dataset import load
         from oltplab.analysis.model import AnalysisOptions, analyse
-        from oltplab.calibrate import load_for
+        from oltplab.experiments.calibrate import load_for
 
         dataset = load(results, cut_seconds)
         hosts = {run["host"]["hostname"] for run in dataset.runs if "host" in run}
@@ -324,7 +324,7 @@ def rebuild(
     if not results.is_dir():
         raise OltplabError(f"{results}: no such results folder")
     with ResultsLock(results), console.status("rebuilding the ledger"):
-        from oltplab.store.rebuild import rebuild as rebuild_ledger
+        from oltplab.importers.rebuild import rebuild as rebuild_ledger
 
         rebuilt = rebuild_ledger(results)
     counts = ", ".join(f"{n} {state}" for state, n in rebuilt.cells.items() if n)

@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from oltplab.base.errors import EXIT_BAD_INPUT, OltplabError
+from oltplab.base.metrics import MEASURES, TPS, Measure
 from oltplab.cli.app import (
     MeasureOption,
     ResultsOption,
@@ -23,10 +25,8 @@ from oltplab.cli.app import (
     report_outcome,
     run_and_report,
 )
-from oltplab.display import display_for, noise_table, reproduction_table, touches
-from oltplab.distribute.blocks import Shard
-from oltplab.errors import EXIT_BAD_INPUT, OltplabError
-from oltplab.metrics import MEASURES, TPS, Measure
+from oltplab.cli.display import display_for, noise_table, reproduction_table, touches
+from oltplab.plan.blocks import Shard
 from oltplab.spec import Spec, load_spec, parse_spec
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RUN_JSON, RunRecord, differences, read_run_json
@@ -221,7 +221,7 @@ def rerun(
         if not typer.confirm("Start?", default=False):
             raise typer.Exit(EXIT_BAD_INPUT)
     display = display_for(console)
-    from oltplab.runner import run as run_matrix
+    from oltplab.measure.runner import run as run_matrix
 
     outcome = run_matrix(
         spec,
@@ -319,14 +319,14 @@ def calibrate(
     """
     from oltplab.analysis.dataset import load
     from oltplab.analysis.estimate import SIGNIFICANT
-    from oltplab.calibrate import calibration_spec, noise_floor, save, session_overhead
+    from oltplab.experiments.calibrate import calibration_spec, noise_floor, save, session_overhead
     from oltplab.plan import build_plan, plan_seconds, threads_label
 
     text = calibration_spec(engine, repetitions, seconds, threads or [1, 4], workload)
     spec = parse_spec(text, f"calibrate {engine}")
     folder = results or Path("runs") / f"calibrate-{engine}"
     display = display_for(console)
-    from oltplab.runner import run as run_matrix
+    from oltplab.measure.runner import run as run_matrix
 
     started = time.monotonic()
     outcome = run_matrix(spec, text, f"calibrate {engine}", folder, display)

@@ -90,8 +90,8 @@ def bisect(
     each step measured paired and interleaved until its interval decides; then what differs
     between the last good and the first changed release (settings, per-transaction costs, an
     on-CPU profile drawn as a differential flame graph)."""
-    from oltplab.bisect import DEFAULT_SPEC, Bisector, explain_change, releases_between
-    from oltplab.display import display_for
+    from oltplab.cli.display import display_for
+    from oltplab.experiments.bisect import DEFAULT_SPEC, Bisector, explain_change, releases_between
     from oltplab.report.explained import bisect_markdown
     from oltplab.report.flamegraph import page
     from oltplab.spec import load_spec, parse_spec
@@ -158,8 +158,8 @@ def capacity(
     probes, bracketing then bisecting the rate, repeated at the boundary until the verdict
     is clear; ranked, with the closed-loop peak beside each."""
     from oltplab.analysis.capacity import Found, Objective
-    from oltplab.capacity import capacities
-    from oltplab.display import display_for
+    from oltplab.cli.display import display_for
+    from oltplab.experiments.capacity import capacities
     from oltplab.spec import load_spec
 
     objective = Objective.parse(slo)

@@ -15,9 +15,9 @@ from typing import Any
 
 import tomli_w
 
-from oltplab.distribute.blocks import Shard
-from oltplab.runner import Outcome, run
-from oltplab.session import Display
+from oltplab.measure.runner import Outcome, run
+from oltplab.measure.session import Display
+from oltplab.plan.blocks import Shard
 from oltplab.spec import Spec, parse_spec
 from oltplab.store.schema import CANARY
 from oltplab.store.scratch import scratch_root

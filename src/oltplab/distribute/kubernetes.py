@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from oltplab.errors import EnvironmentProblem, OltplabError
+from oltplab.base.errors import EnvironmentProblem, OltplabError
 from oltplab.spec import Spec
 from oltplab.store.scratch import WORK_DIR_ENV
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import tomli_w
 
-from oltplab.distribute.blocks import Shard, shard_sessions
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 from oltplab.plan import cells_of
+from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.spec import Spec
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger

@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RUN_JSON, load_run_json

@@ -14,8 +14,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from oltplab.base.errors import EnvironmentProblem, OltplabError
 from oltplab.distribute.layout import SNAPSHOTS, SPEC_FILE, Distributed
-from oltplab.errors import EnvironmentProblem, OltplabError
 from oltplab.store.files import write_atomic
 from oltplab.store.scratch import WORK_DIR_ENV
 

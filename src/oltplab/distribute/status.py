@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oltplab.display import run_state
 from oltplab.distribute import slurm
 from oltplab.distribute.layout import SPEC_FILE, read_distributed, shard_state
 from oltplab.spec import load_spec
-from oltplab.store.lock import holder
+from oltplab.store.lock import run_state
 
 # Slurm states in which a shard's task has not ended: its cells may all be done while its
 # oltplab still writes, so the shard is not complete until the scheduler says so.
@@ -33,7 +32,7 @@ def shard_rows(root: Path) -> list[dict[str, str]]:
         elif state.last_run is None:
             said = f"job {job}" if job else "not started"
         else:
-            said = run_state(state.last_run, holder(state.path))
+            said = run_state(state.last_run, state.path)
         rows.append(
             {
                 "results": str(state.path),

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from oltplab.sizes import parse_size
+from oltplab.base.sizes import parse_size
 from oltplab.spec import ResolvedIntent
 from oltplab.spec.fields import Scalar
 

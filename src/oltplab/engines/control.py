@@ -20,7 +20,7 @@ import psycopg
 import pymysql
 from psycopg import sql
 
-from oltplab.errors import EngineError
+from oltplab.base.errors import EngineError
 
 
 class _Connection:

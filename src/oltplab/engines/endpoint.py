@@ -7,9 +7,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from oltplab.base.errors import EngineError
 from oltplab.engines.control import Control
 from oltplab.engines.hosts import Host, PrivateFile
-from oltplab.errors import EngineError
 from oltplab.spec.sources import EndpointSource
 from oltplab.sysbench.driver import Target
 

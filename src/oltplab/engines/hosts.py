@@ -25,8 +25,8 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from oltplab.engines.processes import kill_stale, spawn, terminate
-from oltplab.errors import EngineError
+from oltplab.base.errors import EngineError
+from oltplab.base.processes import kill_stale, spawn, terminate
 from oltplab.store.files import write_secret
 
 Place = Path | PurePosixPath

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
+from oltplab.base.errors import EngineError
 from oltplab.engines.config import ServerPaths, parse_version
 from oltplab.engines.control import Control, PostgresControl, accounts_sql
 from oltplab.engines.hosts import Host
 from oltplab.engines.supplier import Distribution, cache_root
-from oltplab.errors import EngineError
 
 
 @dataclass(frozen=True)

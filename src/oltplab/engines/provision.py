@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from oltplab.base.errors import EngineError
 from oltplab.engines.config import (
     Setting,
     extra_settings,
@@ -27,15 +28,14 @@ from oltplab.engines.config import (
 )
 from oltplab.engines.endpoint import Endpoint, endpoint_password, family_named
 from oltplab.engines.hosts import Host, SshHost
+from oltplab.engines.isolation import drop_page_cache
 from oltplab.engines.launcher import PrivateInstance
+from oltplab.engines.network import Shaper
 from oltplab.engines.profiles import Layout, family_of
 from oltplab.engines.remote import place_on
 from oltplab.engines.server import EngineState
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import Distribution, supply
-from oltplab.errors import EngineError
-from oltplab.isolation import drop_page_cache
-from oltplab.network import Shaper
 from oltplab.plan import safe_name
 from oltplab.spec import LOCAL_HOST, Spec, TierSpec
 from oltplab.spec.sources import EndpointSource, EngineSpec

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from oltplab.base.errors import EngineError
 from oltplab.engines.hosts import SshHost
 from oltplab.engines.supplier import Distribution, cache_root
-from oltplab.errors import EngineError
 
 # Kills a server a lost session left behind, only if its command line names our option file.
 _KILL_STALE = (

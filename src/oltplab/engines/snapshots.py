@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from oltplab.errors import EngineError
+from oltplab.base.errors import EngineError
 from oltplab.store.files import write_atomic
 
 SECRETS = ("control-secret", "secret")

@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from oltplab.engines.catalog import CATALOG
-from oltplab.errors import EngineError
+from oltplab.base.errors import EngineError
+from oltplab.spec.catalog import CATALOG
 from oltplab.spec.sources import BasedirSource, DebianSource, EngineSpec, MavenSource, TarballSource
 from oltplab.store.files import sha256_file
 

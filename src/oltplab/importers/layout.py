@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from oltplab.engines.catalog import FAMILIES as KNOWN_FAMILIES
-from oltplab.engines.catalog import UNKNOWN_FAMILY
 from oltplab.plan import Scenario
+from oltplab.spec.catalog import FAMILIES as KNOWN_FAMILIES
+from oltplab.spec.catalog import UNKNOWN_FAMILY
 from oltplab.spec.fields import NAME_PATTERN
 
 SCENARIO_DIRS = {

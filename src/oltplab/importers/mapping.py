@@ -28,10 +28,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from oltplab.engines.catalog import FAMILIES as KNOWN_FAMILIES
-from oltplab.engines.catalog import UNKNOWN_FAMILY
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 from oltplab.importers.layout import safe
+from oltplab.spec.catalog import FAMILIES as KNOWN_FAMILIES
+from oltplab.spec.catalog import UNKNOWN_FAMILY
 from oltplab.spec.fields import NAME_PATTERN
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

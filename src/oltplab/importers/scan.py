@@ -8,8 +8,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oltplab.engines.catalog import UNKNOWN_FAMILY
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 from oltplab.importers.layout import (
     SCENARIO_DIRS,
     CellName,
@@ -24,6 +23,7 @@ from oltplab.importers.layout import (
 )
 from oltplab.importers.mapping import LayoutMap, mapped_cell
 from oltplab.plan import Scenario
+from oltplab.spec.catalog import UNKNOWN_FAMILY
 from oltplab.store.scratch import WORK_DIR
 
 ELSEWHERE = (

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.analysis.estimate import Comparison, Estimate
+from oltplab.base.sizes import format_size
 from oltplab.plan import safe_name
-from oltplab.sizes import format_size
 
 SCENARIO_TITLES = {
     "rw-local": "Read-write, local",

@@ -14,7 +14,7 @@ from oltplab.analysis.changes import no_change_sentences
 from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Value, dbms
-from oltplab.metrics import latency_metric
+from oltplab.base.metrics import latency_metric
 from oltplab.report.format import CROSS_FAMILY, scenario_title, with_interval
 
 

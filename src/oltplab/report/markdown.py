@@ -13,7 +13,7 @@ from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Grid, Value, cross_family
 from oltplab.analysis.tables import ProgressionRow, Ratio
-from oltplab.metrics import percentile_of
+from oltplab.base.metrics import percentile_of
 from oltplab.plan import safe_name
 from oltplab.report import diagnostics, latency, precision
 from oltplab.report.environment import configuration, environment

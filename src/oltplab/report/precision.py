@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.precision import MIN_ROUNDS
-from oltplab.metrics import MEASURES
+from oltplab.base.metrics import MEASURES
 from oltplab.report.format import table, with_interval
 
 

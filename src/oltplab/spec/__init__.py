@@ -25,9 +25,9 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from oltplab.engines.catalog import series
-from oltplab.errors import SpecError
-from oltplab.sizes import format_size
+from oltplab.base.errors import SpecError
+from oltplab.base.sizes import format_size
+from oltplab.spec.catalog import series
 from oltplab.spec.distribute import Canary, DistributeSpec
 from oltplab.spec.fields import (
     READ_ONLY_TESTS,

@@ -15,7 +15,7 @@ from pydantic import (
     PlainSerializer,
 )
 
-from oltplab.sizes import format_size, parse_size
+from oltplab.base.sizes import format_size, parse_size
 
 Family = Literal["mysql", "mariadb", "percona-server", "postgresql"]
 Scalar = str | int | float | bool

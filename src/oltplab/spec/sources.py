@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from oltplab.engines.catalog import CATALOG
+from oltplab.spec.catalog import CATALOG
 from oltplab.spec.fields import ExtraOptions, Family, Name, StrictModel, Text
 
 # --- engine sources -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from oltplab.errors import DiskFull, EnvironmentProblem, OltplabError
+from oltplab.base.errors import DiskFull, EnvironmentProblem, OltplabError
 
 
 def format_bytes(count: float) -> str:

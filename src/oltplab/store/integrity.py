@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from oltplab.errors import EnvironmentProblem, LedgerDamaged, OltplabError
+from oltplab.base.errors import EnvironmentProblem, LedgerDamaged, OltplabError
 from oltplab.store.files import disk_full, free_bytes
 
 SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -22,7 +22,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell
 from oltplab.store.files import os_problem
 from oltplab.store.integrity import (

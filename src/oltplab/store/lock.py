@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from types import TracebackType
 
-from oltplab.errors import OltplabError, ResultsBusy
+from oltplab.base.errors import OltplabError, ResultsBusy
 from oltplab.store.files import os_problem
 
 LOCK_NAME = ".oltplab.lock"
@@ -97,3 +97,13 @@ class ResultsLock:
         if self._fd is not None:
             os.close(self._fd)  # closing the only descriptor releases the lock
             self._fd = None
+
+
+def run_state(status: str, results: Path) -> str:
+    """A run's status as `status` tells it: one the ledger calls running is running only
+    while its process holds the results directory's lock."""
+    if status != "running":
+        return status
+    if pid := holder(results):
+        return f"running (oltplab pid {pid})"
+    return "interrupted (its process is gone; the next run resumes it)"

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from oltplab import __version__
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 from oltplab.store.files import sha256_file, write_atomic
 from oltplab.store.ledger import now
 

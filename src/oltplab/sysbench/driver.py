@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from oltplab.engines.processes import spawn
-from oltplab.errors import EngineError, EnvironmentProblem
+from oltplab.base.errors import EngineError, EnvironmentProblem
+from oltplab.base.processes import spawn
 from oltplab.spec.fields import Scalar
 
 log = logging.getLogger("oltplab")

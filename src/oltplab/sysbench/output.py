@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from oltplab.stats import stalls
+from oltplab.base.stats import stalls
 
 # What one per-interval line says, in the order stored.
 SAMPLE_COLUMNS = (

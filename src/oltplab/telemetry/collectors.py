@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from oltplab import metrics
-from oltplab.metrics import ENGINE, LOAD
+from oltplab.base import metrics
+from oltplab.base.metrics import ENGINE, LOAD
 from oltplab.telemetry import load
 from oltplab.telemetry.engine import engine_series, read_samples
 from oltplab.telemetry.parsers import PARSERS, Values, align

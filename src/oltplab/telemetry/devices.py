@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from oltplab import metrics
+from oltplab.base import metrics
+from oltplab.base.processes import terminate
 from oltplab.engines.hosts import Host
-from oltplab.engines.processes import terminate
 from oltplab.engines.server import Server
 from oltplab.telemetry.collectors import (
     Collected,

@@ -17,9 +17,9 @@ from typing import Any
 
 import pymysql
 
-from oltplab import metrics
+from oltplab.base import metrics
+from oltplab.base.errors import EngineError
 from oltplab.engines.control import Control, PostgresControl
-from oltplab.errors import EngineError
 from oltplab.telemetry.sampler import EverySecond, read_lines
 
 # Counters kept as per-second rates (when they moved at all during the cell).
@@ -171,7 +171,7 @@ def _is_counter(name: str) -> bool:
 def engine_series(samples: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, float]]]:
     """Per-second values on the sysbench clock: rates for counters, levels for gauges.
 
-    Names are the status variables' own, plus the ones `oltplab.metrics` lists as the
+    Names are the status variables' own, plus the ones `oltplab.base.metrics` lists as the
     probe's (the server's CPU, history length, checkpoint age, dirty pages).
     """
     series: list[tuple[int, dict[str, float]]] = []

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oltplab import metrics
+from oltplab.base import metrics
 from oltplab.telemetry.sampler import EverySecond
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from oltplab import metrics
+from oltplab.base import metrics
 
 Values = dict[str, float]
 

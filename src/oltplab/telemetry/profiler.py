@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from oltplab.engines.processes import spawn, terminate
+from oltplab.base.processes import spawn, terminate
 from oltplab.telemetry.devices import CellSite, Device
 
 PERF = "perf"

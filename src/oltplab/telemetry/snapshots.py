@@ -12,9 +12,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from oltplab.base.errors import EngineError
 from oltplab.engines.hosts import Host
 from oltplab.engines.server import Server
-from oltplab.errors import EngineError
 
 TIMEOUT_SECONDS = 120
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell, Session, build_plan, session_seconds
 from oltplab.spec import Spec
 

@@ -274,16 +274,6 @@ def touches(spec: Spec, results: Path) -> list[str]:
     return lines
 
 
-def run_state(status: str, pid: int | None) -> str:
-    """A run's status as `status` tells it: one the ledger calls running is running only
-    while its process holds the results directory's lock."""
-    if status != "running":
-        return status
-    if pid:
-        return f"running (oltplab pid {pid})"
-    return "interrupted (its process is gone; the next run resumes it)"
-
-
 def noise_table(engine: str, comparisons: Mapping[tuple[str, int], Comparison]) -> Table:
     """A calibration's no-change comparisons: engine A against itself as B."""
     table = Table(title=f"No-change comparison: {engine}-a vs {engine}-b")

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from oltplab.errors import SpecError
+from oltplab.base.errors import SpecError
 from oltplab.spec import Spec, WorkloadSpec
 from oltplab.store.files import sha256_file
 from oltplab.sysbench.driver import help_options, help_rand_types, option_key, value_problem

@@ -22,13 +22,15 @@ from types import FrameType
 from typing import Any
 
 from oltplab import __version__
-from oltplab.distribute.blocks import Shard, shard_sessions
+from oltplab.base.errors import DiskFull, EngineError, OltplabError, SpecError
+from oltplab.base.hostinfo import memory_bytes
+from oltplab.base.sizes import format_size
+from oltplab.engines.isolation import CpuSplit, check_host, pin_client
 from oltplab.engines.provision import sysbench_prepare
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import check_sources
-from oltplab.errors import DiskFull, EngineError, OltplabError, SpecError
-from oltplab.hostinfo import memory_bytes
-from oltplab.isolation import CpuSplit, check_host, pin_client
+from oltplab.measure.session import Display, RunContext, run_session
+from oltplab.measure.workloads import check_workloads, workload_facts
 from oltplab.plan import (
     Cell,
     Session,
@@ -39,8 +41,7 @@ from oltplab.plan import (
     needing_more,
     plan_seconds,
 )
-from oltplab.session import Display, RunContext, run_session
-from oltplab.sizes import format_size
+from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.spec import LOCAL_HOST, Spec, cell_definition_digest
 from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
@@ -51,7 +52,6 @@ from oltplab.telemetry.devices import ProcessLoad, Telemetry, standard_devices
 from oltplab.telemetry.load import INTERFERENCE
 from oltplab.telemetry.profiler import Profiler
 from oltplab.telemetry.snapshots import host_summary
-from oltplab.workloads import check_workloads, workload_facts
 
 log = logging.getLogger("oltplab")
 # How often a disturbed cell is measured again before its last result stands, flagged.

@@ -25,10 +25,10 @@ from oltplab.analysis.capacity import (
 )
 from oltplab.analysis.dataset import load
 from oltplab.analysis.latency import Histogram, percentile_estimate
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
+from oltplab.measure.runner import run
+from oltplab.measure.session import Display
 from oltplab.plan import Scenario
-from oltplab.runner import run
-from oltplab.session import Display
 from oltplab.spec import Spec, parse_spec
 from oltplab.store.files import write_atomic
 from oltplab.sysbench.validity import SATURATED

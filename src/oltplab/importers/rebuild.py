@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from oltplab.errors import OltplabError
+from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell
 from oltplab.store.integrity import (
     CELL_COLUMNS,

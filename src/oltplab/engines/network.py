@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.base.errors import EngineError
 from oltplab.engines.control import Control, PostgresControl
 from oltplab.engines.hosts import SshHost
 from oltplab.engines.supplier import cache_root
-from oltplab.errors import EngineError
 from oltplab.spec import NetworkSpec
 
 TOXIPROXY = "toxiproxy-server"

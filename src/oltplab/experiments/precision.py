@@ -19,9 +19,9 @@ import tomli_w
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, Answer, answers
-from oltplab.metrics import Target, measure_named
-from oltplab.runner import Outcome, run
-from oltplab.session import Display
+from oltplab.base.metrics import Target, measure_named
+from oltplab.measure.runner import Outcome, run
+from oltplab.measure.session import Display
 from oltplab.spec import Spec, parse_spec
 
 log = logging.getLogger("oltplab")

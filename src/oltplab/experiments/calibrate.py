@@ -18,10 +18,10 @@ from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import round_spread_pct
-from oltplab.engines.catalog import CATALOG
+from oltplab.base.errors import OltplabError
+from oltplab.base.metrics import MEASURES, TPS, Measure
 from oltplab.engines.supplier import cache_root
-from oltplab.errors import OltplabError
-from oltplab.metrics import MEASURES, TPS, Measure
+from oltplab.spec.catalog import CATALOG
 from oltplab.store.files import write_atomic
 
 

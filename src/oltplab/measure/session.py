@@ -11,9 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from oltplab import metrics
+from oltplab.base import metrics
+from oltplab.base.errors import DiskFull, EngineError
+from oltplab.base.hostinfo import disk_of
+from oltplab.base.stats import steady
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
 from oltplab.engines.control import format_pairs
+from oltplab.engines.isolation import CpuSplit, pin_server
 from oltplab.engines.provision import (
     artifact_dir,
     begin_session,
@@ -25,9 +29,7 @@ from oltplab.engines.provision import (
 from oltplab.engines.server import EngineState, Server
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import source_of
-from oltplab.errors import DiskFull, EngineError
-from oltplab.hostinfo import disk_of
-from oltplab.isolation import CpuSplit, pin_server
+from oltplab.measure.workloads import distribution, sysbench_test
 from oltplab.plan import (
     Cell,
     Session,
@@ -38,7 +40,6 @@ from oltplab.plan import (
     threads_label,
 )
 from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
-from oltplab.stats import steady
 from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
@@ -49,7 +50,6 @@ from oltplab.sysbench.validity import TELEMETRY_GAP, stall_notes, validity_flags
 from oltplab.telemetry.collectors import Row, queue_rows
 from oltplab.telemetry.devices import CellSite, Telemetry
 from oltplab.telemetry.load import INTERFERENCE, Interference, interference
-from oltplab.workloads import distribution, sysbench_test
 
 log = logging.getLogger("oltplab")
 

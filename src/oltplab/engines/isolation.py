@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from oltplab.hostinfo import describe_host
+from oltplab.base.hostinfo import describe_host
 
 # A process not ours that used this share of a CPU while the host was checked is named.
 HEAVY_SHARE = 0.10

@@ -41,13 +41,13 @@ from oltplab.analysis.equivalence import (
 )
 from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Points
-from oltplab.engines.catalog import CATALOG, family_releases
-from oltplab.errors import OltplabError
-from oltplab.metrics import TPS, Measure
+from oltplab.base.errors import OltplabError
+from oltplab.base.metrics import TPS, Measure
+from oltplab.measure.runner import run
+from oltplab.measure.session import Display
 from oltplab.plan import Scenario
-from oltplab.runner import run
-from oltplab.session import Display
 from oltplab.spec import Spec, parse_spec
+from oltplab.spec.catalog import CATALOG, family_releases
 from oltplab.spec.sources import EngineSpec
 from oltplab.store.files import write_atomic
 

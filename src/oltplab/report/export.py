@@ -23,7 +23,7 @@ from oltplab.analysis.model import Analysis
 from oltplab.analysis.openloop import cell_percentiles
 from oltplab.analysis.precision import Answer
 from oltplab.analysis.tables import ProgressionRow
-from oltplab.metrics import latency_metric
+from oltplab.base.metrics import latency_metric
 from oltplab.sysbench.validity import SATURATED
 
 # fmt: off
