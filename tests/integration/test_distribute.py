@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from oltplab.distribute.slurm import Slurm
 from oltplab.plan import build_plan, cells_of
 from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.spec import parse_spec
+from tests.scheduler_contract import check_scheduler, distributed_run
 
 from .conftest import cells, oltplab, processes_using, spec_text, wait_for
 from .slurm_cluster import slurm_cluster
@@ -47,7 +49,7 @@ def squeue_empty(env: dict[str, str]) -> bool:
 
 
 def test_a_slurm_job_array_killed_and_resubmitted_merges_into_the_serial_matrix(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "spec.toml").write_text(tiny_spec())
     assert oltplab("engines", "fetch", *ENGINES, cwd=tmp_path).returncode == 0
@@ -56,6 +58,12 @@ def test_a_slurm_job_array_killed_and_resubmitted_merges_into_the_serial_matrix(
         node_local = tmp_path / "node-local"
         node_local.mkdir()
         env = {**os.environ, **cluster, "TMPDIR": str(node_local)}
+        # Slurm passes the contract every scheduler passes (tasks that only sleep).
+        monkeypatch.setenv("SLURM_CONF", cluster["SLURM_CONF"])
+        check_scheduler(
+            Slurm(oltplab=("sh", "-c", "sleep 120", "oltplab")),
+            distributed_run(tmp_path / "contract", "slurm"),
+        )
         # What the cluster refuses is the environment's doing: exit 3, one line.
         refused = oltplab(
             "submit", "slurm", "spec.toml", "--shards", "2", "--results", "refused",

@@ -18,8 +18,8 @@ COMMANDS: tuple[tuple[str | None, Callable[..., None]], ...] = (
     (None, runs.run), (None, runs.rerun), (None, runs.reproduced), (None, runs.demo),
     (None, results.status), (None, results.export), ("import", results.import_),
     (None, results.report), (None, results.rebuild), (None, runs.calibrate),
-    (None, distribute.plan), (None, distribute.merge), (None, versions.history),
-    (None, versions.bisect), (None, versions.capacity),
+    (None, distribute.plan), (None, distribute.merge), (None, distribute.cancel),
+    (None, versions.history), (None, versions.bisect), (None, versions.capacity),
 )  # fmt: skip
 for name, command in COMMANDS:
     app.command(name)(command)

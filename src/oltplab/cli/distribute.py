@@ -13,9 +13,17 @@ from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import Measure
 from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of, parse_percent
 from oltplab.cli.display import duration_text
-from oltplab.distribute import kubernetes, slurm
-from oltplab.distribute.layout import prepare, shard_state, shards_of
+from oltplab.distribute import kubernetes
+from oltplab.distribute.layout import (
+    is_distributed,
+    prepare,
+    read_distributed,
+    shard_state,
+    shards_of,
+)
 from oltplab.distribute.merge import merge as merge_shards
+from oltplab.distribute.schedulers import Scheduler, scheduler_named
+from oltplab.distribute.slurm import Slurm, check_sbatch_args
 from oltplab.plan.blocks import assign, blocks, serial_seconds, shard_seconds
 from oltplab.spec import Spec, load_spec
 
@@ -127,18 +135,55 @@ def merge(
     console.print(f"Next: oltplab report {output}", highlight=False)
 
 
-def _incomplete(spec_path: Path, results: Path, shards: int, scheduler: str) -> tuple:
+def _submit(spec_path: Path, results: Path, shards: int, scheduler: Scheduler) -> None:
+    """The shards that are not complete and not queued or running, to the scheduler."""
     spec = load_spec(spec_path)
-    distributed = prepare(results.resolve(), spec, shards, scheduler)
-    states = slurm.task_states(distributed) if scheduler == "slurm" else {}
+    distributed = prepare(results.resolve(), spec, shards, scheduler.name)
+    states = scheduler.states(distributed)
     todo = []
     for index in range(1, shards + 1):
-        state = shard_state(spec, distributed, index)
         busy = states.get(index)
-        if state.complete or (busy is not None and busy.state in ("PENDING", "RUNNING")):
+        if shard_state(spec, distributed, index).complete or (busy is not None and busy.active):
             continue
         todo.append(index)
-    return spec, distributed, todo
+    if not todo:
+        console.print(f"{results}: every shard is complete, queued or running; nothing submitted")
+    else:
+        job = scheduler.submit(distributed, todo)
+        console.print(
+            f"submitted {scheduler.name} job {job}: shard(s) {', '.join(map(str, todo))} of "
+            f"{shards}",
+            highlight=False,
+        )
+    console.print(
+        f"Next: oltplab status {results}; when done, oltplab merge {results} -o MERGED "
+        f"(or oltplab report {results}/shard-*); oltplab cancel {results} stops it",
+        highlight=False,
+    )
+
+
+def cancel(
+    results: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS", help="A distributed run's directory (oltplab submit wrote it)."
+        ),
+    ],
+) -> None:
+    """Cancel every queued or running shard of a distributed run, through the scheduler
+    that runs it; what the shards measured so far stays, and submitting again resumes."""
+    if not is_distributed(results):
+        raise OltplabError(
+            f"{results}: not a distributed run (no distribute.json); oltplab submit writes one"
+        )
+    distributed = read_distributed(results.resolve())
+    stopped = scheduler_named(distributed.scheduler).cancel(distributed)
+    said = ", ".join(map(str, stopped)) if stopped else "none was queued or running"
+    console.print(f"cancelled shard(s): {said}", highlight=False)
+    console.print(
+        f"Next: oltplab status {results}; the same oltplab submit command resumes the run",
+        highlight=False,
+    )
 
 
 def submit_slurm(
@@ -159,22 +204,9 @@ def submit_slurm(
 ) -> None:
     """Submit the shards as one Slurm job array (a whole node each); submitting again runs
     only the shards that are not complete and not queued or running."""
-    _, distributed, todo = _incomplete(spec_path, results, shards, "slurm")
-    if not todo:
-        console.print(f"{results}: every shard is complete, queued or running; nothing submitted")
-    else:
-        job = slurm.submit(
-            distributed, todo, partition=partition, time=time, extra=sbatch_arg or []
-        )
-        console.print(
-            f"submitted job array {job}: shard(s) {', '.join(map(str, todo))} of {shards}",
-            highlight=False,
-        )
-    console.print(
-        f"Next: oltplab status {results}; when done, oltplab merge {results} -o MERGED "
-        f"(or oltplab report {results}/shard-*)",
-        highlight=False,
-    )
+    check_sbatch_args(sbatch_arg or [])  # before anything is written
+    scheduler = Slurm(partition=partition, time=time, extra=tuple(sbatch_arg or []))
+    _submit(spec_path, results, shards, scheduler)
 
 
 def submit_k8s(

@@ -13,9 +13,11 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import ClassVar
 
 from oltplab.base.errors import EnvironmentProblem, OltplabError
 from oltplab.distribute.layout import SNAPSHOTS, SPEC_FILE, Distributed
+from oltplab.distribute.schedulers import TaskState
 from oltplab.store.files import write_atomic
 from oltplab.store.scratch import WORK_DIR_ENV
 
@@ -61,75 +63,95 @@ def check_sbatch_args(args: list[str]) -> None:
             )
 
 
-def submit(
-    distributed: Distributed,
-    shards: list[int],
-    *,
-    partition: str | None,
-    time: str | None,
-    extra: list[str],
-    oltplab: list[str] | None = None,
-) -> str:
-    """One job array for these shards; Slurm's job id."""
-    check_sbatch_args(extra)
-    folder = distributed.root / "slurm"
-    folder.mkdir(exist_ok=True)
-    script = folder / "job.sh"
-    write_atomic(script, job_script(distributed, oltplab or [sys.executable, "-m", "oltplab"]))
-    script.chmod(0o755)
-    args = [
-        _tool("sbatch"),
-        "--parsable",
-        f"--array={','.join(map(str, shards))}",
-        "--exclusive",
-        f"--job-name=oltplab-{distributed.root.name}",
-        f"--output={folder}/%A_%a.out",
-        *([f"--partition={partition}"] if partition else []),
-        *([f"--time={time}"] if time else []),
-        *extra,
-        str(script),
-    ]
-    done = subprocess.run(args, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        said = (done.stderr or done.stdout).strip().splitlines()
-        raise EnvironmentProblem(
-            f"sbatch refused the job array: {said[-1] if said else done.returncode} (the "
-            "cluster's configuration: see `sinfo` for its partitions and limits)"
-        )
-    job = done.stdout.strip().split(";")[0]
-    distributed.jobs.append({"job": job, "shards": shards})
-    distributed.save()
-    return job
+# Slurm's states in which a task has not ended: its shard's cells may all be done while its
+# oltplab still writes, so the shard is not complete until Slurm says it ended.
+UNFINISHED = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED"}
 
 
 @dataclass(frozen=True)
-class TaskState:
-    state: str  # PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, ...
-    node: str
+class Slurm:
+    """Slurm's job arrays, with the options of `oltplab submit slurm`."""
+
+    partition: str | None = None
+    time: str | None = None
+    extra: tuple[str, ...] = ()
+    # What each task runs; this Python's oltplab unless a test says otherwise.
+    oltplab: tuple[str, ...] = (sys.executable, "-m", "oltplab")
+    name: ClassVar[str] = "slurm"
+
+    def submit(self, distributed: Distributed, shards: list[int]) -> str:
+        """One job array for these shards; Slurm's job id."""
+        check_sbatch_args(list(self.extra))
+        folder = distributed.root / "slurm"
+        folder.mkdir(exist_ok=True)
+        script = folder / "job.sh"
+        write_atomic(script, job_script(distributed, list(self.oltplab)))
+        script.chmod(0o755)
+        args = [
+            _tool("sbatch"),
+            "--parsable",
+            f"--array={','.join(map(str, shards))}",
+            "--exclusive",
+            f"--job-name=oltplab-{distributed.root.name}",
+            f"--output={folder}/%A_%a.out",
+            *([f"--partition={self.partition}"] if self.partition else []),
+            *([f"--time={self.time}"] if self.time else []),
+            *self.extra,
+            str(script),
+        ]
+        done = subprocess.run(args, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            said = (done.stderr or done.stdout).strip().splitlines()
+            raise EnvironmentProblem(
+                f"sbatch refused the job array: {said[-1] if said else done.returncode} (the "
+                "cluster's configuration: see `sinfo` for its partitions and limits)"
+            )
+        job = done.stdout.strip().split(";")[0]
+        distributed.jobs.append({"job": job, "shards": shards})
+        distributed.save()
+        return job
+
+    def states(self, distributed: Distributed) -> dict[int, TaskState]:
+        """Slurm's word on each shard's latest task: squeue while it waits or runs,
+        scontrol after (as long as Slurm remembers it)."""
+        if not distributed.jobs or shutil.which("squeue") is None:
+            return {}
+        found: dict[int, TaskState] = {}
+        for job in distributed.jobs:
+            for shard in job["shards"]:
+                state = _scontrol(f"{job['job']}_{shard}")
+                if state is not None:
+                    found[int(shard)] = state
+        done = subprocess.run(
+            [_tool("squeue"), "-h", "-r", "-j", ",".join(str(j["job"]) for j in distributed.jobs),
+             "-o", "%F|%K|%T|%N"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        latest = {int(j["job"]): j["shards"] for j in distributed.jobs}
+        for line in done.stdout.splitlines():
+            job_id, task, said, node = [*line.split("|"), "", "", "", ""][:4]
+            if job_id.isdigit() and task.isdigit() and int(task) in latest.get(int(job_id), []):
+                found[int(task)] = _task(said, node)
+        return found
+
+    def cancel(self, distributed: Distributed) -> list[int]:
+        """scancel for each shard whose latest task is queued or running."""
+        active = {k: s for k, s in self.states(distributed).items() if s.active}
+        tasks = [
+            f"{job['job']}_{shard}"
+            for job in distributed.jobs
+            for shard in job["shards"]
+            if shard in active
+        ]
+        if tasks:
+            done = subprocess.run([_tool("scancel"), *tasks], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise EnvironmentProblem(f"scancel refused: {done.stderr.strip()[-300:]}")
+        return sorted(active)
 
 
-def task_states(distributed: Distributed) -> dict[int, TaskState]:
-    """Slurm's word on each shard's latest task: squeue while it waits or runs, scontrol
-    after (as long as Slurm remembers it). Shards Slurm no longer knows are absent."""
-    if not distributed.jobs or shutil.which("squeue") is None:
-        return {}
-    found: dict[int, TaskState] = {}
-    for job in distributed.jobs:
-        for shard in job["shards"]:
-            state = _scontrol(f"{job['job']}_{shard}")
-            if state is not None:
-                found[int(shard)] = state
-    done = subprocess.run(
-        [_tool("squeue"), "-h", "-r", "-j", ",".join(str(j["job"]) for j in distributed.jobs),
-         "-o", "%F|%K|%T|%N"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    latest = {int(j["job"]): j["shards"] for j in distributed.jobs}
-    for line in done.stdout.splitlines():
-        job_id, task, said, node = [*line.split("|"), "", "", "", ""][:4]
-        if job_id.isdigit() and task.isdigit() and int(task) in latest.get(int(job_id), []):
-            found[int(task)] = TaskState(said, node or "-")
-    return found
+def _task(said: str, node: str) -> TaskState:
+    return TaskState(said, "-" if node in ("(null)", "") else node, said in UNFINISHED)
 
 
 def _scontrol(task: str) -> TaskState | None:
@@ -141,5 +163,4 @@ def _scontrol(task: str) -> TaskState | None:
     fields = dict(part.split("=", 1) for part in done.stdout.split() if "=" in part)
     if "JobState" not in fields:
         return None
-    node = fields.get("NodeList", "-")
-    return TaskState(fields["JobState"], "-" if node in ("(null)", "") else node)
+    return _task(fields["JobState"], fields.get("NodeList", "-"))

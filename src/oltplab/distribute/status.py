@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oltplab.distribute import slurm
 from oltplab.distribute.layout import SPEC_FILE, read_distributed, shard_state
+from oltplab.distribute.schedulers import scheduler_named
 from oltplab.spec import load_spec
 from oltplab.store.lock import run_state
-
-# Slurm states in which a shard's task has not ended: its cells may all be done while its
-# oltplab still writes, so the shard is not complete until the scheduler says so.
-UNFINISHED = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED"}
 
 
 def shard_rows(root: Path) -> list[dict[str, str]]:
@@ -19,12 +15,12 @@ def shard_rows(root: Path) -> list[dict[str, str]]:
     the scheduler's word first (a shard whose job still runs is not complete)."""
     distributed = read_distributed(root)
     spec = load_spec(root / SPEC_FILE)
-    tasks = slurm.task_states(distributed) if distributed.scheduler == "slurm" else {}
+    tasks = scheduler_named(distributed.scheduler).states(distributed)
     rows = []
     for index in range(1, distributed.shards + 1):
         state = shard_state(spec, distributed, index)
         task = tasks.get(index)
-        job = task.state.lower() if task is not None and task.state in UNFINISHED else ""
+        job = task.said.lower() if task is not None and task.active else ""
         if state.complete and job:
             said = f"cells done; job {job}"
         elif state.complete:
@@ -37,7 +33,7 @@ def shard_rows(root: Path) -> list[dict[str, str]]:
             {
                 "results": str(state.path),
                 "shard": f"{state.shard}",
-                "scheduler": task.state if task else "-",
+                "scheduler": task.said if task else "-",
                 "node": task.node if task else "-",
                 "state": f"{said} ({state.planned} planned)",
                 **{k: str(v) for k, v in state.counts.items()},
