@@ -18,6 +18,7 @@ from oltplab.store.ledger import Ledger
 from oltplab.telemetry.collectors import describe_seconds, missing_seconds
 from oltplab.telemetry.engine import read_samples
 from oltplab.telemetry.parsers import PARSERS
+from oltplab.telemetry.sampler import read_lines
 
 from .conftest import cells, oltplab, spec_text, start_oltplab, wait_for
 
@@ -57,14 +58,22 @@ def mismatch(commits: dict[int, float], tps: dict[int, float], lag: int) -> floa
 
 
 def stalled(sysbench_output: Path, source: str) -> bool:
-    """Whether the collector's raw output shows it went more than 1.5 s without a sample."""
+    """Whether the collector's raw output shows it went more than 1.5 s without a sample,
+    or the load sampler (a thread of oltplab's own) did: the whole machine stopped, which
+    the OS tools cannot show when it was at their first line (the since-boot line, which
+    is not a sample)."""
     stem = sysbench_output.name.removesuffix(".sysbench.txt")
     if source == "engine":
         times = [s["t"] for s in read_samples(sysbench_output.with_name(f"{stem}.engine.jsonl"))]
     else:
         text = sysbench_output.with_name(f"{stem}.{source}.txt").read_text(errors="replace")
         times = [s.clock for s in PARSERS[source](text) if s.clock is not None]
-    return any(later - earlier > 1.5 for earlier, later in itertools.pairwise(times))
+    machine = [s["t"] for s in read_lines(sysbench_output.with_name(f"{stem}.load.jsonl"))]
+    return any(
+        later - earlier > 1.5
+        for found in (times, machine)
+        for earlier, later in itertools.pairwise(found)
+    )
 
 
 def test_demo_cells_have_aligned_series_and_their_telemetry_is_drawn(tmp_path, browser_page):

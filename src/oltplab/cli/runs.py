@@ -31,6 +31,7 @@ from oltplab.spec import Spec, load_spec, parse_spec
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RUN_JSON, RunRecord, differences, read_run_json
 from oltplab.store.scratch import WORK_DIR_ENV
+from oltplab.telemetry import registry
 
 
 def run(
@@ -67,12 +68,21 @@ def run(
     max_repetitions: Annotated[
         int, typer.Option(min=2, help="Adaptive: at most this many repetitions per cell.")
     ] = 10,
+    telemetry: Annotated[
+        str,
+        typer.Option(
+            metavar="NAMES",
+            help="The telemetry devices, by name, separated by commas: `default`, `none`, "
+            "or any of " + registry.described() + ". The load sampler (the server's CPU and "
+            "other processes' load) always runs.",
+        ),
+    ] = registry.DEFAULT,
     no_telemetry: Annotated[
         bool,
         flag(
             "--no-telemetry",
-            help="Measure without the OS collectors and the engine probe (to check their "
-            "overhead; bench/telemetry_overhead.py does).",
+            help="Same as --telemetry none (bench/telemetry_overhead.py measures the devices' "
+            "overhead this way).",
         ),
     ] = False,
     shard: Annotated[
@@ -86,10 +96,10 @@ def run(
         bool,
         flag(
             "--profile",
-            help="Profile the server on-CPU during every measured cell (perf record, "
-            "cpu-clock): folded stacks beside each cell's output; `oltplab report` draws "
-            "them as flame graphs and `oltplab bisect --explain` compares two releases' own "
-            "time per function.",
+            help="Same as adding `perf` to --telemetry: the server profiled on-CPU in every "
+            "measured cell (perf record, cpu-clock), folded stacks beside each cell's output; "
+            "`oltplab report` draws them as flame graphs and `oltplab bisect --explain` "
+            "compares two releases' own time per function.",
         ),
     ] = False,
     snapshots: Annotated[
@@ -163,11 +173,14 @@ def run(
         cleanup_endpoints=cleanup,
         until_cv=until_cv,
         max_repetitions=max_repetitions,
-        telemetry=not no_telemetry,
+        telemetry=registry.chosen(
+            ",".join(
+                [registry.NONE if no_telemetry else telemetry, registry.PROFILE if profile else ""]
+            )
+        ),
         spec_base=spec.resolve().parent,
         shard=Shard.parse(shard) if shard is not None else None,
         snapshots=snapshots.resolve() if snapshots is not None else None,
-        profile=profile,
         rerun_disturbed=rerun_disturbed,
     )
 
@@ -229,7 +242,7 @@ def rerun(
         f"rerun of {original}",
         results,
         display,
-        telemetry=bool(recorded.get("telemetry", True)),
+        telemetry=registry.recorded(recorded.get("telemetry", True)),
         spec_base=base,
         rerun_of={"results": str(original.resolve()), "spec_digest": spec_info.get("digest")},
     )

@@ -50,6 +50,7 @@ from oltplab.spec import Spec, parse_spec
 from oltplab.spec.catalog import CATALOG, family_releases
 from oltplab.spec.sources import EngineSpec
 from oltplab.store.files import write_atomic
+from oltplab.telemetry.registry import PROFILE, default_names
 
 log = logging.getLogger("oltplab")
 
@@ -222,7 +223,8 @@ def explain_change(bisector: Bisector, before: str, after: str) -> tuple[Path, A
     spec, text = bisector.spec_for([before, after], 1)
     outcome = run(
         spec, text, "bisect explanation", folder, bisector.display,
-        snapshots=bisector.results / "snapshots", profile=True,
+        snapshots=bisector.results / "snapshots",
+        telemetry=(*default_names(), PROFILE),
     )  # fmt: skip
     if outcome.failed:
         raise OltplabError(f"bisect explanation: {outcome.failed[0]['reason']}")

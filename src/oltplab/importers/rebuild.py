@@ -31,7 +31,8 @@ from oltplab.store.journal import JOURNAL_NAME, Journal, Record
 from oltplab.store.ledger import Ledger
 from oltplab.store.schema import LEDGER_NAME, SCHEMA_VERSION
 from oltplab.sysbench.output import NO_SAMPLES, Summary, SysbenchOutput, read_output
-from oltplab.telemetry.collectors import TelemetryClock, telemetry_rows
+from oltplab.telemetry.collectors import TelemetryClock
+from oltplab.telemetry.registry import telemetry_rows
 
 
 @dataclass

@@ -48,9 +48,9 @@ from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, sysbench_facts
 from oltplab.sysbench.driver import find_sysbench, sysbench_version
-from oltplab.telemetry.devices import ProcessLoad, Telemetry, standard_devices
+from oltplab.telemetry.devices import Telemetry
 from oltplab.telemetry.load import INTERFERENCE
-from oltplab.telemetry.profiler import Profiler
+from oltplab.telemetry.registry import default_names, devices
 from oltplab.telemetry.snapshots import host_summary
 
 log = logging.getLogger("oltplab")
@@ -128,16 +128,17 @@ def run(
     cleanup_endpoints: bool = False,
     until_cv: float | None = None,
     max_repetitions: int = 10,
-    telemetry: bool = True,
+    telemetry: tuple[str, ...] | None = None,
     spec_base: Path | None = None,
     rerun_of: dict[str, Any] | None = None,
     shard: Shard | None = None,
     snapshots: Path | None = None,
-    profile: bool = False,
     others: bool = False,
     rerun_disturbed: bool = False,
 ) -> Outcome:
-    """The spec's matrix (or shard K of N of it) measured into `results`."""
+    """The spec's matrix (or shard K of N of it) measured into `results`, with the named
+    telemetry devices (None: the default ones)."""
+    chosen = default_names() if telemetry is None else telemetry
     sysbench_binary = preflight(spec, origin)
     results = results.resolve()
     sessions = build_plan(spec) if shard is None else shard_sessions(spec, shard)
@@ -193,11 +194,11 @@ def run(
                 command=str(provenance["command"]),
                 sysbench=sysbench_facts(sysbench_binary, sysbench),
                 workloads=workload_facts(spec),
-                telemetry=telemetry,
+                telemetry=list(chosen),
                 rerun_of=rerun_of,
                 host=host,
             )
-            if telemetry and (missing := host_summary(results)):
+            if chosen and (missing := host_summary(results)):
                 log.warning("host summary: %s", missing)
             context = RunContext(
                 spec,
@@ -211,11 +212,7 @@ def run(
                 {cell: planned[cell] for cell in cells_of(sessions)},
                 until_cv,
                 max_repetitions,
-                Telemetry(
-                    [ProcessLoad()]
-                    + (standard_devices() if telemetry else [])
-                    + ([Profiler()] if profile else [])
-                ),
+                Telemetry(devices(chosen)),
                 record,
                 SnapshotStore(snapshots) if snapshots is not None else None,
                 rerun_disturbed=rerun_disturbed,

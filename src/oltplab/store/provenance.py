@@ -47,7 +47,8 @@ class RunJson(BaseModel):
     host: dict[str, Any] = {}
     sysbench: dict[str, Any] = {}
     workloads: dict[str, dict[str, Any]] = {}
-    telemetry: bool = True
+    # The telemetry devices chosen; files before the names were kept say on (True) or off.
+    telemetry: bool | list[str] = True
     runs: list[dict[str, Any]] = []
     engines: dict[str, dict[str, Any]] = {}
     configs: dict[str, dict[str, str]] = {}
@@ -140,7 +141,7 @@ class RunRecord:
         command: str,
         sysbench: dict[str, Any],
         workloads: dict[str, dict[str, Any]],
-        telemetry: bool,
+        telemetry: list[str],
         rerun_of: dict[str, Any] | None,
         host: dict[str, Any],
     ) -> RunRecord:

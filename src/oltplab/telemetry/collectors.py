@@ -6,16 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 import numpy as np
 
 from oltplab.base import metrics
-from oltplab.base.metrics import ENGINE, LOAD
-from oltplab.telemetry import load
-from oltplab.telemetry.engine import engine_series, read_samples
-from oltplab.telemetry.parsers import PARSERS, Values, align
-from oltplab.telemetry.sampler import read_lines
+from oltplab.telemetry.parsers import Values
 
 Row = tuple[str, str, int, float]  # source, metric, second, value
 
@@ -60,35 +55,10 @@ def to_rows(source: str, series: list[tuple[int, Values]]) -> list[Row]:
     ]
 
 
-def raw_file(stem: Path, source: str) -> Path:
-    suffix = "jsonl" if source in (ENGINE, LOAD) else "txt"
-    return stem.with_name(f"{stem.name}.{source}.{suffix}")
-
-
-def source_series(stem: Path, source: str, clock: TelemetryClock) -> list[tuple[int, Values]]:
-    """One collector's raw file as per-second values on the sysbench clock, the run's
-    seconds only (samples after it, taken while waiting for the last one, describe an idle
-    engine)."""
-    path = raw_file(stem, source)
-    if source not in (ENGINE, LOAD) and source not in PARSERS:
-        return []  # a collector oltplab no longer reads (dstat, in older results)
-    if source == ENGINE:
-        series = engine_series(read_samples(path))
-    elif source == LOAD:
-        series = load.load_series(read_lines(path))
-    else:
-        text = path.read_text(errors="replace")
-        series = align(PARSERS[source](text), clock.start_clock, clock.started_after)
+def within_run(series: list[tuple[int, Values]], clock: TelemetryClock) -> list[tuple[int, Values]]:
+    """The run's seconds only: samples after it, taken while waiting for the last one,
+    describe an idle engine."""
     return [(second, values) for second, values in series if 0 <= second <= clock.duration + 1]
-
-
-def telemetry_rows(stem: Path, clock: TelemetryClock) -> list[Row]:
-    """Every series a cell's raw telemetry files hold, as ledger rows."""
-    return [
-        row
-        for source in clock.sources
-        for row in to_rows(source, source_series(stem, source, clock))
-    ]
 
 
 def missing_seconds(seconds: set[int], duration: int) -> list[int]:

@@ -22,13 +22,14 @@ from oltplab.telemetry.collectors import (
     TelemetryClock,
     describe_seconds,
     missing_seconds,
-    raw_file,
     seconds_of_day,
-    source_series,
     to_rows,
+    within_run,
 )
-from oltplab.telemetry.engine import EngineProbe
-from oltplab.telemetry.load import LoadSampler
+from oltplab.telemetry.engine import EngineProbe, engine_series, read_samples
+from oltplab.telemetry.load import LoadSampler, load_series
+from oltplab.telemetry.parsers import Parser, Values, align
+from oltplab.telemetry.sampler import read_lines
 from oltplab.telemetry.snapshots import engine_summary
 
 # The tools print in the C locale: one decimal point and 24-hour clocks to read. Writing
@@ -48,12 +49,22 @@ class CellSite:
 
 
 class Device:
-    """A collector. Every hook is optional; `collected` is called once per cell with the
-    sysbench clock, after `stop`."""
+    """A collector, chosen by its name (telemetry/registry.py). Every hook is optional. A
+    device that watches cells writes one raw file beside the cell's sysbench output and
+    reads it back into per-second values (when the cell ends, and again when a ledger is
+    rebuilt from the raw files)."""
 
     name: str
     watches_cells: ClassVar[bool] = False  # started before each cell, stopped after it
     has_series: ClassVar[bool] = True  # prints values each second (a profile does not)
+    raw_suffix: ClassVar[str] = "txt"
+
+    def raw_file(self, stem: Path) -> Path:
+        return stem.with_name(f"{stem.name}.{self.name}.{self.raw_suffix}")
+
+    def read(self, path: Path, clock: TelemetryClock) -> list[tuple[int, Values]]:
+        """The raw file's values by second of the sysbench clock."""
+        return []
 
     def after_session(self, server: Server, stem: Path) -> str | None:
         """Once per session, after its cells, the engine still running and warm; what could
@@ -78,9 +89,10 @@ class OsTool(Device):
 
     watches_cells = True
 
-    def __init__(self, name: str, command: list[str]) -> None:
+    def __init__(self, name: str, command: list[str], parser: Parser) -> None:
         self.name = name
         self._command = command
+        self._parser = parser
         self._process: subprocess.Popen[bytes] | None = None
         self._installed: dict[Host, bool] = {}  # asked once per host, not before every cell
 
@@ -90,7 +102,7 @@ class OsTool(Device):
             self._installed[machine] = machine.has(self._command[0])
         if not self._installed[machine]:
             return False
-        with raw_file(site.stem, self.name).open("wb") as sink:
+        with self.raw_file(site.stem).open("wb") as sink:
             self._process = machine.spawn(PLAIN_OUTPUT + self._command, stdout=sink)
         return True
 
@@ -105,19 +117,25 @@ class OsTool(Device):
         how = f"signal {-code}" if code < 0 else f"code {code}"
         return f"{self.name} exited during the cell ({how})"
 
+    def read(self, path: Path, clock: TelemetryClock) -> list[tuple[int, Values]]:
+        # The tools print their own clock: aligned to sysbench's by the time of day.
+        text = path.read_text(errors="replace")
+        return align(self._parser(text), clock.start_clock, clock.started_after)
+
 
 class EngineCounters(Device):
     """The engine's own counters, sampled each second on one extra connection."""
 
     name = metrics.ENGINE
     watches_cells = True
+    raw_suffix = "jsonl"
 
     def __init__(self) -> None:
         self._probe: EngineProbe | None = None
 
     def start(self, site: CellSite, reference: float) -> bool:
         server = site.server
-        path = raw_file(site.stem, self.name)
+        path = self.raw_file(site.stem)
         self._probe = EngineProbe(server.control, path, reference)
         self._probe.start()
         return True
@@ -130,6 +148,9 @@ class EngineCounters(Device):
     def error(self) -> str | None:
         return f"engine probe: {self._probe.error}" if self._probe and self._probe.error else None
 
+    def read(self, path: Path, clock: TelemetryClock) -> list[tuple[int, Values]]:
+        return engine_series(read_samples(path))
+
 
 class ProcessLoad(Device):
     """What the server, sysbench and everything else used of the machine, each second. It
@@ -138,6 +159,7 @@ class ProcessLoad(Device):
 
     name = metrics.LOAD
     watches_cells = True
+    raw_suffix = "jsonl"
 
     def __init__(self) -> None:
         self._sampler: LoadSampler | None = None
@@ -145,7 +167,7 @@ class ProcessLoad(Device):
     def start(self, site: CellSite, reference: float) -> bool:
         if not site.server.machine.is_local:
             return False  # /proc here says nothing of a server on another host
-        path = raw_file(site.stem, self.name)
+        path = self.raw_file(site.stem)
         self._sampler = LoadSampler(site.server.server_pid(), path, reference)
         self._sampler.start()
         return True
@@ -159,6 +181,9 @@ class ProcessLoad(Device):
         found = self._sampler.error if self._sampler else None
         return f"load sampler: {found}" if found else None
 
+    def read(self, path: Path, clock: TelemetryClock) -> list[tuple[int, Values]]:
+        return load_series(read_lines(path))
+
 
 class EngineSummary(Device):
     """pt-mysql-summary of the warm engine, once per session."""
@@ -167,16 +192,6 @@ class EngineSummary(Device):
 
     def after_session(self, server: Server, stem: Path) -> str | None:
         return engine_summary(server, stem.with_name(stem.name + ".pt-mysql-summary.txt"))
-
-
-def standard_devices() -> list[Device]:
-    return [
-        OsTool(metrics.IOSTAT, ["iostat", "-dxm", "-t", "1"]),
-        OsTool(metrics.VMSTAT, ["vmstat", "-n", "-t", "1"]),
-        OsTool(metrics.MPSTAT, ["mpstat", "-P", "ALL", "1"]),
-        EngineCounters(),
-        EngineSummary(),
-    ]
 
 
 @dataclass
@@ -239,7 +254,7 @@ class Telemetry:
                 collected.missing(error)
             if not device.has_series:
                 continue
-            series = source_series(self._site.stem, device.name, clock)
+            series = within_run(device.read(device.raw_file(self._site.stem), clock), clock)
             collected.rows += to_rows(device.name, series)
             lost = missing_seconds({second for second, _ in series}, seconds)
             if lost or device.name in exits:
