@@ -20,7 +20,7 @@ from oltplab.base.errors import (
     OltplabError,
 )
 from oltplab.cli.display import display_for, failed_table, status_table, tps_tables
-from oltplab.spec import Spec
+from oltplab.measure.request import RunRequest
 from oltplab.store.ledger import Ledger
 
 if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
@@ -138,28 +138,26 @@ def report_outcome(results: Path, outcome: Outcome) -> None:
         raise typer.Exit(1)
 
 
-def run_and_report(spec: Spec, text: str, origin: str, results: Path, **options: Any) -> None:
+def run_and_report(request: RunRequest) -> None:
     """The matrix, or one shard of it between its canaries, then its tables."""
     display = display_for(console)
-    if options.get("shard") is not None:
+    if request.shard is not None:
         from oltplab.distribute.canary import run_shard
 
-        outcome = run_shard(spec, text, origin, results, display, **options)
-    elif spec.protocol.target_ci_pct is not None:
+        outcome = run_shard(request, display)
+    elif request.spec.protocol.target_ci_pct is not None:
         from oltplab.cli.display import answers_table
         from oltplab.experiments.precision import measure_until_answered
 
-        options.pop("shard", None)
-        search = measure_until_answered(spec, origin, results, display, **options)
+        search = measure_until_answered(request, display)
         outcome = search.outcome
         if search.answers:
             console.print(answers_table(search.answers, search.rounds, search.stopped))
     else:
         from oltplab.measure.runner import run as run_matrix
 
-        options.pop("shard", None)
-        outcome = run_matrix(spec, text, origin, results, display, **options)
-    report_outcome(results, outcome)
+        outcome = run_matrix(request, display)
+    report_outcome(request.results, outcome)
 
 
 def parse_percent(text: str, option: str) -> float:

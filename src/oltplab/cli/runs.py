@@ -26,6 +26,7 @@ from oltplab.cli.app import (
     run_and_report,
 )
 from oltplab.cli.display import display_for, noise_table, reproduction_table, touches
+from oltplab.measure.request import RunRequest
 from oltplab.plan.blocks import Shard
 from oltplab.spec import Spec, load_spec, parse_spec
 from oltplab.store.lock import ResultsLock
@@ -164,24 +165,29 @@ def run(
     if work_dir is not None:  # read where each engine's scratch is placed, and by its canary
         os.environ[WORK_DIR_ENV] = str(work_dir.resolve())
     run_and_report(
-        parsed,
-        spec.read_text(),
-        str(spec),
-        results,
-        retry_failed=retry_failed,
-        prepare_endpoints=prepare_endpoints,
-        cleanup_endpoints=cleanup,
-        until_cv=until_cv,
-        max_repetitions=max_repetitions,
-        telemetry=registry.chosen(
-            ",".join(
-                [registry.NONE if no_telemetry else telemetry, registry.PROFILE if profile else ""]
-            )
-        ),
-        spec_base=spec.resolve().parent,
-        shard=Shard.parse(shard) if shard is not None else None,
-        snapshots=snapshots.resolve() if snapshots is not None else None,
-        rerun_disturbed=rerun_disturbed,
+        RunRequest(
+            parsed,
+            spec.read_text(),
+            str(spec),
+            results,
+            retry_failed=retry_failed,
+            prepare_endpoints=prepare_endpoints,
+            cleanup_endpoints=cleanup,
+            until_cv=until_cv,
+            max_repetitions=max_repetitions,
+            telemetry=registry.chosen(
+                ",".join(
+                    [
+                        registry.NONE if no_telemetry else telemetry,
+                        registry.PROFILE if profile else "",
+                    ]
+                )
+            ),
+            spec_base=spec.resolve().parent,
+            shard=Shard.parse(shard) if shard is not None else None,
+            snapshots=snapshots.resolve() if snapshots is not None else None,
+            rerun_disturbed=rerun_disturbed,
+        )
     )
 
 
@@ -236,16 +242,16 @@ def rerun(
     display = display_for(console)
     from oltplab.measure.runner import run as run_matrix
 
-    outcome = run_matrix(
+    again = RunRequest(
         spec,
         spec_info["text"],
         f"rerun of {original}",
         results,
-        display,
         telemetry=registry.recorded(recorded.get("telemetry", True)),
         spec_base=base,
         rerun_of={"results": str(original.resolve()), "spec_digest": spec_info.get("digest")},
     )
+    outcome = run_matrix(again, display)
     with ResultsLock(results):
         repeat = RunRecord(results.resolve(), read_run_json(results))
         repeat.data["differences"] = differences(recorded, repeat.data)
@@ -307,7 +313,7 @@ def demo(
 ) -> None:
     """A small real matrix with the built-in spec: MySQL 8.0.31 and MariaDB 10.11.5."""
     text = resources.files("oltplab").joinpath("specs/demo.toml").read_text()
-    run_and_report(parse_spec(text, "demo spec"), text, "demo spec", results)
+    run_and_report(RunRequest(parse_spec(text, "demo spec"), text, "demo spec", results))
 
 
 def calibrate(
@@ -342,7 +348,7 @@ def calibrate(
     from oltplab.measure.runner import run as run_matrix
 
     started = time.monotonic()
-    outcome = run_matrix(spec, text, f"calibrate {engine}", folder, display)
+    outcome = run_matrix(RunRequest(spec, text, f"calibrate {engine}", folder), display)
     if outcome.failed or outcome.interrupted:
         report_outcome(folder, outcome)
     floor = noise_floor(load([folder]), engine, measure_of(measure))

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import logging
 import shutil
-from pathlib import Path
-from typing import Any
 
 import tomli_w
 
+from oltplab.measure.request import RunRequest
 from oltplab.measure.runner import Outcome, run
 from oltplab.measure.session import Display
-from oltplab.plan.blocks import Shard
 from oltplab.spec import Spec, parse_spec
 from oltplab.store.schema import CANARY
 from oltplab.store.scratch import scratch_root
@@ -53,9 +51,8 @@ def canary_spec(spec: Spec) -> tuple[Spec, str]:
     return parse_spec(text, f"the canary of {spec.name}"), text
 
 
-def _canary(
-    spec: Spec, results: Path, moment: str, display: Display, options: dict[str, Any]
-) -> None:
+def _canary(shard_run: RunRequest, moment: str, display: Display) -> None:
+    results = shard_run.results.resolve()
     folder = results / CANARY / moment
     folder.mkdir(parents=True, exist_ok=True)
     work, shards = scratch_root(folder), scratch_root(results)
@@ -64,33 +61,29 @@ def _canary(
         shards.mkdir(parents=True, exist_ok=True)
         work.parent.mkdir(parents=True, exist_ok=True)
         work.symlink_to(shards)
-    derived, text = canary_spec(spec)
-    outcome = run(derived, text, f"canary ({moment})", folder, display, **options)
+    derived, text = canary_spec(shard_run.spec)
+    # The shard's telemetry, snapshots and spec base; none of its other options.
+    canary = RunRequest(
+        derived, text, f"canary ({moment})", folder, spec_base=shard_run.spec_base,
+        telemetry=shard_run.telemetry, snapshots=shard_run.snapshots,
+    )  # fmt: skip
+    outcome = run(canary, display)
     if outcome.failed:
         log.error("canary (%s) failed: %s", moment, outcome.failed[0]["reason"])
         display.note(f"[red]canary ({moment}) failed[/red]: {outcome.failed[0]['reason']}")
 
 
-def run_shard(
-    spec: Spec,
-    spec_text: str,
-    origin: str,
-    results: Path,
-    display: Display,
-    *,
-    shard: Shard,
-    **options: Any,
-) -> Outcome:
-    """Shard K of N, between its canaries when the spec has one."""
-    canaried = spec.distribute.parsed_canary is not None
-    shared = {k: v for k, v in options.items() if k in ("telemetry", "snapshots", "spec_base")}
+def run_shard(request: RunRequest, display: Display) -> Outcome:
+    """Shard K of N (the request's shard), between its canaries when the spec has one."""
+    canaried = request.spec.distribute.parsed_canary is not None
     if canaried:
-        _canary(spec, results.resolve(), "start", display, shared)
-    outcome = run(spec, spec_text, origin, results, display, shard=shard, **options)
+        _canary(request, "start", display)
+    outcome = run(request, display)
     if canaried and not outcome.interrupted:
-        _canary(spec, results.resolve(), "end", display, shared)
-    scratch = scratch_root(results.resolve())
-    local = not scratch.is_relative_to(results.resolve())
+        _canary(request, "end", display)
+    results = request.results.resolve()
+    scratch = scratch_root(results)
+    local = not scratch.is_relative_to(results)
     if local and not outcome.interrupted and not outcome.failed:
         # A node's temporary storage is not ours to fill: a finished shard leaves none of
         # its datadirs there (an interrupted or failed one keeps them to resume).

@@ -43,6 +43,7 @@ from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Points
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import TPS, Measure
+from oltplab.measure.request import RunRequest
 from oltplab.measure.runner import run
 from oltplab.measure.session import Display
 from oltplab.plan import Scenario
@@ -154,10 +155,10 @@ class Bisector:
         point = (Scenario(self.cell.workload).name, self.cell.tier, self.cell.threads)
         for repetitions in range(MIN_ROUNDS, max(MIN_ROUNDS, self.max_repetitions) + 1):
             spec, text = self.spec_for([known, other], repetitions)
-            outcome = run(
-                spec, text, f"bisect step {number}", folder, self.display,
-                snapshots=self.results / "snapshots",
-            )  # fmt: skip
+            request = RunRequest(
+                spec, text, f"bisect step {number}", folder, snapshots=self.results / "snapshots"
+            )
+            outcome = run(request, self.display)
             if outcome.interrupted:
                 raise KeyboardInterrupt
             if outcome.failed:
@@ -221,11 +222,11 @@ def explain_change(bisector: Bisector, before: str, after: str) -> tuple[Path, A
 
     folder = bisector.results / "explain"
     spec, text = bisector.spec_for([before, after], 1)
-    outcome = run(
-        spec, text, "bisect explanation", folder, bisector.display,
-        snapshots=bisector.results / "snapshots",
+    profiled = RunRequest(
+        spec, text, "bisect explanation", folder, snapshots=bisector.results / "snapshots",
         telemetry=(*default_names(), PROFILE),
     )  # fmt: skip
+    outcome = run(profiled, bisector.display)
     if outcome.failed:
         raise OltplabError(f"bisect explanation: {outcome.failed[0]['reason']}")
     analysis = analyse(load([folder]), AnalysisOptions())

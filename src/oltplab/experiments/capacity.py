@@ -26,6 +26,7 @@ from oltplab.analysis.capacity import (
 from oltplab.analysis.dataset import load
 from oltplab.analysis.latency import Histogram, percentile_estimate
 from oltplab.base.errors import OltplabError
+from oltplab.measure.request import RunRequest
 from oltplab.measure.runner import run
 from oltplab.measure.session import Display
 from oltplab.plan import Scenario
@@ -67,7 +68,7 @@ class Prober:
         return parse_spec(text, f"capacity probe of {self.engine}"), text
 
     def _run(self, spec: Spec, text: str, origin: str) -> None:
-        outcome = run(spec, text, origin, self.results, self.display, others=True)
+        outcome = run(RunRequest(spec, text, origin, self.results, others=True), self.display)
         if outcome.interrupted:
             raise KeyboardInterrupt
         # A probe the engine could not keep up with at all is an answer (a miss), not an error.

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import tomli_w
@@ -20,6 +19,7 @@ from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, Answer, answers
 from oltplab.base.metrics import Target, measure_named
+from oltplab.measure.request import RunRequest
 from oltplab.measure.runner import Outcome, run
 from oltplab.measure.session import Display
 from oltplab.spec import Spec, parse_spec
@@ -51,17 +51,16 @@ class Search:
     stopped: str = ""  # why no more rounds were added
 
 
-def measure_until_answered(
-    spec: Spec, origin: str, results: Path, display: Display, **options: Any
-) -> Search:
+def measure_until_answered(request: RunRequest, display: Display) -> Search:
     """Rounds until every comparison is decided or the budget is spent."""
+    spec, results = request.spec, request.results
     target = target_of(spec)
     assert target is not None, "the spec sets protocol.target_ci_pct"
     started = time.monotonic()
     rounds = max(spec.protocol.repetitions, MIN_ROUNDS)
     while True:
         current, text = with_rounds(spec, rounds)
-        outcome = run(current, text, origin, results, display, **options)
+        outcome = run(replace(request, spec=current, spec_text=text), display)
         search = Search(outcome, rounds=rounds)
         if outcome.interrupted or outcome.failed:
             search.stopped = "interrupted" if outcome.interrupted else "a cell failed"

@@ -19,7 +19,6 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from oltplab import __version__
 from oltplab.base.errors import DiskFull, EngineError, OltplabError, SpecError
@@ -29,6 +28,7 @@ from oltplab.engines.isolation import CpuSplit, check_host, pin_client
 from oltplab.engines.provision import sysbench_prepare
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import check_sources
+from oltplab.measure.request import RunRequest
 from oltplab.measure.session import Display, RunContext, run_session
 from oltplab.measure.workloads import check_workloads, workload_facts
 from oltplab.plan import (
@@ -116,31 +116,12 @@ def check_compatible(
 # --- the run ---------------------------------------------------------------------------------
 
 
-def run(
-    spec: Spec,
-    spec_text: str,
-    origin: str,
-    results: Path,
-    display: Display,
-    *,
-    retry_failed: bool = False,
-    prepare_endpoints: bool = False,
-    cleanup_endpoints: bool = False,
-    until_cv: float | None = None,
-    max_repetitions: int = 10,
-    telemetry: tuple[str, ...] | None = None,
-    spec_base: Path | None = None,
-    rerun_of: dict[str, Any] | None = None,
-    shard: Shard | None = None,
-    snapshots: Path | None = None,
-    others: bool = False,
-    rerun_disturbed: bool = False,
-) -> Outcome:
-    """The spec's matrix (or shard K of N of it) measured into `results`, with the named
-    telemetry devices (None: the default ones)."""
-    chosen = default_names() if telemetry is None else telemetry
+def run(request: RunRequest, display: Display) -> Outcome:
+    """The spec's matrix (or shard K of N of it) measured into the request's results."""
+    spec, origin, shard = request.spec, request.origin, request.shard
+    chosen = default_names() if request.telemetry is None else request.telemetry
     sysbench_binary = preflight(spec, origin)
-    results = results.resolve()
+    results = request.results.resolve()
     sessions = build_plan(spec) if shard is None else shard_sessions(spec, shard)
     planned = {
         cell: cell_definition_digest(spec, cell.engine, cell.tier, cell.workload)
@@ -149,12 +130,12 @@ def run(
     with ResultsLock(results):
         ledger = Ledger.open(results)
         try:
-            check_compatible(ledger.definitions(), planned, results, others=others)
+            check_compatible(ledger.definitions(), planned, results, others=request.others)
             # We hold the lock: a run the ledger still calls running was killed.
             ledger.end_stale_runs()
             ledger.register((cell, planned[cell]) for cell in cells_of(sessions))
-            requeued = ledger.requeue(failed_too=retry_failed)
-            ledger.set_meta("spec", spec_text)
+            requeued = ledger.requeue(failed_too=request.retry_failed)
+            ledger.set_meta("spec", request.spec_text)
             ledger.set_meta("spec_digest", spec.digest())
             if shard is not None:
                 _claim_shard(ledger, results, spec, shard)
@@ -187,15 +168,15 @@ def run(
             run_id = ledger.begin_run(spec.digest(), provenance)
             record = RunRecord.begin(
                 results,
-                spec_text=spec_text,
+                spec_text=request.spec_text,
                 spec_origin=origin,
-                spec_base=spec_base or Path.cwd(),
+                spec_base=request.spec_base or Path.cwd(),
                 spec_digest=spec.digest(),
                 command=str(provenance["command"]),
                 sysbench=sysbench_facts(sysbench_binary, sysbench),
                 workloads=workload_facts(spec),
                 telemetry=list(chosen),
-                rerun_of=rerun_of,
+                rerun_of=request.rerun_of,
                 host=host,
             )
             if chosen and (missing := host_summary(results)):
@@ -207,15 +188,15 @@ def run(
                 display,
                 run_id,
                 sysbench_binary,
-                prepare_endpoints,
-                cleanup_endpoints,
+                request.prepare_endpoints,
+                request.cleanup_endpoints,
                 {cell: planned[cell] for cell in cells_of(sessions)},
-                until_cv,
-                max_repetitions,
+                request.until_cv,
+                request.max_repetitions,
                 Telemetry(devices(chosen)),
                 record,
-                SnapshotStore(snapshots) if snapshots is not None else None,
-                rerun_disturbed=rerun_disturbed,
+                SnapshotStore(request.snapshots) if request.snapshots is not None else None,
+                rerun_disturbed=request.rerun_disturbed,
                 split=split,
                 measured_before={key: len(rows) for key, rows in ledger.superseded().items()},
             )
