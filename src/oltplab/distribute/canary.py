@@ -11,12 +11,10 @@ from __future__ import annotations
 import logging
 import shutil
 
-import tomli_w
-
 from oltplab.measure.request import RunRequest
 from oltplab.measure.runner import Outcome, run
 from oltplab.measure.session import Display
-from oltplab.spec import Spec, parse_spec
+from oltplab.spec import Spec, derived_spec
 from oltplab.store.schema import CANARY
 from oltplab.store.scratch import scratch_root
 
@@ -47,8 +45,7 @@ def canary_spec(spec: Spec) -> tuple[Spec, str]:
     if spec.config.max_connections is None:
         # The engines' settings stay the spec's, whatever thread count the canary uses.
         data["config"]["max_connections"] = spec.resolve(spec.tier_list[0]).max_connections
-    text = tomli_w.dumps(data)
-    return parse_spec(text, f"the canary of {spec.name}"), text
+    return derived_spec(data, f"the canary of {spec.name}")
 
 
 def _canary(shard_run: RunRequest, moment: str, display: Display) -> None:

@@ -20,8 +20,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 from oltplab.analysis.bisection import (
     Bisection,
     CellChoice,
@@ -47,7 +45,7 @@ from oltplab.measure.request import RunRequest
 from oltplab.measure.runner import run
 from oltplab.measure.session import Display
 from oltplab.plan import Scenario
-from oltplab.spec import Spec, parse_spec
+from oltplab.spec import Spec, derived_spec
 from oltplab.spec.catalog import CATALOG, family_releases
 from oltplab.spec.sources import EngineSpec
 from oltplab.store.files import write_atomic
@@ -143,8 +141,7 @@ class Bisector:
         data["protocol"].update(
             threads=[self.cell.threads], repetitions=repetitions, order="interleaved"
         )
-        text = tomli_w.dumps(data)
-        return parse_spec(text, "bisect step"), text
+        return derived_spec(data, "bisect step")
 
     def measure(
         self, known: str, other: str, decide: Callable[[Comparison], Equivalence | Placement]

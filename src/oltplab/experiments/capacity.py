@@ -12,8 +12,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 from oltplab.analysis.capacity import (
     CAPACITY_JSON,
     MAX_THREADS,
@@ -30,7 +28,7 @@ from oltplab.measure.request import RunRequest
 from oltplab.measure.runner import run
 from oltplab.measure.session import Display
 from oltplab.plan import Scenario
-from oltplab.spec import Spec, parse_spec
+from oltplab.spec import Spec, derived_spec
 from oltplab.store.files import write_atomic
 from oltplab.sysbench.validity import SATURATED
 
@@ -64,8 +62,7 @@ class Prober:
             closed_loop=not rate,
             order="as-listed",
         )
-        text = tomli_w.dumps(data)
-        return parse_spec(text, f"capacity probe of {self.engine}"), text
+        return derived_spec(data, f"capacity probe of {self.engine}")
 
     def _run(self, spec: Spec, text: str, origin: str) -> None:
         outcome = run(RunRequest(spec, text, origin, self.results, others=True), self.display)

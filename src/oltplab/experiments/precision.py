@@ -13,8 +13,6 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import tomli_w
-
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, Answer, answers
@@ -22,7 +20,7 @@ from oltplab.base.metrics import Target, measure_named
 from oltplab.measure.request import RunRequest
 from oltplab.measure.runner import Outcome, run
 from oltplab.measure.session import Display
-from oltplab.spec import Spec, parse_spec
+from oltplab.spec import Spec, derived_spec
 
 log = logging.getLogger("oltplab")
 
@@ -39,8 +37,7 @@ def with_rounds(spec: Spec, rounds: int, **protocol: Any) -> tuple[Spec, str]:
     """The spec with this many interleaved rounds (and any other protocol keys given)."""
     data = spec.model_dump(mode="json", exclude_none=True)
     data["protocol"].update(repetitions=rounds, order="interleaved", **protocol)
-    text = tomli_w.dumps(data)
-    return parse_spec(text, "precision round"), text
+    return derived_spec(data, "precision round")
 
 
 @dataclass

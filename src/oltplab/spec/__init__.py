@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
+import tomli_w
 from pydantic import (
     AfterValidator,
     BeforeValidator,
@@ -553,12 +554,22 @@ def parse_spec(text: str, origin: str, base: Path | None = None) -> Spec:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{origin}: not valid TOML: {exc}") from None
+    return _validated(data, origin, base)
+
+
+def _validated(data: dict[str, Any], origin: str, base: Path | None) -> Spec:
     try:
         return Spec.model_validate(data, context={"base": base})
     except ValidationError as exc:
         errors = exc.errors()
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise SpecError(f"{origin}: {_describe(errors[0])}{more}") from None
+
+
+def derived_spec(data: dict[str, Any], origin: str) -> tuple[Spec, str]:
+    """A spec an experiment derives from another's `model_dump(mode="json")` (its paths
+    already absolute), validated as a spec file is, with the text its run records."""
+    return _validated(data, origin, None), tomli_w.dumps(data)
 
 
 def load_spec(path: Path) -> Spec:
