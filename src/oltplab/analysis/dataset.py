@@ -21,6 +21,7 @@ from oltplab.plan import Scenario
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RUN_JSON, load_run_json
 from oltplab.store.schema import CANARY, LEDGER_NAME
+from oltplab.store.status import Status
 from oltplab.sysbench.validity import ERRORS, suspect_flags
 
 
@@ -89,7 +90,7 @@ class CellRecord:
 
     @property
     def measured(self) -> bool:
-        return self.status == "done" and self.tps is not None
+        return self.status == Status.DONE and self.tps is not None
 
 
 @dataclass(frozen=True)
@@ -288,7 +289,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
             str(path),
         )
     for row in ledger.cells():
-        if row["status"] not in ("done", "failed"):
+        if row["status"] not in (Status.DONE, Status.FAILED):
             continue
         engine = label(row["engine"])
         # A ledger whose run ended before it recorded the engine still names it in cells.
@@ -385,7 +386,7 @@ def load_canaries(results: Path) -> list[CanaryRun]:
             machines = ledger.machines()
             series = ledger.tps_series()
             for row in ledger.cells():
-                if row["status"] == "done" and row["key"] in series:
+                if row["status"] == Status.DONE and row["key"] in series:
                     found.append(
                         CanaryRun(
                             machines.get(row["key"], ""),

@@ -19,6 +19,7 @@ from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import latency_metric
 from oltplab.base.stats import jitter
 from oltplab.spec.catalog import UNKNOWN_FAMILY
+from oltplab.store.status import Status
 
 # --- version progression ------------------------------------------------------------------
 
@@ -301,7 +302,7 @@ def _by_threads(
 
 
 def flagged(dataset: Dataset) -> list[CellRecord]:
-    return [c for c in dataset.cells if c.flags or c.status == "failed"]
+    return [c for c in dataset.cells if c.flags or c.status == Status.FAILED]
 
 
 # --- network latency -------------------------------------------------------------------------

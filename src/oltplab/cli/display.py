@@ -26,6 +26,7 @@ from rich.table import Table
 from oltplab.engines.supplier import source_of
 from oltplab.plan import threads_label
 from oltplab.spec import Spec
+from oltplab.store.status import Status
 
 if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
     from oltplab.analysis.estimate import Comparison
@@ -139,6 +140,10 @@ class PlainDisplay:
         )
 
 
+# The status columns of a table of counts, in the order they are read.
+STATUS_COLUMNS = (Status.DONE, Status.FAILED, Status.PENDING, Status.RUNNING)
+
+
 def duration_text(seconds: float) -> str:
     """`45s`, `3m 05s`, `2h 07m`, `1d 3h 00m`: as precise as a person needs."""
     whole = round(seconds)
@@ -166,9 +171,9 @@ def tps_tables(cells: list[sqlite3.Row]) -> list[Table]:
     for cell in cells:
         key = (cell["scenario"], cell["tier"], cell["workload"])
         threads_seen[key].add(cell["threads"])
-        if cell["status"] == "done":
+        if cell["status"] == Status.DONE:
             groups[key][cell["engine"]][cell["threads"]].append(cell["tps"])
-        elif cell["status"] == "failed":
+        elif cell["status"] == Status.FAILED:
             groups[key][cell["engine"]].setdefault(cell["threads"], [])
     tables = []
     for key in sorted(groups):
@@ -208,10 +213,10 @@ def failed_table(failed: list[sqlite3.Row]) -> Table:
 
 def status_table(counts: dict[str, int]) -> Table:
     table = Table(title="Cells")
-    for column in ("done", "failed", "pending", "running", "total"):
+    for column in (*STATUS_COLUMNS, "total"):
         table.add_column(column, justify="right")
     table.add_row(
-        *(str(counts.get(c, 0)) for c in ("done", "failed", "pending", "running")),
+        *(str(counts.get(c, 0)) for c in STATUS_COLUMNS),
         str(sum(counts.values())),
     )
     return table
@@ -226,14 +231,14 @@ def shards_table(rows: list[dict[str, str]]) -> Table:
         table.add_column(column, justify="right" if column in counts else "left",
                          overflow="fold")  # fmt: skip
     for row in rows:
-        left = int(row.get("pending", 0)) + int(row.get("running", 0))
+        left = int(row.get(Status.PENDING, 0)) + int(row.get(Status.RUNNING, 0))
         shard = row.get("shard", "-")
         table.add_row(
             shard if shard != "-" else Path(row["results"]).name,
             row.get("scheduler", "-"),
             row.get("node", "-"),
-            row.get("done", "0"),
-            row.get("failed", "0"),
+            row.get(Status.DONE, "0"),
+            row.get(Status.FAILED, "0"),
             str(left),
             row.get("state", "-"),
         )

@@ -30,6 +30,7 @@ from oltplab.store.files import check_output_file, write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, run_state
 from oltplab.store.schema import LEDGER_NAME
+from oltplab.store.status import Status
 
 
 def status(
@@ -62,7 +63,7 @@ def _status_of(results: Path) -> None:
     ledger = Ledger.open(results, create=False)
     try:
         counts = ledger.counts()
-        failed = [row for row in ledger.cells() if row["status"] == "failed"]
+        failed = [row for row in ledger.cells() if row["status"] == Status.FAILED]
         runs = ledger.runs()
     finally:
         ledger.close()

@@ -23,6 +23,7 @@ from oltplab.spec import Spec
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.schema import LEDGER_NAME
+from oltplab.store.status import RunStatus, Status
 
 DISTRIBUTE_JSON = "distribute.json"
 SPEC_FILE = "spec.toml"
@@ -116,8 +117,8 @@ class ShardState:
     @property
     def complete(self) -> bool:
         """Every planned cell measured (done or failed) and no run in flight."""
-        measured = self.counts.get("done", 0) + self.counts.get("failed", 0)
-        return measured >= self.planned and self.last_run not in (None, "running")
+        measured = self.counts.get(Status.DONE, 0) + self.counts.get(Status.FAILED, 0)
+        return measured >= self.planned and self.last_run not in (None, RunStatus.RUNNING)
 
 
 def shard_state(spec: Spec, distributed: Distributed, index: int) -> ShardState:

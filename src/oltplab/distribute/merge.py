@@ -19,6 +19,7 @@ from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RUN_JSON, load_run_json
 from oltplab.store.schema import CANARY, LEDGER_NAME, SCHEMA, SCHEMA_VERSION
 from oltplab.store.scratch import WORK_DIR
+from oltplab.store.status import Status
 
 # What a shard directory holds that is not a result: its engines' datadirs and secrets,
 # its ledger and journal (merged, not copied), its lock and log, reports, canaries.
@@ -52,7 +53,7 @@ def read_shard(path: Path) -> ShardDir:
                 "shard directories; report and export read other results directories directly)"
             )
         machines = ledger.machines()
-        done = {str(row["key"]) for row in ledger.cells() if row["status"] == "done"}
+        done = {str(row["key"]) for row in ledger.cells() if row["status"] == Status.DONE}
     finally:
         ledger.close()
     return ShardDir(
@@ -166,7 +167,7 @@ def _copy_cells(db: sqlite3.Connection, shard: ShardDir, runs: dict[int, int]) -
         old_id, run_id, values = row[0], row[1], row[2:]
         key, status = values[columns.index("key")], values[columns.index("status")]
         if key in existing:
-            if existing[key] == "done" or status != "done":
+            if existing[key] == Status.DONE or status != Status.DONE:
                 continue  # another shard measured it; this one only planned or failed it
             db.execute("DELETE FROM cells WHERE key = ?", (key,))
         cursor = db.execute(

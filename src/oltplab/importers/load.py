@@ -20,6 +20,7 @@ from oltplab.importers.scan import EngineGroup, FoundFile, ScannedTree
 from oltplab.plan import Cell, threads_label
 from oltplab.store.files import sha256_file
 from oltplab.store.ledger import Ledger
+from oltplab.store.status import RunStatus
 from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks, read_output
 from oltplab.sysbench.validity import stall_notes, validity_flags
 from oltplab.telemetry.collectors import queue_rows
@@ -93,7 +94,7 @@ def import_tree(tree: ScannedTree, ledger: Ledger) -> ImportReport:
         for group, files in planned:
             with ledger.batch():
                 _import_group(ledger, report, known, group, names[group.key], files, parsed)
-    ledger.finish_run(run_id, "done")
+    ledger.finish_run(run_id, RunStatus.DONE)
     return report
 
 

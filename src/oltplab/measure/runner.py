@@ -47,6 +47,7 @@ from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, sysbench_facts
+from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.driver import find_sysbench, sysbench_version
 from oltplab.telemetry.devices import Telemetry
 from oltplab.telemetry.load import INTERFERENCE
@@ -256,7 +257,7 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
     # A SIGTERM (a scheduler's or CI's timeout) stops as cleanly as Ctrl-C does.
     signal.signal(signal.SIGTERM, _interrupt)
     status = ctx.ledger.status_of()
-    pending = {key for key, state in status.items() if state == "pending"}
+    pending = {key for key, state in status.items() if state == Status.PENDING}
     todo = [s for s in sessions if any(c.key in pending for c in s.cells)]
     ctx.display.start(plan_seconds(ctx.spec, todo, pending))
     interrupted = False
@@ -278,7 +279,7 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
         # The cell in flight stays running in the ledger and goes back to pending on resume.
         log.error("stopped: %s", full)
         with contextlib.suppress(OltplabError):
-            ctx.ledger.finish_run(ctx.run_id, "stopped: disk full")
+            ctx.ledger.finish_run(ctx.run_id, RunStatus.DISK_FULL)
         raise full from None
     finally:
         if ctx.cleanup_endpoints and not interrupted:
@@ -289,9 +290,10 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
             instance.discard_datadir()
         ctx.display.stop()
     counts = ctx.ledger.counts()
-    failed = [row for row in ctx.ledger.cells() if row["status"] == "failed"]
+    failed = [row for row in ctx.ledger.cells() if row["status"] == Status.FAILED]
     ctx.ledger.finish_run(
-        ctx.run_id, "interrupted" if interrupted else ("failed" if failed else "done")
+        ctx.run_id,
+        RunStatus.INTERRUPTED if interrupted else (RunStatus.FAILED if failed else RunStatus.DONE),
     )
     return Outcome(counts, failed, interrupted)
 
@@ -326,7 +328,7 @@ def _adaptive_rounds(ctx: RunContext, sessions: list[Session]) -> None:
         for row in ctx.ledger.cells():
             group = Cell.of(row).group
             reps[group] = max(reps.get(group, 0), row["repetition"])
-            if row["status"] == "done":
+            if row["status"] == Status.DONE:
                 tps.setdefault(group, []).append(row["tps"])
         needing = needing_more(tps, ctx.until_cv, ctx.max_repetitions)
         needing &= {g for g in needing if reps[g] < ctx.max_repetitions}
@@ -354,7 +356,7 @@ def _rerun_disturbed(ctx: RunContext, sessions: list[Session]) -> None:
         disturbed = [
             Cell.of(row)
             for row in rows
-            if row["status"] == "done"
+            if row["status"] == Status.DONE
             and INTERFERENCE in row["flags"].split(",")
             and ctx.measured_before.get(row["key"], 0) < MAX_RERUNS
         ]
@@ -362,7 +364,7 @@ def _rerun_disturbed(ctx: RunContext, sessions: list[Session]) -> None:
             return
         # A round: the cells of one repetition of a group, whatever their engine.
         rounds = {replace(c, engine="") for c in disturbed}
-        done = [Cell.of(row) for row in rows if row["status"] == "done"]
+        done = [Cell.of(row) for row in rows if row["status"] == Status.DONE]
         again_cells = {
             c for c in done if c in disturbed or (paired and replace(c, engine="") in rounds)
         }

@@ -28,6 +28,7 @@ from oltplab.report.format import (
     with_interval,
     without_html,
 )
+from oltplab.store.status import Status
 from oltplab.sysbench.validity import ERROR_RATE_LIMIT
 
 METRIC_TITLES = {
@@ -96,7 +97,9 @@ def _results(analysis: Analysis) -> list[str]:
         out += [CROSS_FAMILY.format(kinds=kinds), ""]
     by_metric = {m: {(g.scenario, g.tier): g for g in found} for m, found in analysis.grids.items()}
     failed = {
-        (c.scenario, c.tier, c.engine, c.threads) for c in dataset.cells if c.status == "failed"
+        (c.scenario, c.tier, c.engine, c.threads)
+        for c in dataset.cells
+        if c.status == Status.FAILED
     }
     for scenario in dataset.scenarios:
         out += [f"### {scenario_title(scenario, dataset.workloads)}", ""]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from oltplab.base.errors import EnvironmentProblem, LedgerDamaged, OltplabError
 from oltplab.store.files import disk_full, free_bytes
+from oltplab.store.status import Status
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # Below this, an I/O error while writing is taken for a full disk.
@@ -103,7 +104,7 @@ CELL_COLUMNS: dict[str, tuple[str, bool]] = {
         for column in SUMMARY_COLUMNS
     },
 }
-STATUSES = ("pending", "running", "done", "failed")
+STATUSES = tuple(Status)
 
 
 def value_problem(path: Path, where: str, column: str, value: object, kind: str) -> LedgerDamaged:

@@ -40,6 +40,7 @@ from oltplab.store.lock import prepare_results
 from oltplab.store.recording import CellRecording, now
 from oltplab.store.schema import LEDGER_NAME, MIGRATIONS, SCHEMA, SCHEMA_VERSION
 from oltplab.store.series import decode
+from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.output import Summary
 
 P = ParamSpec("P")
@@ -249,12 +250,18 @@ class Ledger:
         self._db.execute(
             "INSERT INTO runs (id, started_at, status, spec_digest, provenance)"
             " VALUES (?, ?, ?, ?, ?)",
-            (run_id, started_at, "running", spec_digest, json.dumps(provenance, sort_keys=True)),
+            (
+                run_id,
+                started_at,
+                RunStatus.RUNNING,
+                spec_digest,
+                json.dumps(provenance, sort_keys=True),
+            ),
         )
         return run_id
 
     @_guarded
-    def finish_run(self, run_id: int, status: str, *, finished_at: str | None = None) -> None:
+    def finish_run(self, run_id: int, status: RunStatus, *, finished_at: str | None = None) -> None:
         finished_at = finished_at or now()
         self._log({"type": "run_end", "id": run_id, "status": status, "finished_at": finished_at})
         self._db.execute(
@@ -268,7 +275,7 @@ class Ledger:
         for (run_id,) in self._db.execute(
             "SELECT id FROM runs WHERE status = 'running'"
         ).fetchall():
-            self.finish_run(run_id, "interrupted")
+            self.finish_run(run_id, RunStatus.INTERRUPTED)
 
     @_guarded
     def runs(self) -> list[sqlite3.Row]:
@@ -348,7 +355,7 @@ class Ledger:
     @_guarded
     def requeue(self, *, failed_too: bool) -> int:
         """Cells a killed run left running (and failed ones, if asked) go back to pending."""
-        states = ("running", "failed") if failed_too else ("running",)
+        states = (Status.RUNNING, Status.FAILED) if failed_too else (Status.RUNNING,)
         if failed_too:
             self._log({"type": "requeue_failed"})
         marks = ", ".join("?" * len(states))
@@ -594,7 +601,7 @@ class Ledger:
 
     @_guarded
     def counts(self) -> dict[str, int]:
-        counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
+        counts = {str(status): 0 for status in Status}
         for status, count in self._db.execute("SELECT status, COUNT(*) FROM cells GROUP BY 1"):
             counts[str(status)] = int(count)
         return counts

@@ -15,6 +15,7 @@ from types import TracebackType
 
 from oltplab.base.errors import OltplabError, ResultsBusy
 from oltplab.store.files import os_problem
+from oltplab.store.status import RunStatus
 
 LOCK_NAME = ".oltplab.lock"
 
@@ -102,7 +103,7 @@ class ResultsLock:
 def run_state(status: str, results: Path) -> str:
     """A run's status as `status` tells it: one the ledger calls running is running only
     while its process holds the results directory's lock."""
-    if status != "running":
+    if status != RunStatus.RUNNING:
         return status
     if pid := holder(results):
         return f"running (oltplab pid {pid})"

@@ -13,6 +13,7 @@ from oltplab.plan import Cell
 from oltplab.store.integrity import SUMMARY_COLUMNS
 from oltplab.store.journal import Record
 from oltplab.store.series import INSERT, chunk_rows
+from oltplab.store.status import Status
 from oltplab.sysbench.output import Summary
 
 
@@ -53,7 +54,7 @@ class CellRecording:
         """Done with its summary, or failed with a reason. The journal keeps all but the
         series and the latency histogram, which the raw files hold (`clock` says where the
         telemetry files sit on the sysbench clock)."""
-        status = "done" if summary is not None and reason is None else "failed"
+        status = Status.DONE if summary is not None and reason is None else Status.FAILED
         finished_at = finished_at or now()
         columns = None
         if summary is not None:
