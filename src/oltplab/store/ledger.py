@@ -247,16 +247,11 @@ class Ledger:
                 "provenance": provenance,
             }
         )
+        said = json.dumps(provenance, sort_keys=True)
         self._db.execute(
             "INSERT INTO runs (id, started_at, status, spec_digest, provenance)"
             " VALUES (?, ?, ?, ?, ?)",
-            (
-                run_id,
-                started_at,
-                RunStatus.RUNNING,
-                spec_digest,
-                json.dumps(provenance, sort_keys=True),
-            ),
+            (run_id, started_at, RunStatus.RUNNING, spec_digest, said),
         )
         return run_id
 
@@ -601,7 +596,5 @@ class Ledger:
 
     @_guarded
     def counts(self) -> dict[str, int]:
-        counts = {str(status): 0 for status in Status}
-        for status, count in self._db.execute("SELECT status, COUNT(*) FROM cells GROUP BY 1"):
-            counts[str(status)] = int(count)
-        return counts
+        found = dict(self._db.execute("SELECT status, COUNT(*) FROM cells GROUP BY 1"))
+        return {str(status): int(found.get(status, 0)) for status in Status}
