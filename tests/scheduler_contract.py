@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from oltplab.distribute.layout import Distributed, prepare, read_distributed
+from oltplab.distribute.progress import shard_rows
 from oltplab.distribute.schedulers import Scheduler, registered, scheduler_named
-from oltplab.distribute.status import shard_rows
 from oltplab.spec import parse_spec
 
 SPEC = """

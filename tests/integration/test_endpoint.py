@@ -5,9 +5,9 @@ import os
 import pytest
 
 from oltplab.engines.config import intent_settings, render_cnf, server_settings
+from oltplab.engines.families import Layout, family_of
 from oltplab.engines.hosts import Host, free_port
 from oltplab.engines.launcher import PrivateInstance
-from oltplab.engines.profiles import Layout, family_of
 from oltplab.engines.supplier import supply
 from oltplab.spec import parse_spec
 

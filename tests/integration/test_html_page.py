@@ -7,7 +7,7 @@ import pytest
 
 from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
-from oltplab.importers.load import import_tree
+from oltplab.importers.ingest import import_tree
 from oltplab.importers.scan import scan_tree
 from oltplab.report import build
 from oltplab.store.ledger import Ledger

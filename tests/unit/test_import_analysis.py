@@ -10,8 +10,8 @@ from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.analysis.points import Points, grids
 from oltplab.analysis.tables import differences, progression
 from oltplab.base.errors import OltplabError
-from oltplab.importers.layout import version_of
-from oltplab.importers.load import import_tree
+from oltplab.importers.ingest import import_tree
+from oltplab.importers.naming import version_of
 from oltplab.importers.scan import scan_tree
 from oltplab.report.export import table_rows
 from oltplab.store.ledger import Ledger

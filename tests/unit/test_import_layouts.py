@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from oltplab.analysis.dataset import load
-from oltplab.importers.layout import cell_name, engine_folder
+from oltplab.importers.naming import cell_name, engine_folder
 from oltplab.sysbench.synthetic import sysbench_text
 from tests.cli import oltplab
 

@@ -25,7 +25,7 @@ from oltplab.cli.app import (
 )
 from oltplab.cli.display import failed_table, shards_table, status_table
 from oltplab.distribute.layout import is_distributed, shards_of
-from oltplab.distribute.status import shard_rows
+from oltplab.distribute.progress import shard_rows
 from oltplab.store.files import check_output_file, write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, run_state
@@ -201,7 +201,7 @@ def import_(
     cannot be read as a cell are listed with the reason. Importing the same tree again
     changes nothing.
     """
-    from oltplab.importers.load import import_tree
+    from oltplab.importers.ingest import import_tree
     from oltplab.importers.mapping import load_map
     from oltplab.importers.scan import scan_tree
 

@@ -27,9 +27,9 @@ from typing import Any
 from oltplab.base.errors import EngineError
 from oltplab.engines.config import ServerPaths
 from oltplab.engines.control import Control, PostgresControl
+from oltplab.engines.families import ControlRoute, Layout
 from oltplab.engines.hosts import Forward, Host, PrivateFile
 from oltplab.engines.network import Shaper, round_trip_ms
-from oltplab.engines.profiles import ControlRoute, Layout
 from oltplab.engines.supplier import Distribution
 from oltplab.store.files import tree_bytes
 from oltplab.sysbench.driver import Target

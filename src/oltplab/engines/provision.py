@@ -27,11 +27,11 @@ from oltplab.engines.config import (
     option_file,
 )
 from oltplab.engines.endpoint import Endpoint, endpoint_password, family_named
+from oltplab.engines.families import Layout, family_of
 from oltplab.engines.hosts import Host, SshHost
 from oltplab.engines.isolation import drop_page_cache
 from oltplab.engines.launcher import PrivateInstance
 from oltplab.engines.network import Shaper
-from oltplab.engines.profiles import Layout, family_of
 from oltplab.engines.remote import place_on
 from oltplab.engines.server import EngineState
 from oltplab.engines.snapshots import SnapshotStore

@@ -29,7 +29,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oltplab.base.errors import OltplabError
-from oltplab.importers.layout import safe
+from oltplab.importers.naming import safe
 from oltplab.spec.catalog import FAMILIES as KNOWN_FAMILIES
 from oltplab.spec.catalog import UNKNOWN_FAMILY
 from oltplab.spec.fields import NAME_PATTERN

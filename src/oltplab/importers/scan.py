@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oltplab.base.errors import OltplabError
-from oltplab.importers.layout import (
+from oltplab.importers.mapping import LayoutMap, mapped_cell
+from oltplab.importers.naming import (
     SCENARIO_DIRS,
     CellName,
     EngineFolder,
@@ -21,7 +22,6 @@ from oltplab.importers.layout import (
     scenario_of,
     vars_tier,
 )
-from oltplab.importers.mapping import LayoutMap, mapped_cell
 from oltplab.plan import Scenario
 from oltplab.spec.catalog import UNKNOWN_FAMILY
 from oltplab.store.scratch import WORK_DIR

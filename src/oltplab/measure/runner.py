@@ -52,7 +52,7 @@ from oltplab.sysbench.driver import find_sysbench, sysbench_version
 from oltplab.telemetry.devices import Telemetry
 from oltplab.telemetry.load import INTERFERENCE
 from oltplab.telemetry.registry import default_names, devices
-from oltplab.telemetry.snapshots import host_summary
+from oltplab.telemetry.summaries import host_summary
 
 log = logging.getLogger("oltplab")
 # How often a disturbed cell is measured again before its last result stands, flagged.

@@ -30,7 +30,7 @@ from oltplab.telemetry.engine import EngineProbe, engine_series, read_samples
 from oltplab.telemetry.load import LoadSampler, load_series
 from oltplab.telemetry.parsers import Parser, Values, align
 from oltplab.telemetry.sampler import read_lines
-from oltplab.telemetry.snapshots import engine_summary
+from oltplab.telemetry.summaries import engine_summary
 
 # The tools print in the C locale: one decimal point and 24-hour clocks to read. Writing
 # to a file, they would buffer their output and lose its tail when stopped: line buffered.
