@@ -44,8 +44,7 @@ def test_help_names_arguments_alike_and_flags_without_a_placeholder(command: str
     said = oltplab(command, "--help", cwd=Path.cwd()).stdout
     usage = next(line for line in said.splitlines() if "Usage:" in line)
     assert re.search(r"\{[A-Z]+\}", usage) and not re.search(r"\{[a-z_]+\}", usage), usage
-    options = [line for line in said.splitlines() if "--" in line and "--help" not in line]
-    assert not [line for line in options if "<bool>" in line]
+    assert "<bool>" not in said
     assert "oltplab explain" not in said
 
 

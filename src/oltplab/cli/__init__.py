@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from oltplab.base.errors import EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED, OltplabError
 from oltplab.cli import distribute, engines, results, runs, versions
-from oltplab.cli.app import DEBUG_ENV, app, engines_app, errors, submit_app
+from oltplab.cli.app import DEBUG_ENV, Command, app, engines_app, errors, submit_app
 from oltplab.store.files import os_problem
 
 # In the order `--help` lists them; a name only where the function's differs.
@@ -22,11 +22,11 @@ COMMANDS: tuple[tuple[str | None, Callable[..., None]], ...] = (
     (None, versions.history), (None, versions.bisect), (None, versions.capacity),
 )  # fmt: skip
 for name, command in COMMANDS:
-    app.command(name)(command)
-engines_app.command("list")(engines.engines_list)
-engines_app.command("fetch")(engines.engines_fetch)
-submit_app.command("slurm")(distribute.submit_slurm)
-submit_app.command("k8s")(distribute.submit_k8s)
+    app.command(name, cls=Command)(command)
+engines_app.command("list", cls=Command)(engines.engines_list)
+engines_app.command("fetch", cls=Command)(engines.engines_fetch)
+submit_app.command("slurm", cls=Command)(distribute.submit_slurm)
+submit_app.command("k8s", cls=Command)(distribute.submit_k8s)
 
 __all__ = ["app", "main"]
 

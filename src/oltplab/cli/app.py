@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperCommand, TyperGroup
 
 from oltplab.base.errors import (
     EXIT_BAD_INPUT,
@@ -33,6 +34,24 @@ def flag(*names: str, **settings: Any) -> Any:
     return typer.Option(*names, metavar="", **settings)
 
 
+# Typer carries its own copy of Click: its context and option types, not click's.
+def _plain(help_option: Any) -> Any:
+    """`--help` shown as the flag it is, without the `<bool>` Click gives a flag."""
+    if help_option is not None:
+        help_option.metavar = ""
+    return help_option
+
+
+class Group(TyperGroup):
+    def get_help_option(self, ctx: Any) -> Any:
+        return _plain(super().get_help_option(ctx))
+
+
+class Command(TyperCommand):
+    def get_help_option(self, ctx: Any) -> Any:
+        return _plain(super().get_help_option(ctx))
+
+
 app = typer.Typer(
     help="oltplab: benchmark MySQL-compatible engines with sysbench, reproducibly.\n\n"
     "Write a spec (see examples/quick.toml), then `oltplab run SPEC --results DIR`.\n\n"
@@ -44,12 +63,16 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=Group,
 )
-engines_app = typer.Typer(help="The engine catalog and the binary cache.", no_args_is_help=True)
+engines_app = typer.Typer(
+    help="The engine catalog and the binary cache.", no_args_is_help=True, cls=Group
+)
 app.add_typer(engines_app, name="engines")
 submit_app = typer.Typer(
     help="Run the shards of a matrix through a scheduler: one machine per shard.",
     no_args_is_help=True,
+    cls=Group,
 )
 app.add_typer(submit_app, name="submit")
 
