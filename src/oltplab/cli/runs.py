@@ -176,12 +176,8 @@ def run(
             until_cv=until_cv,
             max_repetitions=max_repetitions,
             telemetry=registry.chosen(
-                ",".join(
-                    [
-                        registry.NONE if no_telemetry else telemetry,
-                        registry.PROFILE if profile else "",
-                    ]
-                )
+                f"{registry.NONE if no_telemetry else telemetry}"
+                + (f",{registry.PROFILE}" if profile else "")
             ),
             spec_base=spec.resolve().parent,
             shard=Shard.parse(shard) if shard is not None else None,
