@@ -108,8 +108,12 @@ def _leader_and_saturation(
         )
         if kinds := cross_family(dataset, [leader, second]):
             detail += f" (cross-family: {kinds})"
-        if versus is None or versus.verdict == SIGNIFICANT:
+        if versus is not None and versus.verdict == SIGNIFICANT:
             out.append(Finding("leader", scenario, tier, leader, tps, detail))
+        elif versus is None:
+            # Too few steady seconds to compare (a very short run): nothing tells them apart.
+            out.append(Finding("no-leader", scenario, tier, f"{leader} ~ {second}", tps,
+                               f"{detail}; no steady per-second series to compare"))  # fmt: skip
         else:
             # The top two are not told apart: naming one would say more than the data does.
             steady = f"steady {versus.with_interval('95%')}"
