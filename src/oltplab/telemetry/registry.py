@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from oltplab.base import metrics
 from oltplab.base.errors import OltplabError
 from oltplab.telemetry.collectors import Row, TelemetryClock, to_rows, within_run
 from oltplab.telemetry.devices import Device, EngineCounters, EngineSummary, OsTool, ProcessLoad
-from oltplab.telemetry.parsers import parse_iostat, parse_mpstat, parse_vmstat
+from oltplab.telemetry.parsers import PARSERS
 from oltplab.telemetry.profiler import Profiler
 
 DEFAULT = "default"
@@ -93,24 +94,19 @@ def telemetry_rows(stem: Path, clock: TelemetryClock) -> list[Row]:
     ]
 
 
-register(
-    metrics.IOSTAT,
-    lambda: OsTool(metrics.IOSTAT, ["iostat", "-dxm", "-t", "1"], parse_iostat),
-    default=True,
-    what="disk throughput, IOPS, queue and utilisation each second",
-)
-register(
-    metrics.VMSTAT,
-    lambda: OsTool(metrics.VMSTAT, ["vmstat", "-n", "-t", "1"], parse_vmstat),
-    default=True,
-    what="run queue, memory, swap and context switches each second",
-)
-register(
-    metrics.MPSTAT,
-    lambda: OsTool(metrics.MPSTAT, ["mpstat", "-P", "ALL", "1"], parse_mpstat),
-    default=True,
-    what="CPU use by kind, per CPU, each second",
-)
+# The OS tools: each prints its own clock and is read by its parser.
+OS_TOOLS = {
+    metrics.IOSTAT: (["iostat", "-dxm", "-t", "1"], "disk throughput, IOPS, queue, utilisation"),
+    metrics.VMSTAT: (["vmstat", "-n", "-t", "1"], "run queue, memory, swap, context switches"),
+    metrics.MPSTAT: (["mpstat", "-P", "ALL", "1"], "CPU use by kind, per CPU"),
+}
+for tool, (command, what) in OS_TOOLS.items():
+    register(
+        tool,
+        partial(OsTool, tool, command, PARSERS[tool]),
+        default=True,
+        what=f"{what} each second",
+    )
 register(
     metrics.ENGINE,
     EngineCounters,
