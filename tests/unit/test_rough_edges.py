@@ -22,13 +22,14 @@ def test_progress_into_a_file_is_plain_lines_with_the_share_done_and_an_eta() ->
     display.start(100)
     display.phase("mysql-8.0.31 128M oltp_read_only 1 thread: measure", 50)
     display.advance(10)  # within the minute: no line
-    display.note("mariadb-10.11.5: dataset prepared")
+    display.note("[green]done[/green] mariadb-10.11.5 128M oltp_read_only 1 thread")
     display.phase("mysql-8.0.31 128M oltp_read_only 4 threads: measure", 50)
     display.stop()
     lines = out.getvalue().splitlines()
     assert len(lines) == 4, lines
     assert re.fullmatch(r"\d\d:\d\d:\d\d   0% mysql-8.0.31 .*: measure", lines[0])
     assert re.search(r" 50% mysql-8.0.31 .* 4 threads: measure, ETA \d", lines[2])
+    assert lines[1] == "done mariadb-10.11.5 128M oltp_read_only 1 thread"  # no markup
     assert lines[3].endswith("100% done")
     assert not re.search("[\r\x1b⠋⠙⠹━]", out.getvalue())  # no bar, spinner or escapes
 

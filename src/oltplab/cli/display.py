@@ -22,6 +22,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from oltplab.engines.supplier import source_of
 from oltplab.plan import threads_label
@@ -122,7 +123,8 @@ class PlainDisplay:
         self.total += seconds
 
     def note(self, message: str) -> None:
-        self.console.print(message, highlight=False, markup=False, soft_wrap=True)
+        # The runner's notes carry Rich markup for the terminal; a log gets their text.
+        self.console.print(Text.from_markup(message).plain, highlight=False, soft_wrap=True)
 
     def stop(self) -> None:
         self._say(self.base + self.seconds, "done")
