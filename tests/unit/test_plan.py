@@ -2,7 +2,15 @@ import re
 from pathlib import Path
 
 import oltplab as oltplab_package
-from oltplab.plan import Scenario, build_plan, cell_stem, cells_of, scenario_dir
+from oltplab.plan import (
+    Scenario,
+    build_plan,
+    cell_stem,
+    cells_of,
+    plan_seconds,
+    scenario_dir,
+    starting,
+)
 from oltplab.spec import parse_spec
 from tests.cli import oltplab
 
@@ -26,7 +34,7 @@ def plan(order: str, seed: int = 0):
 
 
 def test_every_cell_appears_once_whatever_the_order():
-    for order in ("as-listed", "interleaved", "random"):
+    for order in ("as-listed", "interleaved", "alternating", "random"):
         keys = [cell.key for cell in cells_of(plan(order))]
         assert len(keys) == len(set(keys)) == 2 * 2 * 2 * 2 * 2
 
@@ -52,6 +60,20 @@ def test_interleaved_alternates_engines_within_each_round_and_who_goes_first():
     assert {c.repetition for s in sessions[:8] for c in s.cells} == {1}
     assert {c.repetition for s in sessions[8:] for c in s.cells} == {2}
     assert [s.engine for s in sessions[8:12]] == ["mariadb-10.11.5", "mysql-8.0.31"] * 2
+
+
+def test_alternating_rounds_are_interleaved_and_warm_up_each_engine_once_per_tier():
+    """Its cells run in the interleaved order; a session finding its engine already running
+    (the same tier) costs its cells only."""
+    alternating, interleaved = plan("alternating"), plan("interleaved")
+    assert [s.cells for s in alternating] == [s.cells for s in interleaved]
+    spec = parse_spec(SPEC + 'order = "alternating"\n', "t.toml")
+    starts = starting(spec, alternating)
+    assert sum(starts) == 2 * 2  # engines x tiers
+    cells = {c.key for s in alternating for c in s.cells}
+    measured = len(cells) * spec.protocol.measure_seconds
+    warmups = spec.protocol.warmup_ro_seconds + spec.protocol.warmup_rw_seconds
+    assert plan_seconds(spec, alternating, cells) == measured + 4 * warmups
 
 
 def test_random_order_is_reproducible_from_its_seed():

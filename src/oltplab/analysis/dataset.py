@@ -367,7 +367,11 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         except tomllib.TOMLDecodeError:
             stored = {}
         protocol = stored.get("protocol", {})
-        dataset.paired = protocol.get("order", "as-listed") in ("interleaved", "random")
+        dataset.paired = protocol.get("order", "as-listed") in (
+            "interleaved",
+            "alternating",
+            "random",
+        )
         dataset.target = dataset.target or _target(protocol)
         with contextlib.suppress(AttributeError, TypeError, ValueError):
             pct = stored.get("distribute", {}).get("slow_machine_pct")

@@ -34,9 +34,11 @@ def target_of(spec: Spec) -> Target | None:
 
 
 def with_rounds(spec: Spec, rounds: int, **protocol: Any) -> tuple[Spec, str]:
-    """The spec with this many interleaved rounds (and any other protocol keys given)."""
+    """The spec with this many paired rounds, interleaved unless it alternates (and any
+    other protocol keys given)."""
     data = spec.model_dump(mode="json", exclude_none=True)
-    data["protocol"].update(repetitions=rounds, order="interleaved", **protocol)
+    order = "alternating" if spec.protocol.order == "alternating" else "interleaved"
+    data["protocol"].update(repetitions=rounds, order=order, **protocol)
     return derived_spec(data, "precision round")
 
 
@@ -55,6 +57,9 @@ def measure_until_answered(request: RunRequest, display: Display) -> Search:
     assert target is not None, "the spec sets protocol.target_ci_pct"
     started = time.monotonic()
     rounds = max(spec.protocol.repetitions, MIN_ROUNDS)
+    # Alternating engines restart for each batch of rounds added: a batch as long as the
+    # first keeps restarts and warm-ups a small part of the time.
+    step = rounds if spec.protocol.order == "alternating" else 1
     while True:
         current, text = with_rounds(spec, rounds)
         outcome = run(replace(request, spec=current, spec_text=text), display)
@@ -77,6 +82,7 @@ def measure_until_answered(request: RunRequest, display: Display) -> Search:
             search.stopped = f"the budget ran out ({target.budget_seconds / 60:g} min)"
             return search
         display.note(
-            f"{len(undecided)} comparison(s) undecided after {rounds} rounds; one more round"
+            f"{len(undecided)} comparison(s) undecided after {rounds} rounds; "
+            + ("one more round" if step == 1 else f"{step} more rounds")
         )
-        rounds += 1
+        rounds += step

@@ -16,6 +16,7 @@ import os
 import signal
 import sqlite3
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
@@ -29,7 +30,7 @@ from oltplab.engines.provision import sysbench_prepare
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import check_sources
 from oltplab.measure.request import RunRequest
-from oltplab.measure.session import Display, RunContext, run_session
+from oltplab.measure.session import Display, RunContext, run_alternating, run_session
 from oltplab.measure.workloads import check_workloads, workload_facts
 from oltplab.plan import (
     Cell,
@@ -262,8 +263,7 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
     ctx.display.start(plan_seconds(ctx.spec, todo, pending))
     interrupted = False
     try:
-        for session in todo:
-            run_session(ctx, session, [c for c in session.cells if c.key in pending])
+        _measure(ctx, todo, lambda cell: cell.key in pending)
         if ctx.until_cv is not None:
             _adaptive_rounds(ctx, sessions)
         if ctx.rerun_disturbed:
@@ -296,6 +296,19 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
         RunStatus.INTERRUPTED if interrupted else (RunStatus.FAILED if failed else RunStatus.DONE),
     )
     return Outcome(counts, failed, interrupted)
+
+
+def _measure(
+    ctx: RunContext, sessions: list[Session], wanted: Callable[[Cell], bool] = lambda _: True
+) -> None:
+    """The wanted cells of the sessions: a session at a time, or alternating."""
+    cells = {s: [c for c in s.cells if wanted(c)] for s in sessions}
+    if ctx.spec.protocol.order == "alternating":
+        run_alternating(ctx, sessions, cells)
+        return
+    for session in sessions:
+        if cells[session]:
+            run_session(ctx, session, cells[session])
 
 
 def _cleanup_endpoints(ctx: RunContext) -> None:
@@ -340,8 +353,7 @@ def _adaptive_rounds(ctx: RunContext, sessions: list[Session]) -> None:
         )
         ctx.ledger.register((c, definitions[c.group]) for s in round_ for c in s.cells)
         ctx.display.extend(plan_seconds(ctx.spec, round_, {c.key for s in round_ for c in s.cells}))
-        for session in round_:
-            run_session(ctx, session, list(session.cells))
+        _measure(ctx, round_)
 
 
 def _rerun_disturbed(ctx: RunContext, sessions: list[Session]) -> None:
@@ -374,5 +386,4 @@ def _rerun_disturbed(ctx: RunContext, sessions: list[Session]) -> None:
             ctx.measured_before[cell.key] = ctx.measured_before.get(cell.key, 0) + 1
         round_ = again(template, again_cells)
         ctx.display.extend(plan_seconds(ctx.spec, round_, {c.key for c in again_cells}))
-        for session in round_:
-            run_session(ctx, session, list(session.cells))
+        _measure(ctx, round_)

@@ -171,41 +171,120 @@ def _label(cell: Cell) -> str:
     return f"{cell.engine} {cell.tier} {cell.workload} {threads_label(cell.threads)}{rep}"
 
 
-def run_session(ctx: RunContext, session: Session, cells: list[Cell]) -> None:
+@dataclass
+class _Open:
+    """An engine started for a session: its state and where the session's files go."""
+
+    state: EngineState
+    stem: Path  # the session's file stem (its option file, variables, error log)
+
+
+def _open(ctx: RunContext, session: Session, cells: list[Cell]) -> _Open | None:
+    """The session's engine started and warmed up; None (its cells failed) if it could not."""
     key = engine_key(session.engine, session.host)
     if key in ctx.broken:
         _fail(ctx, cells, ctx.broken[key])
-        return
+        return None
     try:
         state = _engine(ctx, session.engine, session.host)
     except EngineError as exc:
         _unless_disk_full(ctx, exc)
         ctx.broken[key] = str(exc)
         _fail(ctx, cells, str(exc))
-        return
-    workload = ctx.spec.workload(session.workload)
-    folder = ctx.results / scenario_dir(workload.name, session.network) / state.artifact_dir
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = folder / session_stem(session.tier, workload.reads_only)
+        return None
+    stem = _folder(ctx, state, session) / session_stem(
+        session.tier, ctx.spec.workload(session.workload).reads_only
+    )
     try:
         _start_session(ctx, state, session, stem)
     except EngineError as exc:
         _end_session(ctx, state, stem)
         _unless_disk_full(ctx, exc)
         _fail(ctx, cells, str(exc))
-        return
+        return None
+    return _Open(state, stem)
+
+
+def _folder(ctx: RunContext, state: EngineState, session: Session) -> Path:
+    folder = ctx.results / scenario_dir(session.workload, session.network) / state.artifact_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _measure_cells(ctx: RunContext, opened: _Open, session: Session, cells: list[Cell]) -> bool:
+    """The session's cells on the started engine; False when the engine was lost (the
+    cells it left are failed)."""
+    state = opened.state
+    folder = _folder(ctx, state, session)
+    reads_only = ctx.spec.workload(session.workload).reads_only
     try:
         for index, cell in enumerate(cells):
             before = ctx.measured_before.get(cell.key, 0)
-            _measure(ctx, state, cell, folder / cell_stem(cell, workload.reads_only, before))
+            _measure(ctx, state, cell, folder / cell_stem(cell, reads_only, before))
             if not state.server.alive() and index + 1 < len(cells):
-                _recover(ctx, state, session, stem, cells[index + 1 :])
-        if state.server.alive():
-            _describe_warm_engine(ctx, state, session, stem)
+                _recover(ctx, state, session, opened.stem, cells[index + 1 :])
     except _SessionLost as lost:
         _fail(ctx, lost.cells, lost.reason)
+        return False
+    return True
+
+
+def _close(ctx: RunContext, opened: _Open, session: Session) -> None:
+    if opened.state.server.alive():
+        _describe_warm_engine(ctx, opened.state, session, opened.stem)
+    _end_session(ctx, opened.state, opened.stem)
+
+
+def run_session(ctx: RunContext, session: Session, cells: list[Cell]) -> None:
+    opened = _open(ctx, session, cells)
+    if opened is None:
+        return
+    try:
+        _measure_cells(ctx, opened, session, cells)
     finally:
-        _end_session(ctx, state, stem)
+        _close(ctx, opened, session)
+
+
+def run_alternating(
+    ctx: RunContext, sessions: list[Session], cells: dict[Session, list[Cell]]
+) -> None:
+    """The sessions in their order, each engine started once for all of a tier's rounds
+    and kept running beside the others, so that the cells of a round follow each other
+    within seconds: a paired comparison then sees the host as it was seconds apart, not
+    the minute a restart and a warm-up take (drift that size is what this host shows).
+    Each engine warms up with the heaviest of its sessions (read-write when any writes)."""
+    for group in _groups(sessions):
+        running: dict[str, tuple[_Open, Session]] = {}
+        try:
+            for session in group:
+                chosen = cells.get(session, [])
+                if not chosen:
+                    continue
+                if session.engine not in running:
+                    first = _heaviest(ctx, [s for s in group if s.engine == session.engine])
+                    opened = _open(ctx, first, chosen)
+                    if opened is None:
+                        continue
+                    running[session.engine] = (opened, first)
+                opened = running[session.engine][0]
+                if not _measure_cells(ctx, opened, session, chosen):
+                    _close(ctx, *running.pop(session.engine))
+        finally:
+            for opened, first in running.values():
+                _close(ctx, opened, first)
+
+
+def _groups(sessions: list[Session]) -> list[list[Session]]:
+    """The sessions by tier and host, in the order of each group's first session."""
+    found: dict[tuple[str, str], list[Session]] = {}
+    for session in sessions:
+        found.setdefault((session.tier, session.host), []).append(session)
+    return list(found.values())
+
+
+def _heaviest(ctx: RunContext, sessions: list[Session]) -> Session:
+    writing = [s for s in sessions if not ctx.spec.workload(s.workload).reads_only]
+    return (writing or sessions)[0]
 
 
 def _describe_warm_engine(

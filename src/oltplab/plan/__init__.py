@@ -190,20 +190,54 @@ SESSION_OVERHEAD_S = 2.5
 CELL_OVERHEAD_S = 1.5
 
 
-def session_seconds(spec: Spec, session: Session, cells: int, wall: bool = False) -> float:
+def session_seconds(
+    spec: Spec, session: Session, cells: int, wall: bool = False, starts: bool = True
+) -> float:
     """Warm-ups and measurements of a session measuring this many cells; with `wall`, the
-    time it takes, its restarts and sysbench's starts included."""
+    time it takes, its restarts and sysbench's starts included. A session that finds its
+    engine running (`starts` False: alternating) has no warm-up or restart of its own."""
     workload = spec.workload(session.workload)
-    total = spec.protocol.warmup_ro_seconds + cells * spec.protocol.measure_seconds
-    if not workload.reads_only:
-        total += spec.protocol.warmup_rw_seconds
-    return total + (SESSION_OVERHEAD_S + cells * CELL_OVERHEAD_S if wall else 0.0)
+    total = float(cells * spec.protocol.measure_seconds)
+    if starts:
+        total += spec.protocol.warmup_ro_seconds
+        if not workload.reads_only:
+            total += spec.protocol.warmup_rw_seconds
+    overhead = (SESSION_OVERHEAD_S if starts else 0.0) + cells * CELL_OVERHEAD_S
+    return total + (overhead if wall else 0.0)
+
+
+def starting(spec: Spec, sessions: list[Session]) -> list[bool]:
+    """Which sessions start their engine: all of them, but when alternating only each
+    engine's first of a tier (on a host), the engine then running for the rest."""
+    if spec.protocol.order != "alternating":
+        return [True] * len(sessions)
+    seen: set[tuple[str, str, str]] = set()
+    found = []
+    for session in sessions:
+        key = (session.engine, session.tier, session.host)
+        found.append(key not in seen)
+        seen.add(key)
+    return found
+
+
+def sessions_seconds(spec: Spec, sessions: list[Session], wall: bool = False) -> float:
+    """All the sessions' cells, in the order given."""
+    starts = starting(spec, sessions)
+    return sum(
+        session_seconds(spec, s, len(s.cells), wall, first)
+        for s, first in zip(sessions, starts, strict=True)
+    )
 
 
 def plan_seconds(spec: Spec, sessions: list[Session], pending: set[str]) -> float:
     """The benchmark seconds (warm-ups and measurements) of the sessions' pending cells."""
     counts = [sum(c.key in pending for c in session.cells) for session in sessions]
-    return sum(session_seconds(spec, s, n) for s, n in zip(sessions, counts, strict=True) if n)
+    todo = [(s, n) for s, n in zip(sessions, counts, strict=True) if n]
+    starts = starting(spec, [s for s, _ in todo])
+    return sum(
+        session_seconds(spec, s, n, starts=first)
+        for (s, n), first in zip(todo, starts, strict=True)
+    )
 
 
 def turns(members: list[T], repetition: int) -> list[T]:

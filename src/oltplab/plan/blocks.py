@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from oltplab.base.errors import OltplabError
-from oltplab.plan import Cell, Session, build_plan, session_seconds
+from oltplab.plan import Cell, Session, build_plan, sessions_seconds
 from oltplab.spec import Spec
 
 BlockKey = tuple[tuple[str, str], ...]  # (dimension, value), in the spec's block order
@@ -90,7 +90,7 @@ def blocks(spec: Spec) -> list[Block]:
         Block(
             key,
             tuple(sessions),
-            sum(session_seconds(spec, s, len(s.cells), wall=True) for s in sessions),
+            sessions_seconds(spec, sessions, wall=True),
         )
         for key, sessions in found.items()
     ]
@@ -134,7 +134,7 @@ def prepare_seconds(spec: Spec, engines: int) -> float:
 def serial_seconds(spec: Spec) -> float:
     """The whole matrix on one machine: its plan's sessions and each engine's prepare."""
     plan = build_plan(spec)
-    work = sum(session_seconds(spec, s, len(s.cells), wall=True) for s in plan)
+    work = sessions_seconds(spec, plan, wall=True)
     return work + prepare_seconds(spec, sum(not e.is_endpoint for e in spec.engines))
 
 

@@ -36,8 +36,11 @@ from oltplab.telemetry.summaries import engine_summary
 # to a file, they would buffer their output and lose its tail when stopped: line buffered.
 # At a lower priority, their once-a-second wake-ups yield to the engine and sysbench.
 PLAIN_OUTPUT = ["env", "LC_ALL=C", "nice", "-n", "10", "stdbuf", "-oL"]
-# Seconds waited after sysbench ends so every collector prints the run's last second.
-TAIL_SECONDS = 1.3
+# Seconds waited after sysbench ends so that an OS tool, on its own once-a-second clock,
+# prints the run's last second; a sampler of ours ticks on sysbench's clock and has taken
+# its last sample when sysbench ends, within a short write.
+TOOL_TAIL_SECONDS = 1.3
+SAMPLER_TAIL_SECONDS = 0.2
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class Device:
     watches_cells: ClassVar[bool] = False  # started before each cell, stopped after it
     has_series: ClassVar[bool] = True  # prints values each second (a profile does not)
     raw_suffix: ClassVar[str] = "txt"
+    # How long after sysbench ends it still needs for the run's last second.
+    tail_seconds: ClassVar[float] = SAMPLER_TAIL_SECONDS
 
     def raw_file(self, stem: Path) -> Path:
         return stem.with_name(f"{stem.name}.{self.name}.{self.raw_suffix}")
@@ -88,6 +93,7 @@ class OsTool(Device):
     """An OS tool (iostat, vmstat, mpstat) run where the engine runs, printing each second."""
 
     watches_cells = True
+    tail_seconds = TOOL_TAIL_SECONDS
 
     def __init__(self, name: str, command: list[str], parser: Parser) -> None:
         self.name = name
@@ -238,7 +244,8 @@ class Telemetry:
         """Wait for the run's last second to be sampled, stop, and read what was collected."""
         if self._site is None:
             return Collected()
-        time.sleep(max(0.0, self._reference + duration + TAIL_SECONDS - time.time()))
+        tail = max((d.tail_seconds for d in self._running), default=0.0)
+        time.sleep(max(0.0, self._reference + duration + tail - time.time()))
         exits = {d.name: note for d in self._running if (note := d.stop()) is not None}
         seconds = round(duration)
         clock = TelemetryClock(
