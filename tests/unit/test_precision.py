@@ -26,7 +26,9 @@ from oltplab.analysis.precision import (
 )
 from oltplab.base.errors import OltplabError
 from oltplab.cli.app import parse_duration, parse_percent
+from oltplab.cli.display import duration_text
 from oltplab.engines.isolation import CpuSplit, advice
+from oltplab.spec import parse_spec
 from tests.cli import oltplab
 
 
@@ -171,3 +173,37 @@ def test_plan_prints_rounds_and_time_from_this_hosts_calibration(tmp_path: Path)
     assert re.search(rf"tps │ ±2.50% │ {tps} │", text), text
     assert re.search(rf"cpu_us_per_txn \(chosen\) │ ±6.00% │ {cpu} │", text), text
     assert "5 s a session to restore and start" in text
+
+
+def test_an_alternating_spec_is_planned_with_a_calibration_of_alternating_rounds(
+    tmp_path: Path,
+) -> None:
+    """Alternating rounds spread less and cost no restart: an interleaved calibration does
+    not plan them, and a round costs its cells, not its warm-ups."""
+    quick = (Path(__file__).parents[2] / "examples" / "quick.toml").read_text()
+    spec = tmp_path / "alternating.toml"
+    spec.write_text(quick.replace('order = "as-listed"', 'order = "alternating"'))
+    env = {**os.environ, "OLTPLAB_CACHE": str(tmp_path / "cache")}
+    (tmp_path / "cache").mkdir()
+    entry = {
+        "engine": "mariadb-10.11.5",
+        "noise_floor_pct": 4.0,
+        "round_spread_pct": {"tps": 8.0},
+        "cell_seconds": 3,
+        "session_overhead_s": 0.5,
+    }
+    store = tmp_path / "cache" / "noise-floor.json"
+    store.write_text(json.dumps({platform.node(): entry}))
+    refused = oltplab("plan", str(spec), "--precision", "3%", cwd=tmp_path, env=env)
+    assert refused.returncode == 2
+    assert "`oltplab calibrate ENGINE --order alternating`" in refused.stderr
+    store.write_text(json.dumps({platform.node(): entry, f"{platform.node()}/alternating": entry}))
+    found = oltplab("plan", str(spec), "--precision", "3%", cwd=tmp_path, env=env)
+    assert found.returncode == 0, found.stderr
+    text = " ".join(found.stdout.split())
+    assert re.search(rf"tps \(chosen\) │ ±8.00% │ {rounds_needed(8.0, 1.5)} │", text), text
+    parsed = parse_spec(spec.read_text(), str(spec))
+    sessions = len(parsed.engines) * len(parsed.tier_list) * len(parsed.workloads)
+    cells = sessions * len(parsed.protocol.threads)
+    per_round = cells * parsed.protocol.measure_seconds + sessions * 0.5
+    assert f"One round: {sessions} session(s), {duration_text(per_round)}" in text, text

@@ -269,17 +269,25 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
     from oltplab.experiments.precision import with_rounds
     from oltplab.plan import build_plan, plan_seconds
 
-    calibration = calibration_here()
+    order = "alternating" if spec.protocol.order == "alternating" else "interleaved"
+    calibration = calibration_here(order)
     if calibration is None:
+        option = " --order alternating" if order == "alternating" else ""
         raise OltplabError(
-            "--precision: this host has no calibration to plan with; run `oltplab calibrate "
-            "ENGINE` first (a few minutes), then plan again"
+            f"--precision: this host has no calibration of {order} rounds to plan with; run "
+            f"`oltplab calibrate ENGINE{option}` first (a few minutes), then plan again"
         )
-    one_round, _ = with_rounds(spec, 1)
-    sessions = build_plan(one_round)
-    cells = {c.key for s in sessions for c in s.cells}
-    round_seconds = plan_seconds(one_round, sessions, cells)
-    round_seconds += len(sessions) * calibration.session_overhead_s
+
+    def seconds_of(rounds: int) -> tuple[float, int]:
+        spec_of, _ = with_rounds(spec, rounds)
+        sessions = build_plan(spec_of)
+        cells = {c.key for s in sessions for c in s.cells}
+        return plan_seconds(spec_of, sessions, cells), len(sessions)
+
+    # What one more round costs: its cells, and its warm-ups unless the engines alternate.
+    (one, sessions_one), (two, sessions_two) = seconds_of(1), seconds_of(2)
+    sessions = sessions_two - sessions_one
+    round_seconds = two - one + sessions * calibration.session_overhead_s
     table = Table(
         title=f"Rounds for every comparison to be decided against ±{margin:g}% on this host"
     )
@@ -295,9 +303,14 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
             duration_text(rounds * round_seconds) if rounds else "-",
         )
     console.print(table)
+    overhead = calibration.session_overhead_s
+    what = (
+        f"cells back to back, {overhead:.1f} s apart, the engines kept running"
+        if order == "alternating"
+        else f"warm-ups, cells, and {overhead:.0f} s a session to restore and start"
+    )
     console.print(
-        f"One round: {len(sessions)} session(s), {duration_text(round_seconds)} (warm-ups, cells, "
-        f"and {calibration.session_overhead_s:.0f} s a session to restore and start, as "
+        f"One round: {sessions} session(s), {duration_text(round_seconds)} ({what}, as "
         f"calibrated with {calibration.cell_seconds} s cells). With that many rounds no "
         f"difference ends SAME and one of ±{2 * margin:g}% ends DIFFERENT, each nine times in "
         f"ten or more; `oltplab run SPEC --precision {margin:g}%` stops as soon as each "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
@@ -312,6 +313,11 @@ def demo(
     run_and_report(RunRequest(parse_spec(text, "demo spec"), text, "demo spec", results))
 
 
+class Order(StrEnum):
+    INTERLEAVED = "interleaved"
+    ALTERNATING = "alternating"
+
+
 def calibrate(
     engine: Annotated[
         str, typer.Argument(metavar="ENGINE", help="A catalog engine, e.g. mariadb-10.11.5.")
@@ -320,14 +326,22 @@ def calibrate(
         Path | None, typer.Option("--results", "-r", help="Default: runs/calibrate-ENGINE.")
     ] = None,
     repetitions: Annotated[int, typer.Option(min=2, help="Rounds of A and B.")] = 5,
-    seconds: Annotated[int, typer.Option(min=5, help="Seconds per measurement.")] = 30,
+    seconds: Annotated[int, typer.Option(min=3, help="Seconds per measurement.")] = 30,
     threads: Annotated[
         list[int] | None, typer.Option(help="Thread counts (repeat the option).")
     ] = None,
     workload: Annotated[str, typer.Option(help="The sysbench test.")] = "oltp_read_only",
     measure: MeasureOption = "tps",
+    order: Annotated[
+        Order,
+        typer.Option(
+            help="How A and B take turns: interleaved (a restart and warm-up per cell) or "
+            "alternating (both kept running, cells back to back; plan specs with that "
+            "order with this calibration)."
+        ),
+    ] = Order.INTERLEAVED,
 ) -> None:
-    """Measure this host's noise floor: one engine as A and as B, interleaved.
+    """Measure this host's noise floor: one engine as A and as B, in paired rounds.
 
     Any difference between A and B is noise; the widest bound of their 95% intervals is
     printed, stored for this host, and shown by `oltplab report` next to its threshold.
@@ -337,7 +351,7 @@ def calibrate(
     from oltplab.experiments.calibrate import calibration_spec, noise_floor, save, session_overhead
     from oltplab.plan import build_plan, plan_seconds, threads_label
 
-    text = calibration_spec(engine, repetitions, seconds, threads or [1, 4], workload)
+    text = calibration_spec(engine, repetitions, seconds, threads or [1, 4], workload, order)
     spec = parse_spec(text, f"calibrate {engine}")
     folder = results or Path("runs") / f"calibrate-{engine}"
     display = display_for(console)
@@ -362,7 +376,7 @@ def calibrate(
     sessions = build_plan(spec)
     measured = plan_seconds(spec, sessions, {c.key for s in sessions for c in s.cells})
     overhead = session_overhead(time.monotonic() - started, len(sessions), measured)
-    save(floor, folder, seconds, overhead)
+    save(floor, folder, seconds, overhead, order)
     console.print(f"noise floor on this host: ±{floor.value:.1f}% (stored for `oltplab report`)")
     spreads = ", ".join(f"{k} {v:.1f}%" for k, v in floor.round_spread_pct.items())
     console.print(

@@ -26,7 +26,12 @@ from oltplab.store.files import write_atomic
 
 
 def calibration_spec(
-    engine: str, repetitions: int, seconds: int, threads: list[int], workload: str
+    engine: str,
+    repetitions: int,
+    seconds: int,
+    threads: list[int],
+    workload: str,
+    order: str = "interleaved",
 ) -> str:
     """The spec of a calibration run, as TOML text (it is stored with the results)."""
     if engine not in CATALOG:
@@ -39,12 +44,12 @@ def calibration_spec(
         for side in ("a", "b")
     )
     return (
-        f"# oltplab calibrate {engine}: the same engine as A and B, interleaved\n"
+        f"# oltplab calibrate {engine}: the same engine as A and B, {order}\n"
         f'name = "calibrate-{engine}"\nworkloads = ["{workload}"]\n\n{engines}'
         "[dataset]\ntables = 2\ntable_size = 10000\n\n"
         "[protocol]\nwarmup_ro_seconds = 5\nwarmup_rw_seconds = 5\nwarmup_threads = 2\n"
         f"measure_seconds = {seconds}\nthreads = {threads}\nrepetitions = {repetitions}\n"
-        'order = "interleaved"\n'
+        f'order = "{order}"\n'
     )
 
 
@@ -118,11 +123,23 @@ def _store() -> Path:
     return cache_root() / "noise-floor.json"
 
 
-def save(floor: NoiseFloor, results: Path, cell_seconds: int, session_overhead_s: float) -> None:
+def _key(order: str) -> str:
+    """A host's calibration of interleaved rounds is under its name (what the report's noise
+    floor reads); of alternating ones, under `<name>/alternating`: their spreads differ."""
+    return platform.node() if order == "interleaved" else f"{platform.node()}/{order}"
+
+
+def save(
+    floor: NoiseFloor,
+    results: Path,
+    cell_seconds: int,
+    session_overhead_s: float,
+    order: str = "interleaved",
+) -> None:
     path = _store()
     path.parent.mkdir(parents=True, exist_ok=True)
     known: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
-    known[platform.node()] = {
+    known[_key(order)] = {
         "engine": floor.engine,
         "noise_floor_pct": round(floor.value, 2),
         "round_spread_pct": {k: round(v, 3) for k, v in floor.round_spread_pct.items()},
@@ -134,12 +151,13 @@ def save(floor: NoiseFloor, results: Path, cell_seconds: int, session_overhead_s
     write_atomic(path, json.dumps(known, indent=2))
 
 
-def calibration_here() -> Calibration | None:
-    """This host's calibration for planning, if `oltplab calibrate` has stored one."""
+def calibration_here(order: str = "interleaved") -> Calibration | None:
+    """This host's calibration of rounds in this order, for planning, if `oltplab
+    calibrate` has stored one."""
     path = _store()
     if not path.is_file():
         return None
-    entry = json.loads(path.read_text()).get(platform.node())
+    entry = json.loads(path.read_text()).get(_key(order))
     if not entry or not entry.get("round_spread_pct"):
         return None
     return Calibration(
