@@ -9,6 +9,29 @@ import pytest
 from oltplab.base.errors import OltplabError
 from tests.consistency import results_problems, written_problems
 
+ENGINE_MARK = "engine"
+
+
+def _starts_engines(item: pytest.Item) -> bool:
+    return item.get_closest_marker(ENGINE_MARK) is not None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A fast stage first: every test that starts no engine (about two minutes), then the
+    engine tests (the rest of the suite's time), each in its own order."""
+    items.sort(key=_starts_engines)
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """A failure in the fast stage ends the run before the first engine starts: there is
+    no point spending half an hour on engines when a unit test already says no."""
+    ending_fast_stage = not _starts_engines(item) and nextitem and _starts_engines(nextitem)
+    if ending_fast_stage and item.session.testsfailed:
+        item.session.shouldstop = (
+            f"{item.session.testsfailed} test(s) of the fast stage failed: the engine tests "
+            "did not start (run them alone with -m engine)"
+        )
+
 
 @pytest.fixture(scope="session", autouse=True)
 def outputs_never_contradict_themselves(

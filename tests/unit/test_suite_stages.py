@@ -1,0 +1,51 @@
+"""The suite's fast stage: tests that start no engine run first, and a failure among them
+ends the run before any engine starts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+CONFTEST = "from tests.conftest import pytest_collection_modifyitems, pytest_runtest_teardown\n"
+ENGINE_TESTS = """
+import pytest
+
+pytestmark = pytest.mark.engine
+
+
+def test_starts_an_engine():
+    pass
+"""
+
+
+def run_suite(tmp_path: Path, unit_test: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers = engine: starts engines\n")
+    (tmp_path / "test_a_engines.py").write_text(ENGINE_TESTS)
+    (tmp_path / "test_b_unit.py").write_text(f"def test_unit():\n    {unit_test}\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def test_the_fast_stage_runs_first_and_its_failure_stops_the_engine_tests(
+    tmp_path: Path,
+) -> None:
+    passing = run_suite(tmp_path, "assert True")
+    assert passing.returncode == 0, passing.stdout
+    order = [line.split("::")[1].split()[0] for line in passing.stdout.splitlines() if "::" in line]
+    assert order == ["test_unit", "test_starts_an_engine"]
+
+    failing = run_suite(tmp_path, "assert False")
+    assert failing.returncode != 0
+    assert "the engine tests did not start" in failing.stdout
+    assert "test_starts_an_engine" not in failing.stdout
+    assert (
+        failing.stdout.rstrip().splitlines()[-1].startswith("=")
+        and "1 failed in" in (failing.stdout.splitlines()[-1])
+    )
