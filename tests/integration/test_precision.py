@@ -59,11 +59,11 @@ def test_other_load_is_flagged_shaded_and_measured_again(tmp_path: Path) -> None
         (kept,) = ledger.superseded().values()
     finally:
         ledger.close()
-    assert len(kept) == 1 and "interference" in kept[0]["flags"]
-    assert kept[0]["tps"] > 0 and kept[0]["why"] == "interference"
+    assert len(kept) == 1 and "interference" in kept[0].flags
+    assert (kept[0].tps or 0) > 0 and kept[0].why == "interference"
     # Both measurements' raw files are there: the first under its own name.
-    assert (results / kept[0]["artifact"]).is_file()
-    assert (results / row["artifact"]).is_file() and row["artifact"] != kept[0]["artifact"]
+    assert (results / (kept[0].artifact or "?")).is_file()
+    assert (results / row["artifact"]).is_file() and row["artifact"] != kept[0].artifact
     assert json.loads((results / "run.json").read_text())
 
 

@@ -137,7 +137,7 @@ def test_merge_makes_one_directory_and_refuses_what_does_not_fit(tmp_path: Path)
     assert {s.shard for s in merged} == {"1/2", "2/2"}
     ledger = Ledger.open(tmp_path / "merged", create=False)
     try:
-        keys = [row["key"] for row in ledger.cells()]
+        keys = [row.key for row in ledger.cells()]
         machines = ledger.machines()
     finally:
         ledger.close()

@@ -43,11 +43,11 @@ def test_import_counts_and_flags_every_odd_file(imported):
 def test_reimport_is_idempotent(imported):
     results, _, tree = imported
     before = Ledger.open(results, create=False)
-    rows_before = [tuple(r) for r in before.cells()]
+    rows_before = before.cells()
     before.close()
     ledger = Ledger.open(results, create=False)
     again = import_tree(scan_tree(tree), ledger)
-    rows_after = [tuple(r) for r in ledger.cells()]
+    rows_after = ledger.cells()
     ledger.close()
     assert (again.imported, again.updated, again.unchanged) == (0, 0, 19)
     assert rows_after == rows_before

@@ -7,6 +7,7 @@ from oltplab.base.errors import OltplabError
 from oltplab.measure.runner import check_compatible
 from oltplab.plan import Cell
 from oltplab.store.ledger import SCHEMA_VERSION, Ledger
+from oltplab.store.status import Status
 from oltplab.sysbench.output import read_output
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"
@@ -27,10 +28,11 @@ def test_cells_move_from_pending_to_done_with_their_series(tmp_path):
     ledger.mark_running(B, run)
     ledger.record_failed(B, "engine process killed by signal 9 during the cell", None)
     assert ledger.counts() == {"pending": 0, "running": 0, "done": 1, "failed": 1}
-    rows = {r["key"]: r for r in ledger.cells()}
-    assert rows[A.key]["tps"] == 889.46 and rows[A.key]["flags"] == "short"
-    assert rows[A.key]["attempts"] == 2
-    assert rows[B.key]["reason"].startswith("engine process killed")
+    rows = {r.key: r for r in ledger.cells()}
+    assert rows[A.key].tps == 889.46 and rows[A.key].flags == ("short",)
+    assert rows[A.key].attempts == 2 and rows[A.key].status == Status.DONE
+    assert rows[A.key].cell == A and rows[B.key].figures == {}
+    assert (rows[B.key].reason or "").startswith("engine process killed")
     assert len(ledger.tps_series()[A.key]) == 10
     assert ledger.requeue(failed_too=True) == 1
     ledger.close()
@@ -111,7 +113,7 @@ def test_a_ledger_of_schema_1_is_migrated_and_keeps_its_cells(tmp_path):
     ledger = Ledger.open(tmp_path)
     assert ledger.meta("schema_version") == str(SCHEMA_VERSION)
     [row] = ledger.cells()
-    assert row["key"] == A.key and row["notes"] == ""
+    assert row.key == A.key and row.notes == ""
     assert ledger.telemetry() == {}
     ledger.close()
 
@@ -134,12 +136,12 @@ def test_schema_3_cells_of_other_workloads_become_scenarios_of_their_own(tmp_pat
     db.close()
 
     ledger = Ledger.open(tmp_path)
-    by_workload = {row["workload"]: row for row in ledger.cells()}
+    by_workload = {row.workload: row for row in ledger.cells()}
     cells = set(ledger.definitions())
     ledger.close()
     moved = by_workload["oltp_point_select"]
-    assert moved["scenario"] == "oltp_point_select-local"
-    assert moved["key"] == point_select.key
-    assert by_workload["oltp_read_write"]["key"] == default.key
+    assert moved.scenario == "oltp_point_select-local"
+    assert moved.key == point_select.key
+    assert by_workload["oltp_read_write"].key == default.key
     # Where sysbench ran is read from the scenario's old name once, into its own column.
     assert cells == {point_select, default}

@@ -176,7 +176,7 @@ def _started(results: Path) -> str:
         runs = ledger.runs()
     finally:
         ledger.close()
-    return str(runs[0]["started_at"]) if runs else ""
+    return runs[0].started_at if runs else ""
 
 
 def history_changes(

@@ -20,6 +20,7 @@ from oltplab.engines.config import parse_version
 from oltplab.plan import Scenario
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RUN_JSON, load_run_json
+from oltplab.store.rows import SupersededRow
 from oltplab.store.schema import CANARY, LEDGER_NAME
 from oltplab.store.status import Status
 from oltplab.sysbench.validity import ERRORS, suspect_flags
@@ -94,17 +95,6 @@ class CellRecord:
 
 
 @dataclass(frozen=True)
-class Superseded:
-    """An earlier measurement of a cell, set aside when it was measured again."""
-
-    flags: str
-    notes: str
-    tps: float | None
-    artifact: str
-    why: str
-
-
-@dataclass(frozen=True)
 class CanaryRun:
     """One canary measurement: the same short cell every machine of a distributed run
     measures at its start and end."""
@@ -164,7 +154,7 @@ class Dataset:
     canaries: list[CanaryRun] = field(default_factory=list)
     slow_machine_pct: float = 10.0
     # Per cell key: the results it had before it was measured again (--rerun-disturbed).
-    superseded: dict[str, list[Superseded]] = field(default_factory=dict)
+    superseded: dict[str, list[SupersededRow]] = field(default_factory=dict)
     # The precision a run measured to (protocol.target_ci_pct and its measure), if any.
     target: metrics.Target | None = None
     # Derived values the analysis computes once per dataset (steady parts, bootstrap draws).
@@ -281,56 +271,56 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
     for name, row in ledger.engines().items():
         dataset.engines[label(name)] = EngineInfo(
             label(name),
-            row["family"],
-            row["version"],
-            row["server_version"] or "",
-            row["binary_sha256"],
-            row["source"],
+            row.family,
+            row.version,
+            row.server_version or "",
+            row.binary_sha256,
+            row.source,
             str(path),
         )
-    for row in ledger.cells():
-        if row["status"] not in (Status.DONE, Status.FAILED):
+    for cell in ledger.cells():
+        if not cell.finished:
             continue
-        engine = label(row["engine"])
+        engine = label(cell.engine)
         # A ledger whose run ended before it recorded the engine still names it in cells.
         dataset.engines.setdefault(
             engine,
-            EngineInfo(engine, row["family"] or "", row["version"] or "", "", None, "", str(path)),
+            EngineInfo(engine, cell.family or "", cell.version or "", "", None, "", str(path)),
         )
         dataset.cells.append(
             CellRecord(
-                key=f"{path.name}|{row['key']}",
+                key=f"{path.name}|{cell.key}",
                 source=str(path),
                 engine=engine,
-                family=row["family"] or "",
-                version=row["version"] or "",
-                scenario=row["scenario"],
-                network=bool(row["network"]),
-                rate=int(row["rate"]),
-                tier=row["tier"],
-                workload=row["workload"],
-                threads=row["threads"],
-                repetition=row["repetition"],
-                status=row["status"],
-                reason=row["reason"] or "",
-                flags=tuple(f for f in row["flags"].split(",") if f),
-                artifact=row["artifact"] or "",
-                tps=row["tps"],
-                qps=row["qps"],
-                reads_per_s=row["reads_per_s"],
-                writes_per_s=row["writes_per_s"],
-                other_per_s=row["other_per_s"],
-                lat_avg_ms=row["lat_avg_ms"],
-                lat_pct_ms=row["lat_pct_ms"],
-                lat_max_ms=row["lat_max_ms"],
-                errors_per_s=row["errors_per_s"],
-                reconnects_per_s=row["reconnects_per_s"],
-                duration_s=row["total_time_s"],
-                notes=row["notes"] or "",
-                machine=machines.get(row["key"], ""),
-                percentile=row["percentile"],
-                interval_s=row["interval_s"],
-                error_rate=row["errors"] / row["transactions"] if row["transactions"] else None,
+                family=cell.family or "",
+                version=cell.version or "",
+                scenario=cell.scenario,
+                network=cell.network,
+                rate=cell.rate,
+                tier=cell.tier,
+                workload=cell.workload,
+                threads=cell.threads,
+                repetition=cell.repetition,
+                status=cell.status,
+                reason=cell.reason or "",
+                flags=cell.flags,
+                artifact=cell.artifact or "",
+                tps=cell.figure("tps"),
+                qps=cell.figure("qps"),
+                reads_per_s=cell.figure("reads_per_s"),
+                writes_per_s=cell.figure("writes_per_s"),
+                other_per_s=cell.figure("other_per_s"),
+                lat_avg_ms=cell.figure("lat_avg_ms"),
+                lat_pct_ms=cell.figure("lat_pct_ms"),
+                lat_max_ms=cell.figure("lat_max_ms"),
+                errors_per_s=cell.figure("errors_per_s"),
+                reconnects_per_s=cell.figure("reconnects_per_s"),
+                duration_s=cell.figure("total_time_s"),
+                notes=cell.notes,
+                machine=machines.get(cell.key, ""),
+                percentile=cell.percentile,
+                interval_s=cell.figure("interval_s"),
+                error_rate=cell.error_rate,
             )
         )
     for key, values in ledger.tps_series().items():
@@ -338,10 +328,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
     for key, series in ledger.telemetry(metrics.analysed).items():
         dataset.telemetry[f"{path.name}|{key}"] = series
     for key, rows in ledger.superseded().items():
-        dataset.superseded[f"{path.name}|{key}"] = [
-            Superseded(r["flags"], r["notes"], r["tps"], r["artifact"] or "", r["why"])
-            for r in rows
-        ]
+        dataset.superseded[f"{path.name}|{key}"] = rows
     for key, buckets in ledger.latency_histograms().items():
         dataset.histograms[f"{path.name}|{key}"] = buckets
     run_json = path / RUN_JSON
@@ -354,9 +341,9 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         dataset.runs.append(
             {
                 "results": str(path),
-                "started_at": run["started_at"],
-                "status": run["status"],
-                **json.loads(run["provenance"]),
+                "started_at": run.started_at,
+                "status": run.status,
+                **run.provenance,
             }
         )
     spec = ledger.meta("spec")
@@ -390,13 +377,13 @@ def load_canaries(results: Path) -> list[CanaryRun]:
             machines = ledger.machines()
             series = ledger.tps_series()
             for row in ledger.cells():
-                if row["status"] == Status.DONE and row["key"] in series:
+                if row.status == Status.DONE and row.key in series and row.tps is not None:
                     found.append(
                         CanaryRun(
-                            machines.get(row["key"], ""),
+                            machines.get(row.key, ""),
                             folder.name,
-                            series[row["key"]],
-                            float(row["tps"]),
+                            series[row.key],
+                            row.tps,
                         )
                     )
         finally:

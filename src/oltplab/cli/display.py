@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Mapping
@@ -27,6 +26,7 @@ from rich.text import Text
 from oltplab.engines.supplier import source_of
 from oltplab.plan import threads_label
 from oltplab.spec import Spec
+from oltplab.store.rows import CellRow
 from oltplab.store.status import Status
 
 if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
@@ -164,19 +164,19 @@ def display_for(console: Console) -> RichDisplay | PlainDisplay:
     return RichDisplay(console) if console.is_terminal else PlainDisplay(console)
 
 
-def tps_tables(cells: list[sqlite3.Row]) -> list[Table]:
+def tps_tables(cells: list[CellRow]) -> list[Table]:
     """TPS by thread count per scenario, tier and workload: engines as rows (mean of runs)."""
     groups: dict[tuple[str, str, str], dict[str, dict[int, list[float]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
     threads_seen: dict[tuple[str, str, str], set[int]] = defaultdict(set)
     for cell in cells:
-        key = (cell["scenario"], cell["tier"], cell["workload"])
-        threads_seen[key].add(cell["threads"])
-        if cell["status"] == Status.DONE:
-            groups[key][cell["engine"]][cell["threads"]].append(cell["tps"])
-        elif cell["status"] == Status.FAILED:
-            groups[key][cell["engine"]].setdefault(cell["threads"], [])
+        key = (cell.scenario, cell.tier, cell.workload)
+        threads_seen[key].add(cell.threads)
+        if cell.status == Status.DONE and cell.tps is not None:
+            groups[key][cell.engine][cell.threads].append(cell.tps)
+        elif cell.status == Status.FAILED:
+            groups[key][cell.engine].setdefault(cell.threads, [])
     tables = []
     for key in sorted(groups):
         scenario, tier, workload = key
@@ -199,17 +199,17 @@ def _tps_cell(values: list[float] | None) -> str:
     return f"{mean(values):,.0f}" if values else "[red]failed[/red]"
 
 
-def failed_table(failed: list[sqlite3.Row]) -> Table:
+def failed_table(failed: list[CellRow]) -> Table:
     table = Table(title="Failed cells", title_style="bold red", show_lines=True)
     table.add_column("cell", no_wrap=True)
     table.add_column("reason", overflow="fold", ratio=1)
     for row in failed:
-        run = f" run {row['repetition']}" if row["repetition"] > 1 else ""
+        run = f" run {row.repetition}" if row.repetition > 1 else ""
         cell = (
-            f"{row['engine']} {row['scenario']}\n{row['tier']} {row['workload']} "
-            f"{threads_label(row['threads'])}{run}"
+            f"{row.engine} {row.scenario}\n{row.tier} {row.workload} "
+            f"{threads_label(row.threads)}{run}"
         )
-        table.add_row(cell, row["reason"] or "")
+        table.add_row(cell, row.reason or "")
     return table
 
 

@@ -63,7 +63,7 @@ def _status_of(results: Path) -> None:
     ledger = Ledger.open(results, create=False)
     try:
         counts = ledger.counts()
-        failed = [row for row in ledger.cells() if row["status"] == Status.FAILED]
+        failed = [row for row in ledger.cells() if row.status == Status.FAILED]
         runs = ledger.runs()
     finally:
         ledger.close()
@@ -73,7 +73,7 @@ def _status_of(results: Path) -> None:
     if runs:
         last = runs[-1]
         console.print(
-            f"last run: started {last['started_at']}, {run_state(last['status'], results)}",
+            f"last run: started {last.started_at}, {run_state(last.status, results)}",
             highlight=False,
             soft_wrap=True,
         )
@@ -86,7 +86,7 @@ def _row_of(path: Path) -> dict[str, str]:
         counts, runs, shard = ledger.counts(), ledger.runs(), ledger.meta("shard") or "-"
     finally:
         ledger.close()
-    state = run_state(runs[-1]["status"], path) if runs else "never run"
+    state = run_state(runs[-1].status, path) if runs else "never run"
     return {"results": str(path), "shard": shard, "scheduler": "-", "node": "-",
             "state": state, **{k: str(v) for k, v in counts.items()}}  # fmt: skip
 

@@ -66,8 +66,8 @@ def _canary(shard_run: RunRequest, moment: str, display: Display) -> None:
     )  # fmt: skip
     outcome = run(canary, display)
     if outcome.failed:
-        log.error("canary (%s) failed: %s", moment, outcome.failed[0]["reason"])
-        display.note(f"[red]canary ({moment}) failed[/red]: {outcome.failed[0]['reason']}")
+        log.error("canary (%s) failed: %s", moment, outcome.failed[0].reason)
+        display.note(f"[red]canary ({moment}) failed[/red]: {outcome.failed[0].reason}")
 
 
 def run_shard(request: RunRequest, display: Display) -> Outcome:

@@ -130,8 +130,6 @@ def shard_state(spec: Spec, distributed: Distributed, index: int) -> ShardState:
     ledger = Ledger.open(path, create=False)
     try:
         runs = ledger.runs()
-        return ShardState(
-            shard, path, ledger.counts(), planned, str(runs[-1]["status"]) if runs else None
-        )
+        return ShardState(shard, path, ledger.counts(), planned, runs[-1].status if runs else None)
     finally:
         ledger.close()

@@ -53,7 +53,7 @@ def read_shard(path: Path) -> ShardDir:
                 "shard directories; report and export read other results directories directly)"
             )
         machines = ledger.machines()
-        done = {str(row["key"]) for row in ledger.cells() if row["status"] == Status.DONE}
+        done = {row.key for row in ledger.cells() if row.status == Status.DONE}
     finally:
         ledger.close()
     return ShardDir(

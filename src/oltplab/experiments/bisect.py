@@ -159,7 +159,7 @@ class Bisector:
             if outcome.interrupted:
                 raise KeyboardInterrupt
             if outcome.failed:
-                reason = outcome.failed[0]["reason"]
+                reason = outcome.failed[0].reason
                 raise OltplabError(f"bisect step {number} ({known} vs {other}): {reason}")
             samples = Points(load([folder]), measure=self.compared_on).samples()
             judged = decide(
@@ -225,6 +225,6 @@ def explain_change(bisector: Bisector, before: str, after: str) -> tuple[Path, A
     )  # fmt: skip
     outcome = run(profiled, bisector.display)
     if outcome.failed:
-        raise OltplabError(f"bisect explanation: {outcome.failed[0]['reason']}")
+        raise OltplabError(f"bisect explanation: {outcome.failed[0].reason}")
     analysis = analyse(load([folder]), AnalysisOptions())
     return folder, explain(analysis.dataset, analysis.operations, before, after)

@@ -69,9 +69,9 @@ class Prober:
         if outcome.interrupted:
             raise KeyboardInterrupt
         # A probe the engine could not keep up with at all is an answer (a miss), not an error.
-        failed = [r for r in outcome.failed if SATURATED not in (r["flags"] or "").split(",")]
+        failed = [r for r in outcome.failed if SATURATED not in r.flags]
         if failed:
-            raise OltplabError(f"{origin}: {failed[0]['reason']}")
+            raise OltplabError(f"{origin}: {failed[0].reason}")
 
     def measure(self, rate: int, repetitions: int, percentile: float) -> Measured:
         threads, limited = client_threads(rate, self.closed, self.cores)

@@ -14,12 +14,12 @@ from collections import Counter, deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from sqlite3 import Row
 
 from oltplab.importers.scan import EngineGroup, FoundFile, ScannedTree
 from oltplab.plan import Cell, threads_label
 from oltplab.store.files import sha256_file
 from oltplab.store.ledger import Ledger
+from oltplab.store.rows import EngineRow
 from oltplab.store.status import RunStatus
 from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks, read_output
 from oltplab.sysbench.validity import stall_notes, validity_flags
@@ -36,12 +36,12 @@ class ImportReport:
     warnings: list[str] = field(default_factory=list)
 
 
-def _stored_folders(stored: dict[str, Row]) -> dict[tuple[str, str], str]:
+def _stored_folders(stored: dict[str, EngineRow]) -> dict[tuple[str, str], str]:
     """(database folder, version folder) -> engine name, for engines imported before."""
     found = {}
     for name, row in stored.items():
         try:
-            source = json.loads(row["source"])
+            source = json.loads(row.source)
         except (TypeError, ValueError):
             continue
         if isinstance(source, dict) and "imported" in source:
@@ -51,7 +51,7 @@ def _stored_folders(stored: dict[str, Row]) -> dict[tuple[str, str], str]:
 
 
 def engine_names(
-    groups: list[EngineGroup], stored: dict[str, Row]
+    groups: list[EngineGroup], stored: dict[str, EngineRow]
 ) -> tuple[dict[tuple[str, str], str], list[str]]:
     """Each folder's engine name, and what was said about the choice.
 

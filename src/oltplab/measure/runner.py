@@ -14,7 +14,6 @@ import errno
 import logging
 import os
 import signal
-import sqlite3
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -48,6 +47,7 @@ from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, sysbench_facts
+from oltplab.store.rows import CellRow
 from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.driver import find_sysbench, sysbench_version
 from oltplab.telemetry.devices import Telemetry
@@ -63,7 +63,7 @@ MAX_RERUNS = 2
 @dataclass
 class Outcome:
     counts: dict[str, int]
-    failed: list[sqlite3.Row]
+    failed: list[CellRow]
     interrupted: bool = False
 
 
@@ -290,7 +290,7 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
             instance.discard_datadir()
         ctx.display.stop()
     counts = ctx.ledger.counts()
-    failed = [row for row in ctx.ledger.cells() if row["status"] == Status.FAILED]
+    failed = [row for row in ctx.ledger.cells() if row.status == Status.FAILED]
     ctx.ledger.finish_run(
         ctx.run_id,
         RunStatus.INTERRUPTED if interrupted else (RunStatus.FAILED if failed else RunStatus.DONE),
@@ -339,10 +339,10 @@ def _adaptive_rounds(ctx: RunContext, sessions: list[Session]) -> None:
         tps: dict[Cell, list[float]] = {}
         reps: dict[Cell, int] = {}
         for row in ctx.ledger.cells():
-            group = Cell.of(row).group
-            reps[group] = max(reps.get(group, 0), row["repetition"])
-            if row["status"] == Status.DONE:
-                tps.setdefault(group, []).append(row["tps"])
+            group = row.cell.group
+            reps[group] = max(reps.get(group, 0), row.repetition)
+            if row.status == Status.DONE and row.tps is not None:
+                tps.setdefault(group, []).append(row.tps)
         needing = needing_more(tps, ctx.until_cv, ctx.max_repetitions)
         needing &= {g for g in needing if reps[g] < ctx.max_repetitions}
         if not needing:
@@ -366,17 +366,17 @@ def _rerun_disturbed(ctx: RunContext, sessions: list[Session]) -> None:
     for _ in range(MAX_RERUNS):
         rows = ctx.ledger.cells()
         disturbed = [
-            Cell.of(row)
+            row.cell
             for row in rows
-            if row["status"] == Status.DONE
-            and INTERFERENCE in row["flags"].split(",")
-            and ctx.measured_before.get(row["key"], 0) < MAX_RERUNS
+            if row.status == Status.DONE
+            and INTERFERENCE in row.flags
+            and ctx.measured_before.get(row.key, 0) < MAX_RERUNS
         ]
         if not disturbed:
             return
         # A round: the cells of one repetition of a group, whatever their engine.
         rounds = {replace(c, engine="") for c in disturbed}
-        done = [Cell.of(row) for row in rows if row["status"] == Status.DONE]
+        done = [row.cell for row in rows if row.status == Status.DONE]
         again_cells = {
             c for c in done if c in disturbed or (paired and replace(c, engine="") in rounds)
         }

@@ -127,7 +127,11 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
             machine_for(ctx.spec, host),
             ctx.snapshots,
         )
-    taken = {row["artifact_dir"] for n, row in ctx.ledger.engines().items() if n != name}
+    taken = {
+        row.artifact_dir
+        for n, row in ctx.ledger.engines().items()
+        if n != name and row.artifact_dir
+    }
     state.artifact_dir = artifact_dir(state, taken)
     dist = state.distribution
     ctx.ledger.record_engine(

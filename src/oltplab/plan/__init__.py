@@ -10,7 +10,7 @@ import random
 import re
 import statistics
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeVar
+from typing import TypeVar
 
 from oltplab.spec import LOCAL_HOST, PlacementSpec, Spec, WorkloadSpec
 
@@ -24,12 +24,6 @@ T = TypeVar("T")
 def threads_label(count: int) -> str:
     """`1 thread`, `4 threads`: how a person reads a thread count."""
     return f"{count} thread{'s' if count != 1 else ''}"
-
-
-class Columns(Protocol):
-    """A row read by column name: a dict, or a ledger row as sqlite3 returns it."""
-
-    def __getitem__(self, key: str, /) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -90,19 +84,6 @@ class Cell:
     def describe(self) -> str:
         rep = f" run {self.repetition}" if self.repetition else ""
         return f"{self.engine} {self.scenario.name} {self.tier} {self.workload} {self.threads}{rep}"
-
-    @classmethod
-    def of(cls, row: Columns) -> Cell:
-        """The cell a ledger row (or any mapping with the same columns) describes."""
-        return cls(
-            str(row["engine"]),
-            str(row["tier"]),
-            str(row["workload"]),
-            int(row["threads"]),
-            int(row["repetition"]),
-            bool(row["network"]),
-            int(row["rate"]),
-        )
 
     @property
     def key(self) -> str:

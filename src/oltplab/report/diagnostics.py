@@ -218,9 +218,9 @@ def _measured_again(analysis: Analysis) -> list[str]:
         [
             f"{cell.engine} {cell.scenario} {cell.tier} {cell.threads}t run {cell.repetition}",
             number(earlier.tps),
-            earlier.flags or "-",
+            ", ".join(earlier.flags) or "-",
             earlier.why,
-            f"`{earlier.artifact}`",
+            f"`{earlier.artifact or ''}`",
         ]
         for key, found in dataset.superseded.items()
         if (cell := named.get(key)) is not None

@@ -9,6 +9,7 @@ append starts on a fresh line.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -73,7 +74,7 @@ class LedgerContent(Protocol):
     def runs(self) -> list[Any]: ...
     def engines(self) -> dict[str, Any]: ...
     def variables(self) -> dict[tuple[str, str, str], dict[str, str]]: ...
-    def cells(self) -> list[Any]: ...
+    def cell_rows(self) -> list[Any]: ...
 
 
 def summary_columns(row: Any) -> dict[str, Any] | None:
@@ -94,23 +95,23 @@ def ledger_records(ledger: LedgerContent) -> list[Record]:
         records.append(
             {
                 "type": "run",
-                "id": run["id"],
-                "started_at": run["started_at"],
-                "spec_digest": run["spec_digest"],
-                "provenance": json.loads(run["provenance"]),
+                "id": run.id,
+                "started_at": run.started_at,
+                "spec_digest": run.spec_digest,
+                "provenance": run.provenance,
             }
         )
-        if run["finished_at"]:
+        if run.finished_at:
             records.append(
                 {
                     "type": "run_end",
-                    "id": run["id"],
-                    "status": run["status"],
-                    "finished_at": run["finished_at"],
+                    "id": run.id,
+                    "status": run.status,
+                    "finished_at": run.finished_at,
                 }
             )
     for name, row in ledger.engines().items():
-        fields = dict(row)
+        fields = dataclasses.asdict(row)
         del fields["name"]
         fields["source"] = json.loads(fields["source"])
         records.append({"type": "engine", "name": name, "fields": fields})
@@ -124,7 +125,7 @@ def ledger_records(ledger: LedgerContent) -> list[Record]:
                 "values": values,
             }
         )
-    cells = ledger.cells()
+    cells = ledger.cell_rows()
     records.append(
         {
             "type": "cells",

@@ -38,6 +38,7 @@ from oltplab.store.integrity import (
 from oltplab.store.journal import Journal, Record, ledger_records
 from oltplab.store.lock import prepare_results
 from oltplab.store.recording import CellRecording, now
+from oltplab.store.rows import CELLS_QUERY, CellRow, EngineRow, RunRow, SupersededRow
 from oltplab.store.schema import LEDGER_NAME, MIGRATIONS, SCHEMA, SCHEMA_VERSION
 from oltplab.store.series import decode
 from oltplab.store.status import RunStatus, Status
@@ -273,8 +274,8 @@ class Ledger:
             self.finish_run(run_id, RunStatus.INTERRUPTED)
 
     @_guarded
-    def runs(self) -> list[sqlite3.Row]:
-        return self._query("SELECT * FROM runs ORDER BY id")
+    def runs(self) -> list[RunRow]:
+        return [RunRow.of(row) for row in self._query("SELECT * FROM runs ORDER BY id")]
 
     # --- engines and variables ----------------------------------------------------------------
 
@@ -291,8 +292,8 @@ class Ledger:
         )
 
     @_guarded
-    def engines(self) -> dict[str, sqlite3.Row]:
-        return {row["name"]: row for row in self._query("SELECT * FROM engines")}
+    def engines(self) -> dict[str, EngineRow]:
+        return {row["name"]: EngineRow.of(row) for row in self._query("SELECT * FROM engines")}
 
     @_guarded
     def record_variables(
@@ -329,8 +330,7 @@ class Ledger:
     @_guarded
     def definitions(self) -> dict[Cell, str]:
         """Every registered cell and its definition digest."""
-        rows = self._query("SELECT * FROM cells")
-        return {Cell.of(row): str(row["definition"]) for row in rows}
+        return {row.cell: row.definition for row in self.cells()}
 
     @_guarded
     def register(self, cells: Iterable[tuple[Cell, str]]) -> None:
@@ -459,13 +459,13 @@ class Ledger:
                 "UPDATE cells SET status = 'pending', reason = NULL WHERE id = ?", (cell_id,)
             )
 
-    def superseded(self) -> dict[str, list[sqlite3.Row]]:
+    def superseded(self) -> dict[str, list[SupersededRow]]:
         """Each cell's earlier results, oldest first."""
-        found: dict[str, list[sqlite3.Row]] = {}
+        found: dict[str, list[SupersededRow]] = {}
         for row in self._query(
             "SELECT c.key, x.* FROM superseded x JOIN cells c ON c.id = x.cell_id ORDER BY x.id"
         ):
-            found.setdefault(str(row["key"]), []).append(row)
+            found.setdefault(str(row["key"]), []).append(SupersededRow.of(row))
         return found
 
     @_guarded
@@ -509,15 +509,13 @@ class Ledger:
             self._db.row_factory = None
 
     @_guarded
-    def cells(self) -> list[sqlite3.Row]:
-        return [
-            check_cell_row(self.path, row)
-            for row in self._query(
-                "SELECT c.*, s.*, e.family, e.version, e.server_version FROM cells c"
-                " LEFT JOIN summaries s ON s.cell_id = c.id"
-                " LEFT JOIN engines e ON e.name = c.engine ORDER BY c.id"
-            )
-        ]
+    def cells(self) -> list[CellRow]:
+        """Every cell of the matrix, in the order it was registered."""
+        return [CellRow.of(row) for row in self.cell_rows()]
+
+    def cell_rows(self) -> list[sqlite3.Row]:
+        """The cells as the ledger's rows (for the store's own journal), checked."""
+        return [check_cell_row(self.path, row) for row in self._query(CELLS_QUERY)]
 
     @_guarded
     def tps_series(self) -> dict[str, np.ndarray]:
@@ -562,9 +560,8 @@ class Ledger:
             return {str(k): str(v) for k, v in json.loads(said).items()}
         by_run = {}
         for run in self.runs():
-            provenance = json.loads(run["provenance"])
-            host = provenance.get("host", {})
-            by_run[run["id"]] = str(provenance.get("machine") or host.get("hostname") or "")
+            host = run.provenance.get("host", {})
+            by_run[run.id] = str(run.provenance.get("machine") or host.get("hostname") or "")
         # A cell whose run is not known (rebuilt from a journal older than the `running`
         # records) was measured where every run was, when that is one machine.
         machines = set(by_run.values())
