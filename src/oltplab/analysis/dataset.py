@@ -146,6 +146,8 @@ class Dataset:
     run_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Repetitions are paired by round when the engines were interleaved within each round.
     paired: bool = False
+    # How the rounds ran (the spec's protocol.order): alternating ones back to back.
+    order: str = "as-listed"
     # Seconds cut from the start of every series instead of the MSER-5 cut (--cut-seconds).
     fixed_cut: int | None = None
     # Per cell key: sysbench's --histogram, (latency in ms, events) per bucket.
@@ -354,11 +356,8 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         except tomllib.TOMLDecodeError:
             stored = {}
         protocol = stored.get("protocol", {})
-        dataset.paired = protocol.get("order", "as-listed") in (
-            "interleaved",
-            "alternating",
-            "random",
-        )
+        dataset.order = str(protocol.get("order", "as-listed"))
+        dataset.paired = dataset.order in ("interleaved", "alternating", "random")
         dataset.target = dataset.target or _target(protocol)
         with contextlib.suppress(AttributeError, TypeError, ValueError):
             pct = stored.get("distribute", {}).get("slow_machine_pct")

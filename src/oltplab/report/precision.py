@@ -10,6 +10,13 @@ from oltplab.analysis.precision import MIN_ROUNDS
 from oltplab.base.metrics import MEASURES
 from oltplab.report.format import table, with_interval
 
+ROUNDS = {
+    "alternating": "The rounds alternated: each engine started and warmed up once, the "
+    "cells of a round back to back, seconds apart.",
+    "interleaved": "The rounds were interleaved: each cell a session of its own (the datadir "
+    "restored, the engine started and warmed up).",
+}
+
 
 def section(analysis: Analysis) -> list[str]:
     out = ["## 18. Precision and per-transaction cost", ""]
@@ -32,7 +39,8 @@ def _answers(analysis: Analysis) -> list[str]:
         f"{MIN_ROUNDS} on: DIFFERENT when the interval lies beyond the margin, SAME when it "
         "lies within it, UNKNOWN when the budget ran out first. *Could detect* is the "
         "smallest true difference that would have been decided DIFFERENT with the interval "
-        "this data gave: the margin plus the interval's half-width.",
+        "this data gave: the margin plus the interval's half-width. "
+        + ROUNDS.get(analysis.dataset.order, ""),
         "",
     ]
     if not analysis.answers:
