@@ -377,7 +377,8 @@ def calibrate(
     measured = plan_seconds(spec, sessions, {c.key for s in sessions for c in s.cells})
     overhead = session_overhead(time.monotonic() - started, len(sessions), measured)
     save(floor, folder, seconds, overhead, order)
-    console.print(f"noise floor on this host: ±{floor.value:.1f}% (stored for `oltplab report`)")
+    kept_for = "`oltplab report`" if order == Order.INTERLEAVED else "plans of alternating rounds"
+    console.print(f"noise floor on this host: ±{floor.value:.1f}% (stored for {kept_for})")
     spreads = ", ".join(f"{k} {v:.1f}%" for k, v in floor.round_spread_pct.items())
     console.print(
         f"round-to-round spread of A against B: {spreads}; about {overhead:.0f} s a session "
