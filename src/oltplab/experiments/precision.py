@@ -38,9 +38,8 @@ def target_of(spec: Spec) -> Target | None:
 
 def rounds_order(spec: Spec) -> str:
     """How a search runs its rounds: interleaved when the spec asks for that; otherwise
-    alternating, which pairs more tightly for the same machine time (on this 2-core VM a
-    planted 7% difference's 90% interval was +-2.1-2.6% after 8 minutes alternating 3 s
-    cells, +-6.1-7.3% after 8 minutes interleaving 8 s ones: bench/precision.py)."""
+    alternating, which pairs more tightly for the same machine time (README, "Measure
+    until answered", has bench/precision.py's figures)."""
     return "interleaved" if spec.protocol.order == "interleaved" else "alternating"
 
 

@@ -201,24 +201,23 @@ def starting(spec: Spec, sessions: list[Session]) -> list[bool]:
     return found
 
 
+def _seconds(spec: Spec, todo: list[tuple[Session, int]], wall: bool) -> float:
+    """Sessions, each measuring this many cells, in the order given."""
+    starts = starting(spec, [s for s, _ in todo])
+    return sum(
+        session_seconds(spec, s, n, wall, first) for (s, n), first in zip(todo, starts, strict=True)
+    )
+
+
 def sessions_seconds(spec: Spec, sessions: list[Session], wall: bool = False) -> float:
     """All the sessions' cells, in the order given."""
-    starts = starting(spec, sessions)
-    return sum(
-        session_seconds(spec, s, len(s.cells), wall, first)
-        for s, first in zip(sessions, starts, strict=True)
-    )
+    return _seconds(spec, [(s, len(s.cells)) for s in sessions], wall)
 
 
 def plan_seconds(spec: Spec, sessions: list[Session], pending: set[str]) -> float:
     """The benchmark seconds (warm-ups and measurements) of the sessions' pending cells."""
     counts = [sum(c.key in pending for c in session.cells) for session in sessions]
-    todo = [(s, n) for s, n in zip(sessions, counts, strict=True) if n]
-    starts = starting(spec, [s for s, _ in todo])
-    return sum(
-        session_seconds(spec, s, n, starts=first)
-        for (s, n), first in zip(todo, starts, strict=True)
-    )
+    return _seconds(spec, [(s, n) for s, n in zip(sessions, counts, strict=True) if n], False)
 
 
 def turns(members: list[T], repetition: int) -> list[T]:
