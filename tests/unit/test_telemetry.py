@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.base import metrics
 from oltplab.telemetry.collectors import describe_seconds, missing_seconds, to_rows
+from oltplab.telemetry.devices import EngineCounters
 from oltplab.telemetry.engine import checkpoint_age, engine_series, read_samples
 from oltplab.telemetry.load import process_figures
 from oltplab.telemetry.parsers import (
@@ -129,6 +131,14 @@ def test_zero_series_are_not_stored_and_gaps_are_found() -> None:
     assert missing_seconds({1, 2, 3, 4, 9, 10}, 10) == [5, 6, 7, 8]
     assert missing_seconds({2, 3, 4, 5, 6, 7, 8, 9}, 10) == []
     assert describe_seconds([5, 6, 7, 8]) == "5-8 s"
+
+
+def test_an_engine_level_at_zero_throughout_is_stored() -> None:
+    # One sysbench thread between statements at every sample: nothing was running, which
+    # the timeline must draw, not leave out as if the probe had not looked.
+    series = [(1, {"Threads_running": 0.0, "Com_delete": 0.0}), (2, {"Threads_running": 0.0})]
+    rows = to_rows(metrics.ENGINE, series, EngineCounters.levels)
+    assert rows == [("engine", "Threads_running", 1, 0.0), ("engine", "Threads_running", 2, 0.0)]
 
 
 def test_engine_series_rates_levels_and_older_results_server_cpu(tmp_path: Path) -> None:

@@ -43,15 +43,18 @@ def seconds_of_day(moment: float) -> float:
     return local.hour * 3600 + local.minute * 60 + local.second + local.microsecond / 1e6
 
 
-def to_rows(source: str, series: list[tuple[int, Values]]) -> list[Row]:
+def to_rows(
+    source: str, series: list[tuple[int, Values]], levels: frozenset[str] = frozenset()
+) -> list[Row]:
     """Long rows, without the metrics that stayed at zero the whole time (idle devices,
-    counters of statements the workload never runs)."""
+    counters of statements the workload never runs). The named levels are kept: no thread
+    running at any sample is an observation, not an absence."""
     moving = {name for _, values in series for name, value in values.items() if value != 0}
     return [
         (source, name, second, value)
         for second, values in series
         for name, value in values.items()
-        if name in moving
+        if name in moving or name in levels
     ]
 
 

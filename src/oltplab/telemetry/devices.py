@@ -26,7 +26,7 @@ from oltplab.telemetry.collectors import (
     to_rows,
     within_run,
 )
-from oltplab.telemetry.engine import EngineProbe, engine_series, read_samples
+from oltplab.telemetry.engine import ENGINE_LEVELS, EngineProbe, engine_series, read_samples
 from oltplab.telemetry.load import LoadSampler, load_series
 from oltplab.telemetry.parsers import Parser, Values, align
 from oltplab.telemetry.sampler import read_lines
@@ -63,6 +63,8 @@ class Device:
     raw_suffix: ClassVar[str] = "txt"
     # How long after sysbench ends it still needs for the run's last second.
     tail_seconds: ClassVar[float] = SAMPLER_TAIL_SECONDS
+    # Series stored even when zero the whole cell (other series are then left out).
+    levels: ClassVar[frozenset[str]] = frozenset()
 
     def raw_file(self, stem: Path) -> Path:
         return stem.with_name(f"{stem.name}.{self.name}.{self.raw_suffix}")
@@ -135,6 +137,7 @@ class EngineCounters(Device):
     name = metrics.ENGINE
     watches_cells = True
     raw_suffix = "jsonl"
+    levels = ENGINE_LEVELS
 
     def __init__(self) -> None:
         self._probe: EngineProbe | None = None
@@ -166,6 +169,7 @@ class ProcessLoad(Device):
     name = metrics.LOAD
     watches_cells = True
     raw_suffix = "jsonl"
+    levels = frozenset({metrics.OTHER_CPU.name, metrics.RUN_QUEUE.name})
 
     def __init__(self) -> None:
         self._sampler: LoadSampler | None = None
@@ -262,7 +266,7 @@ class Telemetry:
             if not device.has_series:
                 continue
             series = within_run(device.read(device.raw_file(self._site.stem), clock), clock)
-            collected.rows += to_rows(device.name, series)
+            collected.rows += to_rows(device.name, series, device.levels)
             lost = missing_seconds({second for second, _ in series}, seconds)
             if lost or device.name in exits:
                 gap = f"no samples for {describe_seconds(lost)}" if lost else ""

@@ -55,6 +55,10 @@ GAUGES = frozenset(
     }
 )
 _GAUGE_PARTS = ("pending", "current", "_avg", "_max")
+# The levels `_levels` reports; kept even when zero the whole cell.
+ENGINE_LEVELS = GAUGES | {
+    m.name for m in (metrics.HISTORY_LENGTH, metrics.CHECKPOINT_AGE, metrics.DIRTY_PAGES)
+}
 # INNODB_METRICS counters read when enabled (they are by default; oltplab never enables any).
 INNODB_METRICS = ("trx_rseg_history_len", "log_lsn_checkpoint_age", "buffer_pool_pages_dirty")
 _LSN = re.compile(r"^Log sequence number\s+(\d+)", re.M)

@@ -90,7 +90,9 @@ def telemetry_rows(stem: Path, clock: TelemetryClock) -> list[Row]:
         row
         for source in clock.sources
         if (device := readers.get(source)) is not None and device.has_series
-        for row in to_rows(source, within_run(device.read(device.raw_file(stem), clock), clock))
+        for row in to_rows(
+            source, within_run(device.read(device.raw_file(stem), clock), clock), device.levels
+        )
     ]
 
 
