@@ -100,6 +100,7 @@ def test_capacity_under_an_objective_with_real_probes(tmp_path: Path, browser_pa
     assert "% |" in section
     # Every probe was sized from the closed loop, measured first in the same run.
     assert row["closed_loop_tps"] and all(not p["client_limited"] for p in row["probes"][:1])
+    assert all(1 <= p["threads"] <= row["client_threads_at_most"] for p in row["probes"])
     page, errors = browser_page
     page.goto((tmp_path / "cap" / "report" / "report.html").as_uri())
     assert page.locator("#latency-section").is_visible()

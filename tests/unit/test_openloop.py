@@ -195,15 +195,19 @@ def test_a_rate_the_client_cannot_offer_is_no_verdict_on_the_engine() -> None:
     assert found.probes[-1].measured.client_limited and found.probes[-1].undecided
 
 
-def test_client_threads_follow_the_closed_loop_within_the_cores() -> None:
-    """Little's law on the closed loop: one thread served 15,000 tps and two 87,000 (an
-    idle machine's wake-ups slow one thread), so 12,800 tps offered need two threads with
-    headroom, 100 tps one; a rate needing more threads than the cores allow is the
-    client's limit."""
+def test_client_threads_follow_little_s_law_within_the_cores() -> None:
+    """On the closed loop alone: one thread served 15,000 tps and two 87,000 (an idle
+    machine's wake-ups slow one thread), so 12,800 tps offered need two threads with
+    headroom, 100 tps one. Once an open-loop probe met the objective, its median latency
+    (longer than the closed loop's: its threads sleep between events) sizes the next: at
+    0.3 ms, 12,800 tps need 6 threads. A rate needing more than the cores allow runs with
+    the most there may be, and says so."""
     closed = {1: 15_000.0, 2: 87_000.0, 4: 84_000.0}
     assert client_threads(100, closed, cores=2) == (1, False)
     assert client_threads(12_800, closed, cores=2) == (2, False)
     assert client_threads(70_000, closed, cores=2) == (3, False)
-    threads, limited = client_threads(1_000_000, closed, cores=2)
-    assert limited and threads == max_client_threads(2) == 8
+    assert client_threads(12_800, closed, cores=2, open_loop_ms=0.3) == (6, False)
+    assert client_threads(12_800, closed, cores=2, open_loop_ms=0.01) == (2, False)
+    threads, short = client_threads(1_000_000, closed, cores=2)
+    assert short and threads == max_client_threads(2) == 8
     assert client_threads(5_000, {1: 1000.0}, cores=16) == (8, False)

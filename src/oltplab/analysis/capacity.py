@@ -8,9 +8,9 @@ above, or the queue grew. In between it is measured again; still in between at t
 its point decides and the probe says it was undecided. The capacity is the highest rate
 that met the objective, bracketed by the lowest that missed it: `N tps [N, M]`.
 
-A probe whose client could not offer its rate (more threads needed than the machine's
-cores allow sysbench) says nothing of the engine: it is marked client-limited, the search
-stops there, and the capacity is "at least N", the client's limit named.
+A probe that missed with fewer client threads than its rate needed (more than the
+machine's cores allow sysbench) says nothing of the engine: it is marked client-limited,
+the search stops there, and the capacity is "at least N", the client's limit named.
 """
 
 from __future__ import annotations
@@ -51,10 +51,14 @@ class Objective:
         return f"p{self.percentile:g} < {self.limit_ms:g} ms"
 
 
-# Client threads for an offered rate, by Little's law on the closed loop: m threads
-# serving T tps spend m / T s on a transaction, so n >= m threads can offer n * T / m.
-# HEADROOM keeps the client's threads at most two-thirds busy, so that latency can grow
-# under load (and arrivals bunch) before the queue is the client's.
+# Client threads for an offered rate, by Little's law: n threads offer rate * W at once,
+# W the time a transaction takes. The closed loop gives W as m / T (m threads serving T tps),
+# but its threads never sleep: in open loop each event wakes an idle thread and the server,
+# and W measured here was 3-8 times longer (0.04 ms closed loop, 0.2-0.3 ms at the median
+# of open-loop probes). So W is the longer of the closed loop's and the median latency of
+# the last probe that met the objective at a lower rate. HEADROOM keeps the client's
+# threads at most two-thirds busy, so that latency can grow under load (and arrivals
+# bunch) before the queue is the client's.
 HEADROOM = 1.5
 # A sysbench thread mostly waits for the server, so a few share a core; many more and their
 # own scheduling delays enter the latency measured. At most 64 in any case.
@@ -66,16 +70,22 @@ def max_client_threads(cores: int) -> int:
     return min(MAX_THREADS, THREADS_PER_CORE * max(cores, 1))
 
 
-def client_threads(rate: int, closed: dict[int, float], cores: int) -> tuple[int, bool]:
-    """Threads to offer `rate` tps, from the closed loop's TPS at each thread count
-    measured, and whether the rate needs more than the cores allow (the client's limit)."""
+def client_threads(
+    rate: int, closed: dict[int, float], cores: int, open_loop_ms: float | None = None
+) -> tuple[int, bool]:
+    """Threads to offer `rate` tps, and whether Little's law asks for more than the cores
+    allow (the probe then runs with the most there may be, and a miss is the client's)."""
     most = max_client_threads(cores)
-    for threads in range(1, most + 1):
-        offered = max((tps * threads / m for m, tps in closed.items() if m <= threads),
-                      default=0.0)  # fmt: skip
-        if offered >= HEADROOM * rate:
-            return threads, False
-    return most, True
+    wanted = HEADROOM * rate
+    # n threads do what m <= n did in the closed loop, n / m times over.
+    needed = next(
+        (n for n in range(1, most + 1)
+         if max((tps * n / m for m, tps in closed.items() if m <= n), default=0.0) >= wanted),
+        most + 1,
+    )  # fmt: skip
+    if open_loop_ms is not None:
+        needed = max(needed, math.ceil(wanted * open_loop_ms / 1000))
+    return min(needed, most), needed > most
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,9 @@ class Measured:
     latency: Estimate | None
     saturated: bool
     repetitions: int
-    client_limited: bool = False  # the client could not offer the rate: no verdict on it
+    # Fewer client threads than the rate needed, and it missed: no verdict on the engine.
+    client_limited: bool = False
+    threads: int = 0  # the client threads that offered the rate
 
 
 @dataclass(frozen=True)
@@ -116,7 +128,8 @@ class Capacity:
 Measure = Callable[[int, int], Measured]  # (rate, repetitions) -> what it gives
 
 
-def _judge(objective: Objective, measured: Measured) -> bool | None:
+def judge(objective: Objective, measured: Measured) -> bool | None:
+    """Met (True), missed (False) or not yet clear (None)."""
     found = measured.latency
     if measured.saturated:
         return False
@@ -150,7 +163,7 @@ def search(
                 found.probes.append(Probe(rate, measured, False, True))
                 found.client_limit = min(rate, found.client_limit or rate)
                 return None
-            verdict = _judge(objective, measured)
+            verdict = judge(objective, measured)
             if verdict is not None:
                 found.probes.append(Probe(rate, measured, verdict, False))
                 return verdict

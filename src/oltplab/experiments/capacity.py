@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from functools import partial
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from oltplab.analysis.capacity import (
     Measured,
     Objective,
     client_threads,
+    judge,
     max_client_threads,
     search,
 )
@@ -36,8 +37,17 @@ from oltplab.sysbench.validity import SATURATED
 class Prober:
     """Measures one engine and tier of the spec at the rates the search asks for."""
 
-    def __init__(self, spec: Spec, engine: str, tier: str, results: Path, display: Display):
+    def __init__(
+        self,
+        spec: Spec,
+        engine: str,
+        tier: str,
+        objective: Objective,
+        results: Path,
+        display: Display,
+    ) -> None:
         self.spec = spec
+        self.objective = objective
         self.engine = engine
         self.tier = tier
         self.results = results
@@ -45,6 +55,9 @@ class Prober:
         self.workload = spec.workloads[0].name
         self.cores = len(os.sched_getaffinity(0))  # sysbench runs here, beside the engine
         self.closed: dict[int, float] = {}  # closed-loop TPS by thread count
+        # Median latency (ms) of each rate that met the objective: what sizes the next
+        # probes' clients.
+        self.medians: dict[int, float] = {}
 
     def spec_for(self, *, rate: int, repetitions: int, threads: list[int]) -> tuple[Spec, str]:
         data = self.spec.model_dump(mode="json", exclude_none=True, exclude={"distribute"})
@@ -73,15 +86,11 @@ class Prober:
         if failed:
             raise OltplabError(f"{origin}: {failed[0].reason}")
 
-    def measure(self, rate: int, repetitions: int, percentile: float) -> Measured:
-        threads, limited = client_threads(rate, self.closed, self.cores)
-        if limited:
-            self.display.note(
-                f"{self.engine} {self.tier} at {rate:,} tps offered: more client threads "
-                f"than {max_client_threads(self.cores)} on {self.cores} core(s) would be "
-                "needed: the client's limit, not measured"
-            )
-            return Measured(None, False, 0, client_limited=True)
+    def measure(self, rate: int, repetitions: int) -> Measured:
+        percentile = self.objective.percentile
+        below = [r for r in self.medians if r < rate]
+        open_loop_ms = self.medians[max(below)] if below else None
+        threads, short = client_threads(rate, self.closed, self.cores, open_loop_ms)
         spec, text = self.spec_for(rate=rate, repetitions=repetitions, threads=[threads])
         self._run(spec, text, f"capacity probe {self.engine} {rate} tps")
         dataset = load([self.results])
@@ -95,15 +104,28 @@ class Prober:
         runs = [
             Histogram.of(dataset.histograms[c.key]) for c in cells if c.key in dataset.histograms
         ]
-        latency = percentile_estimate(runs, percentile, f"{self.engine}|{rate}")
+        label = f"{self.engine}|{rate}"
+        latency = percentile_estimate(runs, percentile, label)
         saturated = any(SATURATED in c.flags for c in probed)
+        measured = Measured(latency, saturated, len(cells), threads=threads)
+        met = judge(self.objective, measured)
+        median = percentile_estimate(runs, 50, label)
+        if met and median is not None:
+            self.medians[rate] = median.point
+        client_limited = short and met is False
         self.display.note(
             f"{self.engine} {self.tier} at {rate:,} tps offered ({threads} threads, "
             f"{len(cells)} run(s)): p{percentile:g} "
             f"{'-' if latency is None else f'{latency.point:.2f} ms'}"
             + (" (saturated)" if saturated else "")
-        )
-        return Measured(latency, saturated, len(cells))
+            + (
+                f"; missed with {threads} client threads where Little's law asks for more "
+                f"than {max_client_threads(self.cores)} on {self.cores} core(s): the "
+                "client's limit, not the engine's"
+                if client_limited else ""
+            )
+        )  # fmt: skip
+        return replace(measured, client_limited=client_limited)
 
     def closed_loop(self) -> float | None:
         """Closed-loop TPS at the spec's thread counts: the peak, as reports quote it; and
@@ -133,10 +155,10 @@ def capacities(
     found: list[dict[str, Any]] = []
     for engine in (e.name for e in spec.engines):
         for tier in (t.name for t in spec.tier_list):
-            prober = Prober(spec, engine, tier, results, display)
+            prober = Prober(spec, engine, tier, objective, results, display)
             peak = prober.closed_loop()
             capacity = search(
-                partial(prober.measure, percentile=objective.percentile),
+                prober.measure,
                 objective, start=start, precision=precision, max_repetitions=max_repetitions,
             )  # fmt: skip
             found.append(
@@ -156,6 +178,7 @@ def capacities(
                             "meets": p.meets,
                             "undecided": p.undecided,
                             "repetitions": p.measured.repetitions,
+                            "threads": p.measured.threads,
                             "saturated": p.measured.saturated,
                             "client_limited": p.measured.client_limited,
                             "latency_ms": None if p.measured.latency is None

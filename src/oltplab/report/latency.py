@@ -86,7 +86,9 @@ def capacity(analysis: Analysis) -> list[str]:
         "bracketed by the lowest that did not (bracketing, then bisection over rates), "
         "ranked; beside it the closed-loop peak of the same run. Each probe's client threads "
         "come from the engine's time per transaction (Little's law, with headroom, at most "
-        "4 a core); a rate needing more is the client's limit, never the engine's. On the "
+        "4 a core), the median latency of the last rate that met the objective once there "
+        "is one; a rate needing more runs with the most there may be, and a miss there is "
+        "the client's limit, never the engine's. On the "
         "chart above, the dashed line is the objective: the capacity is where the curve "
         "crosses it, the knee where it starts to climb.",
         "",
