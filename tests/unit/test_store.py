@@ -74,9 +74,9 @@ def test_accounts_sql_drops_the_installers_passwordless_accounts_before_any_logi
 
 
 def test_names_carry_no_html_into_the_markdown_but_code_spans_stay_as_they_are():
-    line = "| mysql-8<script>alert(1)</script> | `a<b>` & more |"
+    line = "| mysql-8<script>alert(1)</script> &lt;b&gt; | `a<b>` & more, r3 -> r4 < r5 |"
     assert without_html(line) == (
-        "| mysql-8&lt;script&gt;alert(1)&lt;/script&gt; | `a<b>` &amp; more |"
+        "| mysql-8&lt;script>alert(1)&lt;/script> &amp;lt;b&amp;gt; | `a<b>` & more, r3 -> r4 < r5 |"
     )
 
 
@@ -90,4 +90,4 @@ def test_an_imported_folder_name_with_html_is_escaped_in_report_md(tmp_path):
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "out" / "report" / "report.md").read_text()
     outside_code = "".join(part for i, part in enumerate(text.split("`")) if i % 2 == 0)
-    assert "<img" not in outside_code and "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert "<img" not in outside_code and "&lt;img src=x onerror=alert(1)>" in text

@@ -103,13 +103,18 @@ def describe_workload(name: str, facts: dict[str, Any]) -> str:
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 
 
+# What a Markdown viewer would take for HTML: a tag's opening (<b, </b, <!--, <?) or an
+# entity (&lt;, &#60;). A lone `>` or `&` is text, and an arrow stays `->` in the file.
+_HTML_OPENING = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?\w+;)")
+
+
 def without_html(line: str) -> str:
     """A Markdown line whose names (folder names of an imported tree, engine names) can
-    carry no HTML into a viewer: <, > and & are escaped outside code spans, which show
-    their text as it is anyway."""
+    carry no HTML into a viewer: what would open a tag or an entity is escaped outside
+    code spans, which show their text as it is anyway."""
 
     def escape(text: str) -> str:
-        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        return _HTML_OPENING.sub(lambda m: "&lt;" if m.group(0) == "<" else "&amp;", text)
 
     out, last = [], 0
     for match in _CODE_SPAN.finditer(line):
