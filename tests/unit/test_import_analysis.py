@@ -1,5 +1,6 @@
 """Golden tests: a hand-written tree imports into exact tables, flags and findings."""
 
+import random
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from oltplab.importers.naming import version_of
 from oltplab.importers.scan import scan_tree
 from oltplab.report.export import table_rows
 from oltplab.store.ledger import Ledger
+from oltplab.sysbench.synthetic import sysbench_text
 from tests.golden import build_tree
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"
@@ -182,3 +184,30 @@ def test_workload_folders_and_postgresql_import_as_their_own_scenarios(tmp_path)
         ("postgresql-15.18", "postgresql", "balanced"),
         ("mysql-8.0.31", "mysql", "oltp_read_write"),
     }
+
+
+def _one_repetition_curve(root: Path, top_level: float, spread: float) -> Path:
+    """One engine, one repetition per thread count (as the reference's trees have): a
+    peak at 4 threads and `top_level` of it at 8, each second within +-spread."""
+    rng = random.Random(3)
+    folder = root / "tree" / "benchmark_logs" / "mysql" / "8.0.45"
+    folder.mkdir(parents=True)
+    for threads, level in ((1, 0.5), (4, 1.0), (8, top_level)):
+        tps = [1000 * level * rng.uniform(1 - spread, 1 + spread) for _ in range(40)]
+        (folder / f"Tier2G_RW_{threads}th.sysbench.txt").write_text(sysbench_text(tps, threads))
+    ledger = Ledger.open(root / "results")
+    import_tree(scan_tree(root / "tree"), ledger)
+    ledger.close()
+    return root / "results"
+
+
+@pytest.mark.parametrize(
+    ("top_level", "spread", "said"),
+    [(0.6, 0.02, "; steady -40."), (0.96, 0.4, "; not told apart (steady -")],
+)
+def test_a_collapse_says_whether_the_steady_seconds_tell_it_apart(
+    tmp_path: Path, top_level: float, spread: float, said: str
+) -> None:
+    points = Points(load([_one_repetition_curve(tmp_path, top_level, spread)]))
+    [collapse] = [f for f in findings(points) if f.kind == "collapse"]
+    assert said in collapse.detail, collapse.detail

@@ -138,18 +138,26 @@ def _leader_and_saturation(
             drop = diff_pct(last.whole_run, peak)
             where = [points.machines((scenario, tier, engine, t)) for t in (peak_threads, top)]
             apart = f" (cross-machine: {where[0]} vs {where[1]})" * (where[0] != where[1])
+            detail = (
+                f"{peak:,.0f} TPS at {threads_label(peak_threads)} -> {last.whole_run:,.0f} "
+                f"at {threads_label(top)} ({drop:+.1f}%){apart}"
+            )
+            versus = points.comparison(
+                (scenario, tier, engine, top), (scenario, tier, engine, peak_threads)
+            )
             out.append(
-                Finding(
-                    "collapse",
-                    scenario,
-                    tier,
-                    engine,
-                    drop,
-                    f"{peak:,.0f} TPS at {threads_label(peak_threads)} -> {last.whole_run:,.0f} "
-                    f"at {threads_label(top)} ({drop:+.1f}%){apart}",
-                )
+                Finding("collapse", scenario, tier, engine, drop, detail + _told_apart(versus))
             )
     return out
+
+
+def _told_apart(versus: Comparison | None) -> str:
+    """Whether the steady seconds back a drop the whole-run figures show: from one
+    repetition a few percent can be the host's noise, and the finding says so."""
+    if versus is None:
+        return "; no steady per-second series to compare"
+    steady = f"steady {versus.with_interval('95%')}"
+    return f"; {steady}" if versus.verdict == SIGNIFICANT else f"; not told apart ({steady})"
 
 
 def _buffer_pool_lever(points: Points, peaks: Peaks, include_flagged: bool) -> list[Finding]:
