@@ -21,7 +21,8 @@ minutes of machine time per trial and setting.
 
     python bench/precision.py [--trials 10] [--margin 3]
                               [--order alternating:36x3,interleaved:10x8]
-                              [--isolation off,on] [--keep DIR] [--summarise DIR]
+                              [--isolation off,on] [--threads 1] [--keep DIR]
+                              [--summarise DIR]
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ SCRIPT = Path(__file__).parent / "workloads" / "planted_read_only.lua"
 PLANTED = {"base": 0, "aa": 0, "plus3": 5, "plus7": 11}
 
 
-def spec(setting: Setting) -> str:
+def spec(setting: Setting, threads: int) -> str:
     workloads = ",\n".join(
         f'  {{ name = "{name}", script = "{SCRIPT}", read_only = true, '
         f"options = {{ planted_per_10 = {count} }} }}"
@@ -75,9 +76,9 @@ table_size = 10000
 [protocol]
 warmup_ro_seconds = 3
 warmup_rw_seconds = 3
-warmup_threads = 1
+warmup_threads = {threads}
 measure_seconds = {setting.seconds}
-threads = [1]
+threads = [{threads}]
 repetitions = {setting.rounds}
 order = "{setting.order}"
 isolation = {str(setting.isolation).lower()}
@@ -132,10 +133,10 @@ def settings_of(orders: str, isolation: str) -> list[Setting]:
 DEFAULT_SHAPE = {"alternating": "36x3", "interleaved": "10x8"}
 
 
-def run_trial(work: Path, name: str, setting: Setting, margin: float) -> Trial:
+def run_trial(work: Path, name: str, setting: Setting, margin: float, threads: int) -> Trial:
     results = work / name
     spec_file = work / f"{name}.toml"
-    spec_file.write_text(spec(setting))
+    spec_file.write_text(spec(setting, threads))
     started = time.monotonic()
     done = subprocess.run(
         # The OS tools each start a process per cell and wait out their own clock's last
@@ -182,6 +183,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--margin", type=float, default=3.0)
+    parser.add_argument("--threads", type=int, default=1, help="sysbench threads per cell")
     parser.add_argument(
         "--order",
         default="alternating",
@@ -226,7 +228,7 @@ def main() -> None:
         turn = (number - 1) % len(chosen)
         for setting in chosen[turn:] + chosen[:turn]:
             label = f"trial{number:02d}-{setting.label}"
-            trial = run_trial(work, label, setting, args.margin)
+            trial = run_trial(work, label, setting, args.margin, args.threads)
             trials[setting.label].append(trial)
             said = {
                 name: ", ".join(
