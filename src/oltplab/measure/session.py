@@ -47,7 +47,7 @@ from oltplab.store.scratch import scratch_root
 from oltplab.sysbench.driver import CLIENT_BOUND_SHARE, SysbenchRun, client_share, command, execute
 from oltplab.sysbench.output import SysbenchOutput, read_output
 from oltplab.sysbench.validity import TELEMETRY_GAP, stall_notes, validity_flags
-from oltplab.telemetry.collectors import Row, queue_rows
+from oltplab.telemetry.collectors import Collected, Row, queue_rows
 from oltplab.telemetry.devices import CellSite, Telemetry
 from oltplab.telemetry.load import INTERFERENCE, Interference, interference
 
@@ -163,40 +163,40 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
 # --- sessions and cells ----------------------------------------------------------------------
 
 
-def _fail(ctx: RunContext, cells: list[Cell], reason: str) -> None:
+def fail_cells(ctx: RunContext, cells: list[Cell], reason: str) -> None:
     for cell in cells:
         ctx.ledger.record_failed(cell, reason, None)
-        ctx.display.note(f"[red]failed[/red] {_label(cell)}: {reason}")
+        ctx.display.note(f"[red]failed[/red] {cell_label(cell)}: {reason}")
     log.error("%d cell(s) failed: %s", len(cells), reason)
 
 
-def _label(cell: Cell) -> str:
+def cell_label(cell: Cell) -> str:
     rep = f" run {cell.repetition}" if cell.repetition > 1 else ""
     return f"{cell.engine} {cell.tier} {cell.workload} {threads_label(cell.threads)}{rep}"
 
 
 @dataclass
-class _Open:
+class Opened:
     """An engine started for a session: its state and where the session's files go."""
 
     state: EngineState
     stem: Path  # the session's file stem (its option file, variables, error log)
 
 
-def _open(ctx: RunContext, session: Session, cells: list[Cell]) -> _Open | None:
+def open_session(ctx: RunContext, session: Session, cells: list[Cell]) -> Opened | None:
     """The session's engine started and warmed up; None (its cells failed) if it could not."""
     key = engine_key(session.engine, session.host)
     if key in ctx.broken:
-        _fail(ctx, cells, ctx.broken[key])
+        fail_cells(ctx, cells, ctx.broken[key])
         return None
     try:
         state = _engine(ctx, session.engine, session.host)
     except EngineError as exc:
         _unless_disk_full(ctx, exc)
         ctx.broken[key] = str(exc)
-        _fail(ctx, cells, str(exc))
+        fail_cells(ctx, cells, str(exc))
         return None
-    stem = _folder(ctx, state, session) / session_stem(
+    stem = results_folder(ctx, state, session) / session_stem(
         session.tier, ctx.spec.workload(session.workload).reads_only
     )
     try:
@@ -204,22 +204,22 @@ def _open(ctx: RunContext, session: Session, cells: list[Cell]) -> _Open | None:
     except EngineError as exc:
         _end_session(ctx, state, stem)
         _unless_disk_full(ctx, exc)
-        _fail(ctx, cells, str(exc))
+        fail_cells(ctx, cells, str(exc))
         return None
-    return _Open(state, stem)
+    return Opened(state, stem)
 
 
-def _folder(ctx: RunContext, state: EngineState, session: Session) -> Path:
+def results_folder(ctx: RunContext, state: EngineState, session: Session) -> Path:
     folder = ctx.results / scenario_dir(session.workload, session.network) / state.artifact_dir
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 
-def _measure_cells(ctx: RunContext, opened: _Open, session: Session, cells: list[Cell]) -> bool:
+def _measure_cells(ctx: RunContext, opened: Opened, session: Session, cells: list[Cell]) -> bool:
     """The session's cells on the started engine; False when the engine was lost (the
     cells it left are failed)."""
     state = opened.state
-    folder = _folder(ctx, state, session)
+    folder = results_folder(ctx, state, session)
     reads_only = ctx.spec.workload(session.workload).reads_only
     try:
         for index, cell in enumerate(cells):
@@ -228,25 +228,25 @@ def _measure_cells(ctx: RunContext, opened: _Open, session: Session, cells: list
             if not state.server.alive() and index + 1 < len(cells):
                 _recover(ctx, state, session, opened.stem, cells[index + 1 :])
     except _SessionLost as lost:
-        _fail(ctx, lost.cells, lost.reason)
+        fail_cells(ctx, lost.cells, lost.reason)
         return False
     return True
 
 
-def _close(ctx: RunContext, opened: _Open, session: Session) -> None:
+def close_session(ctx: RunContext, opened: Opened, session: Session) -> None:
     if opened.state.server.alive():
         _describe_warm_engine(ctx, opened.state, session, opened.stem)
     _end_session(ctx, opened.state, opened.stem)
 
 
 def run_session(ctx: RunContext, session: Session, cells: list[Cell]) -> None:
-    opened = _open(ctx, session, cells)
+    opened = open_session(ctx, session, cells)
     if opened is None:
         return
     try:
         _measure_cells(ctx, opened, session, cells)
     finally:
-        _close(ctx, opened, session)
+        close_session(ctx, opened, session)
 
 
 def run_alternating(
@@ -257,28 +257,28 @@ def run_alternating(
     within seconds: a paired comparison then sees the host as it was seconds apart, not
     the minute a restart and a warm-up take (drift that size is what this host shows).
     Each engine warms up with the heaviest of its sessions (read-write when any writes)."""
-    for group in _groups(sessions):
-        running: dict[str, tuple[_Open, Session]] = {}
+    for group in tier_groups(sessions):
+        running: dict[str, tuple[Opened, Session]] = {}
         try:
             for session in group:
                 chosen = cells.get(session, [])
                 if not chosen:
                     continue
                 if session.engine not in running:
-                    first = _heaviest(ctx, [s for s in group if s.engine == session.engine])
-                    opened = _open(ctx, first, chosen)
+                    first = heaviest(ctx, [s for s in group if s.engine == session.engine])
+                    opened = open_session(ctx, first, chosen)
                     if opened is None:
                         continue
                     running[session.engine] = (opened, first)
                 opened = running[session.engine][0]
                 if not _measure_cells(ctx, opened, session, chosen):
-                    _close(ctx, *running.pop(session.engine))
+                    close_session(ctx, *running.pop(session.engine))
         finally:
             for opened, first in running.values():
-                _close(ctx, opened, first)
+                close_session(ctx, opened, first)
 
 
-def _groups(sessions: list[Session]) -> list[list[Session]]:
+def tier_groups(sessions: list[Session]) -> list[list[Session]]:
     """The sessions by tier and host, in the order of each group's first session."""
     found: dict[tuple[str, str], list[Session]] = {}
     for session in sessions:
@@ -286,7 +286,7 @@ def _groups(sessions: list[Session]) -> list[list[Session]]:
     return list(found.values())
 
 
-def _heaviest(ctx: RunContext, sessions: list[Session]) -> Session:
+def heaviest(ctx: RunContext, sessions: list[Session]) -> Session:
     writing = [s for s in sessions if not ctx.spec.workload(s.workload).reads_only]
     return (writing or sessions)[0]
 
@@ -484,10 +484,9 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     spec = ctx.spec
     seconds = spec.protocol.measure_seconds
     output = stem.with_name(stem.name + ".sysbench.txt")
-    artifact = str(output.relative_to(ctx.results))
     ensure_space(ctx.results, what="measure a cell")
     ctx.ledger.mark_running(cell, ctx.run_id)
-    ctx.display.phase(_label(cell), seconds)
+    ctx.display.phase(cell_label(cell), seconds)
     ctx.telemetry.before_cell(CellSite(stem, state.server))
     try:
         result = _sysbench(
@@ -498,7 +497,23 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
         ctx.ledger.requeue(failed_too=False)
         raise
     collected = ctx.telemetry.after_cell(result.seconds)
-    parsed = read_output(output)
+    record_cell(ctx, state, cell, output, read_output(output), result, collected)
+
+
+def record_cell(
+    ctx: RunContext,
+    state: EngineState,
+    cell: Cell,
+    output: Path,
+    parsed: SysbenchOutput,
+    result: SysbenchRun,
+    collected: Collected,
+) -> None:
+    """A measured cell into the ledger, with its flags and notes, done or failed."""
+    spec = ctx.spec
+    seconds = spec.protocol.measure_seconds
+    stem = output.with_name(output.name.removesuffix(".sysbench.txt"))
+    artifact = str(output.relative_to(ctx.results))
     alive = state.server.alive()
     if alive:
         try:
@@ -506,8 +521,9 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
                 status = format_pairs(control.status())
             stem.with_name(stem.name + ".status.txt").write_text(status)
         except EngineError as exc:
-            log.warning("%s: status not recorded: %s", _label(cell), exc)
-    flags = validity_flags(parsed, seconds, spec.protocol.report_interval, cell.rate)
+            log.warning("%s: status not recorded: %s", cell_label(cell), exc)
+    interval = parsed.interval if spec.protocol.order == "sliced" else spec.protocol.report_interval
+    flags = validity_flags(parsed, seconds, interval, cell.rate)
     # The CPUs sysbench may use: all of them, or the client's share when isolated.
     cores = len(os.sched_getaffinity(0))
     share = client_share(result.cpu_seconds, result.seconds, cell.threads, cores)
@@ -548,9 +564,9 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     if parsed.summary is not None and reason is None:
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""
         ctx.display.note(
-            f"[green]done[/green] {_label(cell)}: {parsed.summary.tps:,.1f} tps{marks}"
+            f"[green]done[/green] {cell_label(cell)}: {parsed.summary.tps:,.1f} tps{marks}"
         )
-        log.info("%s done: %.1f tps %s", _label(cell), parsed.summary.tps, flags)
+        log.info("%s done: %.1f tps %s", cell_label(cell), parsed.summary.tps, flags)
     else:
-        ctx.display.note(f"[red]failed[/red] {_label(cell)}: {reason}")
-        log.error("%s failed: %s", _label(cell), reason)
+        ctx.display.note(f"[red]failed[/red] {cell_label(cell)}: {reason}")
+        log.error("%s failed: %s", cell_label(cell), reason)

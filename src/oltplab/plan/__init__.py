@@ -187,10 +187,14 @@ def session_seconds(
     return total + (overhead if wall else 0.0)
 
 
+# Orders whose engines start once per tier and stay running for all of its rounds.
+KEPT_RUNNING = ("alternating", "sliced")
+
+
 def starting(spec: Spec, sessions: list[Session]) -> list[bool]:
     """Which sessions start their engine: all of them, but when alternating only each
     engine's first of a tier (on a host), the engine then running for the rest."""
-    if spec.protocol.order != "alternating":
+    if spec.protocol.order not in KEPT_RUNNING:
         return [True] * len(sessions)
     seen: set[tuple[str, str, str]] = set()
     found = []

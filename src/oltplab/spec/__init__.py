@@ -263,7 +263,10 @@ class ProtocolSpec(StrictModel):
     # dimension of the matrix like threads; closed_loop keeps the closed-loop cells beside.
     rates: Annotated[list[Rate], Field(max_length=1000)] = []
     closed_loop: StrictBool = True
-    order: Literal["as-listed", "interleaved", "alternating", "random"] = "as-listed"
+    order: Literal["as-listed", "interleaved", "alternating", "sliced", "random"] = "as-listed"
+    # sliced: the cells of a round run at once, each in its own slots of this many seconds
+    # in turn (measure/sliced.py).
+    slice_seconds: Annotated[int, whole(1, 60, " of seconds")] = 1
     seed: Annotated[int, whole(0, 2**32 - 1)] = 0
     sysbench_grace_seconds: Seconds = 60
     start_timeout_seconds: Seconds = 300

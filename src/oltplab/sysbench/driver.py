@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
-import resource
 import shutil
 import subprocess
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -175,6 +176,17 @@ def client_share(cpu_seconds: float, wall_seconds: float, threads: int, cores: i
     return cpu_seconds / available if available > 0 else 0.0
 
 
+@dataclass(frozen=True)
+class Job:
+    """One sysbench process: its arguments, where its output goes, where it connects (for
+    the log) and any variables its environment adds."""
+
+    args: list[str]
+    output: Path
+    target: Target
+    env: dict[str, str] | None = None
+
+
 def execute(
     args: list[str],
     output: Path,
@@ -184,32 +196,56 @@ def execute(
 ) -> SysbenchRun:
     """Run sysbench with its output streamed to a file, so a killed run keeps what it printed.
     The log says where it connects (its option file holds that, password and all)."""
-    where = f"{target.driver} {target.user}@{target.host}:{target.port}/{target.database}"
-    log.info("sysbench: %s (%s)", " ".join(args), where)
-    output.parent.mkdir(parents=True, exist_ok=True)
+    return execute_together([Job(args, output, target)], timeout, on_tick)[0]
+
+
+def execute_together(
+    jobs: list[Job], timeout: float, on_tick: Callable[[float], None]
+) -> list[SysbenchRun]:
+    """Several sysbench processes at once (a time-sliced round), each streamed to its
+    file; those still running after `timeout` are killed. Each one's CPU time is its own
+    (from its exit status's resource usage)."""
     started = time.monotonic()
-    # sysbench is the only child that ends during a run, so the children's rusage delta is it.
-    cpu_before = _children_cpu()
-    with output.open("wb") as sink:
-        process = spawn(args, stdout=sink)
+    runs: dict[int, SysbenchRun] = {}
+    with ExitStack() as stack:
+        processes = []
+        for job in jobs:
+            where = f"{job.target.driver} {job.target.user}@{job.target.host}:"
+            where += f"{job.target.port}/{job.target.database}"
+            log.info("sysbench: %s (%s)", " ".join(job.args), where)
+            job.output.parent.mkdir(parents=True, exist_ok=True)
+            sink = stack.enter_context(job.output.open("wb"))
+            env = {**os.environ, **job.env} if job.env else None
+            processes.append(spawn(job.args, stdout=sink, env=env))
         try:
-            while process.poll() is None:
+            while len(runs) < len(processes):
                 elapsed = time.monotonic() - started
+                for index, process in enumerate(processes):
+                    if index not in runs and (done := _reaped(process, elapsed)) is not None:
+                        runs[index] = done
                 if elapsed > timeout:
-                    process.kill()
-                    process.wait()
-                    return SysbenchRun(None, True, elapsed)
+                    for index, process in enumerate(processes):
+                        if index not in runs:
+                            process.kill()
+                            process.wait()
+                            runs[index] = SysbenchRun(None, True, elapsed)
+                    break
                 on_tick(elapsed)
                 time.sleep(0.2)
         except BaseException:
-            process.kill()
-            process.wait()
+            for index, process in enumerate(processes):
+                if index not in runs:
+                    process.kill()
+                    process.wait()
             raise
-    return SysbenchRun(
-        process.returncode, False, time.monotonic() - started, _children_cpu() - cpu_before
-    )
+    return [runs[index] for index in range(len(processes))]
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def _reaped(process: subprocess.Popen[bytes], elapsed: float) -> SysbenchRun | None:
+    """The process's end with its own CPU time, if it has ended (reaped here, with its
+    resource usage, rather than by Popen, which keeps none)."""
+    pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+    if pid == 0:
+        return None
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return SysbenchRun(process.returncode, False, elapsed, usage.ru_utime + usage.ru_stime)

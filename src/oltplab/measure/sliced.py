@@ -1,0 +1,170 @@
+"""Sliced rounds: the cells of a round run at the same time, each sysbench process in its
+own time slots (`slice_seconds` each, in turn; measure/workloads/sliced.lua holds each
+process back outside its slots), so that every cell of a round meets the host in the same
+seconds. On this 2-core VM the speed of a one-thread cell drifts over tens of seconds and
+now and then jumps for a second or two; cells run back to back see different parts of
+that drift, slices of the same seconds see it alike (bench/precision.py has the figures).
+
+Each engine starts once per tier and stays running, as when alternating. A cell's figures
+come from its own slices only: its per-second samples are its slices, its server CPU the
+server's CPU time read at the start and end of each slice (local engines), and its
+latency is not known (sysbench's own clock counts the waits between slots)."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from contextlib import ExitStack
+from pathlib import Path, PurePath
+
+from oltplab.base import metrics
+from oltplab.engines.server import EngineState
+from oltplab.measure.session import (
+    Opened,
+    RunContext,
+    cell_label,
+    close_session,
+    heaviest,
+    open_session,
+    record_cell,
+    results_folder,
+    tier_groups,
+)
+from oltplab.measure.workloads import distribution, sysbench_test
+from oltplab.plan import Cell, Session, cell_stem
+from oltplab.store.files import ensure_space
+from oltplab.sysbench.driver import Job, command, execute_together
+from oltplab.sysbench.output import read_output
+from oltplab.sysbench.slices import parse_slices, sliced_output
+from oltplab.telemetry.collectors import Collected
+
+GATE = Path(__file__).with_name("workloads") / "sliced.lua"
+# Time for every process of a round to start and connect before the first slot opens.
+LEAD_SECONDS = 2.0
+
+
+def run_sliced(ctx: RunContext, sessions: list[Session], cells: dict[Session, list[Cell]]) -> None:
+    """Per tier (and host), the engines started once; then round by round, the cells of a
+    round that share a thread count and rate measured together, slot by slot."""
+    for group in tier_groups(sessions):
+        running: dict[str, Opened] = {}
+        try:
+            rounds: dict[tuple[int, int, int], list[tuple[Session, Cell]]] = {}
+            for session in group:
+                chosen = cells.get(session, [])
+                if chosen and session.engine not in running:
+                    first = heaviest(ctx, [s for s in group if s.engine == session.engine])
+                    opened = open_session(ctx, first, chosen)
+                    if opened is None:
+                        continue
+                    running[session.engine] = opened
+                for cell in chosen:
+                    if session.engine in running:
+                        key = (cell.repetition, cell.threads, cell.rate)
+                        rounds.setdefault(key, []).append((session, cell))
+            for key in sorted(rounds):
+                _measure_round(ctx, running, rounds[key])
+        finally:
+            for engine, opened in running.items():
+                first = next(s for s in group if s.engine == engine)
+                close_session(ctx, opened, first)
+
+
+def _measure_round(
+    ctx: RunContext, running: dict[str, Opened], members: list[tuple[Session, Cell]]
+) -> None:
+    """One sysbench process per cell, all started together; cell i runs in slot i of each
+    cycle (the sessions' order, which turns from round to round)."""
+    protocol = ctx.spec.protocol
+    slots = len(members)
+    per_cell = math.ceil(protocol.measure_seconds / protocol.slice_seconds)
+    total = slots * per_cell * protocol.slice_seconds
+    ensure_space(ctx.results, what="measure a round")
+    outputs = []
+    for session, cell in members:
+        state = running[session.engine].state
+        folder = results_folder(ctx, state, session)
+        reads_only = ctx.spec.workload(cell.workload).reads_only
+        before = ctx.measured_before.get(cell.key, 0)
+        outputs.append(folder / (cell_stem(cell, reads_only, before) + ".sysbench.txt"))
+        ctx.ledger.mark_running(cell, ctx.run_id)
+    ctx.display.phase(
+        f"{slots} cells sliced together ({cell_label(members[0][1])} ...)", float(total)
+    )
+    t0_ms = round((time.time() + LEAD_SECONDS) * 1000)
+    seconds = math.ceil(LEAD_SECONDS + total + protocol.slice_seconds)
+    with ExitStack() as stack:
+        options = {}
+        for engine, opened in running.items():
+            if any(session.engine == engine for session, _ in members):
+                options[engine] = stack.enter_context(opened.state.sysbench_options().present())
+        jobs = []
+        for slot, ((session, cell), output) in enumerate(zip(members, outputs, strict=True)):
+            state = running[session.engine].state
+            jobs.append(
+                _job(ctx, state, cell, options[session.engine], output, slot, slots, t0_ms, seconds)
+            )
+        try:
+            results = execute_together(
+                jobs, seconds + protocol.sysbench_grace_seconds, ctx.display.advance
+            )
+        except KeyboardInterrupt:
+            ctx.ledger.requeue(failed_too=False)
+            raise
+    ticks = os.sysconf("SC_CLK_TCK")
+    for slot, ((session, cell), output, result) in enumerate(
+        zip(members, outputs, results, strict=True)
+    ):
+        state = running[session.engine].state
+        wanted = {slot + slots * k for k in range(per_cell)}
+        parsed = read_output(output)
+        slices = parse_slices(output.read_text(errors="replace"), wanted, ticks)
+        collected = Collected(
+            rows=[
+                (*metrics.SERVER_CPU, second, cpu / protocol.slice_seconds)
+                for second, (_, cpu) in enumerate(sorted(slices.server_cpu_s.items()), start=1)
+            ]
+        )
+        if state.server.server_pid() is not None and len(slices.server_cpu_s) < len(wanted):
+            collected.missing("the server's CPU was not read in every slice")
+        sliced = sliced_output(parsed, slices, protocol.slice_seconds)
+        record_cell(ctx, state, cell, output, sliced, result, collected)
+
+
+def _job(
+    ctx: RunContext,
+    state: EngineState,
+    cell: Cell,
+    connection: PurePath,
+    output: Path,
+    slot: int,
+    slots: int,
+    t0_ms: int,
+    seconds: int,
+) -> Job:
+    spec = ctx.spec
+    workload = spec.workload(cell.workload)
+    rand_type, pareto_h = distribution(spec, workload)
+    gate = {
+        "slot": slot,
+        "slots": slots,
+        "slice_ms": spec.protocol.slice_seconds * 1000,
+        "t0_ms": t0_ms,
+        "server_pid": state.server.server_pid() or 0,
+    }
+    args = command(
+        ctx.sysbench,
+        str(GATE),
+        "run",
+        connection,
+        tables=spec.dataset.tables,
+        table_size=spec.dataset.table_size,
+        threads=cell.threads,
+        seconds=seconds,
+        report_interval=spec.protocol.report_interval,
+        rand_type=rand_type,
+        rand_pareto_h=pareto_h,
+        options={**workload.run_options(), **gate},
+    )
+    return Job(args, output, state.target(), {"OLTPLAB_SLICED_WORKLOAD": sysbench_test(workload)})

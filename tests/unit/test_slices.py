@@ -1,0 +1,42 @@
+"""A time-sliced cell's figures come from its own slices (measure/workloads/sliced.lua)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from oltplab.sysbench.output import SAMPLE_COLUMNS, read_output
+from oltplab.sysbench.slices import parse_slices, sliced_output
+from oltplab.sysbench.validity import validity_flags
+
+# Four threads in slot 0 of 4 one-second slots, 10 slots of its own; the process ran into
+# slice 40, past its last whole one.
+RECORDED = Path(__file__).parent.parent / "data" / "sysbench" / "sliced_4threads_slot0_of_4.txt"
+OWN = {4 * k for k in range(10)}
+
+
+def test_slices_sum_the_threads_and_keep_only_the_cell_s_whole_slices() -> None:
+    slices = parse_slices(RECORDED.read_text(), OWN, ticks_per_second=100)
+    assert set(slices.events) == OWN
+    assert slices.events[0] == 566 + 506 + 597 + 590
+    assert sum(slices.events.values()) == 25_558  # slice 40's events left out
+    # the server's CPU from the first thread's readings: 148 ticks in slice 0
+    assert slices.server_cpu_s[0] == 1.48
+
+
+def test_a_sliced_cell_s_samples_are_its_slices_and_its_rate_is_over_its_own_time() -> None:
+    parsed = read_output(RECORDED)
+    slices = parse_slices(RECORDED.read_text(), OWN, ticks_per_second=100)
+    cell = sliced_output(parsed, slices, slice_seconds=1)
+    assert cell.summary is not None
+    assert cell.summary.transactions == 25_558
+    assert cell.summary.total_time_s == 10
+    assert cell.summary.tps == 2_555.8  # not sysbench's 664 tps over the 42 s it waited through
+    tps = cell.samples[:, SAMPLE_COLUMNS.index("tps")]
+    assert list(cell.samples[:, 0]) == list(range(1, 11))
+    assert tps[0] == 2_259 and sum(tps) == 25_558
+    # 16 queries a transaction in oltp_read_only, as the summary counts them
+    assert cell.samples[0, SAMPLE_COLUMNS.index("qps")] == 2_259 * 16
+    # latency is not known: sysbench's clock counted the waits between slots
+    assert math.isnan(cell.summary.lat_pct_ms) and cell.histogram == ()
+    assert validity_flags(cell, seconds=10, interval=1) == []
