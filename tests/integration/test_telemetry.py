@@ -83,6 +83,7 @@ def test_demo_cells_have_aligned_series_and_their_telemetry_is_drawn(tmp_path, b
     measured = [r for r in cells(results) if r["status"] == "done"]
     assert len(measured) == 8
     found = series(results)
+    told_apart = 0
     for cell in measured:
         data = found[cell["key"]]
         tps = data[("sysbench", "tps")]
@@ -102,15 +103,21 @@ def test_demo_cells_have_aligned_series_and_their_telemetry_is_drawn(tmp_path, b
             # Nothing strays beyond one second of the run.
             assert min(seconds) >= 0 and max(seconds) <= duration + 1, (source, sorted(seconds))
         # The engine's commits per second follow sysbench's TPS second by second: the
-        # alignment is right to within a second when no shift fits better than none.
+        # alignment is right to within a second when no shift fits better than none. A
+        # shift shows only where TPS itself changes over 2 s by more than the probe's
+        # jitter (its seconds are not sysbench's): a flat 1-thread cell here has 1-2% of
+        # jitter and less change, and there any shift fits about as well as none.
         commits = data[("engine", "Com_commit")]
         at_zero = mismatch(commits, tps, 0)
         assert at_zero < 0.15, (cell["key"], at_zero)
-        assert at_zero <= min(mismatch(commits, tps, lag) for lag in (-2, 2)), cell["key"]
+        if min(mismatch(tps, tps, lag) for lag in (-2, 2)) > at_zero:
+            told_apart += 1
+            assert at_zero <= min(mismatch(commits, tps, lag) for lag in (-2, 2)), cell["key"]
         if "telemetry-gap" in cell["flags"]:
             assert "no samples for" in cell["notes"], cell["notes"]
         assert data[("mpstat", "all:%usr")] and data[metrics.SERVER_CPU]
 
+    assert told_apart > 0, "no cell's TPS changed enough to check the alignment"
     record = json.loads((results / "run.json").read_text())
     assert {"mysql-8.0.31", "mariadb-10.11.5"} <= set(record["engines"])
     assert all(len(e["binary_sha256"]) == 64 for e in record["engines"].values())
