@@ -7,9 +7,10 @@ pair), `plus3` (5 extra point selects per 10 transactions, about 3% more server 
 `plus7` (11 per 10, about 7%; one point select is about 6% of an oltp_read_only
 transaction here). Every workload is compared with `base`, paired by round.
 
-Two orders can be contrasted: `interleaved` (each cell a session of its own: the datadir
-restored, the server started and warmed up) and `alternating` (the server started once,
-the cells of a round back to back, seconds apart).
+Three orders can be contrasted: `interleaved` (each cell a session of its own: the
+datadir restored, the server started and warmed up), `alternating` (the server started
+once, the cells of a round back to back, seconds apart) and `sliced` (the server started
+once, the cells of a round at the same time, each in its own one-second slots in turn).
 
 For each measure (TPS, server CPU per transaction, server context switches per
 transaction) the script prints the coefficient of variation between repetitions and the
@@ -130,7 +131,7 @@ def settings_of(orders: str, isolation: str) -> list[Setting]:
 # Rounds and cell seconds that fit about nine minutes of machine time here: a restart and
 # a warm-up per cell when interleaved, cells back to back when alternating (3 s: a 2 s
 # run of sysbench now and then prints only its first second).
-DEFAULT_SHAPE = {"alternating": "36x3", "interleaved": "10x8"}
+DEFAULT_SHAPE = {"alternating": "36x3", "interleaved": "10x8", "sliced": "14x10"}
 
 
 def run_trial(work: Path, name: str, setting: Setting, margin: float, threads: int) -> Trial:
@@ -188,8 +189,9 @@ def main() -> None:
         "--order",
         default="alternating",
         help="how the rounds run, comma-separated to contrast them: alternating (engines "
-        "kept running, cells back to back) or interleaved (a restart and a warm-up per "
-        "cell), each as ORDER[:ROUNDSxSECONDS] (defaults: "
+        "kept running, cells back to back), sliced (engines kept running, a round's cells "
+        "at once in one-second slots) or interleaved (a restart and a warm-up per cell), "
+        "each as ORDER[:ROUNDSxSECONDS] (defaults: "
         + ", ".join(f"{o}:{s}" for o, s in DEFAULT_SHAPE.items())
         + ")",
     )
