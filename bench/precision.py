@@ -13,7 +13,8 @@ once, the cells of a round back to back, seconds apart) and `sliced` (the server
 once, the cells of a round at the same time, each in its own one-second slots in turn).
 
 For each measure (TPS, server CPU per transaction, server context switches per
-transaction) the script prints the coefficient of variation between repetitions and the
+transaction), each round taken by the mean of its seconds and by their 20% trimmed mean
+(`~trim20`), the script prints the coefficient of variation between repetitions and the
 half-width of the paired 90% interval after all rounds, and replays the stopping rule of
 `oltplab run --precision` (analysis/precision.answers: DIFFERENT or SAME against the
 margin from the fourth round on) on the rounds as they came: the verdict, and after how
@@ -42,7 +43,7 @@ from pathlib import Path
 
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
-from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers
+from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers, trimmed_rounds
 from oltplab.base.metrics import MEASURES, Target
 
 ENGINE = "mariadb-10.11.5"
@@ -159,20 +160,26 @@ def judged(results: Path, rounds: int, per_round: float, margin: float) -> Trial
     trial = Trial(per_round, {}, {}, {})
     for measure in MEASURES.values():
         points = Points(dataset, measure=measure)
-        for point, sample in points.samples().items():
-            means = sample.rep_means
-            trial.cv[(measure.name, workload_of(point))] = float(means.std(ddof=1) / means.mean())
         target = Target(margin, measure)
-        for answer in answers(points, target):
-            trial.half_width[(measure.name, workload_of(answer.a))] = answer.half_width_pct or 0.0
-        for k in range(MIN_ROUNDS, rounds + 1):
-            for answer in answers(points, target, up_to=k):
-                key = (measure.name, workload_of(answer.a))
-                if key in trial.decisions:
-                    continue
-                if answer.verdict != UNKNOWN or k == rounds:
-                    trial.decisions[key] = Decision(answer.verdict, k, k * per_round)
+        for suffix, trim in ESTIMATES.items():
+            name = measure.name + suffix
+            for point, sample in points.samples().items():
+                means = trimmed_rounds(sample, trim).rep_means if trim else sample.rep_means
+                trial.cv[(name, workload_of(point))] = float(means.std(ddof=1) / means.mean())
+            for answer in answers(points, target, trim=trim):
+                trial.half_width[(name, workload_of(answer.a))] = answer.half_width_pct or 0.0
+            for k in range(MIN_ROUNDS, rounds + 1):
+                for answer in answers(points, target, up_to=k, trim=trim):
+                    key = (name, workload_of(answer.a))
+                    if key in trial.decisions:
+                        continue
+                    if answer.verdict != UNKNOWN or k == rounds:
+                        trial.decisions[key] = Decision(answer.verdict, k, k * per_round)
     return trial
+
+
+# Each round judged by the mean of its seconds, and by their 20% trimmed mean.
+ESTIMATES = {"": 0.0, "~trim20": 0.2}
 
 
 def workload_of(point: tuple[str, str, str, int]) -> str:
@@ -270,19 +277,19 @@ def summarise(trials: dict[str, list[Trial]], margin: float) -> None:
     print()
     print(f"margin +-{margin:g}%")
     header = (
-        f"{'setting':34} {'measure':17} {'workload':8} {'trials':>6} {'CV reps':>8} "
+        f"{'setting':34} {'measure':21} {'workload':8} {'trials':>6} {'CV reps':>8} "
         f"{'+-90% CI':>9} {'DIFFERENT':>9} {'SAME':>5} {'UNKNOWN':>7} {'rounds':>6} "
         f"{'minutes':>7}"
     )
     print(header)
     for label, found in trials.items():
-        for measure in MEASURES:
+        for measure in [m + suffix for m in MEASURES for suffix in ESTIMATES]:
             for workload in PLANTED:
                 cvs = [t.cv[(measure, workload)] for t in found if (measure, workload) in t.cv]
                 if not cvs:
                     continue
                 lead = (
-                    f"{label:34} {measure:17} {workload:8} "
+                    f"{label:34} {measure:21} {workload:8} "
                     f"{len(cvs):6d} {statistics.mean(cvs) * 100:7.2f}%"
                 )
                 if workload == "base":

@@ -81,6 +81,21 @@ def test_the_planned_rounds_decide_a_difference_of_twice_the_margin():
     assert unchanged.count(SAME) >= 180 and unchanged.count(DIFFERENT) <= 2  # about 0.5%
 
 
+def test_a_second_or_two_of_a_threefold_jump_hardly_moves_a_round() -> None:
+    """At one thread this host now and then runs a second or two three times as fast: a
+    round's mean follows, its trimmed mean hardly moves, and an A/A pair judged on
+    trimmed rounds stays SAME."""
+    rng = np.random.default_rng(5)
+    a = {r: rng.normal(500, 15, 10) for r in range(1, 9)}
+    b = {r: rng.normal(500, 15, 10) for r in range(1, 9)}
+    a[3][4:6] = 1500.0
+    a_sample, b_sample = PointSample(a), PointSample(b)
+    assert a_sample.rep_mean(3) / b_sample.rep_mean(3) > 1.35
+    comparison, verdict = decide(a_sample, b_sample, 3.0, paired=True, trim=0.2)
+    assert verdict == SAME, comparison.with_interval()
+    assert decide(a_sample, b_sample, 3.0, paired=True)[1] != SAME
+
+
 def test_rounds_needed_grow_with_the_spread_and_shrink_with_the_margin():
     assert rounds_needed(0.5, 3.0) == MIN_ROUNDS
     found = [rounds_needed(spread, 3.0) for spread in (2.0, 4.0, 8.0)]

@@ -94,17 +94,14 @@ def compared_pairs(points: Points) -> list[tuple[Point, Point]]:
     return pairs
 
 
-# Share of a round's steady seconds (slices) left out at each end of its figure. At one
-# thread this host's speed now and then jumps threefold for a second or two; the mean of
-# a round's seconds follows such a jump, the trimmed mean hardly moves (bench/precision.py).
-TRIM = 0.2
-
-
-def trimmed_rounds(sample: PointSample) -> PointSample:
-    """Each round as one figure: the trimmed mean of its steady seconds (unweighted: a
-    per-transaction measure's second counts as one whatever its transactions)."""
+def trimmed_rounds(sample: PointSample, trim: float) -> PointSample:
+    """Each round as one figure: the mean of its steady seconds with `trim` of them left
+    out at each end (unweighted: a per-transaction measure's second counts as one). At
+    one thread this host's speed now and then jumps threefold for a second or two: a
+    round's mean follows such a jump, its trimmed mean hardly moves; without one the
+    trimmed mean wastes seconds. bench/precision.py replays the rule both ways."""
     return PointSample(
-        {r: np.array([stats.trim_mean(values, TRIM)]) for r, values in sample.series.items()}
+        {r: np.array([stats.trim_mean(values, trim)]) for r, values in sample.series.items()}
     )
 
 
@@ -116,10 +113,13 @@ def first_rounds(sample: PointSample, rounds: int) -> PointSample:
     return PointSample(kept, {r: w for r, w in sample.weights.items() if r <= rounds})
 
 
-def answers(points: Points, target: Target, up_to: int | None = None) -> list[Answer]:
+def answers(
+    points: Points, target: Target, up_to: int | None = None, trim: float = 0.0
+) -> list[Answer]:
     """Each compared pair's verdict on the target's measure (points must be of it); with
-    `up_to`, as it stood after that many rounds (to replay the rule on recorded rounds)."""
-    samples = {point: trimmed_rounds(sample) for point, sample in points.samples().items()}
+    `up_to`, as it stood after that many rounds (to replay the rule on recorded rounds);
+    with `trim`, each round by its trimmed mean."""
+    samples = points.samples()
     if up_to is not None:
         samples = {point: first_rounds(sample, up_to) for point, sample in samples.items()}
     found = []
@@ -128,17 +128,24 @@ def answers(points: Points, target: Target, up_to: int | None = None) -> list[An
         if rounds == 0:
             continue
         comparison, verdict = decide(
-            samples[a], samples[b], target.margin_pct, points.dataset.paired, f"{a}|{b}"
+            samples[a], samples[b], target.margin_pct, points.dataset.paired, f"{a}|{b}", trim
         )
         found.append(Answer(a, b, target.measure, comparison, verdict, rounds, target.margin_pct))
     return found
 
 
 def decide(
-    a: PointSample, b: PointSample, margin_pct: float, paired: bool, label: str = ""
+    a: PointSample,
+    b: PointSample,
+    margin_pct: float,
+    paired: bool,
+    label: str = "",
+    trim: float = 0.0,
 ) -> tuple[Comparison, str]:
-    """a against b on its 90% interval, and the verdict against +-margin_pct (UNKNOWN
-    before MIN_ROUNDS rounds)."""
+    """a against b on its 90% interval (each round by its trimmed mean when `trim`), and
+    the verdict against +-margin_pct (UNKNOWN before MIN_ROUNDS rounds)."""
+    if trim:
+        a, b = trimmed_rounds(a, trim), trimmed_rounds(b, trim)
     comparison = compare(a, b, paired=paired, label=label, confidence=TOST_CONFIDENCE)
     if len(a.series.keys() & b.series.keys()) < MIN_ROUNDS:
         return comparison, UNKNOWN

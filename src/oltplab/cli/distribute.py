@@ -272,7 +272,7 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
     order = rounds_order(spec)
     calibration = calibration_here(order)
     if calibration is None:
-        option = " --order alternating" if order == "alternating" else ""
+        option = "" if order == "interleaved" else f" --order {order}"
         raise OltplabError(
             f"--precision: this host has no calibration of {order} rounds to plan with; run "
             f"`oltplab calibrate ENGINE{option}` first (a few minutes), then plan again"
@@ -304,11 +304,10 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
         )
     console.print(table)
     overhead = calibration.session_overhead_s
-    what = (
-        f"cells back to back, {overhead:.1f} s apart, the engines kept running"
-        if order == "alternating"
-        else f"warm-ups, cells, and {overhead:.0f} s a session to restore and start"
-    )
+    what = {
+        "alternating": f"cells back to back, {overhead:.1f} s apart, the engines kept running",
+        "sliced": "cells at once in one-second slots, the engines kept running",
+    }.get(order, f"warm-ups, cells, and {overhead:.0f} s a session to restore and start")
     console.print(
         f"One round: {sessions} session(s), {duration_text(round_seconds)} ({what}, as "
         f"calibrated with {calibration.cell_seconds} s cells). With that many rounds no "

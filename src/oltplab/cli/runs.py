@@ -316,6 +316,7 @@ def demo(
 class Order(StrEnum):
     INTERLEAVED = "interleaved"
     ALTERNATING = "alternating"
+    SLICED = "sliced"
 
 
 def calibrate(
@@ -335,9 +336,10 @@ def calibrate(
     order: Annotated[
         Order,
         typer.Option(
-            help="How A and B take turns: interleaved (a restart and warm-up per cell) or "
-            "alternating (both kept running, cells back to back; plan specs with that "
-            "order with this calibration)."
+            help="How A and B take turns: interleaved (a restart and warm-up per cell), "
+            "alternating (both kept running, cells back to back) or sliced (both kept "
+            "running, each round's cells at once in one-second slots); a spec is planned "
+            "with the calibration of its order."
         ),
     ] = Order.INTERLEAVED,
 ) -> None:
@@ -377,7 +379,7 @@ def calibrate(
     measured = plan_seconds(spec, sessions, {c.key for s in sessions for c in s.cells})
     overhead = session_overhead(time.monotonic() - started, len(sessions), measured)
     save(floor, folder, seconds, overhead, order)
-    kept_for = "`oltplab report`" if order == Order.INTERLEAVED else "plans of alternating rounds"
+    kept_for = "`oltplab report`" if order == Order.INTERLEAVED else f"plans of {order} rounds"
     console.print(f"noise floor on this host: ±{floor.value:.1f}% (stored for {kept_for})")
     spreads = ", ".join(f"{k} {v:.1f}%" for k, v in floor.round_spread_pct.items())
     console.print(
