@@ -125,10 +125,6 @@ class Bisection:
     first_changed: str | None = None
     verdict: str = ""
 
-    @property
-    def midpoint_steps(self) -> int:
-        return max(0, len(self.steps) - 1)
-
     def as_json(self) -> dict[str, Any]:
         return {
             "releases": self.releases,

@@ -53,7 +53,6 @@ MIN_REPETITIONS = 3
 SIGNIFICANT = "significant"
 NOT_SIGNIFICANT = "not significant"
 TOO_SHORT = f"inconclusive (run shorter than {MIN_SECONDS} s)"
-INCONCLUSIVE = "inconclusive (too few samples)"
 DIFFERENT_MACHINES = "inconclusive (different machines)"
 
 
@@ -85,10 +84,6 @@ class Estimate:
                 raise ValueError(
                     f"{self.point} lies outside its interval [{self.low}, {self.high}]"
                 )
-
-    @property
-    def has_interval(self) -> bool:
-        return self.low is not None
 
 
 @dataclass(frozen=True)
@@ -135,10 +130,6 @@ class Comparison:
     @property
     def method(self) -> str:
         return self.estimate.method
-
-    @property
-    def decided(self) -> bool:
-        return self.verdict in (SIGNIFICANT, NOT_SIGNIFICANT)
 
     def interval(self) -> str:
         if self.low_pct is None or self.high_pct is None:

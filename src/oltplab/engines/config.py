@@ -97,14 +97,8 @@ def redo_settings(family: str, version: tuple[int, ...], capacity: int) -> list[
     ]
 
 
-# What PostgreSQL's initdb calls the character sets the intent names.
-POSTGRES_ENCODINGS = {"utf8mb4": "UTF8", "utf8mb3": "UTF8", "utf8": "UTF8", "latin1": "LATIN1"}
 # max_wal_size must hold at least two 16 MB WAL segments.
 MIN_WAL_SIZE = 32 * 1024**2
-
-
-def postgres_encoding(charset: str) -> str:
-    return POSTGRES_ENCODINGS.get(charset.lower(), charset.upper())
 
 
 def _postgres(option: str, value: Scalar, expected: Scalar) -> Setting:

@@ -157,10 +157,6 @@ class Ledger:
     def close(self) -> None:
         self._db.close()
 
-    @property
-    def journaled(self) -> bool:
-        return self._journal is not None
-
     def _log(self, *records: Record) -> None:
         """The write, in the journal first: a ledger write the journal lacks never happens.
         Inside a batch the records wait for the batch's one flush, before its commit."""

@@ -416,8 +416,3 @@ def read_output(path: Path) -> SysbenchOutput:
     with path.open(encoding="utf-8", errors="replace") as lines:
         blocks = [parser.feed(block) for block in read_blocks(lines)]
     return parser.finish(np.concatenate(blocks) if blocks else NO_SAMPLES)
-
-
-def looks_like_output(head: str) -> bool:
-    """Whether a file's first lines are sysbench's (any version)."""
-    return any(_VERSION.match(line) for line in head.splitlines()[:5])
