@@ -18,7 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from oltplab.sysbench.synthetic import sysbench_text
+# The generator of known sysbench output lives with the tests, outside the package.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.synthetic import sysbench_text
 
 # Runs the command given and prints the peak resident memory (KB) of that child.
 _PEAK = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oltplab.sysbench.synthetic import sysbench_text
+from tests.synthetic import sysbench_text
 
 SECONDS = 30
 # (scenario dir, db, version dir, file name) -> constant TPS, or a special case

@@ -9,9 +9,9 @@ from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.report.export import table_rows
 from oltplab.sysbench.output import read_output
-from oltplab.sysbench.synthetic import ENGINES_2026, tree_2026
 from tests.cli import oltplab
 from tests.consistency import analysis_problems, printed_contradictions, row_contradictions
+from tests.synthetic import ENGINES_2026, tree_2026
 
 
 def test_the_2026_sized_tree_has_no_contradictions(tmp_path: Path) -> None:

@@ -24,8 +24,8 @@ from oltplab.plan.blocks import Shard, assign, blocks, shard_sessions
 from oltplab.spec import cell_definition_digest, parse_spec
 from oltplab.store.ledger import Ledger
 from oltplab.sysbench.output import parse_output
-from oltplab.sysbench.synthetic import sysbench_text
 from tests.cli import oltplab
+from tests.synthetic import sysbench_text
 
 SPEC = """
 name = "spread"

@@ -16,8 +16,8 @@ from oltplab.importers.naming import version_of
 from oltplab.importers.scan import scan_tree
 from oltplab.report.export import table_rows
 from oltplab.store.ledger import Ledger
-from oltplab.sysbench.synthetic import sysbench_text
 from tests.golden import build_tree
+from tests.synthetic import sysbench_text
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"
 MYSQL57, MYSQL80, MARIADB = "mysql-5.7.44", "mysql-8.0.45", "mariadb-10.11.16"

@@ -13,8 +13,8 @@ import pytest
 
 from oltplab.analysis.dataset import load
 from oltplab.importers.naming import cell_name, engine_folder
-from oltplab.sysbench.synthetic import sysbench_text
 from tests.cli import oltplab
+from tests.synthetic import sysbench_text
 
 FORMATS = Path(__file__).parent.parent / "data" / "sysbench" / "formats"
 

@@ -74,7 +74,7 @@ def test_one_thread_count_is_drawn_by_engine_not_at_one_x(tmp_path: Path) -> Non
     from oltplab.analysis.dataset import load
     from oltplab.analysis.model import AnalysisOptions, analyse
     from oltplab.report.charts import plan, render
-    from oltplab.sysbench.synthetic import sysbench_text
+    from tests.synthetic import sysbench_text
 
     for version, tps in (("5.7.44", 300.0), ("8.0.45", 320.0), ("8.4.3", 310.0)):
         folder = tmp_path / "tree" / "benchmark_logs" / "mysql" / version

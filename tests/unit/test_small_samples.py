@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.sysbench.synthetic import sysbench_text
 from tests.cli import oltplab
+from tests.synthetic import sysbench_text
 
 RELEASES = {"5.7.44": 300, "8.0.45": 320, "8.4.3": 310}
 # Two repetitions far apart, each second +-40%: a t interval over them would reach below 0.
