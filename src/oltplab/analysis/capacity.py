@@ -25,6 +25,7 @@ from typing import Any
 
 from oltplab.analysis.estimate import Estimate
 from oltplab.base.errors import OltplabError
+from oltplab.store.results import ResultsDir
 
 _SLO = re.compile(r"^\s*p(\d+(?:\.\d+)?)\s*<\s*(\d+(?:\.\d+)?)\s*(ms|s)\s*$")
 
@@ -205,9 +206,6 @@ def search(
     return found
 
 
-CAPACITY_JSON = "capacity.json"
-
-
 @dataclass(frozen=True)
 class Found:
     """One engine and tier's capacity as `oltplab capacity` wrote it (capacity.json)."""
@@ -247,7 +245,7 @@ class Found:
 
 def read_capacities(results: Path) -> list[Found]:
     """What `oltplab capacity` found in this results directory, ranked; none if it never ran."""
-    path = results / CAPACITY_JSON
+    path = ResultsDir(results).capacity_json
     if not path.is_file():
         return []
     try:

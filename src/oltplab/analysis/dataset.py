@@ -19,9 +19,9 @@ from oltplab.base.sizes import parse_size
 from oltplab.engines.config import parse_version
 from oltplab.plan import Scenario
 from oltplab.store.ledger import Ledger
-from oltplab.store.provenance import RUN_JSON, load_run_json
+from oltplab.store.provenance import load_run_json
+from oltplab.store.results import ResultsDir
 from oltplab.store.rows import SupersededRow
-from oltplab.store.schema import CANARY, LEDGER_NAME
 from oltplab.store.status import Status
 from oltplab.sysbench.validity import ERRORS, suspect_flags
 
@@ -333,7 +333,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         dataset.superseded[f"{path.name}|{key}"] = rows
     for key, buckets in ledger.latency_histograms().items():
         dataset.histograms[f"{path.name}|{key}"] = buckets
-    run_json = path / RUN_JSON
+    run_json = ResultsDir(path).run_json
     # Provenance is shown when readable; the numbers are in the ledger either way.
     with contextlib.suppress(OSError, OltplabError):
         dataset.run_records[str(path)] = load_run_json(run_json).model_dump(exclude_none=True)
@@ -368,8 +368,8 @@ def load_canaries(results: Path) -> list[CanaryRun]:
     """The canaries a shard (canary/start, canary/end) or a merge (canary/<shard>-<moment>)
     measured; a canary that failed has no series and is left out."""
     found = []
-    for folder in sorted((results / CANARY).glob("*/")):
-        if not (folder / LEDGER_NAME).is_file():
+    for folder in sorted(ResultsDir(results).canary.glob("*/")):
+        if not ResultsDir(folder).ledger.is_file():
             continue
         ledger = Ledger.open(folder, create=False)
         try:

@@ -29,7 +29,7 @@ from oltplab.distribute.progress import shard_rows
 from oltplab.store.files import check_output_file, write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, run_state
-from oltplab.store.schema import LEDGER_NAME
+from oltplab.store.results import ResultsDir
 from oltplab.store.status import Status
 
 
@@ -220,7 +220,7 @@ def import_(
         for warning in tree.warnings:
             errors.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
         raise OltplabError(f"{source}: nothing imported: {tree.nothing_found()}")
-    fresh = not (results / LEDGER_NAME).exists()
+    fresh = not ResultsDir(results).ledger.exists()
     try:
         with ResultsLock(results):
             ledger = Ledger.open(results)
@@ -289,7 +289,7 @@ def report(
     """Write report.md, report.html (self-contained, works offline) and charts/*.png."""
     from oltplab.report import build, charts
 
-    folder = output or results[0] / "report"
+    folder = output or ResultsDir(results[0]).report
     if folder.exists() and not folder.is_dir():
         raise OltplabError(f"--output {folder}: is a file; the report needs a folder")
     # The chart painter starts first: its workers load Matplotlib while we analyse.

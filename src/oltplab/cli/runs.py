@@ -31,7 +31,8 @@ from oltplab.measure.request import RunRequest
 from oltplab.plan.blocks import Shard
 from oltplab.spec import Spec, load_spec, parse_spec
 from oltplab.store.lock import ResultsLock
-from oltplab.store.provenance import RUN_JSON, RunRecord, differences, read_run_json
+from oltplab.store.provenance import RunRecord, differences, read_run_json
+from oltplab.store.results import ResultsDir
 from oltplab.store.scratch import WORK_DIR_ENV
 from oltplab.telemetry import registry
 
@@ -224,8 +225,8 @@ def rerun(
         raise OltplabError(f"--results {results}: must differ from {original} (the run to repeat)")
     spec_info = recorded["spec"]
     base = Path(spec_info["base"])
-    spec = parse_spec(spec_info["text"], f"{original / RUN_JSON} (spec.text)", base)
-    console.print(f"{original / RUN_JSON} will use:", highlight=False)
+    spec = parse_spec(spec_info["text"], f"{ResultsDir(original).run_json} (spec.text)", base)
+    console.print(f"{ResultsDir(original).run_json} will use:", highlight=False)
     for line in touches(spec, results):
         console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
     if not yes:

@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from oltplab.cli.app import MeasureOption, console, flag, measure_of
+from oltplab.store.results import ResultsDir
 
 
 def history(
@@ -185,7 +186,7 @@ def capacity(
                 highlight=False,
             )
     console.print(
-        f"{results / 'capacity.json'}\nNext: oltplab report {results} (latency against offered "
-        "load, every probe)",
+        f"{ResultsDir(results).capacity_json}\nNext: oltplab report {results} (latency "
+        "against offered load, every probe)",
         highlight=False,
     )

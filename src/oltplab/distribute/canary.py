@@ -15,7 +15,7 @@ from oltplab.measure.request import RunRequest
 from oltplab.measure.runner import Outcome, run
 from oltplab.measure.session import Display
 from oltplab.spec import Spec, derived_spec
-from oltplab.store.schema import CANARY
+from oltplab.store.results import ResultsDir
 from oltplab.store.scratch import scratch_root
 
 log = logging.getLogger("oltplab")
@@ -50,7 +50,7 @@ def canary_spec(spec: Spec) -> tuple[Spec, str]:
 
 def _canary(shard_run: RunRequest, moment: str, display: Display) -> None:
     results = shard_run.results.resolve()
-    folder = results / CANARY / moment
+    folder = ResultsDir(results).canary / moment
     folder.mkdir(parents=True, exist_ok=True)
     work, shards = scratch_root(folder), scratch_root(results)
     if not work.exists():

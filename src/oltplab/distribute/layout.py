@@ -22,7 +22,7 @@ from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.spec import Spec
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
-from oltplab.store.schema import LEDGER_NAME
+from oltplab.store.results import ResultsDir
 from oltplab.store.status import RunStatus, Status
 
 DISTRIBUTE_JSON = "distribute.json"
@@ -62,9 +62,9 @@ def is_distributed(path: Path) -> bool:
 def shard_folders(path: Path) -> list[Path]:
     """The shard results directories a folder holds without a distribute.json: a
     Kubernetes results volume, where each pod writes its `shard-K` and nothing else."""
-    if not path.is_dir() or (path / LEDGER_NAME).exists() or is_distributed(path):
+    if not path.is_dir() or ResultsDir(path).ledger.exists() or is_distributed(path):
         return []
-    return sorted(p for p in path.glob("shard-*") if (p / LEDGER_NAME).is_file())
+    return sorted(p for p in path.glob("shard-*") if ResultsDir(p).ledger.is_file())
 
 
 def shards_of(path: Path) -> list[Path]:
@@ -125,7 +125,7 @@ def shard_state(spec: Spec, distributed: Distributed, index: int) -> ShardState:
     shard = Shard(index, distributed.shards)
     path = distributed.shard_dir(index)
     planned = len(cells_of(shard_sessions(spec, shard)))
-    if not (path / LEDGER_NAME).is_file():
+    if not ResultsDir(path).ledger.is_file():
         return ShardState(shard, path, {}, planned, None)
     ledger = Ledger.open(path, create=False)
     try:

@@ -16,15 +16,11 @@ from pathlib import Path
 from oltplab.base.errors import OltplabError
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
-from oltplab.store.provenance import RUN_JSON, load_run_json
-from oltplab.store.schema import CANARY, LEDGER_NAME, SCHEMA, SCHEMA_VERSION
-from oltplab.store.scratch import WORK_DIR
+from oltplab.store.provenance import load_run_json
+from oltplab.store.results import LOCK, RUN_STATE, WORK, ResultsDir
+from oltplab.store.schema import SCHEMA, SCHEMA_VERSION
 from oltplab.store.status import Status
 
-# What a shard directory holds that is not a result: its engines' datadirs and secrets,
-# its ledger and journal (merged, not copied), its lock and log, reports, canaries.
-_NOT_COPIED = {WORK_DIR, LEDGER_NAME, "journal.jsonl", RUN_JSON, ".oltplab.lock",
-               "oltplab.log", "report", CANARY, "snapshots"}  # fmt: skip
 # Tables copied cell by cell, with the cell's new id.
 _CELL_TABLES = ("summaries", "samples", "telemetry", "latency_histograms")
 
@@ -42,7 +38,7 @@ class ShardDir:
 
 def read_shard(path: Path) -> ShardDir:
     """A shard directory's identity; refused when no `oltplab run --shard` wrote it."""
-    if not (path / LEDGER_NAME).is_file():
+    if not ResultsDir(path).ledger.is_file():
         raise OltplabError(f"{path}: not a shard: it holds no oltplab ledger")
     ledger = Ledger.open(path, create=False)
     try:
@@ -88,7 +84,7 @@ def check_shards(shards: list[ShardDir]) -> None:
 
 def merge(paths: list[Path], output: Path) -> list[ShardDir]:
     """The shards into `output`, which must not hold results yet."""
-    if (output / LEDGER_NAME).exists():
+    if ResultsDir(output).ledger.exists():
         raise OltplabError(f"-o {output}: already holds results; merge into a new directory")
     shards = [read_shard(p.resolve()) for p in paths]
     check_shards(shards)
@@ -100,7 +96,7 @@ def merge(paths: list[Path], output: Path) -> list[ShardDir]:
         _run_json(shards, output)
         Ledger.open(output).close()  # checked, and its journal seeded from what it holds
     except BaseException:
-        shutil.rmtree(output / LEDGER_NAME, ignore_errors=True)
+        shutil.rmtree(ResultsDir(output).ledger, ignore_errors=True)
         raise
     return shards
 
@@ -110,7 +106,7 @@ def _columns(db: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _merge_ledgers(shards: list[ShardDir], output: Path) -> None:
-    db = sqlite3.connect(output / LEDGER_NAME, isolation_level=None)
+    db = sqlite3.connect(ResultsDir(output).ledger, isolation_level=None)
     try:
         db.executescript(SCHEMA)
         db.execute("PRAGMA foreign_keys=ON")
@@ -125,7 +121,7 @@ def _merge_ledgers(shards: list[ShardDir], output: Path) -> None:
             "merged_from": json.dumps([f"{s.path} (shard {s.shard})" for s in shards]),
         }
         for shard in shards:
-            db.execute("ATTACH DATABASE ? AS shard", (str(shard.path / LEDGER_NAME),))
+            db.execute("ATTACH DATABASE ? AS shard", (str(ResultsDir(shard.path).ledger),))
             runs = _copy_runs(db)
             db.execute(
                 f"INSERT OR IGNORE INTO engines SELECT {', '.join(_columns(db, 'engines'))}"
@@ -188,34 +184,35 @@ def _copy_files(shard: ShardDir, output: Path) -> None:
     """Raw outputs, telemetry and configuration files, in their places; each machine's
     canaries and log under its shard's name."""
     name = shard.path.name
+    source, target = ResultsDir(shard.path), ResultsDir(output)
+    # The shard's own state is merged (the ledger) or kept apart (logs, canaries), never copied.
     for item in sorted(shard.path.iterdir()):
-        if item.name in _NOT_COPIED or item.name.startswith(".rebuild"):
+        if item.name in RUN_STATE or item.name.startswith(".rebuild"):
             continue
         if item.is_dir():
             shutil.copytree(item, output / item.name, dirs_exist_ok=True)
         elif not (output / item.name).exists():
             shutil.copy2(item, output / item.name)
-    canaries = shard.path / CANARY
-    if canaries.is_dir():
-        for moment in sorted(p for p in canaries.iterdir() if p.is_dir()):
+    if source.canary.is_dir():
+        for moment in sorted(p for p in source.canary.iterdir() if p.is_dir()):
             shutil.copytree(
                 moment,
-                output / CANARY / f"{name}-{moment.name}",
-                ignore=shutil.ignore_patterns(WORK_DIR, ".oltplab.lock"),
+                target.canary / f"{name}-{moment.name}",
+                ignore=shutil.ignore_patterns(WORK, LOCK),
                 symlinks=True,
             )
-    if (shard.path / "oltplab.log").is_file():
-        (output / "logs").mkdir(exist_ok=True)
-        shutil.copy2(shard.path / "oltplab.log", output / "logs" / f"{name}.log")
+    if source.log.is_file():
+        target.shard_log(name).parent.mkdir(exist_ok=True)
+        shutil.copy2(source.log, target.shard_log(name))
 
 
 def _run_json(shards: list[ShardDir], output: Path) -> None:
     """The first shard's run.json (the spec, sysbench, workloads), with every machine's
     facts under `shards`."""
     found = [
-        (shard, load_run_json(shard.path / RUN_JSON).model_dump(exclude_none=True))
+        (shard, load_run_json(ResultsDir(shard.path).run_json).model_dump(exclude_none=True))
         for shard in shards
-        if (shard.path / RUN_JSON).is_file()
+        if ResultsDir(shard.path).run_json.is_file()
     ]
     if not found:
         return
@@ -238,4 +235,4 @@ def _run_json(shards: list[ShardDir], output: Path) -> None:
         for engine, tiers in record.get("configs", {}).items():
             merged["configs"].setdefault(engine, {}).update(tiers)
     merged["host"] = {"machines": sorted({str(s["machine"]) for s in merged["shards"]})}
-    write_atomic(output / RUN_JSON, json.dumps(merged, indent=2, sort_keys=True) + "\n")
+    write_atomic(ResultsDir(output).run_json, json.dumps(merged, indent=2, sort_keys=True) + "\n")

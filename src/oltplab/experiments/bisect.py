@@ -49,6 +49,7 @@ from oltplab.spec import Spec, derived_spec
 from oltplab.spec.catalog import CATALOG, family_releases
 from oltplab.spec.sources import EngineSpec
 from oltplab.store.files import write_atomic
+from oltplab.store.results import ResultsDir
 from oltplab.telemetry.registry import PROFILE, default_names
 
 log = logging.getLogger("oltplab")
@@ -70,7 +71,6 @@ warmup_threads = 2
 measure_seconds = 20
 threads = [1]
 """
-BISECT_JSON = "bisect.json"
 # Two rounds give a 90% interval with one degree of freedom: two ratios that happen to agree
 # make it narrow by luck (seen here: identical releases "changed +20%" after two rounds).
 MIN_ROUNDS = 3
@@ -148,12 +148,16 @@ class Bisector:
     ) -> Step:
         """`other` against `known`, a round at a time, until `decide` is not undecided."""
         number = len(self.found.steps)
-        folder = self.results / "steps" / f"{number:02d}-{known}-vs-{other}"
+        folder = ResultsDir(self.results).step(f"{number:02d}-{known}-vs-{other}")
         point = (Scenario(self.cell.workload).name, self.cell.tier, self.cell.threads)
         for repetitions in range(MIN_ROUNDS, max(MIN_ROUNDS, self.max_repetitions) + 1):
             spec, text = self.spec_for([known, other], repetitions)
             request = RunRequest(
-                spec, text, f"bisect step {number}", folder, snapshots=self.results / "snapshots"
+                spec,
+                text,
+                f"bisect step {number}",
+                folder,
+                snapshots=ResultsDir(self.results).snapshots,
             )
             outcome = run(request, self.display)
             if outcome.interrupted:
@@ -207,7 +211,9 @@ class Bisector:
         return self._saved()
 
     def _saved(self) -> Bisection:
-        write_atomic(self.results / BISECT_JSON, json.dumps(self.found.as_json(), indent=2) + "\n")
+        write_atomic(
+            ResultsDir(self.results).bisect_json, json.dumps(self.found.as_json(), indent=2) + "\n"
+        )
         return self.found
 
 
@@ -217,10 +223,10 @@ def explain_change(bisector: Bisector, before: str, after: str) -> tuple[Path, A
     from oltplab.analysis.explain import explain
     from oltplab.analysis.model import AnalysisOptions, analyse
 
-    folder = bisector.results / "explain"
+    folder = ResultsDir(bisector.results).explain
     spec, text = bisector.spec_for([before, after], 1)
     profiled = RunRequest(
-        spec, text, "bisect explanation", folder, snapshots=bisector.results / "snapshots",
+        spec, text, "bisect explanation", folder, snapshots=ResultsDir(bisector.results).snapshots,
         telemetry=(*default_names(), PROFILE),
     )  # fmt: skip
     outcome = run(profiled, bisector.display)

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.analysis.capacity import (
-    CAPACITY_JSON,
     MAX_THREADS,
     Measured,
     Objective,
@@ -31,6 +30,7 @@ from oltplab.measure.session import Display
 from oltplab.plan import Scenario
 from oltplab.spec import Spec, derived_spec
 from oltplab.store.files import write_atomic
+from oltplab.store.results import ResultsDir
 from oltplab.sysbench.validity import SATURATED
 
 
@@ -190,5 +190,5 @@ def capacities(
                 }
             )  # fmt: skip
     found.sort(key=lambda r: -(r["sustained_tps"] or 0))
-    write_atomic(results / CAPACITY_JSON, json.dumps(found, indent=2) + "\n")
+    write_atomic(ResultsDir(results).capacity_json, json.dumps(found, indent=2) + "\n")
     return found

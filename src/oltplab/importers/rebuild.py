@@ -27,9 +27,10 @@ from oltplab.store.integrity import (
     sqlite_problem,
     wrong_value,
 )
-from oltplab.store.journal import JOURNAL_NAME, Journal, Record
+from oltplab.store.journal import Journal, Record
 from oltplab.store.ledger import Ledger
-from oltplab.store.schema import LEDGER_NAME, SCHEMA_VERSION
+from oltplab.store.results import JOURNAL, LEDGER, ResultsDir
+from oltplab.store.schema import SCHEMA_VERSION
 from oltplab.sysbench.output import NO_SAMPLES, Summary, SysbenchOutput, read_output
 from oltplab.telemetry.collectors import TelemetryClock
 from oltplab.telemetry.registry import telemetry_rows
@@ -170,7 +171,7 @@ def rebuild(results: Path) -> Rebuilt:
     journal = Journal(results)
     if not journal.exists():
         raise OltplabError(
-            f"{results}: no {JOURNAL_NAME} to rebuild from (results written before oltplab kept "
+            f"{results}: no {JOURNAL} to rebuild from (results written before oltplab kept "
             "a journal); run or import them again into a new --results folder"
         )
     read = journal.read()
@@ -184,7 +185,7 @@ def rebuild(results: Path) -> Rebuilt:
         )
     scratch = Path(tempfile.mkdtemp(prefix=".rebuild-", dir=results))
     try:
-        report = Rebuilt(results / LEDGER_NAME, torn_lines=read.torn_lines)
+        report = Rebuilt(ResultsDir(results).ledger, torn_lines=read.torn_lines)
         ledger = Ledger.open(scratch, journal=False)
         try:
             replay = _Replay(results, ledger, report)
@@ -194,7 +195,7 @@ def rebuild(results: Path) -> Rebuilt:
         finally:
             ledger.close()
         report.set_aside = _set_aside(results)
-        (scratch / LEDGER_NAME).rename(results / LEDGER_NAME)
+        ResultsDir(scratch).ledger.rename(ResultsDir(results).ledger)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return report
@@ -202,11 +203,11 @@ def rebuild(results: Path) -> Rebuilt:
 
 def _set_aside(results: Path) -> Path | None:
     """The old ledger (with its WAL files) renamed out of the way, kept for inspection."""
-    old = results / LEDGER_NAME
+    old = ResultsDir(results).ledger
     if not old.exists():
         return None
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    kept = old.with_name(f"{LEDGER_NAME}.damaged-{stamp}")
+    kept = old.with_name(f"{LEDGER}.damaged-{stamp}")
     for suffix in ("", "-wal", "-shm"):
         part = old.with_name(old.name + suffix)
         if part.exists():
@@ -232,9 +233,9 @@ _SALVAGE_QUERY = (
 def salvage(results: Path) -> Salvaged:
     """Every cell row a damaged ledger still gives, one at a time; values of the wrong type
     are left empty, and each problem is listed."""
-    path = results / LEDGER_NAME
+    path = ResultsDir(results).ledger
     if not path.exists():
-        raise OltplabError(f"{results}: no oltplab results here ({LEDGER_NAME} is missing)")
+        raise OltplabError(f"{results}: no oltplab results here ({LEDGER} is missing)")
     check_file(path)
     found = Salvaged([], [])
     try:

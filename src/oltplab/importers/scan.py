@@ -24,7 +24,7 @@ from oltplab.importers.naming import (
 )
 from oltplab.plan import Scenario
 from oltplab.spec.catalog import UNKNOWN_FAMILY
-from oltplab.store.scratch import WORK_DIR
+from oltplab.store.results import WORK
 
 ELSEWHERE = (
     "not inside a <scenario>/<db>/<version>/ folder (benchmark_logs/mysql/8.0.45/...); "
@@ -108,8 +108,8 @@ def scan_tree(source: Path, layout: LayoutMap | None = None) -> ScannedTree:
     tree = ScannedTree(source)
     visited = _mapped(tree, layout) if layout is not None else _laid_out(tree)
     for folder, folders, names in os.walk(source):
-        if Path(folder) == source and WORK_DIR in folders:
-            folders.remove(WORK_DIR)  # an oltplab run's scratch (datadirs, prepare output)
+        if Path(folder) == source and WORK in folders:
+            folders.remove(WORK)  # an oltplab run's scratch (datadirs, prepare output)
         for name in sorted(names):
             path = Path(folder) / name
             if path not in visited and may_be_output(name, _head(path)):

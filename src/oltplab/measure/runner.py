@@ -48,6 +48,7 @@ from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, sysbench_facts
+from oltplab.store.results import ResultsDir
 from oltplab.store.rows import CellRow
 from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.driver import find_sysbench, sysbench_version
@@ -244,7 +245,7 @@ def _claim_shard(ledger: Ledger, results: Path, spec: Spec, shard: Shard) -> Non
 
 
 def _log_to(results: Path) -> logging.Handler:
-    handler = logging.FileHandler(results / "oltplab.log")
+    handler = logging.FileHandler(ResultsDir(results).log)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)

@@ -35,7 +35,6 @@ from oltplab.plan import (
     Session,
     cell_stem,
     safe_name,
-    scenario_dir,
     session_stem,
     threads_label,
 )
@@ -43,6 +42,7 @@ from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
 from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
+from oltplab.store.results import ResultsDir
 from oltplab.store.scratch import scratch_root
 from oltplab.sysbench.driver import CLIENT_BOUND_SHARE, SysbenchRun, client_share, command, execute
 from oltplab.sysbench.output import SysbenchOutput, read_output
@@ -210,7 +210,9 @@ def open_session(ctx: RunContext, session: Session, cells: list[Cell]) -> Opened
 
 
 def results_folder(ctx: RunContext, state: EngineState, session: Session) -> Path:
-    folder = ctx.results / scenario_dir(session.workload, session.network) / state.artifact_dir
+    folder = ResultsDir(ctx.results).cells_folder(
+        session.workload, session.network, state.artifact_dir
+    )
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

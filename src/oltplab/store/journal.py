@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oltplab.store.integrity import SUMMARY_COLUMNS
-
-JOURNAL_NAME = "journal.jsonl"
+from oltplab.store.results import ResultsDir
 
 Record = dict[str, Any]
 
@@ -32,7 +31,7 @@ class JournalRead:
 
 class Journal:
     def __init__(self, results: Path) -> None:
-        self.path = results / JOURNAL_NAME
+        self.path = ResultsDir(results).journal
 
     def exists(self) -> bool:
         return self.path.is_file() and self.path.stat().st_size > 0

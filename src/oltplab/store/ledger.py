@@ -38,8 +38,9 @@ from oltplab.store.integrity import (
 from oltplab.store.journal import Journal, Record, ledger_records
 from oltplab.store.lock import prepare_results
 from oltplab.store.recording import CellRecording, now
+from oltplab.store.results import LEDGER, ResultsDir
 from oltplab.store.rows import CELLS_QUERY, CellRow, EngineRow, RunRow, SupersededRow
-from oltplab.store.schema import LEDGER_NAME, MIGRATIONS, SCHEMA, SCHEMA_VERSION
+from oltplab.store.schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION
 from oltplab.store.series import decode
 from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.output import Summary
@@ -76,10 +77,10 @@ class Ledger:
     def open(cls, results: Path, *, create: bool = True, journal: bool = True) -> Ledger:
         """The results directory's ledger; `create` for a writer, which may start a new one
         and journals its writes (unless `journal` is off, as when rebuilding one)."""
-        path = results / LEDGER_NAME
+        path = ResultsDir(results).ledger
         exists = path.exists()
         if not exists and not create:
-            raise OltplabError(f"{results}: no oltplab results here ({LEDGER_NAME} is missing)")
+            raise OltplabError(f"{results}: no oltplab results here ({LEDGER} is missing)")
         if exists:
             check_file(path)
         else:

@@ -15,9 +15,8 @@ from types import TracebackType
 
 from oltplab.base.errors import OltplabError, ResultsBusy
 from oltplab.store.files import os_problem
+from oltplab.store.results import ResultsDir
 from oltplab.store.status import RunStatus
-
-LOCK_NAME = ".oltplab.lock"
 
 
 def prepare_results(results: Path) -> None:
@@ -37,7 +36,7 @@ def holder(results: Path) -> int | None:
     moment is never turned away by a reader).
     """
     try:
-        inode = (results / LOCK_NAME).stat().st_ino
+        inode = ResultsDir(results).lock.stat().st_ino
         table = Path("/proc/locks").read_text()
     except OSError:
         return None
@@ -70,7 +69,7 @@ class ResultsLock:
 
     def __enter__(self) -> ResultsLock:
         prepare_results(self.results)
-        path = self.results / LOCK_NAME
+        path = ResultsDir(self.results).lock
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:

@@ -21,9 +21,9 @@ from oltplab import __version__
 from oltplab.base.errors import OltplabError
 from oltplab.store.files import sha256_file, write_atomic
 from oltplab.store.ledger import now
+from oltplab.store.results import ResultsDir
 
 log = logging.getLogger("oltplab")
-RUN_JSON = "run.json"
 # 1: oltplab before the result model of issue 18 (the same keys, no model); 2: validated.
 FORMAT = 2
 READABLE_FORMATS = (1, 2)
@@ -126,7 +126,7 @@ class RunRecord:
     """The results directory's run.json, updated as the run goes."""
 
     def __init__(self, results: Path, data: dict[str, Any]) -> None:
-        self.path = results / RUN_JSON
+        self.path = ResultsDir(results).run_json
         self.data = data
 
     @classmethod
@@ -145,7 +145,7 @@ class RunRecord:
         rerun_of: dict[str, Any] | None,
         host: dict[str, Any],
     ) -> RunRecord:
-        data = _earlier(results / RUN_JSON)
+        data = _earlier(ResultsDir(results).run_json)
         started = data.get("runs", [])
         data.update(
             format=FORMAT,
@@ -192,7 +192,7 @@ class RunRecord:
 
 
 def read_run_json(results: Path) -> dict[str, Any]:
-    path = results / RUN_JSON
+    path = ResultsDir(results).run_json
     try:
         record = load_run_json(path)
     except FileNotFoundError:

@@ -46,9 +46,6 @@ MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
     # Open-loop cells: the rate offered is a dimension of the matrix, as threads are.
     7: [lambda db: _add_column(db, "cells", "rate INTEGER NOT NULL DEFAULT 0")],
 }
-LEDGER_NAME = "ledger.sqlite"
-# Where a shard keeps its canary runs, each a results directory of its own.
-CANARY = "canary"
 
 
 SCHEMA = (

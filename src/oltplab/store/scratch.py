@@ -7,7 +7,8 @@ import hashlib
 import os
 from pathlib import Path
 
-WORK_DIR = ".work"
+from oltplab.store.results import ResultsDir
+
 # Names node-local storage for a run's scratch (a distributed shard's job sets it, and
 # `oltplab run --work-dir`).
 WORK_DIR_ENV = "OLTPLAB_WORK_DIR"
@@ -20,6 +21,6 @@ def scratch_root(results: Path) -> Path:
     filesystem would be measured instead of the engine)."""
     local = os.environ.get(WORK_DIR_ENV)
     if not local:
-        return results / WORK_DIR
+        return ResultsDir(results).work
     digest = hashlib.sha256(str(results.resolve()).encode()).hexdigest()[:16]
     return Path(local) / f"oltplab-{digest}"

@@ -15,6 +15,7 @@ from pathlib import Path
 from oltplab.base.errors import EngineError
 from oltplab.engines.hosts import Host
 from oltplab.engines.server import Server
+from oltplab.store.results import ResultsDir
 
 TIMEOUT_SECONDS = 120
 
@@ -31,7 +32,7 @@ def _capture(command: list[str], output: Path, machine: Host) -> bool:
 
 def host_summary(results: Path) -> str | None:
     """pt-summary once per results directory; the reason when it could not be taken."""
-    output = results / "pt-summary.txt"
+    output = ResultsDir(results).host_summary
     if output.is_file():
         return None
     if shutil.which("pt-summary") is None:
