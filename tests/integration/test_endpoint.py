@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from oltplab.engines.config import intent_settings, render_cnf, server_settings
-from oltplab.engines.families import Layout, family_of
+from oltplab.engines.families import family_of, intent_settings, option_file
+from oltplab.engines.family import Layout
 from oltplab.engines.hosts import Host, free_port
 from oltplab.engines.launcher import PrivateInstance
 from oltplab.engines.supplier import supply
@@ -28,10 +28,12 @@ def foreign_server(tmp_path):
     port = free_port()
     paths = server.paths(port)
     server.layout.cnf.write_text(
-        render_cnf(
+        option_file(
+            "mariadb",
+            distribution.version,
             "foreign",
             "t",
-            server_settings("mariadb", distribution.version, paths),
+            paths,
             intent_settings("mariadb", distribution.version, spec.resolve(spec.tier_list[0])),
         )
     )

@@ -7,12 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.engines.config import (
-    check_variables,
-    expected_variables,
-    intent_settings,
-    option_file,
-)
+from oltplab.engines.config import check_variables, expected_variables
+from oltplab.engines.families import intent_settings, option_file
 from oltplab.engines.hosts import free_port
 from oltplab.engines.provision import local_instance
 from oltplab.engines.supplier import supply

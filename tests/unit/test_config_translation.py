@@ -8,12 +8,8 @@ from oltplab.engines.config import (
     check_variables,
     describe_mismatch,
     expected_variables,
-    intent_settings,
-    postgres_server_settings,
-    render_cnf,
-    render_postgresql_conf,
-    server_settings,
 )
+from oltplab.engines.families import intent_settings, option_file
 from oltplab.spec import parse_spec
 
 G = 1024**3
@@ -141,19 +137,16 @@ def test_rendered_option_file_has_paths_and_the_x_plugin_off_only_on_mysql_8():
         Path("/f"),
         Path("/b/share"),
     )
-    text = render_cnf(
-        "e",
-        "t",
-        server_settings("mysql", "8.0.31", paths),
-        intent_settings("mysql", "8.0.31", intent()),
+    text = option_file(
+        "mysql", "8.0.31", "e", "t", paths, intent_settings("mysql", "8.0.31", intent())
     )
     assert text.splitlines()[1] == "[mysqld]"
     assert "port = 4321" in text and "datadir = /d" in text and "mysqlx = OFF" in text
     # File reads and writes (INTO OUTFILE, LOAD DATA) reach only the instance's empty folder.
     assert "secure_file_priv = /f" in text and "user =" not in text
     assert "innodb_redo_log_capacity = 4294967296" in text
-    assert "mysqlx" not in render_cnf("e", "t", server_settings("mysql", "5.7.22", paths), [])
-    assert "mysqlx" not in render_cnf("e", "t", server_settings("mariadb", "10.11.5", paths), [])
+    assert "mysqlx" not in option_file("mysql", "5.7.22", "e", "t", paths, [])
+    assert "mysqlx" not in option_file("mariadb", "10.11.5", "e", "t", paths, [])
 
 
 def test_sizes_and_booleans_compare_the_way_the_server_prints_them():
@@ -198,7 +191,7 @@ def test_postgresql_without_binlog_logs_minimally_and_conf_quotes_strings():
         secure_files=Path("/f"),
         lc_messages_dir=None,
     )
-    text = render_postgresql_conf("pg", "small", postgres_server_settings(paths), settings)
+    text = option_file("postgresql", "15.18", "pg", "small", paths, settings)
     assert "wal_level = 'minimal'\nmax_wal_senders = 0\n" in text
     assert "unix_socket_directories = '/s o'" in text and "port = 5433" in text
     assert text.rstrip().endswith("random_page_cost = 1.1")

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from oltplab.base.errors import ResultsBusy
-from oltplab.engines.control import accounts_sql
+from oltplab.engines.mariadb import MariadbFamily
+from oltplab.engines.mysql import MysqlFamily
 from oltplab.report.format import without_html
 from oltplab.store.files import write_atomic, write_secret
 from oltplab.store.journal import Journal
@@ -62,14 +63,14 @@ def test_files_are_replaced_whole_and_secrets_are_private(tmp_path):
 
 
 def test_accounts_sql_drops_the_installers_passwordless_accounts_before_any_login():
-    sql = accounts_sql("mariadb", (10, 11, 5), "pw", "db's-host")
+    sql = MariadbFamily.accounts_sql((10, 11, 5), "pw", "db's-host")
     assert "DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1', 'root'@'%'" in sql
     assert "''@'localhost'" in sql and "'root'@'db''s-host'" in sql
     assert "ALTER USER 'root'@'localhost' IDENTIFIED BY 'pw';" in sql
-    assert "SET PASSWORD FOR 'root'@'localhost' = PASSWORD('pw')" in accounts_sql(
-        "mariadb", (10, 1, 48), "pw", "h"
+    assert "SET PASSWORD FOR 'root'@'localhost' = PASSWORD('pw')" in MariadbFamily.accounts_sql(
+        (10, 1, 48), "pw", "h"
     )
-    mysql = accounts_sql("mysql", (8, 0, 31), "pw", "h")
+    mysql = MysqlFamily.accounts_sql((8, 0, 31), "pw", "h")
     assert "ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY 'pw';" in mysql
 
 

@@ -1,8 +1,6 @@
-"""Translate one configuration intent into each family's and version's option file.
-
-The same intent means different option names across MySQL 5.7, 8.0 before and after
-8.0.30, 8.4+, Percona Server and MariaDB; options removed in a version are never written.
-Every setting carries the value `SHOW GLOBAL VARIABLES` must show once the server runs.
+"""Settings and how they are checked live: what every family's translation of the intent
+is made of (each family's own translation is in its module, engines/mysql.py ...), and
+the comparison of what a running server shows with what was intended.
 """
 
 from __future__ import annotations
@@ -12,10 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oltplab.base.sizes import parse_size
-from oltplab.spec import ResolvedIntent
 from oltplab.spec.fields import Scalar
-
-GIB = 1024**3
 
 
 @dataclass(frozen=True)
@@ -69,208 +64,13 @@ def canonical(value: Scalar | None) -> str:
     return str(value)
 
 
-def _plain(option: str, value: Scalar) -> Setting:
+def plain(option: str, value: Scalar) -> Setting:
+    """A setting whose server variable has its option's name and value."""
     return Setting(option, value, option, canonical(value))
 
 
-def has_query_cache(family: str, version: tuple[int, ...]) -> bool:
-    if family == "mariadb":
-        return version < (12, 1)
-    return version < (8, 0)
-
-
-def has_x_plugin(family: str, version: tuple[int, ...]) -> bool:
-    return family != "mariadb" and version >= (8, 0)
-
-
-def redo_settings(family: str, version: tuple[int, ...], capacity: int) -> list[Setting]:
-    """The same total redo capacity, spelled the way each version sizes its redo log."""
-    if family == "mariadb":
-        if version >= (10, 5):
-            # One log file since 10.5; innodb_log_files_in_group is ignored, then removed in 10.6.
-            return [_plain("innodb_log_file_size", capacity)]
-    elif version >= (8, 0, 30):
-        return [_plain("innodb_redo_log_capacity", capacity)]
-    return [
-        _plain("innodb_log_file_size", capacity // 2),
-        _plain("innodb_log_files_in_group", 2),
-    ]
-
-
-# max_wal_size must hold at least two 16 MB WAL segments.
-MIN_WAL_SIZE = 32 * 1024**2
-
-
-def _postgres(option: str, value: Scalar, expected: Scalar) -> Setting:
-    return Setting(option, value, option, canonical(expected))
-
-
-def postgres_settings(intent: ResolvedIntent) -> list[Setting]:
-    """The intent in postgresql.conf's terms: the buffer pool is shared_buffers, the redo
-    capacity max_wal_size, durability synchronous_commit, the doublewrite buffer's job
-    (torn pages) full_page_writes, the binary log's (a log others can replay) wal_level.
-
-    Sizes are written in kB and MB and expected back in bytes: oltplab reads pg_settings
-    with its units applied. InnoDB's io_capacity, sync_binlog and binlog_format have no
-    counterpart and are not written; the report shows each engine's own settings.
-    """
-    wal = max(MIN_WAL_SIZE, intent.redo_capacity)
-    settings = [
-        _postgres("shared_buffers", f"{intent.buffer_pool // 1024}kB", intent.buffer_pool),
-        _postgres("max_wal_size", f"{wal // 1024**2}MB", wal // 1024**2 * 1024**2),
-        # 0 and 2 both give up durability of the last commits for speed, as async commit does;
-        # fsync stays on in every tier so a crash never corrupts the datadir.
-        _postgres(
-            "synchronous_commit",
-            intent.flush_log_at_trx_commit == 1,
-            intent.flush_log_at_trx_commit == 1,
-        ),
-        _postgres("full_page_writes", intent.doublewrite, intent.doublewrite),
-        _postgres("max_connections", intent.max_connections, intent.max_connections),
-    ]
-    if intent.binlog:
-        settings.append(_postgres("wal_level", "replica", "replica"))
-    else:
-        # wal_level minimal refuses to start while WAL senders are allowed.
-        settings += [
-            _postgres("wal_level", "minimal", "minimal"),
-            _postgres("max_wal_senders", 0, 0),
-        ]
-    settings += [
-        _plain(option, value) for option, value in intent.extra.get("postgresql", {}).items()
-    ]
-    return settings
-
-
-def intent_settings(family: str, version: str, intent: ResolvedIntent) -> list[Setting]:
-    if family == "postgresql":
-        return postgres_settings(intent)
-    parsed = parse_version(version)
-    settings = [_plain("innodb_buffer_pool_size", intent.buffer_pool)]
-    if family != "mariadb" or parsed < (10, 5):
-        instances = 8 if intent.buffer_pool >= 8 * GIB else 1
-        settings.append(_plain("innodb_buffer_pool_instances", instances))
-    settings += redo_settings(family, parsed, intent.redo_capacity)
-    settings.append(_plain("innodb_flush_log_at_trx_commit", intent.flush_log_at_trx_commit))
-    if intent.binlog:
-        settings += [
-            Setting("log_bin", "binlog", "log_bin", "ON"),
-            _plain("server_id", 1),
-            _plain("sync_binlog", intent.sync_binlog),
-            _plain("binlog_format", intent.binlog_format),
-        ]
-    else:
-        settings.append(Setting("skip_log_bin", None, "log_bin", "OFF"))
-    settings += [
-        _plain("innodb_doublewrite", intent.doublewrite),
-        _plain("innodb_io_capacity", intent.io_capacity),
-        _plain("innodb_io_capacity_max", intent.io_capacity_max),
-        _plain("max_connections", intent.max_connections),
-        _plain("character_set_server", intent.charset),
-    ]
-    if intent.flush_method:
-        settings.append(_plain("innodb_flush_method", intent.flush_method))
-    if has_query_cache(family, parsed):
-        settings += [
-            Setting("query_cache_type", 0, "query_cache_type", "OFF"),
-            _plain("query_cache_size", 0),
-        ]
-    # A buffer pool dumped at the prepare shutdown would warm every tier from the snapshot.
-    settings += [
-        _plain("innodb_buffer_pool_dump_at_shutdown", False),
-        _plain("innodb_buffer_pool_load_at_startup", False),
-        # sysbench prepares statements per thread and table; the default runs out at high counts.
-        _plain("max_prepared_stmt_count", 1_000_000),
-    ]
-    for option, value in intent.extra.get(family, {}).items():
-        settings.append(_plain(option.replace("-", "_"), value))
-    return settings
-
-
 def extra_settings(extra: dict[str, Scalar]) -> list[Setting]:
-    return [_plain(option.replace("-", "_"), value) for option, value in extra.items()]
-
-
-def server_settings(family: str, version: str, paths: ServerPaths) -> list[Setting]:
-    """Where the private instance lives; never verified because they are not tunables."""
-    lines: list[tuple[str, Scalar | None]] = [
-        ("basedir", str(paths.basedir)),
-        ("datadir", str(paths.datadir)),
-        ("port", paths.port),
-        ("socket", str(paths.socket)),
-        ("pid_file", str(paths.pid_file)),
-        ("log_error", str(paths.error_log)),
-        ("tmpdir", str(paths.tmpdir)),
-        ("bind_address", paths.bind_address),
-        ("skip_name_resolve", None),
-        # SELECT ... INTO OUTFILE and LOAD DATA INFILE reach this empty folder only.
-        ("secure_file_priv", str(paths.secure_files)),
-    ]
-    if paths.lc_messages_dir:
-        lines.append(("lc_messages_dir", str(paths.lc_messages_dir)))
-    if has_x_plugin(family, parse_version(version)):
-        lines.append(("mysqlx", "OFF"))
-    return [Setting(option, value, None, None) for option, value in lines]
-
-
-def postgres_server_settings(paths: ServerPaths) -> list[Setting]:
-    """Where the private PostgreSQL instance listens; never verified (not tunables)."""
-    lines: list[tuple[str, Scalar]] = [
-        ("port", paths.port),
-        ("listen_addresses", paths.bind_address),
-        ("unix_socket_directories", str(paths.socket)),
-        ("logging_collector", False),  # the log goes to the server's stderr: our log file
-        ("external_pid_file", str(paths.pid_file)),  # how a stale server is found again
-    ]
-    return [Setting(option, value, None, None) for option, value in lines]
-
-
-def render_postgresql_conf(
-    engine: str, tier: str, server: list[Setting], tunables: list[Setting]
-) -> str:
-    """postgresql.conf; later lines win, so engine extras can override the intent."""
-
-    def line(setting: Setting) -> str:
-        value = setting.value
-        if isinstance(value, str):
-            value = "'" + value.replace("'", "''") + "'"
-        elif isinstance(value, bool):
-            value = "on" if value else "off"
-        return f"{setting.option} = {value}"
-
-    out = [
-        f"# Generated by oltplab for engine {engine}, tier {tier}.",
-        *(line(setting) for setting in server),
-        "",
-        "# intent, translated for PostgreSQL",
-        *(line(setting) for setting in tunables),
-        "",
-    ]
-    return "\n".join(out)
-
-
-def option_file(
-    family: str, version: str, engine: str, tier: str, paths: ServerPaths, tunables: list[Setting]
-) -> str:
-    """The whole option file for a private instance of this family: my.cnf or
-    postgresql.conf."""
-    if family == "postgresql":
-        return render_postgresql_conf(engine, tier, postgres_server_settings(paths), tunables)
-    return render_cnf(engine, tier, server_settings(family, version, paths), tunables)
-
-
-def render_cnf(engine: str, tier: str, server: list[Setting], tunables: list[Setting]) -> str:
-    """The option file; later lines win, so engine extras can override the intent."""
-    out = [
-        f"# Generated by oltplab for engine {engine}, tier {tier}.",
-        "[mysqld]",
-        *(setting.line() for setting in server),
-        "",
-        "# intent, translated for this family and version",
-        *(setting.line() for setting in tunables),
-        "",
-    ]
-    return "\n".join(out)
+    return [plain(option.replace("-", "_"), value) for option, value in extra.items()]
 
 
 def expected_variables(tunables: list[Setting]) -> dict[str, str]:

@@ -23,8 +23,11 @@ from psycopg import sql
 from oltplab.base.errors import EngineError
 
 
-class _Connection:
-    """What both kinds of control connection share: a context manager over rows()."""
+class Connection:
+    """A control connection, whichever protocol it speaks: the questions the runner, the
+    provisioner and the telemetry probe ask, over rows()."""
+
+    protocol: str
 
     def __enter__(self) -> Self:
         return self
@@ -46,6 +49,20 @@ class _Connection:
     def secure_accounts(self, bench_user: str) -> None:
         raise NotImplementedError
 
+    def version(self) -> str:
+        raise NotImplementedError
+
+    def variables(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def status(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def create_benchmark_user(
+        self, user: str, password: str, *, clients: tuple[str, ...] = ("%",)
+    ) -> None:
+        raise NotImplementedError
+
 
 # Accounts MySQL and MariaDB create locked, for their own use; nobody can log in as them.
 SYSTEM_ACCOUNTS = frozenset({"mysql.sys", "mysql.session", "mysql.infoschema", "mariadb.sys"})
@@ -59,30 +76,12 @@ def quote(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def password_clause(family: str) -> str:
-    """How an account gets a password that sysbench (MariaDB Connector/C) and PyMySQL can
-    both use: MySQL 8.0 defaults to caching_sha2_password, which needs TLS or RSA keys."""
-    if family == "mariadb":
-        return "IDENTIFIED BY"
-    return "IDENTIFIED WITH mysql_native_password BY"
+# How an account gets a password that sysbench (MariaDB Connector/C) and PyMySQL can both
+# use: MySQL 8.0 defaults to caching_sha2_password, which needs TLS or RSA keys.
+NATIVE_PASSWORD = "IDENTIFIED WITH mysql_native_password BY"
 
 
-def accounts_sql(family: str, version: tuple[int, ...], password: str, hostname: str) -> str:
-    """SQL the server runs from --init-file on its first start, before it accepts any
-    connection: the install step's passwordless accounts are gone and root@localhost has
-    the control password, so there is no moment at which they could be used."""
-    hosts = [*INSTALLED_HOSTS, hostname]
-    drops = [f"'root'@{quote(h)}" for h in hosts if h != "localhost"]
-    drops += [f"''@{quote(h)}" for h in hosts]
-    if family == "mariadb" and version < (10, 2):
-        set_password = f"SET PASSWORD FOR 'root'@'localhost' = PASSWORD({quote(password)});"
-    else:
-        clause = password_clause(family)
-        set_password = f"ALTER USER 'root'@'localhost' {clause} {quote(password)};"
-    return f"DROP USER IF EXISTS {', '.join(drops)};\n{set_password}\nFLUSH PRIVILEGES;\n"
-
-
-class Control(_Connection):
+class Control(Connection):
     """A root connection to a private instance (unix socket) or to an endpoint (TCP)."""
 
     protocol = "mysql"
@@ -96,7 +95,9 @@ class Control(_Connection):
         user: str = "root",
         password: str,
         timeout: float = 10,
+        password_clause: str = NATIVE_PASSWORD,
     ) -> None:
+        self._password_clause = password_clause  # the family's (MariaDB: IDENTIFIED BY)
         try:
             self._conn = pymysql.connect(
                 unix_socket=str(socket) if socket else None,
@@ -136,13 +137,12 @@ class Control(_Connection):
         user: str,
         password: str,
         *,
-        family: str,
         clients: tuple[str, ...] = ("%",),
     ) -> None:
         """A user sysbench can log in as over TCP from the client addresses, with rights on
         the sbtest database only (no FILE, no SUPER)."""
         self.execute("CREATE DATABASE IF NOT EXISTS sbtest")
-        clause = password_clause(family)
+        clause = self._password_clause
         for client in clients:
             self.execute(f"CREATE USER IF NOT EXISTS %s@%s {clause} %s", (user, client, password))
             self.execute("GRANT ALL PRIVILEGES ON sbtest.* TO %s@%s", (user, client))
@@ -218,7 +218,7 @@ _POSTGRES_STATUS = (
 )
 
 
-class PostgresControl(_Connection):
+class PostgresControl(Connection):
     """A superuser connection to a private PostgreSQL instance: over its unix socket (host
     is the socket's folder), or over TCP to a port forwarded to that socket."""
 
@@ -276,12 +276,11 @@ class PostgresControl(_Connection):
         user: str,
         password: str,
         *,
-        family: str,
         clients: tuple[str, ...] = ("%",),
     ) -> None:
         """The role sysbench logs in as (scram over TCP, as initdb was told) and its database,
         which it owns; no superuser rights, so no COPY to or from the server's files.
-        family and clients are MySQL's; initdb's pg_hba.conf already limits TCP logins to this
+        clients are MySQL's; initdb's pg_hba.conf already limits TCP logins to this
         machine."""
         # A failing statement would be copied into the server log, password and all.
         self.execute("SET log_min_error_statement = panic")

@@ -39,15 +39,6 @@ def endpoint_password(engine: str, source: EndpointSource) -> str:
     return ""
 
 
-def family_named(version: str, comment: str) -> str:
-    said = f"{version} {comment}".lower()
-    if "mariadb" in said:
-        return "mariadb"
-    if "percona" in said:
-        return "percona-server"
-    return "mysql"
-
-
 class Endpoint:
     """The server side of a session on a server oltplab does not own."""
 

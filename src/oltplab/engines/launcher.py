@@ -26,8 +26,8 @@ from typing import Any
 
 from oltplab.base.errors import EngineError
 from oltplab.engines.config import ServerPaths
-from oltplab.engines.control import Control, PostgresControl
-from oltplab.engines.families import ControlRoute, Layout
+from oltplab.engines.control import Connection
+from oltplab.engines.family import ControlRoute, Layout
 from oltplab.engines.hosts import Forward, Host, PrivateFile
 from oltplab.engines.network import Shaper, round_trip_ms
 from oltplab.engines.supplier import Distribution
@@ -152,11 +152,8 @@ class PrivateInstance:
         if self.machine.is_local:
             return None
 
-        def connect() -> Control | PostgresControl:
-            kind = Control if self.client_protocol == "mysql" else PostgresControl
-            return kind(
-                host=target.host, port=target.port, user=target.user, password=target.password
-            )
+        def connect() -> Connection:
+            return self.family.client(target.host, target.port, target.user, target.password)
 
         applied = self._shaper.applied if self._shaper else None
         shaping = applied.describe() if applied else None
@@ -230,7 +227,7 @@ class PrivateInstance:
                     ) from None
                 time.sleep(0.2)
 
-    def control(self) -> Control | PostgresControl:
+    def control(self) -> Connection:
         if self._forward is not None:
             route = ControlRoute(port=self._forward.port)
         else:

@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oltplab.base.errors import EngineError
-from oltplab.engines.control import Control, PostgresControl
+from oltplab.engines.cache import cache_root
+from oltplab.engines.control import Connection
 from oltplab.engines.hosts import SshHost
-from oltplab.engines.supplier import cache_root
 from oltplab.spec import NetworkSpec
 
 TOXIPROXY = "toxiproxy-server"
 
 
-def round_trip_ms(connect: Callable[[], Control | PostgresControl], probes: int = 30) -> float:
+def round_trip_ms(connect: Callable[[], Connection], probes: int = 30) -> float:
     """Median time of `SELECT 1` as sysbench's connections see it: one round trip through
     whatever shapes the link (a TCP connect would end at a shaping proxy)."""
     with connect() as control:

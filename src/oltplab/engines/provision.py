@@ -20,14 +20,16 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from oltplab.base.errors import EngineError
-from oltplab.engines.config import (
-    Setting,
-    extra_settings,
+from oltplab.engines.config import Setting, extra_settings
+from oltplab.engines.endpoint import Endpoint, endpoint_password
+from oltplab.engines.families import (
+    family_named,
+    family_of,
+    family_said,
     intent_settings,
     option_file,
 )
-from oltplab.engines.endpoint import Endpoint, endpoint_password, family_named
-from oltplab.engines.families import Layout, family_of
+from oltplab.engines.family import Layout
 from oltplab.engines.hosts import Host, SshHost
 from oltplab.engines.isolation import drop_page_cache
 from oltplab.engines.launcher import PrivateInstance
@@ -275,12 +277,7 @@ def _prepare_snapshot(
     instance.start(port, timeout)
     try:
         with instance.control() as control:
-            control.create_benchmark_user(
-                BENCH_USER,
-                state.password,
-                family=state.family,
-                clients=clients,
-            )
+            control.create_benchmark_user(BENCH_USER, state.password, clients=clients)
             control.secure_accounts(BENCH_USER)
             state.server_version = control.version()
         phase(
@@ -314,10 +311,16 @@ def endpoint_engine(
                 )[0][0]
             )
         )
+    family = (
+        family_named(engine.family)
+        if engine.family
+        else family_said(f"{version} {comment}", "mysql")
+    )
+    assert family is not None, "MySQL claims every server of its protocol"
     state = EngineState(
         engine.name,
-        engine.family or family_named(version, comment),
-        version.split("-")[0],
+        family.name,
+        family.release(version),
         server,
         engine.source.user,
         password,

@@ -11,8 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from oltplab.base.errors import EngineError
+from oltplab.engines.cache import cache_root
 from oltplab.engines.hosts import SshHost
-from oltplab.engines.supplier import Distribution, cache_root
+from oltplab.engines.supplier import Distribution
 
 # Kills a server a lost session left behind, only if its command line names our option file.
 _KILL_STALE = (

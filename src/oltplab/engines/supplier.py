@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import os
 import re
 import shutil
 import stat
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import EngineError
+from oltplab.engines.cache import cache_root
+from oltplab.engines.families import family_of_binary
 from oltplab.spec.catalog import CATALOG
 from oltplab.spec.sources import BasedirSource, DebianSource, EngineSpec, MavenSource, TarballSource
 from oltplab.store.files import sha256_file
@@ -71,10 +72,6 @@ class Distribution:
         return cls(**fields)
 
 
-def cache_root() -> Path:
-    return Path(os.environ.get("OLTPLAB_CACHE", Path.home() / ".cache" / "oltplab"))
-
-
 def source_of(engine: EngineSpec) -> dict[str, Any]:
     if engine.source is not None:
         return engine.source.model_dump(mode="json", exclude_none=True)
@@ -96,18 +93,14 @@ def identify(server: Path) -> tuple[str, str]:
         ).stdout
     except OSError as exc:
         raise EngineError(f"{server}: cannot run the server binary: {exc}") from None
-    if postgres := re.search(r"\(PostgreSQL\)\s+(\d[\w.]*)", out):
-        return "postgresql", postgres.group(1)
-    match = re.search(r"Ver\s+(\S+)", out)
-    if not match:
-        raise EngineError(f"{server}: --version printed no version ({out.strip()[:120]!r})")
-    raw = match.group(1)
-    said = out[match.start() :].lower()  # what precedes "Ver" is the binary's path
-    if "mariadb" in said:
-        return "mariadb", raw.split("-")[0]
-    if "percona" in said:
-        return "percona-server", raw
-    return "mysql", raw.split("-")[0]
+    # The first word is the binary as it was started: its path may name any family.
+    found = family_of_binary(out.strip().partition(" ")[2])
+    if found is None:
+        raise EngineError(
+            f"{server}: --version names no release of a known family ({out.strip()[:120]!r})"
+        )
+    family, version = found
+    return family.name, version
 
 
 def find_basedir(root: Path) -> Path:

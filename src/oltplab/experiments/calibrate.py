@@ -20,7 +20,7 @@ from oltplab.analysis.points import Points
 from oltplab.analysis.precision import round_spread_pct
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import MEASURES, TPS, Measure
-from oltplab.engines.supplier import cache_root
+from oltplab.engines.cache import cache_root
 from oltplab.spec.catalog import CATALOG
 from oltplab.store.files import write_atomic
 

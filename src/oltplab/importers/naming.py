@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from oltplab.engines.families import aliases
 from oltplab.plan import Scenario
-from oltplab.spec.catalog import FAMILIES as KNOWN_FAMILIES
 from oltplab.spec.catalog import UNKNOWN_FAMILY
 from oltplab.spec.fields import NAME_PATTERN
 
@@ -24,16 +24,6 @@ SCENARIO_DIRS = {
     "benchmark_logs_read_only": Scenario("oltp_read_only"),
     "benchmark_remote_logs": Scenario("oltp_read_write", network=True),
     "benchmark_remote_logs_read_only": Scenario("oltp_read_only", network=True),
-}
-FAMILIES = {
-    "mysql": "mysql",
-    "mariadb": "mariadb",
-    "percona": "percona-server",
-    "percona-server": "percona-server",
-    "ps": "percona-server",
-    "postgresql": "postgresql",
-    "postgres": "postgresql",
-    "pgsql": "postgresql",
 }
 CELL_SUFFIXES = (".sysbench.txt", ".sysbench.log", ".sysbench")
 VARS_FILE = re.compile(
@@ -49,7 +39,9 @@ _PACKAGING = re.compile(
     r"bionic|bookworm|bullseye|buster|trixie|alpine)\d*$",
     re.IGNORECASE,
 )
-_FAMILY_WORDS = {"mysql", "mariadb", "percona", "server", "ps", "postgresql", "postgres"}
+# An alias this short (`ps`) names a family as a whole database folder's name only, never
+# as a word inside a version folder's name.
+_SHORT_ALIAS = 2
 # What a server adds to its version string while a log is on (`10.11.5-MariaDB-log`): a
 # setting of the run, not a build, so no variant of the engine.
 _SERVER_SUFFIXES = {"log"}
@@ -86,7 +78,7 @@ class EngineFolder:
 
     db: str  # the database folder: "mariadb", "mariadb-thp", "seekdb"
     folder: str  # the version folder: "11.8.6-MariaDB-ubu2404-thp"
-    family: str  # one of KNOWN_FAMILIES, or "unknown"
+    family: str  # a registered family (engines/families.py), or "unknown"
     version: str  # "11.8.6"
     variant: str  # "thp"; "" for none
 
@@ -111,17 +103,18 @@ def family_of(db: str, folder: str) -> tuple[str, str]:
     (mariadb, thp), `custom-mysql` -> (mysql, custom); an unknown folder whose version
     names a family (`11.4.5-MariaDB`) belongs to it; otherwise ("unknown", "")."""
     lowered = db.lower()
-    if lowered in FAMILIES:
-        return FAMILIES[lowered], ""
-    for alias in sorted(FAMILIES, key=len, reverse=True):
+    named = aliases()
+    if lowered in named:
+        return named[lowered], ""
+    for alias in sorted(named, key=len, reverse=True):
         for before, after in ((f"{alias}-", ""), (f"{alias}_", ""), ("", f"-{alias}")):
             if before and lowered.startswith(before):
-                return FAMILIES[alias], safe(db[len(before) :])
+                return named[alias], safe(db[len(before) :])
             if after and lowered.endswith(after):
-                return FAMILIES[alias], safe(db[: -len(after)])
+                return named[alias], safe(db[: -len(after)])
     for word in re.split(r"[-_.]", folder.lower()):
-        if word in FAMILIES and FAMILIES[word] in KNOWN_FAMILIES and word != "ps":
-            return FAMILIES[word], safe(db)
+        if word in named and len(word) > _SHORT_ALIAS:
+            return named[word], safe(db)
     return UNKNOWN_FAMILY, ""
 
 
@@ -129,11 +122,13 @@ def engine_folder(db: str, folder: str) -> EngineFolder:
     family, db_variant = family_of(db, folder)
     version = version_of(folder)
     own = {db.lower(), *(w for w in re.split(r"[-_]", db.lower()))}
+    # Words of a family's names (`percona-server`: percona, server) say nothing of a variant.
+    family_words = {w for alias in aliases() for w in re.split(r"[-_]", alias)}
     tail = [
         word
         for word in re.split(r"[-_]", folder[len(version) :])
         if word
-        and word.lower() not in _FAMILY_WORDS
+        and word.lower() not in family_words
         and word.lower() not in own
         and word.lower() not in _SERVER_SUFFIXES
         and not _PACKAGING.match(word)

@@ -9,7 +9,9 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-FAMILIES = ("mysql", "mariadb", "percona-server", "postgresql")
+# The families a spec may name; engines/families.py registers each family's code, and
+# adds the name of one registered beyond these.
+FAMILIES = ["mysql", "mariadb", "percona-server", "postgresql"]
 # Results imported from engines of none of these families (MySQL-compatible forks and the
 # like): shown under their own names, never taken for a version of a known family.
 UNKNOWN_FAMILY = "unknown"

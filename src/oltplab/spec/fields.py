@@ -4,7 +4,7 @@ ranges, printable text, engine options and SSH options."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -16,9 +16,18 @@ from pydantic import (
 )
 
 from oltplab.base.sizes import format_size, parse_size
+from oltplab.spec.catalog import FAMILIES
 
-Family = Literal["mysql", "mariadb", "percona-server", "postgresql"]
 Scalar = str | int | float | bool
+
+
+def _known_family(name: str) -> str:
+    if name not in FAMILIES:
+        raise ValueError(f"expected a family: {', '.join(FAMILIES)}")
+    return name
+
+
+Family = Annotated[str, AfterValidator(_known_family)]
 
 ByteSize = Annotated[
     int, BeforeValidator(parse_size), PlainSerializer(format_size, return_type=str)

@@ -19,7 +19,7 @@ import pymysql
 
 from oltplab.base import metrics
 from oltplab.base.errors import EngineError
-from oltplab.engines.control import Control, PostgresControl
+from oltplab.engines.control import Connection, Control
 from oltplab.telemetry.sampler import EverySecond, read_lines
 
 # Counters kept as per-second rates (when they moved at all during the cell).
@@ -91,9 +91,7 @@ def checkpoint_age(status: dict[str, float], innodb_status: str | None) -> float
 class EngineProbe(EverySecond):
     """Samples one engine every second on its own connection until stopped."""
 
-    def __init__(
-        self, connect: Callable[[], Control | PostgresControl], output: Path, reference: float
-    ) -> None:
+    def __init__(self, connect: Callable[[], Connection], output: Path, reference: float) -> None:
         super().__init__("oltplab-engine-probe", output, reference)
         self._connect = connect
 
@@ -104,7 +102,7 @@ class EngineProbe(EverySecond):
         except (EngineError, pymysql.MySQLError, OSError) as exc:
             self.error = str(exc.args[-1] if isinstance(exc, pymysql.MySQLError) else exc)
 
-    def _sample_until_stopped(self, control: Control | PostgresControl, sink: Any) -> None:
+    def _sample_until_stopped(self, control: Connection, sink: Any) -> None:
         # InnoDB's metrics and status are MySQL-family things; PostgreSQL's status has its own.
         mysql_family = control.protocol == "mysql"
         metrics = _enabled_metrics(control) if isinstance(control, Control) else []

@@ -1,0 +1,11 @@
+"""Where oltplab keeps what it fetched and built for itself: engine binaries, tools, the
+sockets of local instances, and this host's calibrations (OLTPLAB_CACHE to move it)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("OLTPLAB_CACHE", Path.home() / ".cache" / "oltplab"))

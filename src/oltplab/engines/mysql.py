@@ -1,0 +1,201 @@
+"""MySQL: mysqld with a my.cnf, initialised by `mysqld --initialize-insecure`, spoken to
+over the MySQL protocol. Percona Server and MariaDB are subclasses that say what differs.
+
+The same intent means different option names across MySQL 5.7, 8.0 before and after
+8.0.30 and 8.4+; options removed in a version are never written. Every setting carries
+the value `SHOW GLOBAL VARIABLES` must show once the server runs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import ClassVar
+
+from oltplab.engines.config import ServerPaths, Setting, parse_version, plain
+from oltplab.engines.control import INSTALLED_HOSTS, NATIVE_PASSWORD, Control, quote
+from oltplab.engines.family import ControlRoute, Family, Layout
+from oltplab.engines.hosts import Host
+from oltplab.spec import ResolvedIntent
+from oltplab.spec.fields import Scalar
+
+GIB = 1024**3
+_VER = re.compile(r"Ver\s+(\S+)")
+
+
+class MysqlFamily(Family):
+    """MySQL, and what every family of its protocol shares."""
+
+    name: ClassVar[str] = "mysql"
+    client_protocol: ClassVar[str] = "mysql"
+    aliases: ClassVar[tuple[str, ...]] = ("mysql",)
+    password_clause: ClassVar[str] = NATIVE_PASSWORD
+
+    # --- what the family says about itself ------------------------------------------------
+
+    @classmethod
+    def claims(cls, said: str) -> bool:
+        # Any server of the MySQL protocol is at least MySQL-compatible: MySQL is what a
+        # server is when no more specific family claims it.
+        return True
+
+    @classmethod
+    def version_in(cls, banner: str) -> str | None:
+        """`mysqld  Ver 8.0.31 for Linux on x86_64 (MySQL Community Server - GPL)`"""
+        match = _VER.search(banner)
+        return cls.release(match.group(1)) if match else None
+
+    # --- its configuration ----------------------------------------------------------------
+
+    @classmethod
+    def tunables(cls, version: tuple[int, ...], intent: ResolvedIntent) -> list[Setting]:
+        settings = [plain("innodb_buffer_pool_size", intent.buffer_pool)]
+        if cls.has_buffer_pool_instances(version):
+            instances = 8 if intent.buffer_pool >= 8 * GIB else 1
+            settings.append(plain("innodb_buffer_pool_instances", instances))
+        settings += cls.redo_settings(version, intent.redo_capacity)
+        settings.append(plain("innodb_flush_log_at_trx_commit", intent.flush_log_at_trx_commit))
+        if intent.binlog:
+            settings += [
+                Setting("log_bin", "binlog", "log_bin", "ON"),
+                plain("server_id", 1),
+                plain("sync_binlog", intent.sync_binlog),
+                plain("binlog_format", intent.binlog_format),
+            ]
+        else:
+            settings.append(Setting("skip_log_bin", None, "log_bin", "OFF"))
+        settings += [
+            plain("innodb_doublewrite", intent.doublewrite),
+            plain("innodb_io_capacity", intent.io_capacity),
+            plain("innodb_io_capacity_max", intent.io_capacity_max),
+            plain("max_connections", intent.max_connections),
+            plain("character_set_server", intent.charset),
+        ]
+        if intent.flush_method:
+            settings.append(plain("innodb_flush_method", intent.flush_method))
+        if cls.has_query_cache(version):
+            settings += [
+                Setting("query_cache_type", 0, "query_cache_type", "OFF"),
+                plain("query_cache_size", 0),
+            ]
+        # A buffer pool dumped at the prepare shutdown would warm every tier from the snapshot.
+        settings += [
+            plain("innodb_buffer_pool_dump_at_shutdown", False),
+            plain("innodb_buffer_pool_load_at_startup", False),
+            # sysbench prepares statements per thread and table; the default runs out at
+            # high counts.
+            plain("max_prepared_stmt_count", 1_000_000),
+        ]
+        for option, value in intent.extra.get(cls.name, {}).items():
+            settings.append(plain(option.replace("-", "_"), value))
+        return settings
+
+    @classmethod
+    def has_buffer_pool_instances(cls, version: tuple[int, ...]) -> bool:
+        return True
+
+    @classmethod
+    def has_query_cache(cls, version: tuple[int, ...]) -> bool:
+        return version < (8, 0)
+
+    @classmethod
+    def has_x_plugin(cls, version: tuple[int, ...]) -> bool:
+        return version >= (8, 0)
+
+    @classmethod
+    def redo_settings(cls, version: tuple[int, ...], capacity: int) -> list[Setting]:
+        """The same total redo capacity, spelled the way each version sizes its redo log."""
+        if version >= (8, 0, 30):
+            return [plain("innodb_redo_log_capacity", capacity)]
+        return [
+            plain("innodb_log_file_size", capacity // 2),
+            plain("innodb_log_files_in_group", 2),
+        ]
+
+    @classmethod
+    def server_settings(cls, version: tuple[int, ...], paths: ServerPaths) -> list[Setting]:
+        lines: list[tuple[str, Scalar | None]] = [
+            ("basedir", str(paths.basedir)),
+            ("datadir", str(paths.datadir)),
+            ("port", paths.port),
+            ("socket", str(paths.socket)),
+            ("pid_file", str(paths.pid_file)),
+            ("log_error", str(paths.error_log)),
+            ("tmpdir", str(paths.tmpdir)),
+            ("bind_address", paths.bind_address),
+            ("skip_name_resolve", None),
+            # SELECT ... INTO OUTFILE and LOAD DATA INFILE reach this empty folder only.
+            ("secure_file_priv", str(paths.secure_files)),
+        ]
+        if paths.lc_messages_dir:
+            lines.append(("lc_messages_dir", str(paths.lc_messages_dir)))
+        if cls.has_x_plugin(version):
+            lines.append(("mysqlx", "OFF"))
+        return [Setting(option, value, None, None) for option, value in lines]
+
+    @classmethod
+    def option_file(
+        cls, engine: str, tier: str, server: list[Setting], tunables: list[Setting]
+    ) -> str:
+        out = [
+            f"# Generated by oltplab for engine {engine}, tier {tier}.",
+            "[mysqld]",
+            *(setting.line() for setting in server),
+            "",
+            "# intent, translated for this family and version",
+            *(setting.line() for setting in tunables),
+            "",
+        ]
+        return "\n".join(out)
+
+    # --- its accounts -----------------------------------------------------------------------
+
+    @classmethod
+    def accounts_sql(cls, version: tuple[int, ...], password: str, hostname: str) -> str:
+        """SQL the server runs from --init-file on its first start, before it accepts any
+        connection: the install step's passwordless accounts are gone and root@localhost
+        has the control password, so there is no moment at which they could be used."""
+        hosts = [*INSTALLED_HOSTS, hostname]
+        drops = [f"'root'@{quote(h)}" for h in hosts if h != "localhost"]
+        drops += [f"''@{quote(h)}" for h in hosts]
+        set_password = cls.set_root_password(version, password)
+        return f"DROP USER IF EXISTS {', '.join(drops)};\n{set_password}\nFLUSH PRIVILEGES;\n"
+
+    @classmethod
+    def set_root_password(cls, version: tuple[int, ...], password: str) -> str:
+        return f"ALTER USER 'root'@'localhost' {cls.password_clause} {quote(password)};"
+
+    # --- an instance of it --------------------------------------------------------------------
+
+    def initialise_command(self, layout: Layout, machine: Host) -> list[str]:
+        """mysqld --initialize wants an empty datadir and leaves root without a password;
+        the first start gives it one (accounts_sql)."""
+        dist = self.distribution
+        cnf = f"--defaults-file={layout.cnf}"
+        return machine.unprivileged([str(dist.server), cnf, "--initialize-insecure"])
+
+    def first_start_secrets(self, layout: Layout, password: str, machine: Host) -> dict[Path, str]:
+        """The SQL that secures the accounts before the first connection (--init-file)."""
+        version = parse_version(self.distribution.version)
+        return {layout.accounts_file: self.accounts_sql(version, password, machine.hostname())}
+
+    def first_start_options(self, layout: Layout) -> list[str]:
+        return [f"--init-file={layout.accounts_file}"]
+
+    def server_command(self, layout: Layout, machine: Host, options: list[str]) -> list[str]:
+        server = str(self.distribution.server)
+        return machine.unprivileged([server, f"--defaults-file={layout.cnf}", *options])
+
+    def control(self, route: ControlRoute, password: str) -> Control:
+        clause = self.password_clause
+        if route.socket is not None:
+            return Control(
+                socket=route.socket, password=password, timeout=5, password_clause=clause
+            )
+        return Control(
+            host="127.0.0.1", port=route.port, password=password, timeout=5, password_clause=clause
+        )
+
+    @classmethod
+    def client(cls, host: str, port: int, user: str, password: str) -> Control:
+        return Control(host=host, port=port, user=user, password=password)

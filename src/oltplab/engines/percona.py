@@ -1,0 +1,21 @@
+"""Percona Server: MySQL's build by Percona. It runs, is configured and is spoken to as
+MySQL is; only its name and its release number (`8.0.45-36`: the build counts) differ."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from oltplab.engines.mysql import MysqlFamily
+
+
+class PerconaFamily(MysqlFamily):
+    name: ClassVar[str] = "percona-server"
+    aliases: ClassVar[tuple[str, ...]] = ("percona", "percona-server", "ps")
+
+    @classmethod
+    def claims(cls, said: str) -> bool:
+        return "percona" in said
+
+    @classmethod
+    def release(cls, version: str) -> str:
+        return version
