@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oltplab.engines.config import ServerPaths, Setting, expected_variables, parse_version
+from oltplab.engines.distribution import Distribution
 from oltplab.engines.families import (
     family_named,
     family_of,
@@ -22,7 +23,6 @@ from oltplab.engines.families import (
 )
 from oltplab.engines.family import ControlRoute, Family, Layout
 from oltplab.engines.hosts import Host
-from oltplab.engines.supplier import Distribution
 from oltplab.importers.naming import engine_folder
 from oltplab.spec import parse_spec
 

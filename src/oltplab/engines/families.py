@@ -7,10 +7,9 @@ tests/family_contract.py is what every registered family passes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from oltplab.base.errors import EngineError
 from oltplab.engines.config import ServerPaths, Setting, parse_version
+from oltplab.engines.distribution import Distribution
 from oltplab.engines.family import Family
 from oltplab.engines.mariadb import MariadbFamily
 from oltplab.engines.mysql import MysqlFamily
@@ -18,9 +17,6 @@ from oltplab.engines.percona import PerconaFamily
 from oltplab.engines.postgresql import PostgresFamily
 from oltplab.spec import ResolvedIntent
 from oltplab.spec.catalog import FAMILIES
-
-if TYPE_CHECKING:  # the supplier asks this registry which family a binary is
-    from oltplab.engines.supplier import Distribution
 
 _FAMILIES: dict[str, type[Family]] = {}
 

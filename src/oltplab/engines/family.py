@@ -11,16 +11,14 @@ import hashlib
 import signal
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from oltplab.engines.cache import cache_root
 from oltplab.engines.config import ServerPaths, Setting
 from oltplab.engines.control import Connection
+from oltplab.engines.distribution import Distribution
 from oltplab.engines.hosts import Host
 from oltplab.spec import ResolvedIntent
-
-if TYPE_CHECKING:
-    from oltplab.engines.supplier import Distribution
 
 
 @dataclass(frozen=True)

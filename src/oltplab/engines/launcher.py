@@ -27,10 +27,10 @@ from typing import Any
 from oltplab.base.errors import EngineError
 from oltplab.engines.config import ServerPaths
 from oltplab.engines.control import Connection
+from oltplab.engines.distribution import Distribution
 from oltplab.engines.family import ControlRoute, Layout
 from oltplab.engines.hosts import Forward, Host, PrivateFile
 from oltplab.engines.network import Shaper, round_trip_ms
-from oltplab.engines.supplier import Distribution
 from oltplab.store.files import tree_bytes
 from oltplab.sysbench.driver import Target
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from oltplab.base.errors import EngineError
 from oltplab.engines.config import Setting, extra_settings
+from oltplab.engines.distribution import Distribution
 from oltplab.engines.endpoint import Endpoint, endpoint_password
 from oltplab.engines.families import (
     family_named,
@@ -37,7 +38,7 @@ from oltplab.engines.network import Shaper
 from oltplab.engines.remote import place_on
 from oltplab.engines.server import EngineState
 from oltplab.engines.snapshots import SnapshotStore
-from oltplab.engines.supplier import Distribution, supply
+from oltplab.engines.supplier import supply
 from oltplab.plan import safe_name
 from oltplab.spec import LOCAL_HOST, Spec, TierSpec
 from oltplab.spec.sources import EndpointSource, EngineSpec

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from oltplab.base.errors import EngineError
 from oltplab.engines.cache import cache_root
+from oltplab.engines.distribution import Distribution
 from oltplab.engines.hosts import SshHost
-from oltplab.engines.supplier import Distribution
 
 # Kills a server a lost session left behind, only if its command line names our option file.
 _KILL_STALE = (

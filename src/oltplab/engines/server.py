@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oltplab.engines.control import Connection
+from oltplab.engines.distribution import Distribution
 from oltplab.engines.hosts import Host, PrivateFile
-from oltplab.engines.supplier import Distribution
 from oltplab.sysbench.driver import Target, connection_options
 
 
