@@ -11,9 +11,8 @@ from __future__ import annotations
 import logging
 import shutil
 
-from oltplab.measure.request import RunRequest
+from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import Outcome, run
-from oltplab.measure.session import Display
 from oltplab.spec import Spec, derived_spec
 from oltplab.store.results import ResultsDir
 from oltplab.store.scratch import scratch_root

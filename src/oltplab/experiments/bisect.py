@@ -41,9 +41,8 @@ from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Points
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import TPS, Measure
-from oltplab.measure.request import RunRequest
+from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import run
-from oltplab.measure.session import Display
 from oltplab.plan import Scenario
 from oltplab.spec import Spec, derived_spec
 from oltplab.spec.catalog import CATALOG, family_releases

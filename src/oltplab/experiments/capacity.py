@@ -24,9 +24,8 @@ from oltplab.analysis.capacity import (
 from oltplab.analysis.dataset import load
 from oltplab.analysis.latency import Histogram, percentile_estimate
 from oltplab.base.errors import OltplabError
-from oltplab.measure.request import RunRequest
+from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import run
-from oltplab.measure.session import Display
 from oltplab.plan import Scenario
 from oltplab.spec import Spec, derived_spec
 from oltplab.store.files import write_atomic

@@ -20,9 +20,8 @@ from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, Answer, answers
 from oltplab.base.metrics import Target, measure_named
-from oltplab.measure.request import RunRequest
+from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import Outcome, run
-from oltplab.measure.session import Display
 from oltplab.plan import KEPT_RUNNING
 from oltplab.spec import Spec, derived_spec
 

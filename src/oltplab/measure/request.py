@@ -1,11 +1,12 @@
 """What a run is asked to do: one typed value the command line, the shards and the
-experiments build, and the runner reads (instead of a long list of keyword options)."""
+experiments build, and the runner reads (instead of a long list of keyword options); and
+the display the runner tells its progress to."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from oltplab.plan.blocks import Shard
 from oltplab.spec import Spec
@@ -29,3 +30,14 @@ class RunRequest:
     snapshots: Path | None = None  # a prepared-dataset store shared by machines
     others: bool = False  # the directory may hold cells of other specs (capacity probes)
     rerun_disturbed: bool = False
+
+
+class Display(Protocol):
+    """What the runner tells the person watching; the CLI draws it with Rich."""
+
+    def start(self, total_seconds: float) -> None: ...
+    def phase(self, label: str, seconds: float) -> None: ...
+    def advance(self, seconds: float) -> None: ...
+    def extend(self, seconds: float) -> None: ...
+    def note(self, message: str) -> None: ...
+    def stop(self) -> None: ...

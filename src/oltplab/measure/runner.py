@@ -28,8 +28,8 @@ from oltplab.engines.isolation import CpuSplit, check_host, pin_client
 from oltplab.engines.provision import sysbench_prepare
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import check_sources
-from oltplab.measure.request import RunRequest
-from oltplab.measure.session import Display, RunContext, run_alternating, run_session
+from oltplab.measure.request import Display, RunRequest
+from oltplab.measure.session import RunContext, run_alternating, run_session
 from oltplab.measure.sliced import run_sliced
 from oltplab.measure.workloads import check_workloads, workload_facts
 from oltplab.plan import (

@@ -9,7 +9,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from oltplab.base import metrics
 from oltplab.base.errors import DiskFull, EngineError
@@ -29,6 +29,7 @@ from oltplab.engines.provision import (
 from oltplab.engines.server import EngineState, Server
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import source_of
+from oltplab.measure.request import Display
 from oltplab.measure.workloads import distribution, sysbench_test
 from oltplab.plan import (
     Cell,
@@ -52,17 +53,6 @@ from oltplab.telemetry.devices import CellSite, Telemetry
 from oltplab.telemetry.load import INTERFERENCE, Interference, interference
 
 log = logging.getLogger("oltplab")
-
-
-class Display(Protocol):
-    """What the runner tells the person watching; the CLI draws it with Rich."""
-
-    def start(self, total_seconds: float) -> None: ...
-    def phase(self, label: str, seconds: float) -> None: ...
-    def advance(self, seconds: float) -> None: ...
-    def extend(self, seconds: float) -> None: ...
-    def note(self, message: str) -> None: ...
-    def stop(self) -> None: ...
 
 
 @dataclass
