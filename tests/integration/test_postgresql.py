@@ -13,7 +13,7 @@ from .conftest import cells, oltplab, processes_using, spec_text, start_oltplab,
 
 pytestmark = pytest.mark.engine
 
-DEMO = Path(__file__).parent.parent.parent / "src" / "oltplab" / "specs" / "demo.toml"
+DEMO = Path(__file__).parent.parent.parent / "src" / "oltplab" / "spec" / "demo.toml"
 
 
 def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path, browser_page):

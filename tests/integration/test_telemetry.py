@@ -25,7 +25,7 @@ from .conftest import cells, oltplab, spec_text, start_oltplab, wait_for
 pytestmark = pytest.mark.engine
 
 OS_SOURCES = {"iostat", "vmstat", "mpstat"}
-DEMO = Path(__file__).parent.parent.parent / "src" / "oltplab" / "specs" / "demo.toml"
+DEMO = Path(__file__).parent.parent.parent / "src" / "oltplab" / "spec" / "demo.toml"
 DEMO_SECONDS = load_spec(DEMO).protocol.measure_seconds
 
 

@@ -153,7 +153,7 @@ def test_plan_at_small_scale_counts_setup_and_overheads_and_says_slower_when_it_
     """The demo (8 cells of 6 s) takes about 2-3 minutes on this machine: the estimate
     counts engine setup, restarts and sysbench's starts, in minutes and seconds; more
     shards than the work needs are said to be slower, never "0.2x faster"."""
-    demo = str(Path(oltplab_package.__file__).parent / "specs" / "demo.toml")
+    demo = str(Path(oltplab_package.__file__).parent / "spec" / "demo.toml")
     said = " ".join(oltplab("plan", demo, cwd=Path.cwd()).stdout.split())
     found = re.search(r"one machine: about (\d+)m (\d\d)s", said)
     assert found and 90 <= int(found[1]) * 60 + int(found[2]) <= 240, said

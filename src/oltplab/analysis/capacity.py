@@ -25,7 +25,7 @@ from typing import Any
 
 from oltplab.analysis.estimate import Estimate
 from oltplab.base.errors import OltplabError
-from oltplab.store.results import ResultsDir
+from oltplab.store.directory import ResultsDir
 
 _SLO = re.compile(r"^\s*p(\d+(?:\.\d+)?)\s*<\s*(\d+(?:\.\d+)?)\s*(ms|s)\s*$")
 

@@ -18,9 +18,9 @@ from oltplab.base.errors import OltplabError
 from oltplab.base.sizes import parse_size
 from oltplab.engines.config import parse_version
 from oltplab.plan import Scenario
+from oltplab.store.directory import ResultsDir
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import load_run_json
-from oltplab.store.results import ResultsDir
 from oltplab.store.rows import SupersededRow
 from oltplab.store.status import Status
 from oltplab.sysbench.validity import ERRORS, suspect_flags

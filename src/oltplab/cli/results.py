@@ -26,10 +26,10 @@ from oltplab.cli.app import (
 from oltplab.cli.display import failed_table, shards_table, status_table
 from oltplab.distribute.layout import is_distributed, shards_of
 from oltplab.distribute.progress import shard_rows
+from oltplab.store.directory import ResultsDir
 from oltplab.store.files import check_output_file, write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, run_state
-from oltplab.store.results import ResultsDir
 from oltplab.store.status import Status
 
 

@@ -30,9 +30,9 @@ from oltplab.cli.display import display_for, noise_table, reproduction_table, to
 from oltplab.measure.request import RunRequest
 from oltplab.plan.blocks import Shard
 from oltplab.spec import Spec, load_spec, parse_spec
+from oltplab.store.directory import ResultsDir
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, differences, read_run_json
-from oltplab.store.results import ResultsDir
 from oltplab.store.scratch import WORK_DIR_ENV
 from oltplab.telemetry import registry
 
@@ -310,7 +310,7 @@ def demo(
     ),
 ) -> None:
     """A small real matrix with the built-in spec: MySQL 8.0.31 and MariaDB 10.11.5."""
-    text = resources.files("oltplab").joinpath("specs/demo.toml").read_text()
+    text = resources.files("oltplab").joinpath("spec/demo.toml").read_text()
     run_and_report(RunRequest(parse_spec(text, "demo spec"), text, "demo spec", results))
 
 

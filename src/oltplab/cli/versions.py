@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from oltplab.cli.app import MeasureOption, console, flag, measure_of
-from oltplab.store.results import ResultsDir
+from oltplab.store.directory import ResultsDir
 
 
 def history(

@@ -14,7 +14,7 @@ import shutil
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import Outcome, run
 from oltplab.spec import Spec, derived_spec
-from oltplab.store.results import ResultsDir
+from oltplab.store.directory import ResultsDir
 from oltplab.store.scratch import scratch_root
 
 log = logging.getLogger("oltplab")

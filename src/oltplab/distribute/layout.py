@@ -20,9 +20,9 @@ from oltplab.base.errors import OltplabError
 from oltplab.plan import cells_of
 from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.spec import Spec
+from oltplab.store.directory import ResultsDir
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
-from oltplab.store.results import ResultsDir
 from oltplab.store.status import RunStatus, Status
 
 DISTRIBUTE_JSON = "distribute.json"

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oltplab.base.errors import OltplabError
+from oltplab.store.directory import LOCK, RUN_STATE, WORK, ResultsDir
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import load_run_json
-from oltplab.store.results import LOCK, RUN_STATE, WORK, ResultsDir
 from oltplab.store.schema import SCHEMA, SCHEMA_VERSION
 from oltplab.store.status import Status
 

@@ -47,8 +47,8 @@ from oltplab.plan import Scenario
 from oltplab.spec import Spec, derived_spec
 from oltplab.spec.catalog import CATALOG, family_releases
 from oltplab.spec.sources import EngineSpec
+from oltplab.store.directory import ResultsDir
 from oltplab.store.files import write_atomic
-from oltplab.store.results import ResultsDir
 from oltplab.telemetry.registry import PROFILE, default_names
 
 log = logging.getLogger("oltplab")

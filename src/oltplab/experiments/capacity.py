@@ -28,8 +28,8 @@ from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import run
 from oltplab.plan import Scenario
 from oltplab.spec import Spec, derived_spec
+from oltplab.store.directory import ResultsDir
 from oltplab.store.files import write_atomic
-from oltplab.store.results import ResultsDir
 from oltplab.sysbench.validity import SATURATED
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell
+from oltplab.store.directory import JOURNAL, LEDGER, ResultsDir
 from oltplab.store.integrity import (
     CELL_COLUMNS,
     STATUSES,
@@ -29,7 +30,6 @@ from oltplab.store.integrity import (
 )
 from oltplab.store.journal import Journal, Record
 from oltplab.store.ledger import Ledger
-from oltplab.store.results import JOURNAL, LEDGER, ResultsDir
 from oltplab.store.schema import SCHEMA_VERSION
 from oltplab.sysbench.output import NO_SAMPLES, Summary, SysbenchOutput, read_output
 from oltplab.telemetry.collectors import TelemetryClock

@@ -24,7 +24,7 @@ from oltplab.importers.naming import (
 )
 from oltplab.plan import Scenario
 from oltplab.spec.catalog import UNKNOWN_FAMILY
-from oltplab.store.results import WORK
+from oltplab.store.directory import WORK
 
 ELSEWHERE = (
     "not inside a <scenario>/<db>/<version>/ folder (benchmark_logs/mysql/8.0.45/...); "

@@ -44,11 +44,11 @@ from oltplab.plan import (
 )
 from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.spec import LOCAL_HOST, Spec, cell_definition_digest
+from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, sysbench_facts
-from oltplab.store.results import ResultsDir
 from oltplab.store.rows import CellRow
 from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.driver import find_sysbench, sysbench_version

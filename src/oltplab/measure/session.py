@@ -40,10 +40,10 @@ from oltplab.plan import (
     threads_label,
 )
 from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
+from oltplab.store.directory import ResultsDir
 from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
-from oltplab.store.results import ResultsDir
 from oltplab.store.scratch import scratch_root
 from oltplab.sysbench.driver import CLIENT_BOUND_SHARE, SysbenchRun, client_share, command, execute
 from oltplab.sysbench.output import SysbenchOutput, read_output

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from oltplab.store.directory import ResultsDir
 from oltplab.store.integrity import SUMMARY_COLUMNS
-from oltplab.store.results import ResultsDir
 
 Record = dict[str, Any]
 

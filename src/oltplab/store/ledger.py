@@ -24,6 +24,7 @@ import numpy as np
 
 from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell
+from oltplab.store.directory import LEDGER, ResultsDir
 from oltplab.store.files import os_problem
 from oltplab.store.integrity import (
     NUMBER,
@@ -38,7 +39,6 @@ from oltplab.store.integrity import (
 from oltplab.store.journal import Journal, Record, ledger_records
 from oltplab.store.lock import prepare_results
 from oltplab.store.recording import CellRecording, now
-from oltplab.store.results import LEDGER, ResultsDir
 from oltplab.store.rows import CELLS_QUERY, CellRow, EngineRow, RunRow, SupersededRow
 from oltplab.store.schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION
 from oltplab.store.series import decode

@@ -14,8 +14,8 @@ from pathlib import Path
 from types import TracebackType
 
 from oltplab.base.errors import OltplabError, ResultsBusy
+from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem
-from oltplab.store.results import ResultsDir
 from oltplab.store.status import RunStatus
 
 

@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from oltplab import __version__
 from oltplab.base.errors import OltplabError
+from oltplab.store.directory import ResultsDir
 from oltplab.store.files import sha256_file, write_atomic
 from oltplab.store.ledger import now
-from oltplab.store.results import ResultsDir
 
 log = logging.getLogger("oltplab")
 # 1: oltplab before the result model of issue 18 (the same keys, no model); 2: validated.

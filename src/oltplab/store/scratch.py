@@ -7,7 +7,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from oltplab.store.results import ResultsDir
+from oltplab.store.directory import ResultsDir
 
 # Names node-local storage for a run's scratch (a distributed shard's job sets it, and
 # `oltplab run --work-dir`).

@@ -15,7 +15,7 @@ from pathlib import Path
 from oltplab.base.errors import EngineError
 from oltplab.engines.hosts import Host
 from oltplab.engines.server import Server
-from oltplab.store.results import ResultsDir
+from oltplab.store.directory import ResultsDir
 
 TIMEOUT_SECONDS = 120
 
