@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 
 from oltplab.base.errors import EXIT_ENVIRONMENT, EXIT_INTERNAL, EXIT_INTERRUPTED, OltplabError
-from oltplab.cli import distribute, engines, results, runs, versions
+from oltplab.cli import engines, results, runs, shards, versions
 from oltplab.cli.app import DEBUG_ENV, Command, app, engines_app, errors, submit_app
 from oltplab.store.files import os_problem
 
@@ -18,15 +18,15 @@ COMMANDS: tuple[tuple[str | None, Callable[..., None]], ...] = (
     (None, runs.run), (None, runs.rerun), (None, runs.reproduced), (None, runs.demo),
     (None, results.status), (None, results.export), ("import", results.import_),
     (None, results.report), (None, results.rebuild), (None, runs.calibrate),
-    (None, distribute.plan), (None, distribute.merge), (None, distribute.cancel),
+    (None, shards.plan), (None, shards.merge), (None, shards.cancel),
     (None, versions.history), (None, versions.bisect), (None, versions.capacity),
 )  # fmt: skip
 for name, command in COMMANDS:
     app.command(name, cls=Command)(command)
 engines_app.command("list", cls=Command)(engines.engines_list)
 engines_app.command("fetch", cls=Command)(engines.engines_fetch)
-submit_app.command("slurm", cls=Command)(distribute.submit_slurm)
-submit_app.command("k8s", cls=Command)(distribute.submit_k8s)
+submit_app.command("slurm", cls=Command)(shards.submit_slurm)
+submit_app.command("k8s", cls=Command)(shards.submit_k8s)
 
 __all__ = ["app", "main"]
 

@@ -170,7 +170,7 @@ def run_and_report(request: RunRequest) -> None:
         outcome = run_shard(request, display)
     elif request.spec.protocol.target_ci_pct is not None:
         from oltplab.cli.display import answers_table
-        from oltplab.experiments.precision import measure_until_answered
+        from oltplab.experiments.until_answered import measure_until_answered
 
         search = measure_until_answered(request, display)
         outcome = search.outcome

@@ -160,7 +160,7 @@ def capacity(
     is clear; ranked, with the closed-loop peak beside each."""
     from oltplab.analysis.capacity import Found, Objective
     from oltplab.cli.display import display_for
-    from oltplab.experiments.capacity import capacities
+    from oltplab.experiments.slo_probes import capacities
     from oltplab.spec import load_spec
 
     objective = Objective.parse(slo)

@@ -15,7 +15,7 @@ from oltplab.analysis.points import Grid, Value, cross_family
 from oltplab.analysis.tables import ProgressionRow, Ratio
 from oltplab.base.metrics import percentile_of
 from oltplab.plan import safe_name
-from oltplab.report import diagnostics, latency, precision
+from oltplab.report import diagnostics, latency_sections, precision_section
 from oltplab.report.environment import configuration, environment
 from oltplab.report.format import (
     CROSS_FAMILY,
@@ -446,9 +446,9 @@ def render(analysis: Analysis, charts: list[Path]) -> str:
     lines += diagnostics.network(analysis)
     lines += diagnostics.machines(analysis)
     lines += _changes(analysis, charts)
-    lines += latency.distributions(analysis)
-    lines += latency.curves(analysis, charts)
-    lines += latency.capacity(analysis)
-    lines += latency.omission(analysis)
-    lines += precision.section(analysis)
+    lines += latency_sections.distributions(analysis)
+    lines += latency_sections.curves(analysis, charts)
+    lines += latency_sections.capacity(analysis)
+    lines += latency_sections.omission(analysis)
+    lines += precision_section.section(analysis)
     return "\n".join(without_html(line) for line in lines)

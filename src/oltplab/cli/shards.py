@@ -266,7 +266,7 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
     ends DIFFERENT, each nine times in ten or more (tests/unit/test_precision.py)."""
     from oltplab.analysis.precision import rounds_needed
     from oltplab.experiments.calibrate import calibration_here
-    from oltplab.experiments.precision import rounds_order, with_rounds
+    from oltplab.experiments.until_answered import rounds_order, with_rounds
     from oltplab.plan import build_plan, plan_seconds
 
     order = rounds_order(spec)
