@@ -83,6 +83,7 @@ measure_seconds = {setting.seconds}
 threads = [{threads}]
 repetitions = {setting.rounds}
 order = "{setting.order}"
+slice_seconds = {setting.slice_seconds:g}
 isolation = {str(setting.isolation).lower()}
 """
 
@@ -111,21 +112,26 @@ class Setting:
     rounds: int
     seconds: int
     isolation: bool
+    slice_seconds: float = 1.0  # sliced rounds only
 
     @property
     def label(self) -> str:
         isolation = "on" if self.isolation else "off"
-        return f"{self.order}-{self.rounds}x{self.seconds}s-isolation-{isolation}"
+        order = f"{self.order}{self.slice_seconds:g}" if self.order == "sliced" else self.order
+        return f"{order}-{self.rounds}x{self.seconds}s-isolation-{isolation}"
 
 
 def settings_of(orders: str, isolation: str) -> list[Setting]:
-    """`alternating:36x2,interleaved:10x8` x `off,on`."""
+    """`sliced@0.25:14x10,alternating:36x3,interleaved:10x8` x `off,on`."""
     found = []
     for item in orders.split(","):
-        order, _, shape = item.partition(":")
+        named, _, shape = item.partition(":")
+        order, _, slot = named.partition("@")
         rounds, _, seconds = (shape or DEFAULT_SHAPE[order]).partition("x")
         for setting in isolation.split(","):
-            found.append(Setting(order, int(rounds), int(seconds), setting == "on"))
+            found.append(
+                Setting(order, int(rounds), int(seconds), setting == "on", float(slot or 1))
+            )
     return found
 
 
@@ -197,8 +203,8 @@ def main() -> None:
         default="alternating",
         help="how the rounds run, comma-separated to contrast them: alternating (engines "
         "kept running, cells back to back), sliced (engines kept running, a round's cells "
-        "at once in one-second slots) or interleaved (a restart and a warm-up per cell), "
-        "each as ORDER[:ROUNDSxSECONDS] (defaults: "
+        "at once, each in its own slots of SLOT seconds, 1 by default) or interleaved (a "
+        "restart and a warm-up per cell), each as ORDER[@SLOT][:ROUNDSxSECONDS] (defaults: "
         + ", ".join(f"{o}:{s}" for o, s in DEFAULT_SHAPE.items())
         + ")",
     )

@@ -167,9 +167,11 @@ def test_a_precision_search_alternates_with_every_engine_kept_running(tmp_path: 
 
 def test_a_sliced_round_runs_its_cells_at_once_each_in_its_own_slots(tmp_path: Path) -> None:
     """order = "sliced": both engines kept running, the two cells of a round started
-    together, each running only in its own one-second slots; each cell's samples are its
+    together, each running only in its own half-second slots; each cell's samples are its
     slices, its server CPU read slice by slice, and the search decides on it."""
-    results = searched_a_against_itself(tmp_path, 'order = "sliced"\n', "cpu_us_per_txn")
+    results = searched_a_against_itself(
+        tmp_path, 'order = "sliced"\nslice_seconds = 0.5\n', "cpu_us_per_txn"
+    )
     rows = cells(results)
     assert [r["status"] for r in rows] == ["done"] * 2 * MIN_ROUNDS
     for repetition in range(1, MIN_ROUNDS + 1):
@@ -177,14 +179,16 @@ def test_a_sliced_round_runs_its_cells_at_once_each_in_its_own_slots(tmp_path: P
         assert a["started_at"] == b["started_at"], (a["started_at"], b["started_at"])
     for found in sorted(results.glob("benchmark_logs_read_only/*/*/*.errlog.txt")):
         assert found.read_text().count("ready for connections") == 1, found
-    # The first round's first cell ran in slot 0 of 2: slices 0, 2 and 4 (and maybe part
+    # The first round's first cell ran in slot 0 of 2: slices 0, 2, ... 10 (and maybe part
     # of one more, which is not the cell's: a process runs on a little past its last slot).
     raw = (results / rows[0]["artifact"]).read_text()
     ran_in = {int(line.split()[2]) for line in raw.splitlines() if line.startswith("SLICE ")}
-    assert {0, 2, 4} <= ran_in and all(n % 2 == 0 for n in ran_in), ran_in
+    assert {0, 2, 4, 6, 8, 10} <= ran_in and all(n % 2 == 0 for n in ran_in), ran_in
     dataset = load([results])
     assert dataset.paired and dataset.order == "sliced"
     analysis = analyse(dataset, AnalysisOptions())
     costs = analysis.cost_points["cpu_us_per_txn"].samples()
     assert len(costs) == 2 and all(sample.reps == MIN_ROUNDS for sample in costs.values())
-    assert all(len(dataset.series[cell.key]) == 3 for cell in dataset.cells)
+    # 3 s of each cell in half-second slots: 6 samples, each a rate over half a second.
+    assert all(len(dataset.series[cell.key]) == 6 for cell in dataset.cells)
+    assert all(cell.interval_s == 0.5 and cell.sliced for cell in dataset.cells)

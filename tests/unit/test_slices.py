@@ -40,3 +40,13 @@ def test_a_sliced_cell_s_samples_are_its_slices_and_its_rate_is_over_its_own_tim
     # latency is not known: sysbench's clock counted the waits between slots
     assert math.isnan(cell.summary.lat_pct_ms) and cell.histogram == ()
     assert validity_flags(cell, seconds=10, interval=1) == []
+
+
+def test_slots_shorter_than_a_second_give_rates_over_their_own_length() -> None:
+    parsed = read_output(RECORDED)
+    slices = parse_slices(RECORDED.read_text(), OWN, ticks_per_second=100)
+    cell = sliced_output(parsed, slices, slice_seconds=0.25)
+    assert cell.summary is not None and cell.interval == 0.25
+    assert cell.summary.total_time_s == 2.5
+    assert cell.summary.tps == 25_558 / 2.5
+    assert cell.samples[0, SAMPLE_COLUMNS.index("tps")] == 2_259 * 4

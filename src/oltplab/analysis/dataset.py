@@ -60,6 +60,9 @@ class CellRecord:
     percentile: int | None = None  # the latency percentile the run was asked for
     interval_s: float | None = None  # seconds between per-interval lines
     error_rate: float | None = None  # ignored errors per transaction
+    # Measured in time slots (order = "sliced"): its samples are its slots, interval_s
+    # long each, and its telemetry (the server's CPU) is read slot by slot, on their clock.
+    sliced: bool = False
 
     def metric(self, name: str) -> float | None:
         """A whole-run figure; `lat_p99_ms` is the latency at the 99th percentile, for a
@@ -270,6 +273,8 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         return f"{name}@{path.name}" if name in shared else name
 
     machines = ledger.machines()
+    stored = _stored_spec(ledger.meta("spec"))
+    order = str(stored.get("protocol", {}).get("order", "as-listed"))
     for name, row in ledger.engines().items():
         dataset.engines[label(name)] = EngineInfo(
             label(name),
@@ -323,6 +328,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
                 percentile=cell.percentile,
                 interval_s=cell.figure("interval_s"),
                 error_rate=cell.error_rate,
+                sliced=order == "sliced",
             )
         )
     for key, values in ledger.tps_series().items():
@@ -351,17 +357,21 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
     spec = ledger.meta("spec")
     if spec:
         dataset.specs.append(spec)
-        try:
-            stored = tomllib.loads(spec)
-        except tomllib.TOMLDecodeError:
-            stored = {}
         protocol = stored.get("protocol", {})
-        dataset.order = str(protocol.get("order", "as-listed"))
+        dataset.order = order
         dataset.paired = dataset.order in ("interleaved", "alternating", "sliced", "random")
         dataset.target = dataset.target or _target(protocol)
         with contextlib.suppress(AttributeError, TypeError, ValueError):
             pct = stored.get("distribute", {}).get("slow_machine_pct")
             dataset.slow_machine_pct = float(pct) if pct else dataset.slow_machine_pct
+
+
+def _stored_spec(text: str | None) -> dict[str, Any]:
+    """The spec a ledger keeps, as data (empty when there is none, or it does not parse)."""
+    try:
+        return tomllib.loads(text) if text else {}
+    except tomllib.TOMLDecodeError:
+        return {}
 
 
 def load_canaries(results: Path) -> list[CanaryRun]:

@@ -91,8 +91,9 @@ class Points:
 
     def _per_transaction(self, cell: CellRecord, cut: int, tps: np.ndarray) -> PointSample | None:
         """The measure's per-second cost over the steady seconds, each second weighted by
-        its transactions; None where the cell has no such series (or 1 s lines only)."""
-        if (cell.interval_s or 1.0) != 1.0:
+        its transactions; None where the cell has no such series, or its lines are not on
+        the telemetry's clock (sysbench printing every N > 1 seconds)."""
+        if (cell.interval_s or 1.0) != 1.0 and not cell.sliced:
             return None
         telemetry = self.dataset.telemetry.get(cell.key, {})
         found = [dict(values) for metric, values in telemetry.items()

@@ -306,7 +306,7 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
     overhead = calibration.session_overhead_s
     what = {
         "alternating": f"cells back to back, {overhead:.1f} s apart, the engines kept running",
-        "sliced": "cells at once in one-second slots, the engines kept running",
+        "sliced": "cells at once in short time slots, the engines kept running",
     }.get(order, f"warm-ups, cells, and {overhead:.0f} s a session to restore and start")
     console.print(
         f"One round: {sessions} session(s), {duration_text(round_seconds)} ({what}, as "

@@ -151,7 +151,7 @@ def _job(
     gate = {
         "slot": slot,
         "slots": slots,
-        "slice_ms": spec.protocol.slice_seconds * 1000,
+        "slice_ms": round(spec.protocol.slice_seconds * 1000),
         "t0_ms": t0_ms,
         "server_pid": state.server.server_pid() or 0,
     }

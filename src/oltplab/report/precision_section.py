@@ -14,7 +14,7 @@ ROUNDS = {
     "alternating": "The rounds alternated: each engine started and warmed up once, the "
     "cells of a round back to back, seconds apart.",
     "sliced": "The rounds were sliced: each engine started and warmed up once, the cells of "
-    "a round run at the same time, each in its own slots of a second or more in turn.",
+    "a round run at the same time, each in its own short time slots in turn.",
     "interleaved": "The rounds were interleaved: each cell a session of its own (the datadir "
     "restored, the engine started and warmed up).",
 }

@@ -266,7 +266,7 @@ class ProtocolSpec(StrictModel):
     order: Literal["as-listed", "interleaved", "alternating", "sliced", "random"] = "as-listed"
     # sliced: the cells of a round run at once, each in its own slots of this many seconds
     # in turn (measure/sliced.py).
-    slice_seconds: Annotated[int, whole(1, 60, " of seconds")] = 1
+    slice_seconds: Annotated[float, Field(ge=0.05, le=60, allow_inf_nan=False)] = 1.0
     seed: Annotated[int, whole(0, 2**32 - 1)] = 0
     sysbench_grace_seconds: Seconds = 60
     start_timeout_seconds: Seconds = 300
