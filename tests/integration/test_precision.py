@@ -144,10 +144,10 @@ def searched_a_against_itself(tmp_path: Path, protocol: str, measure: str) -> Pa
 
 
 def test_a_precision_search_alternates_with_every_engine_kept_running(tmp_path: Path) -> None:
-    """A spec that does not ask for interleaved rounds is searched alternating: each engine
-    starts and warms up once, both stay up, and the cells of a round follow each other
-    seconds apart, A B, B A, ..., paired by round, until the comparison is decided."""
-    results = searched_a_against_itself(tmp_path, "", "switches_per_txn")
+    """order = "alternating": each engine starts and warms up once, both stay up, and the
+    cells of a round follow each other seconds apart, A B, B A, ..., paired by round, until
+    the comparison is decided."""
+    results = searched_a_against_itself(tmp_path, 'order = "alternating"\n', "switches_per_txn")
     rows = cells(results)
     assert [r["status"] for r in rows] == ["done"] * 2 * MIN_ROUNDS
     ran = sorted(rows, key=lambda r: r["started_at"])
@@ -166,12 +166,13 @@ def test_a_precision_search_alternates_with_every_engine_kept_running(tmp_path: 
 
 
 def test_a_sliced_round_runs_its_cells_at_once_each_in_its_own_slots(tmp_path: Path) -> None:
-    """order = "sliced": both engines kept running, the two cells of a round started
-    together, each running only in its own half-second slots; each cell's samples are its
-    slices, its server CPU read slice by slice, and the search decides on it."""
-    results = searched_a_against_itself(
-        tmp_path, 'order = "sliced"\nslice_seconds = 0.5\n', "cpu_us_per_txn"
-    )
+    """A search of a spec that names no order is sliced and isolated: both engines kept
+    running, the two cells of a round started together, each running only in its own
+    half-second slots; each cell's samples are its slices, its server CPU read slice by
+    slice, and the search decides on it."""
+    results = searched_a_against_itself(tmp_path, "slice_seconds = 0.5\n", "cpu_us_per_txn")
+    host = json.loads((results / "run.json").read_text())["host"]
+    assert host["isolation"] == "server on CPU 1, sysbench on CPU 0"
     rows = cells(results)
     assert [r["status"] for r in rows] == ["done"] * 2 * MIN_ROUNDS
     for repetition in range(1, MIN_ROUNDS + 1):

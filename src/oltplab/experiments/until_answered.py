@@ -2,11 +2,12 @@
 comparison is DIFFERENT or SAME against the margin (`analysis/precision`), or the budget is
 spent, when the undecided ones end UNKNOWN.
 
-The rounds alternate (the engines kept running, cells back to back) unless the spec asks
-for interleaved ones; alternating rounds are added a batch at a time, as many as the first
-batch, since each batch starts the engines again. Each batch (or interleaved round) is the
-spec with more repetitions, run into the same results directory (a spec may add cells), so
-a killed search resumes like any run and every round is kept.
+The rounds are sliced (the engines kept running, a round's cells at once in short time
+slots) and isolated unless the spec asks otherwise; sliced and alternating rounds are added
+a batch at a time, as many as the first batch, since each batch starts the engines again.
+Each batch (or interleaved round) is the spec with more repetitions, run into the same
+results directory (a spec may add cells), so a killed search resumes like any run and every
+round is kept.
 """
 
 from __future__ import annotations
@@ -37,18 +38,22 @@ def target_of(spec: Spec) -> Target | None:
 
 
 def rounds_order(spec: Spec) -> str:
-    """How a search runs its rounds: interleaved or sliced when the spec asks for that;
-    otherwise alternating, which pairs more tightly than interleaved for the same machine
-    time (README, "Measure until answered", has bench/precision.py's figures)."""
+    """How a search runs its rounds: as the spec says when it names interleaved,
+    alternating or sliced rounds; otherwise sliced, which paired most tightly for the same
+    machine time here (README, "Measure until answered", has bench/precision.py's figures)."""
     order = spec.protocol.order
-    return order if order in ("interleaved", "sliced") else "alternating"
+    return order if order in ("interleaved", "alternating", "sliced") else "sliced"
 
 
 def with_rounds(spec: Spec, rounds: int, **protocol: Any) -> tuple[Spec, str]:
     """The spec with this many paired rounds in its search's order (and any other
-    protocol keys given)."""
+    protocol keys given); isolated unless the spec says otherwise, since the server and
+    sysbench on CPUs of their own spread less between rounds here (bench/precision.py)."""
     data = spec.model_dump(mode="json", exclude_none=True)
-    data["protocol"].update(repetitions=rounds, order=rounds_order(spec), **protocol)
+    isolation = spec.protocol.isolation if "isolation" in spec.protocol.model_fields_set else True
+    data["protocol"].update(
+        repetitions=rounds, order=rounds_order(spec), isolation=isolation, **protocol
+    )
     return derived_spec(data, "precision round")
 
 
