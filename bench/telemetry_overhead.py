@@ -2,14 +2,17 @@
 
 Runs the same read-write cell (MySQL 8.0.31, 4 threads, 30 s) 5 times with the OS
 collectors and the engine probe on and 5 times with `--no-telemetry`, alternating which
-goes first in each round (on/off, off/on, ...) so a drifting host hits both alike. Each
+goes first in each round (on/off, off/on, ...) so a drifting host hits both alike; with
+`--isolation on` (the default) the server and sysbench run on CPUs of their own, as
+`[protocol] isolation` puts them, and the collectors run beside sysbench. Each
 round adds one repetition to each results directory through the real CLI, so every
 measurement restores the datadir snapshot, starts the engine and warms up as usual.
 Prints the ratio on/off of TPS and of the server's CPU per transaction (the load sampler
 runs either way), each with its 95% interval (paired by round), computed by oltplab's own
 comparison code; the more precise of the two says how much telemetry costs.
 
-    python bench/telemetry_overhead.py [--rounds 5] [--seconds 30] [--keep DIR]
+    python bench/telemetry_overhead.py [--rounds 5] [--seconds 30] [--isolation on|off]
+                                       [--keep DIR]
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from oltplab.base.metrics import CPU_PER_TXN, TPS
 ENGINE = "mysql-8.0.31"
 
 
-def spec(repetitions: int, seconds: int) -> str:
+def spec(repetitions: int, seconds: int, isolation: bool) -> str:
     return f"""
 name = "telemetry-overhead"
 workloads = ["oltp_read_write"]
@@ -52,12 +55,15 @@ warmup_threads = 4
 measure_seconds = {seconds}
 threads = [4]
 repetitions = {repetitions}
+isolation = {str(isolation).lower()}
 """
 
 
-def run(work: Path, results: Path, telemetry: bool, repetitions: int, seconds: int) -> None:
+def run(
+    work: Path, results: Path, telemetry: bool, repetitions: int, seconds: int, isolation: bool
+) -> None:
     spec_file = work / f"round{repetitions}.toml"
-    spec_file.write_text(spec(repetitions, seconds))
+    spec_file.write_text(spec(repetitions, seconds, isolation))
     command = [sys.executable, "-m", "oltplab", "run", str(spec_file), "--results", str(results)]
     if not telemetry:
         command.append("--no-telemetry")
@@ -84,6 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=30)
+    parser.add_argument("--isolation", choices=("on", "off"), default="on")
     parser.add_argument("--keep", type=Path, help="keep the results in this directory")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="oltplab-telemetry-overhead-"))
@@ -98,7 +105,7 @@ def main() -> None:
     for round_ in range(1, args.rounds + 1):
         order = [(on, True), (off, False)] if round_ % 2 else [(off, False), (on, True)]
         for results, telemetry in order:
-            run(work, results, telemetry, round_, args.seconds)
+            run(work, results, telemetry, round_, args.seconds, args.isolation == "on")
         print(f"round {round_}/{args.rounds} done ({time.monotonic() - started:.0f} s)", flush=True)
     with_telemetry, without = samples(on), samples(off)
     widths = {}
