@@ -339,7 +339,8 @@ def calibrate(
         typer.Option(
             help="How A and B take turns: interleaved (a restart and warm-up per cell), "
             "alternating (both kept running, cells back to back) or sliced (both kept "
-            "running, each round's cells at once in short time slots); a spec is planned "
+            "running, each round's cells at once in short time slots; these two isolated, as "
+            "--precision searches are); a spec is planned "
             "with the calibration of its order."
         ),
     ] = Order.INTERLEAVED,

@@ -50,6 +50,9 @@ def calibration_spec(
         "[protocol]\nwarmup_ro_seconds = 5\nwarmup_rw_seconds = 5\nwarmup_threads = 2\n"
         f"measure_seconds = {seconds}\nthreads = {threads}\nrepetitions = {repetitions}\n"
         f'order = "{order}"\n'
+        # Alternating and sliced calibrations plan --precision searches, which are isolated
+        # unless a spec says otherwise; the interleaved one is the noise floor of plain runs.
+        f"isolation = {'false' if order == 'interleaved' else 'true'}\n"
     )
 
 
