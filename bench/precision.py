@@ -10,7 +10,8 @@ transaction here). Every workload is compared with `base`, paired by round.
 Three orders can be contrasted: `interleaved` (each cell a session of its own: the
 datadir restored, the server started and warmed up), `alternating` (the server started
 once, the cells of a round back to back, seconds apart) and `sliced` (the server started
-once, the cells of a round at the same time, each in its own one-second slots in turn).
+once, the cells of a round at the same time, each in its own short slots in turn,
+a quarter second by default).
 
 For each measure (TPS, server CPU per transaction, server context switches per
 transaction), each round taken by the mean of its seconds and by their 20% trimmed mean
@@ -22,7 +23,7 @@ many rounds and minutes of the trial it was reached. The default shapes take abo
 minutes of machine time per trial and setting.
 
     python bench/precision.py [--trials 10] [--margin 3]
-                              [--order alternating:36x3,interleaved:10x8]
+                              [--order sliced@0.25:14x10,alternating:36x3]
                               [--isolation off,on] [--threads 1] [--keep DIR]
                               [--summarise DIR]
 """
@@ -45,6 +46,7 @@ from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers, trimmed_rounds
 from oltplab.base.metrics import MEASURES, Target
+from oltplab.spec import ProtocolSpec
 
 ENGINE = "mariadb-10.11.5"
 OLTPLAB = [sys.executable, "-m", "oltplab"]
@@ -103,6 +105,13 @@ class Trial:
     decisions: dict[tuple[str, str], Decision]  # (measure, workload) -> the rule's verdict
 
 
+# Rounds and cell seconds that fit about nine minutes of machine time here: a restart and
+# a warm-up per cell when interleaved, cells back to back when alternating (3 s: a 2 s
+# run of sysbench now and then prints only its first second).
+SLICE_SECONDS: float = ProtocolSpec.model_fields["slice_seconds"].default
+DEFAULT_SHAPE = {"alternating": "36x3", "interleaved": "10x8", "sliced": "14x10"}
+
+
 @dataclass(frozen=True)
 class Setting:
     """How a trial measures: the protocol's order, its rounds of cells this long, and
@@ -112,7 +121,7 @@ class Setting:
     rounds: int
     seconds: int
     isolation: bool
-    slice_seconds: float = 1.0  # sliced rounds only
+    slice_seconds: float = SLICE_SECONDS  # sliced rounds only
 
     @property
     def label(self) -> str:
@@ -130,15 +139,11 @@ def settings_of(orders: str, isolation: str) -> list[Setting]:
         rounds, _, seconds = (shape or DEFAULT_SHAPE[order]).partition("x")
         for setting in isolation.split(","):
             found.append(
-                Setting(order, int(rounds), int(seconds), setting == "on", float(slot or 1))
+                Setting(
+                    order, int(rounds), int(seconds), setting == "on", float(slot or SLICE_SECONDS)
+                )
             )
     return found
-
-
-# Rounds and cell seconds that fit about nine minutes of machine time here: a restart and
-# a warm-up per cell when interleaved, cells back to back when alternating (3 s: a 2 s
-# run of sysbench now and then prints only its first second).
-DEFAULT_SHAPE = {"alternating": "36x3", "interleaved": "10x8", "sliced": "14x10"}
 
 
 def run_trial(work: Path, name: str, setting: Setting, margin: float, threads: int) -> Trial:
@@ -200,15 +205,20 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="sysbench threads per cell")
     parser.add_argument(
         "--order",
-        default="alternating",
-        help="how the rounds run, comma-separated to contrast them: alternating (engines "
-        "kept running, cells back to back), sliced (engines kept running, a round's cells "
-        "at once, each in its own slots of SLOT seconds, 1 by default) or interleaved (a "
+        default="sliced",
+        help="how the rounds run, comma-separated to contrast them: sliced (the default, "
+        "as --precision searches: engines kept running, a round's cells at once, each in "
+        f"its own slots of SLOT seconds, {SLICE_SECONDS:g} by default), alternating "
+        "(engines kept running, cells back to back) or interleaved (a "
         "restart and a warm-up per cell), each as ORDER[@SLOT][:ROUNDSxSECONDS] (defaults: "
         + ", ".join(f"{o}:{s}" for o, s in DEFAULT_SHAPE.items())
         + ")",
     )
-    parser.add_argument("--isolation", default="off", help="off, on, or off,on to contrast")
+    parser.add_argument(
+        "--isolation",
+        default="on",
+        help="on (the default, as --precision searches), off, or off,on to contrast",
+    )
     parser.add_argument(
         "--contrast-trials",
         type=int,

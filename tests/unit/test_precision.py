@@ -192,13 +192,18 @@ def test_plan_prints_rounds_and_time_from_this_hosts_calibration(tmp_path: Path)
     assert "5 s a session to restore and start" in text
 
 
-def test_an_alternating_spec_is_planned_with_a_calibration_of_alternating_rounds(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("asked", "planned"), [("as-listed", "sliced"), ("alternating", "alternating")]
+)
+def test_a_kept_running_order_is_planned_with_a_calibration_of_its_own_rounds(
+    tmp_path: Path, asked: str, planned: str
 ) -> None:
-    """Alternating rounds spread less and cost no restart: an interleaved calibration does
-    not plan them, and a round costs its cells, not its warm-ups. A spec that does not ask
-    for interleaved rounds is searched, so planned, alternating."""
-    spec = Path(__file__).parents[2] / "examples" / "quick.toml"
+    """Sliced and alternating rounds spread less and cost no restart: an interleaved
+    calibration does not plan them, and a round costs its cells, not its warm-ups. A spec
+    that asks for no order of rounds is searched, so planned, sliced."""
+    quick = Path(__file__).parents[2] / "examples" / "quick.toml"
+    spec = tmp_path / "spec.toml"
+    spec.write_text(quick.read_text().replace('order = "as-listed"', f'order = "{asked}"'))
     env = {**os.environ, "OLTPLAB_CACHE": str(tmp_path / "cache")}
     (tmp_path / "cache").mkdir()
     entry = {
@@ -212,8 +217,8 @@ def test_an_alternating_spec_is_planned_with_a_calibration_of_alternating_rounds
     store.write_text(json.dumps({platform.node(): entry}))
     refused = oltplab("plan", str(spec), "--precision", "3%", cwd=tmp_path, env=env)
     assert refused.returncode == 2
-    assert "`oltplab calibrate ENGINE --order alternating`" in refused.stderr
-    store.write_text(json.dumps({platform.node(): entry, f"{platform.node()}/alternating": entry}))
+    assert f"`oltplab calibrate ENGINE --order {planned}`" in refused.stderr
+    store.write_text(json.dumps({platform.node(): entry, f"{platform.node()}/{planned}": entry}))
     found = oltplab("plan", str(spec), "--precision", "3%", cwd=tmp_path, env=env)
     assert found.returncode == 0, found.stderr
     text = " ".join(found.stdout.split())
