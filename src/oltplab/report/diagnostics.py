@@ -10,7 +10,7 @@ from oltplab.report.format import estimate, number, percent, table, telemetry_ch
 from oltplab.sysbench.validity import ERROR_RATE_LIMIT
 
 
-def flags(analysis: Analysis) -> list[str]:
+def flags(analysis: Analysis, charts: list[Path]) -> list[str]:
     out = ["## 10. Flagged and failed cells", ""]
     out += _measured_again(analysis)
     cells = analysis.flagged
@@ -51,7 +51,7 @@ def flags(analysis: Analysis) -> list[str]:
     )
 
 
-def network(analysis: Analysis) -> list[str]:
+def network(analysis: Analysis, charts: list[Path]) -> list[str]:
     rows = analysis.network
     if not rows:
         return []
@@ -111,7 +111,7 @@ def network(analysis: Analysis) -> list[str]:
     return out
 
 
-def machines(analysis: Analysis) -> list[str]:
+def machines(analysis: Analysis, charts: list[Path]) -> list[str]:
     rows = analysis.machines
     if len(rows) < 2 and not any(r.canaries for r in rows):
         return []

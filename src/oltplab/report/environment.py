@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import tomllib
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from oltplab.analysis.dataset import Dataset
+from oltplab.analysis.model import Analysis
 from oltplab.report.format import describe_workload, number, setting, table
 from oltplab.spec import DatasetSpec, ProtocolSpec
 
@@ -63,7 +65,8 @@ def effective(values: dict[str, str], name: str) -> str | None:
     return redo_capacity(values) if name == "redo capacity" else values.get(name)
 
 
-def environment(dataset: Dataset) -> list[str]:
+def environment(analysis: Analysis, charts: list[Path]) -> list[str]:
+    dataset = analysis.dataset
     out = ["## 1. Environment and provenance", ""]
     for run in dataset.runs:
         if "imported_from" in run:
@@ -206,7 +209,8 @@ def _source(text: str) -> str:
     return "; ".join(f"{k}: {v}" for k, v in source.items() if k != "password_env")
 
 
-def configuration(dataset: Dataset) -> list[str]:
+def configuration(analysis: Analysis, charts: list[Path]) -> list[str]:
+    dataset = analysis.dataset
     out = ["## 2. Configuration", ""]
     if not dataset.variables:
         return [*out, "No server variables were recorded for these results.", ""]

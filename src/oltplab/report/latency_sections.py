@@ -20,7 +20,7 @@ def _load(found: LatencyPoint) -> str:
     return said + (" (**saturated**: a lower bound)" if found.saturated else "")
 
 
-def distributions(analysis: Analysis) -> list[str]:
+def distributions(analysis: Analysis, charts: list[Path]) -> list[str]:
     found = analysis.latency
     if not found:
         return []
@@ -74,7 +74,7 @@ def curves(analysis: Analysis, charts: list[Path]) -> list[str]:
     return out
 
 
-def capacity(analysis: Analysis) -> list[str]:
+def capacity(analysis: Analysis, charts: list[Path]) -> list[str]:
     """`oltplab capacity`'s ranking, beside the curves its probes drew."""
     found = analysis.capacities
     if not found:
@@ -102,7 +102,7 @@ def capacity(analysis: Analysis) -> list[str]:
     return out + table(["engine", "tier", "sustains", "closed-loop peak", "of the peak"], rows)
 
 
-def omission(analysis: Analysis) -> list[str]:
+def omission(analysis: Analysis, charts: list[Path]) -> list[str]:
     if not analysis.omissions:
         return []
     out = [

@@ -5,6 +5,8 @@ transaction), which another load on the host moves far less than TPS."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.precision import MIN_ROUNDS
 from oltplab.base.metrics import MEASURES
@@ -20,7 +22,7 @@ ROUNDS = {
 }
 
 
-def section(analysis: Analysis) -> list[str]:
+def section(analysis: Analysis, charts: list[Path]) -> list[str]:
     out = ["## 18. Precision and per-transaction cost", ""]
     out += _answers(analysis)
     out += _costs(analysis)
