@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 from oltplab.sysbench.output import SAMPLE_COLUMNS, read_output
 from oltplab.sysbench.slices import parse_slices, sliced_output
@@ -50,3 +53,9 @@ def test_slots_shorter_than_a_second_give_rates_over_their_own_length() -> None:
     assert cell.summary.total_time_s == 2.5
     assert cell.summary.tps == 25_558 / 2.5
     assert cell.samples[0, SAMPLE_COLUMNS.index("tps")] == 2_259 * 4
+    # ten slices of a quarter second are all the samples 2.5 s of slots give: none missing
+    assert validity_flags(cell, seconds=2.5, interval=0.25) == []
+    # one slice lost from the middle is a gap
+    lost = replace(cell, samples=np.delete(cell.samples, 4, axis=0),
+                   seconds=np.delete(cell.seconds, 4))  # fmt: skip
+    assert validity_flags(lost, seconds=2.5, interval=0.25) == ["missing-intervals"]
