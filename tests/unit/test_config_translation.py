@@ -201,3 +201,21 @@ def test_max_wal_size_holds_two_wal_segments_at_least():
     small = replace(intent(), redo_capacity=8 * M)
     settings = intent_settings("postgresql", "15.18", small)
     assert expected_variables(settings)["max_wal_size"] == str(32 * M)
+
+
+@pytest.mark.parametrize(
+    ("version", "written"),
+    [("10.11.5", False), ("10.11.18", True), ("11.4.5", True), ("11.8.3", True), ("12.1.2", True)],
+)
+def test_mariadb_snapshot_isolation_is_off_wherever_a_release_has_it(version, written):
+    """On by default since 11.6.2 (sysbench's read-write then skips transactions on error
+    1020): written out, off, so that every release runs the same transactions; a tier's
+    [config.extra.mariadb] still turns it on."""
+    settings = options("mariadb", version)
+    assert ("innodb_snapshot_isolation" in settings) is written
+    if written:
+        assert settings["innodb_snapshot_isolation"] is False
+        extra = '[config.extra.mariadb]\ninnodb_snapshot_isolation = "ON"\n'
+        found = [s for s in intent_settings("mariadb", version, intent(extra))
+                 if s.option == "innodb_snapshot_isolation"]  # fmt: skip
+        assert [s.value for s in found] == [False, "ON"]  # the later line wins

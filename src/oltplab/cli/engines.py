@@ -24,9 +24,12 @@ def _spec_engines(spec_path: Path | None) -> list[EngineSpec]:
 
 
 def _described(engine: EngineSpec) -> str:
-    """Where an engine's binaries come from: `debian: mariadb-server`."""
+    """Where an engine's binaries come from: `debian: mariadb-server-core`, `debian sid:
+    mysql-server-core-9.7 9.7.4-2`."""
     source = source_of(engine)
     kind = next(iter(source))
+    if "suite" in source:
+        return f"{kind} {source['suite']}: {source[kind]} {source.get('version', '(current)')}"
     return f"{kind}: {source[kind]}"
 
 

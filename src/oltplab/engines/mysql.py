@@ -29,7 +29,6 @@ class MysqlFamily(Family):
     name: ClassVar[str] = "mysql"
     client_protocol: ClassVar[str] = "mysql"
     aliases: ClassVar[tuple[str, ...]] = ("mysql",)
-    password_clause: ClassVar[str] = NATIVE_PASSWORD
 
     # --- what the family says about itself ------------------------------------------------
 
@@ -85,10 +84,17 @@ class MysqlFamily(Family):
             # sysbench prepares statements per thread and table; the default runs out at
             # high counts.
             plain("max_prepared_stmt_count", 1_000_000),
+            *cls.fixed_settings(version),
         ]
         for option, value in intent.extra.get(cls.name, {}).items():
             settings.append(plain(option.replace("-", "_"), value))
         return settings
+
+    @classmethod
+    def fixed_settings(cls, version: tuple[int, ...]) -> list[Setting]:
+        """Defaults that changed between releases, written out so that every release runs
+        the same way (a tier's [config.extra] still overrides them)."""
+        return []
 
     @classmethod
     def has_buffer_pool_instances(cls, version: tuple[int, ...]) -> bool:
@@ -163,7 +169,14 @@ class MysqlFamily(Family):
 
     @classmethod
     def set_root_password(cls, version: tuple[int, ...], password: str) -> str:
-        return f"ALTER USER 'root'@'localhost' {cls.password_clause} {quote(password)};"
+        return f"ALTER USER 'root'@'localhost' {cls.password_clause(version)} {quote(password)};"
+
+    @classmethod
+    def password_clause(cls, version: tuple[int, ...]) -> str:
+        """How accounts get their password. Native passwords suit every client sysbench may
+        be built with; MySQL 8.4 disables the plugin and 9.0 removed it, so from 8.4 on the
+        default (caching_sha2_password) is used."""
+        return NATIVE_PASSWORD if version < (8, 4) else "IDENTIFIED BY"
 
     # --- an instance of it --------------------------------------------------------------------
 
@@ -187,7 +200,7 @@ class MysqlFamily(Family):
         return machine.unprivileged([server, f"--defaults-file={layout.cnf}", *options])
 
     def control(self, route: ControlRoute, password: str) -> Control:
-        clause = self.password_clause
+        clause = self.password_clause(parse_version(self.distribution.version))
         if route.socket is not None:
             return Control(
                 socket=route.socket, password=password, timeout=5, password_clause=clause

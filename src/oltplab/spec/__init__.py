@@ -50,7 +50,7 @@ from oltplab.spec.fields import (
     printable,
     whole,
 )
-from oltplab.spec.sources import SOURCE_KINDS, EngineSpec, beside_spec
+from oltplab.spec.sources import SOURCE_KINDS, DebianSource, EngineSpec, beside_spec
 from oltplab.spec.verdicts import CompareSpec
 
 # --- configuration intent --------------------------------------------------------------------
@@ -456,11 +456,20 @@ class Spec(StrictModel):
             "isolation": False,
         }
         protocol = {k for k, v in defaults.items() if getattr(self.protocol, k) == v}
+        if self.protocol.order != "sliced":
+            protocol.add("slice_seconds")  # no slots to size
         workloads = {i: {"rates"} for i, w in enumerate(self.workloads) if w.rates is None}
+        # A Debian source of the installed package, as before suites could be named.
+        engines = {
+            i: {"source": {"suite", "version", "sha256", "also"}}
+            for i, e in enumerate(self.engines)
+            if isinstance(e.source, DebianSource) and e.source.suite is None
+        }
         data = self.model_dump(
             mode="json",
             exclude={
                 "distribute": True, "compare": True, "protocol": protocol, "workloads": workloads,
+                "engines": engines,
             },
         )  # fmt: skip
         return _digest(data)

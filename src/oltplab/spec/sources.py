@@ -53,6 +53,27 @@ class DebianSource(StrictModel):
     provisioned: ClassVar[bool] = True
     # A Debian package name (policy: lower case, digits, + - .), never an apt option.
     debian: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$")]
+    # Another suite than the host's (trixie, sid, experimental): fetched with its libraries
+    # into the cache (engines/debian_suite.py) instead of used where it is installed.
+    suite: Annotated[str, Field(pattern=r"^[a-z]+$")] | None = None
+    # The exact version expected (`1:11.8.3-0+deb13u1`) and its .deb's sha256: a suite
+    # keeps one version of a package, so another one there is an error, not a quiet swap.
+    version: Annotated[str, Field(pattern=r"^[0-9][0-9A-Za-z.+~:-]*$")] | None = None
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    # More packages of that suite the server's tools need beside it (`mariadb-client-core`).
+    also: Annotated[
+        list[Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$")]], Field(max_length=20)
+    ] = []
+
+    @model_validator(mode="after")
+    def _pinned_in_a_suite(self) -> DebianSource:
+        if self.suite is None and (self.version or self.sha256 or self.also):
+            raise ValueError(
+                "debian source: version, sha256 and also are for a package of another "
+                "suite; add suite (trixie, sid, ...) or leave them out to use the installed "
+                "package"
+            )
+        return self
 
 
 class EndpointSource(StrictModel):
