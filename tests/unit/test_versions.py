@@ -110,8 +110,9 @@ def test_the_cell_and_the_releases_of_a_bisection() -> None:
     with pytest.raises(OltplabError, match="expected"):
         CellChoice.parse("128M 4t", spec)
     assert releases_between("mariadb-10.11.5", "mariadb-11.4.5", None) == [
-        "mariadb-10.11.5", "mariadb-11.4.5",
+        "mariadb-10.11.5", "mariadb-10.11.19", "mariadb-11.4.5",
     ]  # fmt: skip
+    assert releases_between("mysql-8.0.31", "mysql-9.7.4", None) == ["mysql-8.0.31", "mysql-9.7.4"]
     mine = parse_spec(
         "engines = [" + ", ".join(
             f'{{name = "r{i}", source = {{debian = "mariadb-server-core"}}}}' for i in range(1, 6)

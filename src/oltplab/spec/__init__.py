@@ -50,7 +50,7 @@ from oltplab.spec.fields import (
     printable,
     whole,
 )
-from oltplab.spec.sources import SOURCE_KINDS, DebianSource, EngineSpec, beside_spec
+from oltplab.spec.sources import SOURCE_KINDS, EngineSpec, beside_spec
 from oltplab.spec.verdicts import CompareSpec
 
 # --- configuration intent --------------------------------------------------------------------
@@ -460,10 +460,11 @@ class Spec(StrictModel):
             protocol.add("slice_seconds")  # no slots to size
         workloads = {i: {"rates"} for i, w in enumerate(self.workloads) if w.rates is None}
         # A Debian source of the installed package, as before suites could be named.
+        sources = [e.source.model_dump() if e.source else {} for e in self.engines]
         engines = {
             i: {"source": {"suite", "version", "sha256", "also"}}
-            for i, e in enumerate(self.engines)
-            if isinstance(e.source, DebianSource) and e.source.suite is None
+            for i, source in enumerate(sources)
+            if "debian" in source and source["suite"] is None
         }
         data = self.model_dump(
             mode="json",
