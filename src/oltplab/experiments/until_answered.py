@@ -50,7 +50,7 @@ def with_rounds(spec: Spec, rounds: int, **protocol: Any) -> tuple[Spec, str]:
     protocol keys given); isolated unless the spec says otherwise, since the server and
     sysbench on CPUs of their own spread less between rounds here (bench/precision.py)."""
     data = spec.model_dump(mode="json", exclude_none=True)
-    isolation = spec.protocol.isolation if "isolation" in spec.protocol.model_fields_set else True
+    isolation = spec.protocol.isolated_unless_said()
     data["protocol"].update(
         repetitions=rounds, order=rounds_order(spec), isolation=isolation, **protocol
     )

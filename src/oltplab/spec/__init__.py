@@ -282,6 +282,10 @@ class ProtocolSpec(StrictModel):
     # session (see isolation.py).
     isolation: StrictBool = False
 
+    def isolated_unless_said(self) -> bool:
+        """For experiments that measure better isolated: on, unless the spec sets it."""
+        return self.isolation if "isolation" in self.model_fields_set else True
+
     @field_validator("threads")
     @classmethod
     def _distinct_threads(cls, threads: list[int]) -> list[int]:
@@ -461,11 +465,8 @@ class Spec(StrictModel):
         workloads = {i: {"rates"} for i, w in enumerate(self.workloads) if w.rates is None}
         # A Debian source of the installed package, as before suites could be named.
         sources = [e.source.model_dump() if e.source else {} for e in self.engines]
-        engines = {
-            i: {"source": {"suite", "version", "sha256", "also"}}
-            for i, source in enumerate(sources)
-            if "debian" in source and source["suite"] is None
-        }
+        suite_keys = {"source": {"suite", "version", "sha256", "also"}}
+        engines = {i: suite_keys for i, d in enumerate(sources) if d.get("suite", 0) is None}
         data = self.model_dump(
             mode="json",
             exclude={
