@@ -50,9 +50,8 @@ class Wanted:
 
 def mirror() -> str:
     """The Debian archive the host's own sources name (the one this machine reaches)."""
-    texts = [p.read_text(errors="replace") for p in Path("/etc/apt").glob("sources.list*/**/*")
-             if p.is_file()] + [Path("/etc/apt/sources.list").read_text(errors="replace")
-                                if Path("/etc/apt/sources.list").is_file() else ""]  # fmt: skip
+    sources = [Path("/etc/apt/sources.list"), *Path("/etc/apt/sources.list.d").glob("*")]
+    texts = [p.read_text(errors="replace") for p in sources if p.is_file()]
     for text in texts:
         for found in re.findall(
             r"(?:URIs:\s*|^deb\s+(?:\[[^\]]*\]\s+)?)(\S+/debian)/?\s", text, re.M
@@ -176,15 +175,14 @@ def _patchelf() -> str:
     return found
 
 
-def _is_program(path: Path) -> bool:
+def _is_program(path: Path, patchelf: str) -> bool:
     """A dynamically linked ELF program (it names an interpreter); scripts and libraries
     are left as they are."""
     with path.open("rb") as file:
-        head = file.read(64)
-    if head[:4] != b"\x7fELF":
-        return False
+        if file.read(4) != b"\x7fELF":
+            return False
     done = subprocess.run(
-        [_patchelf(), "--print-interpreter", str(path)], capture_output=True, check=False
+        [patchelf, "--print-interpreter", str(path)], capture_output=True, check=False
     )
     return done.returncode == 0
 
@@ -196,12 +194,12 @@ def relocate(root: Path) -> int:
     loader = next((root / p for p in LOADERS if (root / p).is_file()), None)
     if loader is None:
         raise EngineError(f"{root}: no {LOADERS[0]} unpacked: the suite's libc6 is missing")
-    patched = 0
+    patchelf, patched = _patchelf(), 0
     for folder in ("usr/sbin", "usr/bin"):
         for path in sorted((root / folder).glob("*")):
-            if path.is_file() and not path.is_symlink() and _is_program(path):
+            if path.is_file() and not path.is_symlink() and _is_program(path, patchelf):
                 _run(
-                    [_patchelf(), "--set-interpreter", str(loader), "--force-rpath",
+                    [patchelf, "--set-interpreter", str(loader), "--force-rpath",
                      "--set-rpath", LIBRARY_PATH, str(path)],
                     f"{path}: patchelf",
                 )  # fmt: skip
