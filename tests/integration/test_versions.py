@@ -94,13 +94,6 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
     assert first[0] and float(first[3]) > 0
     assert errors == []
 
-    identical = oltplab(
-        "bisect", "--good", "r1", "--bad", "r3", "--spec", "bisect.toml",
-        "--threshold", "15", "--max-repetitions", "3", "-r", "aa", "--no-explain", cwd=tmp_path,
-    )  # fmt: skip
-    assert identical.returncode == 0, identical.stderr
-    assert json.loads((tmp_path / "aa" / "bisect.json").read_text())["first_changed"] is None
-
 
 def test_a_rerun_says_whether_it_reproduced(tmp_path: Path) -> None:
     # Runs of one engine differ by 10-15% here, and now and then one is 30% off (a slow

@@ -81,6 +81,17 @@ def test_buffer_pool_instances_follow_size_and_are_not_written_for_modern_mariad
     assert "innodb_buffer_pool_instances" not in options("mariadb", "10.11.5")
 
 
+def test_mysql_5_5_is_never_given_options_of_5_6_and_later():
+    old = options("mysql", "5.5.9")
+    for later in (
+        "innodb_io_capacity_max",
+        "innodb_buffer_pool_dump_at_shutdown",
+        "innodb_buffer_pool_load_at_startup",
+    ):
+        assert later not in old and later in options("mysql", "5.7.22"), later
+    assert old["innodb_log_file_size"] == 2 * G and old["query_cache_size"] == 0
+
+
 def test_binlog_on_and_off():
     on = options("mysql", "8.0.31")
     assert on["log_bin"] == "binlog" and on["sync_binlog"] == 1 and on["binlog_format"] == "ROW"

@@ -91,6 +91,18 @@ def test_cell_definition_changes_with_what_the_numbers_depend_on():
     assert cell_definition_digest(base, *args) == cell_definition_digest(more_threads, *args)
 
 
+def test_an_engine_without_telemetry_is_measured_differently_and_unset_changes_nothing():
+    base = parse_spec(ENGINE + "[protocol]\nthreads = [1, 2]\n", "t.toml")
+    quiet = parse_spec(
+        'engines = [{name = "mysql-8.0.31", telemetry = false}]\n[protocol]\nthreads = [1, 2]\n',
+        "t.toml",
+    )
+    args = ("mysql-8.0.31", "128M", "oltp_read_write")
+    assert cell_definition_digest(quiet, *args) != OLD_DIGEST
+    assert quiet.digest() != base.digest()
+    assert cell_definition_digest(base, *args) == OLD_DIGEST
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -72,6 +72,14 @@ def test_accounts_sql_drops_the_installers_passwordless_accounts_before_any_logi
     )
     mysql = MysqlFamily.accounts_sql((8, 0, 31), "pw", "h")
     assert "ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY 'pw';" in mysql
+    # MySQL 5.5 has neither DROP USER IF EXISTS nor ALTER USER: the grant tables themselves,
+    # one statement a line, as its --init-file reads them.
+    old_mysql = MysqlFamily.accounts_sql((5, 5, 9), "pw", "h").splitlines()
+    assert (
+        old_mysql[0] == "DELETE FROM mysql.user WHERE NOT (User = 'root' AND Host = 'localhost');"
+    )
+    assert "SET PASSWORD FOR 'root'@'localhost' = PASSWORD('pw');" in old_mysql
+    assert all(line.endswith(";") and "IF EXISTS" not in line for line in old_mysql)
 
 
 def test_names_carry_no_html_into_the_markdown_but_code_spans_stay_as_they_are():

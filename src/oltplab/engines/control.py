@@ -96,8 +96,11 @@ class Control(Connection):
         password: str,
         timeout: float = 10,
         password_clause: str = NATIVE_PASSWORD,
+        grant_creates_user: bool = False,
     ) -> None:
         self._password_clause = password_clause  # the family's (MariaDB: IDENTIFIED BY)
+        # Before CREATE USER IF NOT EXISTS (MySQL 5.7), a GRANT with a password made the user.
+        self._grant_creates_user = grant_creates_user
         try:
             self._conn = pymysql.connect(
                 unix_socket=str(socket) if socket else None,
@@ -144,6 +147,12 @@ class Control(Connection):
         self.execute("CREATE DATABASE IF NOT EXISTS sbtest")
         clause = self._password_clause
         for client in clients:
+            if self._grant_creates_user:
+                self.execute(
+                    f"GRANT ALL PRIVILEGES ON sbtest.* TO %s@%s {clause} %s",
+                    (user, client, password),
+                )
+                continue
             self.execute(f"CREATE USER IF NOT EXISTS %s@%s {clause} %s", (user, client, password))
             self.execute("GRANT ALL PRIVILEGES ON sbtest.* TO %s@%s", (user, client))
 

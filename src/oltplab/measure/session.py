@@ -51,6 +51,7 @@ from oltplab.sysbench.validity import TELEMETRY_GAP, stall_notes, validity_flags
 from oltplab.telemetry.collectors import Collected, Row, queue_rows
 from oltplab.telemetry.devices import CellSite, Telemetry
 from oltplab.telemetry.load import INTERFERENCE, Interference, interference
+from oltplab.telemetry.registry import devices
 
 log = logging.getLogger("oltplab")
 
@@ -80,6 +81,13 @@ class RunContext:
     engines: dict[str, EngineState] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)
     instances: list[Server] = field(default_factory=list)
+    load_only: Telemetry = field(default_factory=lambda: Telemetry(devices(())))
+
+    def telemetry_of(self, engine: str) -> Telemetry:
+        """The run's devices, or the load sampler alone for an engine that turns them off."""
+        if self.spec.engine(engine).telemetry is False:
+            return self.load_only
+        return self.telemetry
 
     def scratch(self, key: str) -> Path:
         """Where an engine's datadir, snapshot and prepare output go: never results."""
@@ -289,9 +297,10 @@ def _describe_warm_engine(
     """The session devices' snapshots, taken after the cells: taken between warm-up and
     measurement they would pause the engine there only when telemetry is on."""
     label = f"{session.engine} {session.tier} {session.workload}"
-    if ctx.telemetry.describes_sessions:
+    telemetry = ctx.telemetry_of(session.engine)
+    if telemetry.describes_sessions:
         ctx.display.phase(f"{label}: telemetry of the warm engine", 0)
-    for missing in ctx.telemetry.after_session(state.server, stem):
+    for missing in telemetry.after_session(state.server, stem):
         log.warning("%s: %s", label, missing)
 
 
@@ -479,16 +488,17 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     ensure_space(ctx.results, what="measure a cell")
     ctx.ledger.mark_running(cell, ctx.run_id)
     ctx.display.phase(cell_label(cell), seconds)
-    ctx.telemetry.before_cell(CellSite(stem, state.server))
+    telemetry = ctx.telemetry_of(cell.engine)
+    telemetry.before_cell(CellSite(stem, state.server))
     try:
         result = _sysbench(
             ctx, state, spec.workload(cell.workload), cell.threads, seconds, output, cell.rate
         )
     except KeyboardInterrupt:
-        ctx.telemetry.abandon()
+        telemetry.abandon()
         ctx.ledger.requeue(failed_too=False)
         raise
-    collected = ctx.telemetry.after_cell(result.seconds)
+    collected = telemetry.after_cell(result.seconds)
     record_cell(ctx, state, cell, output, read_output(output), result, collected)
 
 

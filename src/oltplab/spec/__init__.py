@@ -12,11 +12,10 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Literal
 
 import tomli_w
 from pydantic import (
-    AfterValidator,
     BeforeValidator,
     Field,
     StrictBool,
@@ -46,10 +45,10 @@ from oltplab.spec.fields import (
     Seconds,
     StrictModel,
     ThreadCount,
-    allowed_ssh_options,
     printable,
     whole,
 )
+from oltplab.spec.hosts import LOCAL_HOST, HostSpec, NetworkSpec, PlacementSpec
 from oltplab.spec.sources import SOURCE_KINDS, EngineSpec, beside_spec
 from oltplab.spec.verdicts import CompareSpec
 
@@ -294,56 +293,6 @@ class ProtocolSpec(StrictModel):
         return threads
 
 
-# --- hosts and placements ---------------------------------------------------------------------
-
-LOCAL_HOST: Final = "local"
-
-
-class HostSpec(StrictModel):
-    """Another machine, reached with the user's own OpenSSH client and ~/.ssh/config."""
-
-    name: Name
-    ssh: Annotated[str, Field(pattern=r"^[^\s-][^\s]*$")]  # user@host, or a ~/.ssh/config alias
-    port: Annotated[int, Field(gt=0, lt=65536)] | None = None
-    identity_file: Annotated[Path, BeforeValidator(beside_spec)] | None = None
-    workdir: Annotated[str, Field(pattern=r"^/[^\s]*$")] = "/tmp/oltplab"
-    # Extra `ssh -o Key=Value` options, on top of what ~/.ssh/config says.
-    options: Annotated[
-        dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9]+$")], str],
-        AfterValidator(allowed_ssh_options),
-    ] = {}
-
-    @field_validator("name")
-    @classmethod
-    def _not_local(cls, name: str) -> str:
-        if name == LOCAL_HOST:
-            raise ValueError('"local" is this machine; give the host another name')
-        return name
-
-
-class PlacementSpec(StrictModel):
-    """Where the engine runs and where sysbench runs; apart, the scenario is *-network."""
-
-    server: str = LOCAL_HOST
-    client: Literal["local"] = LOCAL_HOST
-
-    @property
-    def network(self) -> bool:
-        return self.server != self.client
-
-
-class NetworkSpec(StrictModel):
-    """Link shaping for what-if studies, on the server side of network placements."""
-
-    delay_ms: Annotated[float, Field(ge=0, le=10_000)] = 0
-    rate_mbit: Annotated[float, Field(gt=0)] | None = None
-    loss_pct: Annotated[float, Field(ge=0, le=100)] = 0
-
-    @property
-    def shaped(self) -> bool:
-        return self.delay_ms > 0 or self.rate_mbit is not None or self.loss_pct > 0
-
-
 def _expand_series(value: Any) -> Any:
     """`{series = "mariadb >=10.4, <12"}` in the engine list stands for the catalog's
     releases in that range, in release order."""
@@ -466,7 +415,12 @@ class Spec(StrictModel):
         # A Debian source of the installed package, as before suites could be named.
         sources = [e.source.model_dump() if e.source else {} for e in self.engines]
         suite_keys = {"source": {"suite", "version", "sha256", "also"}}
-        engines = {i: suite_keys for i, d in enumerate(sources) if d.get("suite", 0) is None}
+        engines: dict[int, Any] = {
+            i: suite_keys for i, d in enumerate(sources) if d.get("suite", 0) is None
+        }
+        for i, engine in enumerate(self.engines):
+            if engine.telemetry is None:
+                engines[i] = {**engines.get(i, {}), "telemetry": True}
         data = self.model_dump(
             mode="json",
             exclude={
@@ -492,6 +446,12 @@ def _digest(data: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _engine_definition(engine: EngineSpec) -> dict[str, Any]:
+    # Unset, telemetry is the run's choice and not part of what a cell measures.
+    unset = {"telemetry"} if engine.telemetry is None else set()
+    return engine.model_dump(mode="json", exclude=unset)
+
+
 def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) -> str:
     """What a cell's numbers depend on; a changed digest means the stored cell is not comparable."""
     protocol = spec.protocol.model_dump(
@@ -509,7 +469,7 @@ def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) ->
     chosen = spec.workload(workload)
     # exclude_none: keys added in later versions leave older results' digests as they were.
     definition: dict[str, Any] = {
-        "engine": spec.engine(engine).model_dump(mode="json"),
+        "engine": _engine_definition(spec.engine(engine)),
         "intent": {**resolved.__dict__},
         "dataset": spec.dataset.model_dump(exclude_none=True),
         "workload": chosen.model_dump(mode="json", exclude_none=True),

@@ -37,6 +37,13 @@ CATALOG: dict[str, CatalogEntry] = {
     entry.name: entry
     for entry in (
         CatalogEntry(
+            "mysql-5.5.9",
+            "mysql",
+            "5.5.9",
+            {"maven": "mysql:mysql-connector-mxj-db-files:5.0.12"},
+            "MySQL Community Server 5.5.9 from Connector/MXJ's platform files on Maven",
+        ),
+        CatalogEntry(
             "mysql-5.7.19",
             "mysql",
             "5.7.19",

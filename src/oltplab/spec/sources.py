@@ -117,6 +117,9 @@ class EngineSpec(StrictModel):
     family: Family | None = None
     version: Annotated[str, Field(pattern=r"^[0-9A-Za-z][0-9A-Za-z.+_-]*$")] | None = None
     extra: ExtraOptions = {}
+    # false: this engine's cells run with the load sampler only, none of the run's telemetry
+    # devices; beside the same engine with them, one run measures what telemetry costs.
+    telemetry: bool | None = None
 
     @model_validator(mode="after")
     def _known_or_sourced(self) -> EngineSpec:
