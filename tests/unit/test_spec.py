@@ -107,6 +107,10 @@ def test_an_engine_without_telemetry_is_measured_differently_and_unset_changes_n
     ("text", "message"),
     [
         ('engines = [{name = "mysql-9.9"}]', "engines[0]: unknown engine 'mysql-9.9'"),
+        (
+            'engines = [{name = "mysql-8.0.31", telemetry = "yes"}]',
+            "engines[0].telemetry: expected true or false (got 'yes')",
+        ),
         (ENGINE + "[protocol\n", "t.toml: not valid TOML: "),
         (ENGINE + "colour = 1", "colour: unknown key"),
         (ENGINE + "[protocol]\nthreds = [1]", "protocol.threds: unknown key"),

@@ -71,7 +71,7 @@ class MysqlFamily(Family):
             plain("max_connections", intent.max_connections),
             plain("character_set_server", intent.charset),
         ]
-        if cls.has_buffer_pool_dump(version):  # from 5.6 on, as is the io capacity's ceiling
+        if cls.has_io_capacity_max(version):
             settings.append(plain("innodb_io_capacity_max", intent.io_capacity_max))
         if intent.flush_method:
             settings.append(plain("innodb_flush_method", intent.flush_method))
@@ -109,6 +109,10 @@ class MysqlFamily(Family):
 
     @classmethod
     def has_buffer_pool_dump(cls, version: tuple[int, ...]) -> bool:
+        return version >= (5, 6)
+
+    @classmethod
+    def has_io_capacity_max(cls, version: tuple[int, ...]) -> bool:
         return version >= (5, 6)
 
     @classmethod

@@ -12,6 +12,7 @@ from pydantic import (
     BeforeValidator,
     Discriminator,
     Field,
+    StrictBool,
     Tag,
     ValidationInfo,
     model_validator,
@@ -119,7 +120,7 @@ class EngineSpec(StrictModel):
     extra: ExtraOptions = {}
     # false: this engine's cells run with the load sampler only, none of the run's telemetry
     # devices; beside the same engine with them, one run measures what telemetry costs.
-    telemetry: bool | None = None
+    telemetry: StrictBool | None = None
 
     @model_validator(mode="after")
     def _known_or_sourced(self) -> EngineSpec:
