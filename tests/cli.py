@@ -1,22 +1,98 @@
-"""Run the real `oltplab` command line in a child process."""
+"""Run the real `oltplab` command line in a process of its own.
+
+`oltplab(...)` is `python -m oltplab ARGS` in a child process, as subprocess.run would give
+it; the child is forked by tests/cli_server.py, an interpreter that imported oltplab's
+libraries once, so that the suite's many hundred calls do not each spend most of a
+second importing them. `start_oltplab(...)` starts a plain interpreter, for tests that
+signal or watch the process itself."""
 
 from __future__ import annotations
 
+import json
+import locale
+import os
+import select
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+SERVER = Path(__file__).with_name("cli_server.py")
+
+
+class _Server:
+    def __init__(self) -> None:
+        self.process: subprocess.Popen[bytes] | None = None
+        self.pending = b""
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self.process is None or self.process.poll() is not None:
+            self.process = subprocess.Popen(
+                [sys.executable, str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+            self.pending = b""
+        return self.process
+
+    def _reply(self, server: subprocess.Popen[bytes], word: str, timeout: float | None) -> int:
+        """The server's next line, read from its pipe unbuffered (so that waiting for it
+        can time out)."""
+        assert server.stdout is not None
+        fd = server.stdout.fileno()
+        while b"\n" not in self.pending:
+            if timeout is not None and not select.select([fd], [], [], timeout)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise RuntimeError(f"{SERVER.name} ended (exit {server.wait()})")
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        said, _, value = line.decode().partition(" ")
+        if said != word:
+            raise RuntimeError(f"{SERVER.name} said {line!r}, not {word}")
+        return int(value)
+
+    def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple:
+        server = self._started()
+        assert server.stdin is not None
+        with tempfile.TemporaryDirectory(prefix="oltplab-cli-") as folder:
+            out, err = Path(folder, "stdout"), Path(folder, "stderr")
+            out.touch()
+            err.touch()
+            request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out),
+                       "stderr": str(err)}  # fmt: skip
+            server.stdin.write(json.dumps(request).encode() + b"\n")
+            server.stdin.flush()
+            pid = self._reply(server, "pid", 60)
+            try:
+                code = self._reply(server, "exit", timeout)
+            except TimeoutError:
+                os.kill(pid, signal.SIGKILL)
+                self._reply(server, "exit", None)
+                raise subprocess.TimeoutExpired(
+                    [sys.executable, "-m", "oltplab", *args], timeout, out.read_bytes(),
+                    err.read_bytes(),
+                ) from None  # fmt: skip
+            return code, out.read_bytes(), err.read_bytes()
+
+
+_SERVER = _Server()
+
+
+def _text(data: bytes) -> str:
+    # As subprocess.run(text=True) decodes and translates newlines.
+    decoded = data.decode(locale.getpreferredencoding(False))
+    return decoded.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def oltplab(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 900
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "oltplab", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
+    code, out, err = _SERVER.run(
+        list(args), Path(cwd).absolute(), dict(os.environ if env is None else env), timeout
+    )
+    return subprocess.CompletedProcess(
+        [sys.executable, "-m", "oltplab", *args], code, _text(out), _text(err)
     )
 
 

@@ -108,10 +108,14 @@ SCENARIOS_2026 = {
 }
 
 
-def tree_2026(root: Path, seconds: int = 900, seed: int = 2026) -> int:
+def tree_2026(root: Path, seconds: int = 900, seed: int = 2026, drifting: float = 0.0) -> int:
     """A result tree shaped like the 2026 report's (720 files), with known numbers: each
-    run warms up for a minute or so, then holds a level with 5% noise. Files written."""
+    run warms up for a minute or so, then holds a level with 5% noise; a `drifting` share
+    of them (drawn apart, so the others stay as they are without it) instead lose 20% of
+    their level over the first 200 s, as a small buffer pool filling with dirty pages
+    does. Files written."""
     rng = random.Random(seed)
+    drift_rng = random.Random(seed + 1)
     files = 0
     for scenario, scale in SCENARIOS_2026.items():
         for family, version in ENGINES_2026:
@@ -126,6 +130,8 @@ def tree_2026(root: Path, seconds: int = 900, seed: int = 2026) -> int:
                         max(0.0, rng.gauss(level, level * 0.05)) * min(1.0, 0.5 + s / warm_up / 2)
                         for s in range(seconds)
                     ]
+                    if drifting and drift_rng.random() < drifting:
+                        series = [v * (1 - 0.2 * min(s, 200) / 200) for s, v in enumerate(series)]
                     text = sysbench_text(
                         series, threads, mode="ro" if "read_only" in scenario else "rw"
                     )

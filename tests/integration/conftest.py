@@ -104,3 +104,19 @@ def browser_page():
         page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
         yield page, errors
         browser.close()
+
+
+def requests_beyond_files(page) -> list[str]:
+    """Every request the page makes other than for a file, refused and listed (the page is
+    offline: the list must stay empty)."""
+    requested: list[str] = []
+
+    def only_files(route) -> None:
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            requested.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_files)
+    return requested

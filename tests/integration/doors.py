@@ -3,6 +3,7 @@ written through the server, and the server's own privileges."""
 
 from __future__ import annotations
 
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -73,3 +74,34 @@ def capabilities(pid: int) -> int:
         if line.startswith("CapEff:"):
             return int(line.split()[1], 16)
     raise AssertionError(f"no CapEff line for pid {pid}")
+
+
+def host_uid(pid: int) -> int:
+    """The real uid of a process, as the host sees it."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no Uid line for pid {pid}")
+
+
+def signals_reach_us_from(uid: int) -> list[str]:
+    """The signals a process running as `uid` could send to a process of ours (the user
+    who runs oltplab, root here): each is tried on a sleep of our own."""
+    reached = []
+    for name in ("TERM", "STOP", "0"):
+        target = subprocess.Popen(["sleep", "60"])
+        try:
+            sent = subprocess.run(
+                ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--",
+                 "kill", f"-{name}", str(target.pid)],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            if sent.returncode == 0:
+                reached.append(name)
+            else:
+                assert "Operation not permitted" in sent.stderr, sent.stderr
+            assert target.poll() is None, "the sleep was killed"
+        finally:
+            target.kill()
+            target.wait()
+    return reached

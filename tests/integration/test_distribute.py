@@ -21,6 +21,7 @@ from oltplab.plan import build_plan, cells_of
 from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.spec import parse_spec
 from tests.scheduler_contract import check_scheduler, distributed_run
+from tests.sections import section
 
 from .conftest import cells, oltplab, processes_using, spec_text, wait_for
 from .slurm_cluster import slurm_cluster
@@ -141,13 +142,22 @@ def test_a_slurm_job_array_killed_and_resubmitted_merges_into_the_serial_matrix(
     for engine in ENGINES:
         assert logs.count(f"{engine}: dataset prepared and snapshotted") == 1, engine
         assert f"{engine}: dataset taken from {run / 'snapshots'}" in logs, engine
+    # Each shard set its engines up before measuring, from its K-th on, so that the two
+    # prepared different datasets at once.
+    for shard, first in (("shard-1", ENGINES[0]), ("shard-2", ENGINES[1])):
+        said = [
+            line
+            for line in (run / shard / "oltplab.log").read_text().splitlines()
+            if "dataset prepared and snapshotted" in line or "dataset taken from" in line
+        ]
+        assert said and f" {first}: " in said[0], (shard, said)
 
     # Both "nodes" are this machine's two cores: each shard is the other's other load, so
     # cells may be flagged interference; the findings here count them all.
     report = oltplab("report", "merged", "--include-flagged", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     md = (tmp_path / "merged" / "report" / "report.md").read_text()
-    assert "## 13. Machines" in md
+    assert section(md, "Machines")
     lever = [line for line in md.splitlines() if line.startswith("| Buffer pool lever")]
     assert len(lever) == 2
     assert all("(cross-machine: n" in line for line in lever), lever

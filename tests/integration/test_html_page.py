@@ -13,7 +13,7 @@ from oltplab.report import build
 from oltplab.store.ledger import Ledger
 from tests.golden import build_tree
 
-from .conftest import CHROMIUM
+from .conftest import CHROMIUM, requests_beyond_files
 
 # CI installs Chromium (scripts/setup.sh); only a developer machine without it may skip.
 pytestmark = pytest.mark.skipif(
@@ -126,16 +126,7 @@ def test_names_from_files_stay_text(page_url, browser_page):
 
 def test_the_page_needs_no_network(page_url, browser_page):
     page, errors = browser_page
-    requested: list[str] = []
-
-    def block_all_but_the_file(route):
-        if route.request.url.startswith("file:"):
-            route.continue_()
-        else:
-            requested.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", block_all_but_the_file)
+    requested = requests_beyond_files(page)
     page.goto(page_url[0])
     page.wait_for_selector("#chart .main-svg")
     assert page.locator("#chart .scatterlayer .trace").count() == 6
@@ -154,4 +145,32 @@ def test_where_it_changed_is_on_the_page_with_a_chart_by_release(page_url, brows
     # mysql rw-local at tier 2G: a line per thread count, a point per release.
     xs = page.evaluate("document.getElementById('releases').data.map(t => t.x)")
     assert xs == [["mysql-5.7.44", "mysql-8.0.45"]] * 2
+    assert errors == []
+
+
+def test_one_thread_count_is_drawn_with_the_engines_along_the_x_axis(tmp_path, browser_page):
+    """Three releases at one thread count: one point per engine along the x axis, with its
+    interval, not three points stacked at threads = 1."""
+    from tests.synthetic import sysbench_text
+
+    for version, tps in (("5.7.44", 300.0), ("8.0.45", 320.0), ("8.4.3", 310.0)):
+        folder = tmp_path / "tree" / "benchmark_logs" / "mysql" / version
+        folder.mkdir(parents=True)
+        for rep in (1, 2, 3):
+            text = sysbench_text([tps + rep] * 30, 1)
+            (folder / f"Tier2G_RW_1th_run{rep}.sysbench.txt").write_text(text)
+    ledger = Ledger.open(tmp_path / "res")
+    import_tree(scan_tree(tmp_path / "tree"), ledger)
+    ledger.close()
+    built = build(analyse(load([tmp_path / "res"]), AnalysisOptions()), tmp_path / "report")
+    page, errors = browser_page
+    page.goto(built.html.as_uri())
+    page.wait_for_selector("#chart .main-svg")
+    drawn = page.evaluate(
+        "document.getElementById('chart').data.map(t => ({name: t.name, x: t.x, y: t.y}))"
+    )
+    assert [t["x"] for t in drawn] == [["mysql-5.7.44", "mysql-8.0.45", "mysql-8.4.3"]], drawn
+    assert drawn[0]["name"] == "2G 1t" and drawn[0]["y"] == [302.0, 322.0, 312.0], drawn
+    axis = page.evaluate("document.getElementById('chart').layout.xaxis.title.text")
+    assert axis == "engine (1 thread)"
     assert errors == []

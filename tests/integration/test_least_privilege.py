@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -13,9 +14,11 @@ import pytest
 from tests.integration.conftest import cells, processes_using, spec_text, start_oltplab
 from tests.integration.doors import (
     capabilities,
+    host_uid,
     mysql_open_doors,
     mysql_outfile_refusals,
     postgres_open_doors,
+    signals_reach_us_from,
 )
 
 pytestmark = pytest.mark.engine
@@ -29,10 +32,32 @@ def _setting(text: str, name: str) -> str:
     return match.group(1)
 
 
+def _uid_or_none(pid: int) -> int | None:
+    try:
+        return host_uid(pid)
+    except (OSError, AssertionError):  # gone meanwhile
+        return None
+
+
+def server_processes(pid: int) -> set[int]:
+    """The server and the processes it started (PostgreSQL's backends)."""
+    found = {pid}
+    for path in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = path.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(path.parent.name))
+    return found
+
+
 def inspect(work: Path) -> dict[str, object]:
     """What a local user could try against the engine now serving a cell."""
     control, bench = (work / "control-secret").read_text(), (work / "secret").read_text()
-    listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    # Unlimited width: ps cuts each line at 80 columns when its output is no terminal, and
+    # a password further along a command line must not hide there.
+    listing = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
     found: dict[str, object] = {
         "sysbench running": "--config-file=" in listing and "sysbench" in listing,
         "passwords on the process list": [p for p in (control, bench) if p in listing],
@@ -45,6 +70,15 @@ def inspect(work: Path) -> dict[str, object]:
     port = int(_setting(option_file, "port"))
     pid = int((work / ("postgres.pid" if postgres else "mysqld.pid")).read_text().split()[0])
     found["server capabilities"] = capabilities(pid)
+    # The server's uid is its own: not ours, and no process but the server's has it.
+    uid = host_uid(pid)
+    found["server uid"] = uid
+    found["others with its uid"] = [
+        other
+        for other in map(int, filter(str.isdigit, (p.name for p in Path("/proc").iterdir())))
+        if other not in server_processes(pid) and _uid_or_none(other) == uid
+    ]
+    found["signals reaching us"] = signals_reach_us_from(uid)
     if postgres:
         socket = Path(_setting(option_file, "unix_socket_directories"))
         found["open doors"] = postgres_open_doors(socket, port)
@@ -55,6 +89,15 @@ def inspect(work: Path) -> dict[str, object]:
             pytest.raises(psycopg.Error, match="pg_write_server_files"),
         ):
             connection.execute("COPY (SELECT 1) TO '/tmp/oltplab-door'")
+        found["other databases"] = []
+        for database in ("postgres", "template1"):
+            try:
+                psycopg.connect(
+                    host="127.0.0.1", port=port, user="sbtest", password=bench, dbname=database
+                ).close()
+                found["other databases"].append(database)
+            except psycopg.OperationalError as refused:
+                assert "permission denied for database" in str(refused), refused
         return found
     socket = Path(_setting(option_file, "socket"))
     found["open doors"] = mysql_open_doors(socket, port, control)
@@ -86,12 +129,29 @@ def test_no_login_without_a_password_no_outfile_and_no_password_on_the_process_l
     assert run.returncode == 0, run.stdout.read() if run.stdout else ""
     assert [c["status"] for c in cells(results)] == ["done"] * len(ENGINES)
     assert sorted(seen) == sorted(ENGINES)
+    for engine in ENGINES:
+        # No password in plain text in the datadir or its snapshot (binary logs included).
+        work = results / ".work" / engine
+        secrets = [(work / name).read_bytes() for name in ("control-secret", "secret")]
+        kept = [
+            path
+            for folder in ("datadir", "snapshot")
+            for path in (work / folder).rglob("*")
+            if path.is_file() and any(secret in path.read_bytes() for secret in secrets)
+        ]
+        assert kept == [], engine
     for engine, found in seen.items():
         assert found["sysbench running"], engine
         assert found["passwords on the process list"] == [], engine
         assert found["passwords in any command line"] == [], engine
         assert found["open doors"] == [], engine
         assert found["server capabilities"] == 0, engine
+        # Issue 34: the server's identity shares no host uid, so it cannot signal root's
+        # processes (with the old mapping to `nobody` it was uid 0 on the host, and could).
+        assert found["server uid"] not in (0, os.getuid()), engine
+        assert found["others with its uid"] == [], engine
+        assert found["signals reaching us"] == [], engine
+        assert found.get("other databases", []) == [], engine
         if engine != "postgresql-15":
             # root: secure_file_priv refuses (1290); sbtest has no FILE right at all
             # (MySQL: 1227 "you need the FILE privilege", MariaDB: 1045 "access denied").

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.sections import section
+
 from .conftest import TINY, cells, oltplab, processes_using, start_oltplab, wait_for
 
 pytestmark = pytest.mark.engine
@@ -266,7 +268,7 @@ def test_delay_adds_its_round_trips_to_each_transaction(tmp_path, server_host):
     report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report" / "report.md").read_text()
-    assert "## 12. Network: latency added per transaction" in text
+    assert section(text, "Network: latency added per transaction")
     assert "link shaping: delay 2 ms via" in text
     row = next(line for line in text.splitlines() if line.startswith("| mysql-8.0.31 | rw |"))
     cells_ = [c.strip() for c in row.strip("|").split("|")]

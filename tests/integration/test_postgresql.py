@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from oltplab.spec import load_spec
+from tests.sections import section
 
 from .conftest import cells, oltplab, processes_using, spec_text, start_oltplab, wait_for
 
@@ -60,7 +61,7 @@ def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path, b
     report = oltplab("report", "out", cwd=tmp_path)
     assert report.returncode == 0, report.stdout + report.stderr
     md = (out / "report" / "report.md").read_text()
-    results = md.split("## 3. Results")[1].split("## 4.")[0]
+    results = section(md, "Results by scenario and tier")
     read_write = results.split("### Read-write, local")[1].split("### Read-only, local")[0]
     for engine in ("mysql-8.0.31", "mariadb-10.11.5", "postgresql-15"):
         assert f"| {engine} |" in read_write, engine

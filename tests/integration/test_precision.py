@@ -17,6 +17,7 @@ from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers
 from oltplab.store.ledger import Ledger
 from tests.integration.conftest import cells, oltplab, spec_text, start_oltplab, wait_for
+from tests.sections import section
 
 pytestmark = pytest.mark.engine
 
@@ -119,7 +120,7 @@ def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> No
     report = oltplab("report", str(results), cwd=tmp_path)
     assert report.returncode == 0, report.stdout + report.stderr
     markdown = (results / "report" / "report.md").read_text()
-    assert "## 18. Precision and per-transaction cost" in markdown
+    assert section(markdown, "Precision and per-transaction cost")
     assert "**SAME**" in markdown
 
 

@@ -5,9 +5,11 @@ created or changed."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
+from oltplab.store.ledger import Ledger
 from tests.cli import oltplab
 from tests.golden import build_tree
 from tests.unit.test_cli_errors import assert_one_line_error
@@ -151,6 +153,28 @@ def test_history_refuses_fewer_directories_than_a_change_point_needs(tmp_path):
     )
 
 
+def test_history_takes_each_directory_once_and_notes_different_specs(tmp_path):
+    assert_one_line_error(
+        oltplab(
+            "history", "night1", "night2", str(tmp_path / "night1"), "--engine", "x", cwd=tmp_path
+        ),
+        "night1 given twice (also as night1); each results directory is one point",
+    )
+    build_tree(tmp_path / "tree")
+    for night in ("night1", "night2", "night3"):
+        assert oltplab("import", "tree", "-r", night, cwd=tmp_path).returncode == 0
+        ledger = Ledger.open(tmp_path / night)
+        ledger.set_meta("spec_digest", night * 8)
+        ledger.close()
+    said = oltplab(
+        "history", "night1", "night2", "night3", "--engine", "mysql-8.0.45", cwd=tmp_path
+    )
+    assert said.returncode == 0, said.stderr
+    assert "note: these directories were run from different specs (night1: night1night1" in (
+        said.stderr.replace("\n", "")
+    )
+
+
 def test_output_paths_are_checked_before_anything_is_written(tmp_path):
     (tmp_path / "a-file").write_text("x")
     build_tree(tmp_path / "tree")
@@ -202,3 +226,56 @@ def test_a_rerun_json_with_a_proxy_command_is_refused(tmp_path):
     result = oltplab("rerun", "theirs", "--results", "mine", "--yes", cwd=tmp_path)
     assert_one_line_error(result, "run.json (spec.text): hosts[0].options: ssh option ProxyCommand")
     assert not (tmp_path / "mine").exists()
+
+
+def test_random_bytes_named_like_outputs_are_no_cells_and_create_nothing(tmp_path):
+    folder = tmp_path / "tree" / "benchmark_logs" / "mysql" / "8.0.45"
+    folder.mkdir(parents=True)
+    for threads in (1, 4, 16):
+        (folder / f"Tier8G_RW_{threads}th.sysbench.txt").write_bytes(os.urandom(20_000))
+    result = oltplab("import", "tree", "-r", "out", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "binary content, not a sysbench output" in result.stderr
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith("error: tree: nothing imported: none of the 3 file(s) listed above")
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_fifo_named_like_an_output_is_listed_and_skipped(tmp_path):
+    tree = build_tree(tmp_path / "tree")
+    os.mkfifo(tree / "benchmark_logs" / "sysbench_run.txt")
+    result = oltplab("import", "tree", "-r", "out", cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "sysbench_run.txt: a FIFO, not a regular file; skipped" in result.stderr
+
+
+def test_a_results_folder_is_never_imported_into_itself(tmp_path):
+    build_tree(tmp_path / "tree")
+    assert oltplab("import", "tree", "-r", "out", cwd=tmp_path).returncode == 0
+    ledger = (tmp_path / "out" / "ledger.sqlite").read_bytes()
+    (tmp_path / "out" / "inner").mkdir()
+    for source in ("out", "out/inner"):
+        assert_one_line_error(
+            oltplab("import", source, "-r", "out", cwd=tmp_path),
+            "is inside the results folder out it would be imported into",
+        )
+    assert (tmp_path / "out" / "ledger.sqlite").read_bytes() == ledger
+    # A results folder inside the tree it imports is left out of the tree.
+    again = oltplab("import", "tree", "-r", "tree/out", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    twice = oltplab("import", "tree", "-r", "tree/out", cwd=tmp_path)
+    assert "0 cell(s) imported, 0 updated" in twice.stdout, twice.stdout
+    assert "not imported" not in twice.stdout
+
+
+def test_a_newline_in_a_file_name_is_printed_escaped(tmp_path):
+    tree = build_tree(tmp_path / "tree")
+    odd = tree / "benchmark_logs" / "mysql" / "8.0.45" / "Tier8G_RW_1th\nrun 2.sysbench.txt"
+    odd.write_text("sysbench 1.0.20\n")
+    done = oltplab("import", "tree", "-r", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in done.stderr.splitlines() if "Tier8G_RW_1th" in line]
+    assert "Tier8G_RW_1th\\nrun 2.sysbench.txt: " in line, done.stderr

@@ -49,6 +49,10 @@ def assert_one_line_error(result, *fragments: str, code: int = 2) -> None:
             'engines = [{name = "ps", source = {tarball = "/nowhere/Percona-Server.tar.gz"}}]',
             ["tarball /nowhere/Percona-Server.tar.gz: no such file"],
         ),
+        (
+            'engines = [{name = "ps", source = {tarball = "bad.toml"}}]',
+            ["bad.toml: not a tar archive; give the release's binary tarball"],
+        ),
     ],
 )
 def test_bad_spec(tmp_path, spec, fragments):

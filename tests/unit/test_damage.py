@@ -121,3 +121,32 @@ def test_a_rebuild_without_a_journal_says_why(results):
     done = oltplab("rebuild", "results", cwd=results.parent)
     assert_one_line(done, 2, "no journal.jsonl to rebuild from")
     assert not list(results.glob("ledger.sqlite.damaged-*"))
+
+
+@pytest.mark.parametrize("damaged", ["summaries", "engines", "sqlite_autoindex_cells_1"])
+def test_salvage_reads_every_row_a_damaged_page_spares(results, damaged):
+    """A page of a summary table or of an index overwritten: every cell row is still
+    given, what was on the page is named as lost, and nothing else is."""
+    ledger = results / "ledger.sqlite"
+    db = sqlite3.connect(ledger)
+    [(page,)] = db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (damaged,))
+    page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    with ledger.open("r+b") as handle:
+        handle.seek((page - 1) * page_size)
+        handle.write(b"\xa5" * page_size)
+    salvaged = oltplab("export", "results", "--salvage", cwd=results.parent)
+    assert salvaged.returncode == 0, salvaged.stderr
+    rows = salvaged.stdout.strip().splitlines()
+    assert len(rows) == 1 + 19, salvaged.stdout
+    header = rows[0].split(",")
+    tps = [row.split(",")[header.index("tps_whole_run")] for row in rows[1:]]
+    statuses = [row.split(",")[header.index("status")] for row in rows[1:]]
+    assert statuses.count("done") == 17 and statuses.count("failed") == 2, statuses
+    if damaged == "summaries":
+        assert "lost: table summaries: unreadable" in salvaged.stderr, salvaged.stderr
+        assert tps == [""] * 19
+    else:
+        # The summaries survived: every done cell has its TPS.
+        assert "summaries" not in salvaged.stderr, salvaged.stderr
+        assert all(value for value, status in zip(tps, statuses, strict=True) if status == "done")

@@ -20,9 +20,10 @@ from oltplab.distribute.canary import canary_spec
 from oltplab.distribute.layout import Distributed
 from oltplab.distribute.merge import merge
 from oltplab.plan import build_plan, cells_of
-from oltplab.plan.blocks import Shard, assign, blocks, shard_sessions
+from oltplab.plan.blocks import Block, Shard, assign, blocks, shard_sessions
 from oltplab.spec import cell_definition_digest, parse_spec
 from oltplab.store.ledger import Ledger
+from oltplab.store.provenance import RunRecord
 from oltplab.sysbench.output import parse_output
 from tests.cli import oltplab
 from tests.synthetic import sysbench_text
@@ -75,6 +76,22 @@ def test_every_cell_goes_to_exactly_one_shard(count: int) -> None:
     assert max(totals) - min(totals) <= max(b.seconds for b in blocks(spec))
 
 
+def test_blocks_longest_first_are_then_evened_by_moves_and_swaps() -> None:
+    """24 read-write blocks of 2.55 h and 24 read-only ones of 2.13 h on 20 shards: dealt
+    longest first, 8 shards get one of each and a third; three read-only ones to 8 shards
+    and two read-write ones to 12 is the best there is."""
+    found = [
+        Block((("threads", str(i)), ("workload", kind)), (), hours * 3600)
+        for kind, hours in (("rw", 2.55), ("ro", 2.13))
+        for i in range(24)
+    ]
+    dealt = assign(found, 20)
+    assert sorted(b.key for shard in dealt for b in shard) == sorted(b.key for b in found)
+    totals = sorted(round(sum(b.seconds for b in shard) / 3600, 2) for shard in dealt)
+    assert totals == [5.1] * 12 + [6.39] * 8
+    assert assign(found, 20) == dealt  # the same deal every time
+
+
 def test_a_finer_cut_and_bad_shards() -> None:
     spec = parse_spec(SPEC + 'block = ["tier", "workload", "threads"]\n', "spec")
     assert len(blocks(spec)) == 12
@@ -103,15 +120,31 @@ def test_the_canary_is_the_spec_cut_to_one_short_cell() -> None:
     assert parse_spec(text, "again").digest() == canary.digest()
 
 
-def fake_shard(root: Path, spec_text: str, shard: Shard, machine: str, tps: float) -> Path:
+BINARY = {"mysql-8.0.31": "a1" * 32, "mariadb-10.11.5": "b2" * 32}
+
+
+def fake_shard(
+    root: Path, spec_text: str, shard: Shard, machine: str, tps: float, binaries=BINARY
+) -> Path:
     """A shard directory as `oltplab run --shard` leaves it, with synthetic outputs."""
     spec = parse_spec(spec_text, "spec")
     ledger = Ledger.open(root)
+    record = RunRecord.begin(
+        root, spec_text=spec_text, spec_origin="spec.toml", spec_base=root,
+        spec_digest=spec.digest(), command="oltplab run", sysbench={}, workloads={},
+        telemetry=[], rerun_of=None, host={"machine": machine},
+    )  # fmt: skip
     try:
         ledger.set_meta("spec", spec_text)
         ledger.set_meta("spec_digest", spec.digest())
         ledger.set_meta("shard", str(shard))
         ledger.set_meta("block", ",".join(spec.distribute.block))
+        for engine in spec.engines:
+            sha256 = binaries[engine.name]
+            ledger.record_engine(
+                engine.name, family="x", version="1", source={"debian": "x"}, binary_sha256=sha256
+            )
+            record.engine(engine.name, {"binary_sha256": sha256})
         run_id = ledger.begin_run(spec.digest(), {"machine": machine, "host": {"hostname": "x"}})
         cells = cells_of(shard_sessions(spec, shard))
         ledger.register(
@@ -172,8 +205,29 @@ def test_merge_makes_one_directory_and_refuses_what_does_not_fit(tmp_path: Path)
         merge([one, other], tmp_path / "mixed")
     with pytest.raises(OltplabError, match="not a shard: no `oltplab run --shard K/N`"):
         merge([tmp_path / "merged", one], tmp_path / "again")
-    with pytest.raises(OltplabError, match="already holds results"):
+    with pytest.raises(OltplabError, match="already exists; merge into a new directory"):
         merge([one, two], tmp_path / "merged")
+    # What a shard's run.json says is checked against its ledger and the other shards.
+    run_json = two / "run.json"
+    kept = run_json.read_text()
+    for edit, refusal in [
+        (lambda t: t.replace("b2" * 32, "c3" * 32), "engine mariadb-10.11.5 binary sha256 c3"),
+        (lambda t: t.replace("threads = [1, 4]", "threads = [4]"), "its spec is not the one"),
+    ]:
+        run_json.write_text(edit(kept))
+        with pytest.raises(OltplabError, match=refusal):
+            merge([one, two], tmp_path / "edited")
+    run_json.unlink()
+    with pytest.raises(OltplabError, match=r"run.json: missing; without it"):
+        merge([one, two], tmp_path / "edited")
+    run_json.write_text(kept)
+    rebuilt = {**BINARY, "mariadb-10.11.5": "d4" * 32}
+    rebuilt_shard = fake_shard(tmp_path / "rebuilt", spec, Shard(2, 2), "node-b", 100, rebuilt)
+    with pytest.raises(OltplabError, match="binary sha256 d4d4"):
+        merge([one, rebuilt_shard], tmp_path / "edited")
+    # A refused merge leaves nothing behind: neither the output nor a half-made one.
+    assert not (tmp_path / "edited").exists()
+    assert not list(tmp_path.glob(".edited.merging-*"))
     # through the command line: one line each, exit 2
     done = oltplab("merge", "one", "other", "-o", "x", cwd=tmp_path)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1

@@ -187,7 +187,7 @@ def test_unrecognised_files_are_listed_and_nothing_is_made(tmp_path: Path) -> No
     assert (
         done.stderr.strip()
         .splitlines()[-1]
-        .startswith("error: .: nothing imported: 3 file(s) look like sysbench output")
+        .startswith("error: .: nothing imported: none of the 3 file(s) listed above is a cell")
     )
     assert not (tmp_path / "res").exists()
 

@@ -159,3 +159,80 @@ def test_plan_at_small_scale_counts_setup_and_overheads_and_says_slower_when_it_
     assert found and 90 <= int(found[1]) * 60 + int(found[2]) <= 240, said
     many = " ".join(oltplab("plan", demo, "--shards", "8", cwd=Path.cwd()).stdout.split())
     assert re.search(r"\dx (faster|slower)", many) and not re.search(r" 0\.\dx faster", many)
+
+
+def _hours(text: str) -> float:
+    """`1d 2h 55m`, `9h 12m` or `45m` in hours."""
+    units = {"d": 24.0, "h": 1.0, "m": 1 / 60, "s": 1 / 3600}
+    return sum(int(n) * units[u] for n, u in re.findall(r"(\d+)([dhms])", text))
+
+
+def test_plan_with_adaptive_cells_says_its_basis_beside_the_fixed_length_figure(tmp_path):
+    """Three repetitions of the 2026 matrix on 20 machines: adaptive cells are expected to
+    keep a stated share of their seconds (never less than the rule can stop at), blocks
+    are dealt by those lengths, and the fixed-length plan is printed beside."""
+    spec = str(Path(__file__).parents[2] / "examples" / "percona-2026.toml")
+    args = ("plan", spec, "--shards", "20", "--repetitions", "3", "--stop", "adaptive")
+    done = oltplab(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())
+    assert (
+        "adaptive cells: about 225 s of 900 s, warm-ups 80 s and 150 s of 180 s and 600 s" in said
+    )
+    assert "(assumed: cells and warm-ups keep 25% of their length" in said
+    adaptive = re.search(r"┘ one machine: .*?; 20 shards: ([\dhdm ]+?) \(the longest", said)
+    fixed = re.search(r"fixed-length cells: one machine: .*?; 20 shards: ([\dhdm ]+?) \(", said)
+    assert adaptive and fixed, said
+    assert _hours(adaptive[1]) < _hours(fixed[1]) / 2.5, (adaptive[1], fixed[1])
+    # The reference's working day: under 8 hours for the longest shard, each dataset
+    # prepared once and copied from the shared store, on assumptions said.
+    assert _hours(adaptive[1]) < 8, adaptive[1]
+    assert "prepare: each engine's dataset prepared once, by the first shard to reach it" in said
+    assert "(assumed: 100,000 rows prepared a second, 260 bytes a row, snapshots copied at" in said
+    # Nothing replayed there yet: said how to make it, in one line.
+    missing = oltplab(*args, "--from", "nowhere", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "nowhere/replay.json: not found; run oltplab replay nowhere first" in missing.stderr
+    fixed_from = oltplab("plan", spec, "--from", "nowhere", cwd=tmp_path)
+    assert fixed_from.returncode == 2 and "add --stop adaptive" in fixed_from.stderr
+
+
+def test_plan_refuses_an_unknown_dimension_and_a_shard_count_beyond_any_cluster(tmp_path):
+    spec = str(Path(__file__).parents[2] / "examples" / "quick.toml")
+    colour = oltplab("plan", spec, "--block", "colour", cwd=tmp_path)
+    assert colour.returncode == 2, colour.stderr
+    assert colour.stderr.strip().splitlines() == [
+        "error: --block colour: colour is not a dimension; expected some of placement, tier, "
+        "workload, threads, comma-separated (engines and repetitions are never cut)"
+    ]
+    many = oltplab("plan", spec, "--shards", "100000000", cwd=tmp_path, timeout=60)
+    assert many.returncode == 2 and "10000" in many.stderr, many.stderr
+
+
+def test_shards_sharing_a_store_prepare_each_dataset_once_starting_from_different_engines():
+    from oltplab.plan.preparing import (
+        copy_seconds,
+        prepare_seconds,
+        preparing_order,
+        shared_prepare_seconds,
+    )
+
+    engines = ["a", "b", "c"]
+    assert [preparing_order(engines, k) for k in (1, 2, 3, 4)] == [
+        ["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"], ["a", "b", "c"]
+    ]  # fmt: skip
+    spec = parse_spec(SPEC, "t.toml")
+    prepare, copy = prepare_seconds(spec, 1), copy_seconds(spec)
+    # Two shards, two engines: each prepares (and publishes) one while the other prepares
+    # the other one, then copies that.
+    two = ["mysql-8.0.31", "mariadb-10.11.5"]
+    assert shared_prepare_seconds(spec, [two, two]) == [prepare + 2 * copy] * 2
+    # Both start with the canary's engine: one prepares it while the other waits, then
+    # copies it; the other engine is prepared by the shard that reaches it first (the one
+    # that did not wait) and copied by the other.
+    first = shared_prepare_seconds(spec, [two, two], first="mysql-8.0.31")
+    assert first == [2 * prepare + 2 * copy, 2 * prepare + 3 * copy]
+    # Three shards on three engines: the first wave prepares all three at once.
+    three = [engines] * 3
+    assert shared_prepare_seconds(spec, three) == [prepare + 3 * copy] * 3
+    assert prepare + 3 * copy < prepare_seconds(spec, 3)

@@ -6,6 +6,7 @@ import pytest
 
 from tests.cli import oltplab
 from tests.golden import build_tree
+from tests.sections import section
 
 
 @pytest.fixture(scope="module")
@@ -135,10 +136,10 @@ ro-local,8G,mysql,5.7.44,8.0.45,4,900.0,1000.0,-10.0,-10.0,-10.0,significant,30,
     assert (
         export("--table", "flags")
         == """\
-scenario,engine,tier,workload,threads,repetition,status,flags,error_rate,reason,notes
-rw-local,mariadb-10.11.16,2G,oltp_read_write,4,1,failed,empty,,empty file,
-rw-local,mariadb-10.11.16,8G,oltp_read_write,4,1,done,errors,0.005,,
-ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,,no summary: the output is truncated,
+scenario,engine,tier,workload,threads,repetition,status,flags,error_rate,ignored_errors,reason,notes
+rw-local,mariadb-10.11.16,2G,oltp_read_write,4,1,failed,empty,,,empty file,
+rw-local,mariadb-10.11.16,8G,oltp_read_write,4,1,done,errors,0.005,,,
+ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,,,no summary: the output is truncated,
 """
     )
     findings = export("--table", "findings").splitlines()
@@ -158,7 +159,7 @@ ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,,no summary: th
     assert summary[1] == (
         "rw-local,mariadb,10.11.16,mariadb-10.11.16,2G,oltp_read_write,1,1,"
         "done,120.0,120.0,120.0,120.0,2400.0,1680.0,480.0,240.0,5.0,9.0,40.0,0.0,0.0,0.0,30.0,"
-        "1.0,,,,,,,,,,,0.0,1,,"
+        "1.0,,,,,,,,,,,,0.0,1,,"
     )
     assert "rw-local,mysql,8.0.45,mysql-8.0.45,8G,oltp_read_write,4,2,done,640.0" in "\n".join(
         summary
@@ -178,7 +179,7 @@ def test_pairwise_tables_for_chosen_engines(workspace):
         cwd=workspace,
     )
     md = (workspace / "chosen" / "report.md").read_text()
-    assert "## 9. Pairwise comparison: mysql-8.0.45 against mysql-5.7.44" in md
+    assert section(md, "Pairwise comparison: mysql-8.0.45 against mysql-5.7.44")
     assert (
         block(md, "**QPS improvement of mysql-8.0.45, rw-local, tier 8G**", 9)
         == """\

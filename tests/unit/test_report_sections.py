@@ -39,8 +39,21 @@ def test_a_registered_section_follows_the_built_in_ones(tmp_path: Path) -> None:
         markdown.SECTIONS.remove(engines_measured)
     engines = analysis.dataset.engine_names()
     assert after.startswith(before)
-    assert after.endswith(
-        f"## 19. Engines measured\n\n{len(engines)} engines: {', '.join(engines)}; 1 chart(s).\n"
-    )
+    # Numbered on from the sections this run has, 1, 2, 3... without a gap.
     numbered = [int(n) for n in re.findall(r"^## (\d+)\.", after, flags=re.MULTILINE)]
-    assert numbered == sorted(numbered) and numbered[-1] == 19, numbered
+    assert numbered == list(range(1, len(numbered) + 1)), numbered
+    assert after.endswith(
+        f"## {numbered[-1]}. Engines measured\n\n{len(engines)} engines: {', '.join(engines)};"
+        " 1 chart(s).\n"
+    )
+
+
+def test_sections_are_numbered_in_order_without_gaps_and_parts_follow_their_section() -> None:
+    """A run with latency histograms but no network or machines: 11 was followed by 15."""
+    lines = ["# r", "## 1. A", "text: see Flagged and failed cells", "## 11. B", "## 15. C"]
+    assert markdown.numbered([*lines, "## 16. D", "## 16a. E", "## 17. F"])[1:] == [
+        "## 1. A", "text: see Flagged and failed cells", "## 2. B", "## 3. C", "## 4. D",
+        "## 4a. E", "## 5. F",
+    ]  # fmt: skip
+    # a part whose section is not there is numbered as a section
+    assert markdown.numbered([*lines, "## 16a. E"])[-1] == "## 4. E"

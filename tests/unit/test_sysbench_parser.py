@@ -158,3 +158,14 @@ def test_lines_the_fast_pattern_misses_are_read_by_the_full_one() -> None:
     out = parse_output("\n".join(plain + odd))
     assert [i.tps for i in out.intervals] == [446.05, 450.10, 450.0]
     assert [i.second for i in out.intervals] == [1.0, 2.0, 3.0]
+
+
+def test_ignored_errors_by_code_are_summed_over_the_threads_that_printed_them() -> None:
+    from tests.synthetic import sysbench_text
+
+    text = sysbench_text([100.0] * 5, 4)
+    gate = "oltplab: ignored errors: 1205=1 1213=4\noltplab: ignored errors: 1213=2 40P01=3\n"
+    parsed = parse_output(text.replace("SQL statistics:", gate + "SQL statistics:", 1))
+    assert parsed.ignored_errors == (("1213", 6), ("40P01", 3), ("1205", 1))
+    assert parsed.summary is not None and len(parsed.tps) == 5
+    assert parse_output(text).ignored_errors == ()  # other harnesses' outputs: not counted

@@ -170,7 +170,8 @@ def _with_size(change: Change, size: Comparison | None) -> Change:
     return Change(**{**change.__dict__, "size": size})
 
 
-def _started(results: Path) -> str:
+def started(results: Path) -> str:
+    """When a results directory's first run began (ISO 8601): what orders a history."""
     ledger = Ledger.open(results, create=False)
     try:
         runs = ledger.runs()
@@ -189,13 +190,26 @@ def history_changes(
             f"history: {len(results)} results directories given; a change point needs at "
             f"least {MIN_POINTS} (one each side of it and one more); pass that many, in any order"
         )
-    ordered = sorted(results, key=_started)
+    seen: dict[Path, Path] = {}
+    for path in results:
+        if (first := seen.setdefault(path.resolve(), path)) is not path:
+            raise OltplabError(
+                f"history: {path} given twice (also as {first}); each results directory is "
+                "one point in time: pass each once"
+            )
+    ordered = sorted(results, key=started)
     per_dir = []
     for path in ordered:
         points = Points(load([path]), measure=measure)
         if engine not in points.dataset.engines:
             raise OltplabError(f"{path}: has no engine {engine} (--engine)")
         per_dir.append(points)
+    return ordered, changes_over(ordered, per_dir, engine)
+
+
+def changes_over(ordered: list[Path], per_dir: list[Points], engine: str) -> list[Change]:
+    """The change points of every cell group of one engine, over results directories
+    already loaded, one a point in time, in the order they ran."""
     keys = sorted({(s, t, n) for p in per_dir for (s, t, e, n) in p.samples() if e == engine})
     out = []
     for scenario, tier, threads in keys:
@@ -208,7 +222,7 @@ def history_changes(
         samples = [p.samples()[point] for _, p in present]
         for after, change in _changes_along(engine, (scenario, tier, threads), names, samples):
             out.append(_with_size(change, _across(samples[after], samples[after - 1])))
-    return ordered, out
+    return out
 
 
 def _across(after: PointSample, before: PointSample) -> Comparison:

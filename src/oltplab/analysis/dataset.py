@@ -23,6 +23,7 @@ from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import load_run_json
 from oltplab.store.rows import SupersededRow
 from oltplab.store.status import Status
+from oltplab.sysbench.error_codes import error_code_name
 from oltplab.sysbench.validity import ERRORS, suspect_flags
 
 
@@ -63,6 +64,9 @@ class CellRecord:
     # Measured in time slots (order = "sliced"): its samples are its slots, interval_s
     # long each, and its telemetry (the server's CPU) is read slot by slot, on their clock.
     sliced: bool = False
+    started_at: str = ""  # when its measurement began (ISO 8601, UTC), as the ledger says
+    # The errors sysbench ignored, by code, most frequent first: (code, count).
+    ignored_errors: tuple[tuple[str, int], ...] = ()
 
     def metric(self, name: str) -> float | None:
         """A whole-run figure; `lat_p99_ms` is the latency at the 99th percentile, for a
@@ -88,9 +92,21 @@ class CellRecord:
         for flag in self.flags:
             if flag == ERRORS and self.error_rate is not None:
                 counted = "" if flag in self.suspect_flags else ", too few to matter"
-                flag = f"errors ({self.error_rate * 100:.2g}% of transactions{counted})"
+                flag = f"errors ({self._dominant_error()}{counted})"
             shown.append(flag)
         return ", ".join(shown)
+
+    def _dominant_error(self) -> str:
+        """`1213 deadlock: 0.38% of transactions, 2 other codes`, or the rate alone when
+        the codes were not counted (outputs of other harnesses)."""
+        assert self.error_rate is not None
+        if not self.ignored_errors:
+            return f"{self.error_rate * 100:.2g}% of transactions"
+        code, count = self.ignored_errors[0]
+        share = self.error_rate * count / sum(n for _, n in self.ignored_errors)
+        others = len(self.ignored_errors) - 1
+        more = f", {others} other code{'s' if others > 1 else ''}" if others else ""
+        return f"{error_code_name(code)}: {share * 100:.2g}% of transactions{more}"
 
     @property
     def measured(self) -> bool:
@@ -285,6 +301,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
             row.source,
             str(path),
         )
+    ignored = ledger.ignored_errors()
     for cell in ledger.cells():
         if not cell.finished:
             continue
@@ -329,6 +346,8 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
                 interval_s=cell.figure("interval_s"),
                 error_rate=cell.error_rate,
                 sliced=order == "sliced",
+                started_at=cell.started_at or "",
+                ignored_errors=tuple(ignored.get(cell.key, ())),
             )
         )
     for key, values in ledger.tps_series().items():

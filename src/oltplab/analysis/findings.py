@@ -26,6 +26,10 @@ class Finding:
     engine: str
     value: float
     detail: str
+    # How far, in percent, its figures are from the line that decides it (the top two
+    # engines' gap for a leader, the peak's lead over the next thread count for a
+    # saturation point, the drop for a collapse); None where no line is crossed.
+    margin_pct: float | None = None
 
 
 Peaks = dict[tuple[str, str, str], tuple[int, float]]
@@ -102,27 +106,37 @@ def _leader_and_saturation(
         versus = points.comparison(
             (scenario, tier, leader, threads), (scenario, tier, second, second_threads)
         )
+        gap = diff_pct(tps, second_tps)
         detail = (
-            f"peak {tps:,.0f} TPS at {threads_label(threads)}, {diff_pct(tps, second_tps):+.1f}% "
+            f"peak {tps:,.0f} TPS at {threads_label(threads)}, {gap:+.1f}% "
             f"ahead of {second} ({second_tps:,.0f} TPS)"
         )
         if kinds := cross_family(dataset, [leader, second]):
             detail += f" (cross-family: {kinds})"
         if versus is not None and versus.verdict == SIGNIFICANT:
-            out.append(Finding("leader", scenario, tier, leader, tps, detail))
+            out.append(Finding("leader", scenario, tier, leader, tps, detail, abs(gap)))
         elif versus is None:
             # Too few steady seconds to compare (a very short run): nothing tells them apart.
             out.append(Finding("no-leader", scenario, tier, f"{leader} ~ {second}", tps,
-                               f"{detail}; no steady per-second series to compare"))  # fmt: skip
+                               f"{detail}; no steady per-second series to compare",
+                               abs(gap)))  # fmt: skip
         else:
             # The top two are not told apart: naming one would say more than the data does.
             steady = f"steady {versus.with_interval('95%')}"
             out.append(Finding("no-leader", scenario, tier, f"{leader} ~ {second}", tps,
-                               f"{detail}; {steady}{versus.cross_machine}"))  # fmt: skip
+                               f"{detail}; {steady}{versus.cross_machine}", abs(gap)))  # fmt: skip
     top = max(dataset.threads(scenario, tier))
     if len(dataset.threads(scenario, tier)) < 2:
         return out  # one thread count: no curve to find a saturation point on
     for engine, (peak_threads, peak) in sorted(here, key=lambda i: dataset.engine_order(i[0])):
+        runner_up = max(
+            (
+                figure.whole_run
+                for point, figure in found.items()
+                if point[:3] == (scenario, tier, engine) and point[3] != peak_threads
+            ),
+            default=0.0,
+        )
         out.append(
             Finding(
                 "saturation",
@@ -131,6 +145,7 @@ def _leader_and_saturation(
                 engine,
                 peak_threads,
                 f"peak {peak:,.0f} TPS at {threads_label(peak_threads)}",
+                diff_pct(peak, runner_up) if runner_up else None,
             )
         )
         last = found.get((scenario, tier, engine, top))
@@ -146,7 +161,15 @@ def _leader_and_saturation(
                 (scenario, tier, engine, top), (scenario, tier, engine, peak_threads)
             )
             out.append(
-                Finding("collapse", scenario, tier, engine, drop, detail + _told_apart(versus))
+                Finding(
+                    "collapse",
+                    scenario,
+                    tier,
+                    engine,
+                    drop,
+                    detail + _told_apart(versus),
+                    abs(drop),
+                )
             )
     return out
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from oltplab.analysis.dataset import load
 from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, Equivalence, equivalence
+from oltplab.analysis.estimate import PointSample
 from oltplab.analysis.points import Point, Points
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import TPS, Measure
@@ -31,19 +32,27 @@ class Reproduction:
         return f"undecided: the interval is wider than the margin of {self.margin_pct:g}%{more}"
 
 
+def common_points(
+    first: Path, second: Path, measure: Measure
+) -> tuple[dict[Point, PointSample], dict[Point, PointSample], list[Point]]:
+    """Two results directories' steady samples, and the points both measured."""
+    before = Points(load([first]), measure=measure).samples()
+    after = Points(load([second]), measure=measure).samples()
+    common = sorted(before.keys() & after.keys())
+    if not common:
+        raise OltplabError(
+            f"{second}: measured no point that {first} measured (engine, scenario, tier and "
+            "thread count must match)"
+        )
+    return before, after, common
+
+
 def reproduction(
     original: Path, repeat: Path, margin_pct: float, measure: Measure = TPS
 ) -> Reproduction:
     """The repeat's steady figure (TPS, or a per-transaction cost) against the original's,
     point by point."""
-    before = Points(load([original]), measure=measure).samples()
-    after = Points(load([repeat]), measure=measure).samples()
-    common = sorted(before.keys() & after.keys())
-    if not common:
-        raise OltplabError(
-            f"{repeat}: measured no point that {original} measured (engine, scenario, tier and "
-            "thread count must match)"
-        )
+    before, after, common = common_points(original, repeat, measure)
     return Reproduction(
         [
             (p, equivalence(after[p], before[p], margin_pct, paired=False, label=str(p)))

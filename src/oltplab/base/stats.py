@@ -49,12 +49,19 @@ def steady(series: Series, fixed_cut: int | None = None) -> tuple[int, np.ndarra
     return cut, np.asarray(series[cut:], dtype=float)
 
 
+# The level a cell ran at, for telling its stalls: the median is none when most of its
+# seconds stalled (a server stopped for 5 s of a 6 s cell has a median of 0).
+STALL_LEVEL_PERCENTILE = 90
+
+
 def stalls(series: Series, fraction: float = 0.1, seconds: int = 3) -> list[tuple[int, int]]:
-    """Runs of at least `seconds` seconds below `fraction` of the median: (first, last), 1-based."""
+    """Runs of at least `seconds` seconds below `fraction` of the level the series ran at
+    (its 90th percentile): (first, last), 1-based."""
     values = np.asarray(series, dtype=float)
     if len(values) == 0:
         return []
-    below = np.concatenate(([0], (values < fraction * float(np.median(values))), [0]))
+    level = float(np.percentile(values, STALL_LEVEL_PERCENTILE))
+    below = np.concatenate(([0], (values < fraction * level), [0]))
     edges = np.diff(below.astype(np.int8))
     starts, ends = np.flatnonzero(edges == 1) + 1, np.flatnonzero(edges == -1)
     return [(int(a), int(b)) for a, b in zip(starts, ends, strict=True) if b - a + 1 >= seconds]

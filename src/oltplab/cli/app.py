@@ -29,6 +29,15 @@ if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never 
     from oltplab.measure.runner import Outcome
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def shown(name: object) -> str:
+    """A file name as one line of output: a newline or other control character in it is
+    printed escaped (\\n), so that one name cannot pass for two lines or move the cursor."""
+    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], str(name))
+
+
 def flag(*names: str, **settings: Any) -> Any:
     """A yes/no option, shown without a value placeholder (Typer would print `<bool>`)."""
     return typer.Option(*names, metavar="", **settings)
@@ -107,10 +116,13 @@ BaselineOption = Annotated[
         "default: each family's oldest version.",
     ),
 ]
+# The longest any number of seconds a user gives may be.
+WEEK_SECONDS = 7 * 24 * 3600
 CutOption = Annotated[
     int | None,
     typer.Option(
         min=0,
+        max=WEEK_SECONDS,
         help="Cut this many seconds from the start of every series instead of "
         "detecting the end of the warm-up (MSER-5).",
     ),
@@ -119,7 +131,9 @@ IncludeFlaggedOption = Annotated[
     bool,
     flag("--include-flagged", help="Let cells with validity flags count in the key findings."),
 ]
-ThresholdOption = Annotated[float, typer.Option(help="List differences beyond this many percent.")]
+ThresholdOption = Annotated[
+    float, typer.Option(min=0, max=1000, help="List differences beyond this many percent.")
+]
 MeasureOption = Annotated[
     str,
     typer.Option(

@@ -165,8 +165,9 @@ def display_for(console: Console) -> RichDisplay | PlainDisplay:
 
 
 def tps_tables(cells: list[CellRow]) -> list[Table]:
-    """TPS by thread count per scenario, tier and workload: engines as rows (mean of runs)."""
-    groups: dict[tuple[str, str, str], dict[str, dict[int, list[float]]]] = defaultdict(
+    """TPS by thread count per scenario, tier and workload: engines as rows (mean of runs);
+    a mean over a cell with validity flags is marked, and the caption says what the mark is."""
+    groups: dict[tuple[str, str, str], dict[str, dict[int, list[CellRow]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
     threads_seen: dict[tuple[str, str, str], set[int]] = defaultdict(set)
@@ -174,7 +175,7 @@ def tps_tables(cells: list[CellRow]) -> list[Table]:
         key = (cell.scenario, cell.tier, cell.workload)
         threads_seen[key].add(cell.threads)
         if cell.status == Status.DONE and cell.tps is not None:
-            groups[key][cell.engine][cell.threads].append(cell.tps)
+            groups[key][cell.engine][cell.threads].append(cell)
         elif cell.status == Status.FAILED:
             groups[key][cell.engine].setdefault(cell.threads, [])
     tables = []
@@ -186,17 +187,27 @@ def tps_tables(cells: list[CellRow]) -> list[Table]:
         table.add_column("engine")
         for count in threads:
             table.add_column(f"{count}t", justify="right")
+        flagged = False
         for engine, by_threads in groups[key].items():
             values = [by_threads.get(t) for t in threads]
+            flagged |= any(c.flags for v in values if v for c in v)
             table.add_row(engine, *(_tps_cell(v) for v in values))
+        if flagged:
+            table.caption = f"{FLAGGED_MARK} flagged: the report says why"
         tables.append(table)
     return tables
 
 
-def _tps_cell(values: list[float] | None) -> str:
-    if values is None:
+FLAGGED_MARK = "*"
+
+
+def _tps_cell(measured: list[CellRow] | None) -> str:
+    if measured is None:
         return ""
-    return f"{mean(values):,.0f}" if values else "[red]failed[/red]"
+    if not measured:
+        return "[red]failed[/red]"
+    shown = f"{mean(c.tps or 0.0 for c in measured):,.0f}"
+    return shown + (f"[yellow]{FLAGGED_MARK}[/yellow]" if any(c.flags for c in measured) else "")
 
 
 def failed_table(failed: list[CellRow]) -> Table:

@@ -1,8 +1,11 @@
-"""Commands that read or bring in results: `status`, `import`, `report`, `export` and
-`rebuild`."""
+"""Commands that read or bring in results: `status`, `import`, `report`, `export`,
+`rebuild` and `replay`."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import shutil
 import sys
 from enum import StrEnum
@@ -14,6 +17,7 @@ from rich.table import Table
 
 from oltplab.base.errors import OltplabError
 from oltplab.cli.app import (
+    WEEK_SECONDS,
     BaselineOption,
     CutOption,
     IncludeFlaggedOption,
@@ -22,6 +26,7 @@ from oltplab.cli.app import (
     console,
     errors,
     flag,
+    shown,
 )
 from oltplab.cli.display import failed_table, shards_table, status_table
 from oltplab.distribute.layout import is_distributed, shards_of
@@ -94,6 +99,18 @@ def _row_of(path: Path) -> dict[str, str]:
 class Format(StrEnum):
     csv = "csv"
     json = "json"
+    otava = "otava"
+    bencher = "bencher"
+    openmetrics = "openmetrics"
+
+
+# What each tool format holds, and of how many results directories.
+TOOL_FORMATS = {
+    Format.otava: "a history: one row per results directory (oldest first), one column per "
+    "point and metric, and the Otava config beside it (-o needed)",
+    Format.bencher: "Bencher Metric Format: steady TPS with its 95% interval and latency",
+    Format.openmetrics: "one run's per-second TPS and telemetry, timestamped",
+}
 
 
 class ExportTable(StrEnum):
@@ -115,7 +132,16 @@ def export(
             metavar="RESULTS", help="A results directory, or several read as one (shards of a run)."
         ),
     ],
-    format: Annotated[Format, typer.Option("--format", "-f", help="csv or json.")] = Format.csv,
+    format: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            "-f",
+            help="csv or json (a table); otava (a history of results directories: one row "
+            "each, one column per point and metric, with the Otava config beside -o), bencher "
+            "(Bencher Metric Format JSON) or openmetrics (one run's per-second series).",
+        ),
+    ] = Format.csv,
     table: Annotated[
         ExportTable,
         typer.Option(
@@ -152,6 +178,11 @@ def export(
 
     if output is not None:
         check_output_file(output)
+    if format in TOOL_FORMATS:
+        if salvage:
+            raise OltplabError(f"--salvage exports the summary table as csv or json, not {format}")
+        _export_for_tool(results, format, output, cut_seconds, include_flagged)
+        return
     if salvage:
         if table is not ExportTable.summary:
             raise OltplabError("--salvage exports the summary table only (--table summary)")
@@ -172,6 +203,54 @@ def export(
     else:
         write_atomic(output, text)
         errors.print(f"{len(rows)} row(s) in {output}", highlight=False)
+
+
+def _export_for_tool(
+    results: list[Path],
+    format: Format,
+    output: Path | None,
+    cut_seconds: int | None,
+    include_flagged: bool,
+) -> None:
+    from oltplab.analysis.changes import started
+    from oltplab.analysis.dataset import load
+    from oltplab.analysis.points import Points
+    from oltplab.report import tool_formats
+
+    files: dict[Path | None, str] = {}
+    if format is Format.otava:
+        if output is None:
+            raise OltplabError(
+                "--format otava needs -o FILE.csv: the Otava config written beside it names it"
+            )
+        ordered = sorted(results, key=started)
+        runs = [
+            tool_formats.RunPoints(path.name, started(path), Points(load([path], cut_seconds)))
+            for path in ordered
+        ]
+        config = output.with_suffix(".otava.yaml")
+        check_output_file(config)
+        files[output], files[config] = tool_formats.otava(runs, output.name, include_flagged)
+    elif format is Format.bencher:
+        points = Points(load(results, cut_seconds))
+        files[output] = tool_formats.bencher(points, include_flagged)
+    else:
+        if len(results) != 1:
+            raise OltplabError("--format openmetrics exports one run: give one results directory")
+        files[output] = tool_formats.openmetrics(load(results, cut_seconds))
+    for path, text in files.items():
+        if path is None:
+            sys.stdout.write(text)
+        else:
+            write_atomic(path, text)
+            errors.print(f"wrote {path}", highlight=False, markup=False)
+    if format is Format.otava and output is not None:
+        errors.print(
+            f"Next: otava analyze --config-file {output.with_suffix('.otava.yaml')} "
+            f"{tool_formats.OTAVA_TEST}",
+            highlight=False,
+            markup=False,
+        )
 
 
 def import_(
@@ -206,12 +285,12 @@ def import_(
     from oltplab.importers.scan import scan_tree
 
     layout = load_map(map_file) if map_file is not None else None
-    tree = scan_tree(source, layout)  # read before anything is made
+    tree = scan_tree(source, layout, results)  # read before anything is made
     if tree.unrecognised:
-        errors.print("Not imported, though they look like sysbench output:", highlight=False)
+        errors.print("Not imported:", highlight=False)
         for path, why in tree.unrecognised:
             errors.print(
-                f"  {path.relative_to(tree.source)}: {why}",
+                f"  {shown(path.relative_to(tree.source))}: {why}",
                 highlight=False,
                 markup=False,
                 soft_wrap=True,
@@ -236,7 +315,8 @@ def import_(
         errors.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
     for earlier, rerun in tree.superseded:
         console.print(
-            f"{earlier.relative_to(tree.source)}: set aside, measured again in {rerun.name}",
+            f"{shown(earlier.relative_to(tree.source))}: set aside, measured again in "
+            f"{shown(rerun.name)}",
             highlight=False, markup=False, soft_wrap=True,
         )  # fmt: skip
     if tree.warm_ups:
@@ -338,3 +418,137 @@ def rebuild(
     for lost in rebuilt.lost:
         errors.print(f"not rebuilt: {lost}", highlight=False, markup=False, soft_wrap=True)
     console.print(f"Next: oltplab status {results}", highlight=False)
+
+
+class StopRuleName(StrEnum):
+    adaptive = "adaptive"
+
+
+def replay(
+    results: Annotated[
+        list[Path],
+        typer.Argument(metavar="RESULTS", help="Results directories or imported trees."),
+    ],
+    stop: Annotated[
+        StopRuleName, typer.Option(help="The stopping rule to replay on the recorded seconds.")
+    ] = StopRuleName.adaptive,
+    target: Annotated[
+        str,
+        typer.Option(
+            metavar="PCT",
+            help="Stop a cell once its steady mean's 95% interval is this narrow (e.g. 2%).",
+        ),
+    ] = "2%",
+    min_seconds: Annotated[
+        int,
+        typer.Option(
+            min=10,
+            max=WEEK_SECONDS,
+            help="Never stop a cell before this many seconds, nor on a shorter steady part.",
+        ),
+    ] = 60,
+    max_seconds: Annotated[
+        int | None,
+        typer.Option(
+            min=10,
+            max=WEEK_SECONDS,
+            help="Stop every cell here at the latest (default: its length).",
+        ),
+    ] = None,
+    threshold: ThresholdOption = 5.0,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Where replay.csv goes (default: FIRST_RESULTS)."),
+    ] = None,
+) -> None:
+    """Where the adaptive stopping rule would have stopped each recorded cell, the machine
+    time that would save, and which verdicts of the report (progression, differences beyond
+    the threshold, findings) the shorter cells would change."""
+    from oltplab.analysis.dataset import load
+    from oltplab.analysis.model import AnalysisOptions
+    from oltplab.analysis.replay import replay as replay_rule
+    from oltplab.base.stopping import StopRule
+    from oltplab.cli.app import parse_percent
+    from oltplab.cli.display import duration_text
+    from oltplab.importers.naming import is_warm_up
+    from oltplab.sysbench.output import read_output
+
+    rule = StopRule(parse_percent(target, "--target"), min_seconds, max_seconds or 10**9)
+    folder = output or results[0]
+    check_output_file(folder / "replay.csv")
+    check_output_file(folder / "replay.json")
+    dataset = load(results)
+    # The warm-ups oltplab kept beside the cells end by the rule too.
+    outputs = sorted(p for r in results for p in r.rglob("*.sysbench.txt") if is_warm_up(p.name))
+    warm_ups = [read_output(path).tps for path in outputs if path.is_file()]
+    with console.status(f"replaying the {stop} rule on {len(dataset.cells)} cells"):
+        found = replay_rule(dataset, rule, AnalysisOptions([], threshold), warm_ups)
+    if not found.cells:
+        raise OltplabError(f"{results[0]}: no cell has per-second samples to replay")
+    lines = [
+        ["cell", "engine", "scenario", "tier", "threads", "repetition", "measured_s",
+         "stopped_s", "settled", "ci_pct", "warm_up_cut_s"],
+    ]  # fmt: skip
+    for replayed in found.cells:
+        cell, stopped = replayed.cell, replayed.stop
+        ci = "" if stopped.ci_pct is None else f"{stopped.ci_pct:.2f}"
+        lines.append(
+            [cell.key, cell.engine, cell.scenario, cell.tier, str(cell.threads),
+             str(cell.repetition), str(replayed.measured_seconds), str(stopped.seconds),
+             "yes" if stopped.settled else "no", ci, str(stopped.cut)]
+        )  # fmt: skip
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows(lines)
+    write_atomic(folder / "replay.csv", text.getvalue())
+    write_atomic(folder / "replay.json", json.dumps(found.as_json(), indent=2) + "\n")
+    summary = Table(title=f"The {stop} rule at {rule.target_ci_pct:g}%, replayed")
+    for column in ("what", "count", "measured", "with the rule", "saved", "unsettled"):
+        summary.add_column(column, justify="right")
+    summary.add_row(
+        "cells",
+        str(len(found.cells)),
+        duration_text(found.measured_seconds),
+        duration_text(found.kept_seconds),
+        f"{100 * found.saved_share:.0f}%",
+        str(found.unsettled),
+    )
+    warm = found.warm_ups
+    if warm.count:
+        summary.add_row(
+            "warm-ups",
+            str(warm.count),
+            duration_text(warm.measured_seconds),
+            duration_text(warm.kept_seconds),
+            f"{100 * (1 - warm.kept_seconds / max(1, warm.measured_seconds)):.0f}%",
+            "",
+        )
+    console.print(summary)
+    clear = [c for c in found.changes if c.beyond_resolution]
+    close = len(found.changes) - len(clear)
+    if clear:
+        changed = Table(title=f"{len(clear)} verdict(s) the shorter cells change")
+        for column in ("what", "row or finding", "as measured", "with the rule"):
+            changed.add_column(column)
+        for change in clear:
+            changed.add_row(change.what, change.subject, change.before, change.after)
+        console.print(changed)
+    else:
+        console.print("No verdict changes beyond the rule's resolution.")
+    if close:
+        resolution = rule.target_ci_pct * 2**0.5
+        console.print(
+            f"{close} more within +-{resolution:.1f}% of the line they crossed: closer than "
+            f"cells known to +-{rule.target_ci_pct:g}% tell apart (a narrower --target keeps "
+            "them).",
+            highlight=False,
+        )
+    console.print(
+        f"Per cell: {folder / 'replay.csv'}; totals and changes: {folder / 'replay.json'}",
+        highlight=False,
+    )
+    console.print(
+        "Next: compare the verdicts above with your report before letting cells stop early; "
+        f"oltplab plan SPEC --stop adaptive --from {folder} estimates a matrix with these "
+        "shares",
+        highlight=False,
+    )

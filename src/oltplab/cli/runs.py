@@ -15,6 +15,7 @@ import typer
 from oltplab.base.errors import EXIT_BAD_INPUT, OltplabError
 from oltplab.base.metrics import MEASURES, TPS, Measure
 from oltplab.cli.app import (
+    WEEK_SECONDS,
     MeasureOption,
     ResultsOption,
     console,
@@ -327,10 +328,13 @@ def calibrate(
     results: Annotated[
         Path | None, typer.Option("--results", "-r", help="Default: runs/calibrate-ENGINE.")
     ] = None,
-    repetitions: Annotated[int, typer.Option(min=2, help="Rounds of A and B.")] = 5,
-    seconds: Annotated[int, typer.Option(min=3, help="Seconds per measurement.")] = 30,
+    repetitions: Annotated[int, typer.Option(min=2, max=1000, help="Rounds of A and B.")] = 5,
+    seconds: Annotated[
+        int, typer.Option(min=3, max=WEEK_SECONDS, help="Seconds per measurement.")
+    ] = 30,
     threads: Annotated[
-        list[int] | None, typer.Option(help="Thread counts (repeat the option).")
+        list[int] | None,
+        typer.Option(min=1, max=10_000, help="Thread counts (repeat the option)."),
     ] = None,
     workload: Annotated[str, typer.Option(help="The sysbench test.")] = "oltp_read_only",
     measure: MeasureOption = "tps",

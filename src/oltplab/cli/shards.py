@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, get_args
 
 import typer
 from rich.table import Table
@@ -25,9 +26,23 @@ from oltplab.distribute.merge import merge as merge_shards
 from oltplab.distribute.schedulers import Scheduler, scheduler_named
 from oltplab.distribute.slurm import Slurm, check_sbatch_args
 from oltplab.plan.blocks import assign, blocks, serial_seconds, shard_seconds
+from oltplab.plan.lengths import ExpectedLengths, expected_spec
+from oltplab.plan.preparing import ASSUMED
 from oltplab.spec import Spec, load_spec
+from oltplab.spec.distribute import BlockDimension
 
-ShardsOption = Annotated[int, typer.Option("--shards", "-n", min=1, help="How many shards.")]
+
+class CellLength(StrEnum):
+    fixed = "fixed"
+    adaptive = "adaptive"
+
+
+# More shards than this is no machine count anyone has; past it, dealing blocks alone
+# would take gigabytes before saying so.
+MAX_SHARDS = 10_000
+ShardsOption = Annotated[
+    int, typer.Option("--shards", "-n", min=1, max=MAX_SHARDS, help="How many shards.")
+]
 
 
 def plan(
@@ -49,19 +64,63 @@ def plan(
         ),
     ] = None,
     measure: MeasureOption = "tps",
+    repetitions: Annotated[
+        int | None,
+        typer.Option(min=1, max=1000, help="Plan this many repetitions instead of the spec's."),
+    ] = None,
+    stop: Annotated[
+        CellLength | None,
+        typer.Option(
+            help="Plan cells of fixed length or adaptive ones (ending once settled) instead "
+            "of the spec's [protocol] stop."
+        ),
+    ] = None,
+    replayed: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            metavar="RESULTS",
+            help="Adaptive: expect cells and warm-ups to keep the share of their seconds "
+            "that oltplab replay found on this run (else an assumed share, said).",
+        ),
+    ] = None,
 ) -> None:
     """The blocks of a matrix dealt to shards, with the estimated wall time of each.
 
     A block is every engine and repetition of one (placement, tier, workload) by default,
     so every engine comparison is measured on one machine. Estimates count warm-ups,
-    measurements, canaries and one dataset prepare per engine and shard (at about 100,000
-    rows a second; a shared snapshot makes the later ones a copy).
+    measurements, canaries and each shard's datasets: prepared on one machine, or copied
+    from the shared snapshot store that another shard published (rows a second, row size
+    and copy speed assumed, said). Adaptive cells and warm-ups count the share of their
+    seconds a replayed run kept (--from), or an assumed one; the fixed-length figure is
+    printed beside.
     """
     spec = load_spec(spec_path)
     if block is not None:
         dims = [part.strip() for part in block.split(",") if part.strip()]
+        known = get_args(BlockDimension)
+        if unknown := [d for d in dims if d not in known]:
+            raise OltplabError(
+                f"--block {block}: {', '.join(unknown)} is not a dimension; expected some of "
+                f"{', '.join(known)}, comma-separated (engines and repetitions are never cut)"
+            )
         spec = spec.model_copy(update={"distribute": spec.distribute.model_validate(
             {**spec.distribute.model_dump(), "block": dims})})  # fmt: skip
+    planned: dict[str, object] = {}
+    if repetitions is not None:
+        planned["repetitions"] = repetitions
+    if stop is not None:
+        planned["stop"] = stop.value
+    if planned:
+        spec = spec.model_copy(update={"protocol": spec.protocol.model_validate(
+            {**spec.protocol.model_dump(), **planned})})  # fmt: skip
+    fixed = spec
+    lengths = None
+    if spec.protocol.stop == "adaptive":
+        lengths = ExpectedLengths.replayed(replayed) if replayed else ExpectedLengths.assumed()
+        spec = expected_spec(spec, lengths)
+    elif replayed is not None:
+        raise OltplabError("--from RESULTS: only adaptive cells use it; add --stop adaptive")
     found = blocks(spec)
     dealt = assign(found, shards)
     cut = "/".join(spec.distribute.block) or "nothing"
@@ -69,8 +128,9 @@ def plan(
     for column in ("shard", "blocks", "cells", "measure + warm-up", "prepare", "wall time"):
         table.add_column(column, justify="right" if column != "blocks" else "left", overflow="fold")
     walls = []
-    for index, mine in enumerate(dealt, start=1):
-        work, prepare_s = shard_seconds(spec, mine) if mine else (0.0, 0.0)
+    for index, (mine, (work, prepare_s)) in enumerate(
+        zip(dealt, shard_seconds(spec, dealt), strict=True), start=1
+    ):
         walls.append(work + prepare_s)
         table.add_row(
             str(index),
@@ -81,18 +141,27 @@ def plan(
             duration_text(work + prepare_s),
         )
     console.print(table)
-    serial = serial_seconds(spec)
-    speedup = serial / max(walls)
-    versus = (
-        f"{speedup:.1f}x faster" if speedup >= 1
-        else f"{1 / speedup:.1f}x slower: each shard sets up and prepares its engines itself"
-    )  # fmt: skip
-    console.print(
-        f"one machine: about {duration_text(serial)}"
-        + (f"; {shards} shards: {duration_text(max(walls))} (the longest shard; {versus})"
-           if shards > 1 else ""),
-        highlight=False,
-    )  # fmt: skip
+    console.print(_overall(spec, shards, max(walls)), highlight=False)
+    if shards > 1:
+        console.print(
+            "prepare: each engine's dataset prepared once, by the first shard to reach it (each "
+            "shard starts from another engine), and copied by the others from the shared "
+            f"snapshot store (assumed: {ASSUMED})",
+            highlight=False,
+        )
+    if lengths is not None:
+        protocol = spec.protocol
+        console.print(
+            f"adaptive cells: about {protocol.measure_seconds} s of "
+            f"{fixed.protocol.measure_seconds} s, warm-ups {protocol.warmup_ro_seconds} s and "
+            f"{protocol.warmup_rw_seconds} s of {fixed.protocol.warmup_ro_seconds} s and "
+            f"{fixed.protocol.warmup_rw_seconds} s ({lengths.basis})",
+            highlight=False,
+        )
+        fixed = fixed.model_copy(update={"protocol": fixed.protocol.model_copy(
+            update={"stop": "fixed"})})  # fmt: skip
+        longest = max(sum(times) for times in shard_seconds(fixed, assign(blocks(fixed), shards)))
+        console.print(f"fixed-length cells: {_overall(fixed, shards, longest)}", highlight=False)
     if shards > len(found):
         errors.print(
             f"only {len(found)} block(s): {shards - len(found)} shard(s) would be idle; cut "
@@ -105,8 +174,24 @@ def plan(
         _plan_precision(spec, parse_percent(precision, "--precision"), measure_of(measure))
     console.print(
         f"Next: oltplab submit slurm {spec_path} --shards {shards} --results DIR "
-        f"(or oltplab run {spec_path} --shard K/{shards} --results DIR on each machine)",
+        f"(or oltplab run {spec_path} --shard K/{shards} --results DIR --snapshots SHARED "
+        "on each machine)",
         highlight=False,
+    )
+
+
+def _overall(spec: Spec, shards: int, longest: float) -> str:
+    """The whole matrix on one machine, and on the shards (their longest)."""
+    serial = serial_seconds(spec)
+    speedup = serial / longest
+    versus = (
+        f"{speedup:.1f}x faster" if speedup >= 1
+        else f"{1 / speedup:.1f}x slower: every shard sets up its own engines and datasets"
+    )  # fmt: skip
+    return f"one machine: about {duration_text(serial)}" + (
+        f"; {shards} shards: {duration_text(longest)} (the longest shard; {versus})"
+        if shards > 1
+        else ""
     )
 
 

@@ -1,5 +1,6 @@
-"""Commands along a series: `history` (one engine over many results directories) and
-`bisect` (which release changed it)."""
+"""Commands along a series: `history` (one engine over many results directories),
+`bisect` (which release changed it), `capacity`, `gate` (did a candidate regress) and
+`site` (a static site over many runs)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from oltplab.cli.app import MeasureOption, console, flag, measure_of
+from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of
 from oltplab.store.directory import ResultsDir
+from oltplab.store.ledger import Ledger
 
 
 def history(
@@ -27,6 +29,15 @@ def history(
     from oltplab.report.format import with_interval
 
     ordered, changes = history_changes(results, engine, measure_of(measure))
+    specs = _spec_digests(ordered)
+    if len(set(specs.values())) > 1:
+        errors.print(
+            "note: these directories were run from different specs ("
+            + ", ".join(f"{p}: {d[:12]}" for p, d in specs.items())
+            + "); a change between them may be the spec's, not the engine's",
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(
         f"{engine} in {len(ordered)} results directories, oldest first: "
         + ", ".join(str(p) for p in ordered),
@@ -48,6 +59,20 @@ def history(
     console.print(
         f"Next: oltplab report {' '.join(str(p) for p in ordered)} -o DIR", highlight=False
     )
+
+
+def _spec_digests(results: list[Path]) -> dict[Path, str]:
+    """The digest of the spec each directory was run from (imported ones have none)."""
+    digests = {}
+    for path in results:
+        ledger = Ledger.open(path, create=False, journal=False)
+        try:
+            digest = ledger.meta("spec_digest")
+        finally:
+            ledger.close()
+        if digest:
+            digests[path] = digest
+    return digests
 
 
 def bisect(
@@ -80,7 +105,9 @@ def bisect(
     ] = None,
     max_repetitions: Annotated[
         int,
-        typer.Option(min=3, help="Rounds per step at most (3 at least), before it is undecided."),
+        typer.Option(
+            min=3, max=100, help="Rounds per step at most (3 at least), before it is undecided."
+        ),
     ] = 8,
     explain: Annotated[
         bool, flag(help="Profile the two releases around the change and explain it.")
@@ -146,13 +173,16 @@ def capacity(
     results: Annotated[
         Path, typer.Option("--results", "-r", help="Results directory for every probe.")
     ],
-    start: Annotated[int, typer.Option(min=1, help="The first rate offered (tps).")] = 100,
+    start: Annotated[
+        int, typer.Option(min=1, max=10_000_000, help="The first rate offered (tps).")
+    ] = 100,
     precision: Annotated[
         float,
         typer.Option(min=0.5, max=50, help="Percent: bisect until the bracket is this narrow."),
     ] = 5.0,
     max_repetitions: Annotated[
-        int, typer.Option(min=1, help="Runs at one rate at most before its point decides.")
+        int,
+        typer.Option(min=1, max=100, help="Runs at one rate at most before its point decides."),
     ] = 3,
 ) -> None:
     """The highest rate each engine and tier sustains under a latency objective: open-loop
@@ -188,5 +218,91 @@ def capacity(
     console.print(
         f"{ResultsDir(results).capacity_json}\nNext: oltplab report {results} (latency "
         "against offered load, every probe)",
+        highlight=False,
+    )
+
+
+def gate(
+    baseline: Annotated[
+        Path, typer.Argument(metavar="BASELINE", help="The results directory to hold to.")
+    ],
+    candidate: Annotated[
+        Path, typer.Argument(metavar="CANDIDATE", help="The results directory to judge.")
+    ],
+    max_regression: Annotated[
+        str,
+        typer.Option(
+            metavar="PCT",
+            help="The largest regression allowed, e.g. 3% (TPS lower, a cost higher).",
+        ),
+    ] = "3%",
+    measure: MeasureOption = "tps",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Where gate.md and gate.xml (JUnit) go (default: CANDIDATE)."
+        ),
+    ] = None,
+) -> None:
+    """A regression gate for CI: exit 0 when no point regressed beyond --max-regression,
+    1 when one did (named), 2 when the intervals cannot tell (an input that cannot be
+    judged also exits 2, with an error line). Prints a Markdown summary (append it to
+    $GITHUB_STEP_SUMMARY) and writes JUnit XML, one test case per point."""
+    from oltplab.analysis.gate import OUTCOME_WORDS, Outcome, junit_xml, markdown
+    from oltplab.analysis.gate import gate as judge_gate
+    from oltplab.cli.app import errors, parse_percent
+    from oltplab.store.files import check_output_file, write_atomic
+
+    folder = output or candidate
+    for name in ("gate.md", "gate.xml"):
+        check_output_file(folder / name)
+    found = judge_gate(baseline, candidate, parse_percent(max_regression, "--max-regression"),
+                       measure_of(measure))  # fmt: skip
+    summary = markdown(found, baseline, candidate)
+    write_atomic(folder / "gate.md", summary)
+    write_atomic(folder / "gate.xml", junit_xml(found))
+    print(summary, end="")
+    # Beside the summary, not in it: a CI job appends stdout to its page.
+    regressed = ", ".join(p.name for p in found.of(Outcome.REGRESSED))
+    said = f"gate: {OUTCOME_WORDS[found.outcome]}" + (f" ({regressed})" if regressed else "")
+    errors.print(said, highlight=False, markup=False, soft_wrap=True)
+    errors.print(
+        f"Summary: {folder / 'gate.md'}; JUnit XML: {folder / 'gate.xml'}. Next: oltplab report "
+        f"{baseline} {candidate} -o DIR (the two side by side)",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(int(found.outcome))
+
+
+def site(
+    results: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RESULTS",
+            help="Results directories (nightly runs, shards, imports), in any order.",
+        ),
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The site's folder.")],
+) -> None:
+    """One static, offline site over many results directories: an index of the runs with
+    their provenance and calibration, each run's report, and one page per point with its
+    figure in every run, the interval of each, the change points along them, and links to
+    the raw files. Open OUTPUT/index.html; it needs no server and no network."""
+    from oltplab.base.errors import OltplabError
+    from oltplab.experiments.calibrate import load_for
+    from oltplab.report.site import build_site
+
+    if output.exists() and not output.is_dir():
+        raise OltplabError(f"--output {output}: is a file; the site needs a folder")
+    with console.status(f"building the site over {len(results)} results directories"):
+        built = build_site(results, output, load_for)
+    console.print(
+        f"{built.index}: {built.runs} run(s), {built.histories} point(s) over them",
+        highlight=False,
+    )
+    console.print(
+        f"Next: open {built.index} in a browser (offline), or publish {output} as it is",
         highlight=False,
     )

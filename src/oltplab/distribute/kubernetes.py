@@ -27,6 +27,39 @@ SCRATCH_MOUNT = "/scratch"  # the node's own disk (emptyDir): datadirs and snaps
 DEADLINE_SECONDS = 7 * 24 * 3600
 KEEP_FINISHED_SECONDS = 24 * 3600
 _NAME = re.compile(r"[^a-z0-9-]+")
+# What the API server accepts, checked here so that a typo fails before anything is sent.
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
+_LABEL_NAME = re.compile(r"([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?" + _LABEL_VALUE.pattern)
+_CPU = re.compile(r"(\d+(\.\d+)?|\d+m)")
+_MEMORY = re.compile(r"\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?")
+_IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
+
+
+def check_request(
+    *, image: str, namespace: str, node_selector: dict[str, str], cpu: str, memory: str
+) -> None:
+    """One line naming the first option Kubernetes would refuse, and what it takes."""
+    problems = [
+        (_DNS_LABEL, namespace, "--namespace", "lower-case letters, digits and '-', up to 63"),
+        (_IMAGE, image, "--image", "an image reference such as registry/oltplab:1.0"),
+        (_CPU, cpu, "--cpu", "a positive quantity of cores such as 2, 1.5 or 500m"),
+        (_MEMORY, memory, "--memory", "a positive quantity of bytes such as 8Gi or 512Mi"),
+        *(
+            check
+            for key, value in node_selector.items()
+            for check in (
+                (_LABEL_NAME, key, "--node-selector", "a label key such as kubernetes.io/os"),
+                (_LABEL_VALUE, value, "--node-selector", "a label value of up to 63 characters"),
+            )
+        ),
+    ]
+    for pattern, value, option, expected in problems:
+        if not pattern.fullmatch(value):
+            raise OltplabError(f"{option} {value!r}: expected {expected}")
+    for option, value in (("--cpu", cpu), ("--memory", memory)):
+        if float(re.sub(r"[^0-9.]", "", value)) <= 0:
+            raise OltplabError(f"{option} {value!r}: a pod must ask for more than nothing")
 
 
 def job_name(spec: Spec) -> str:
@@ -59,6 +92,9 @@ def manifests(
     cpu: str,
     memory: str,
 ) -> list[dict[str, Any]]:
+    check_request(
+        image=image, namespace=namespace, node_selector=node_selector, cpu=cpu, memory=memory
+    )
     name = job_name(spec)
     labels = {"app.kubernetes.io/name": "oltplab", "oltplab/run": name}
     config_map = {

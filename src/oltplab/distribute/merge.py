@@ -2,7 +2,10 @@
 with every machine's facts, and each machine's canaries.
 
 Refused, each with one line: a directory that is not a shard, shards of different specs
-or cut differently, and two shards holding the same done cell.
+or cut differently, two shards holding the same done cell, and a shard whose run.json is
+missing or disagrees with its ledger (spec, digest, an engine's binary) or with another
+shard's binaries. The merge is written beside the output and renamed into place at the end,
+so a refused or failed one leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,12 +21,11 @@ from oltplab.base.errors import OltplabError
 from oltplab.store.directory import LOCK, RUN_STATE, WORK, ResultsDir
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
-from oltplab.store.provenance import load_run_json
-from oltplab.store.schema import SCHEMA, SCHEMA_VERSION
+from oltplab.store.provenance import load_run_json, redact_spec
+from oltplab.store.schema import CELL_RESULT_TABLES, SCHEMA, SCHEMA_VERSION
 from oltplab.store.status import Status
 
 # Tables copied cell by cell, with the cell's new id.
-_CELL_TABLES = ("summaries", "samples", "telemetry", "latency_histograms")
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class ShardDir:
     spec: str
     machines: dict[str, str]  # cell key -> the machine that measured it
     done: set[str]
+    binaries: dict[str, str]  # engine -> the sha256 of the binary that measured it
 
 
 def read_shard(path: Path) -> ShardDir:
@@ -50,12 +54,41 @@ def read_shard(path: Path) -> ShardDir:
             )
         machines = ledger.machines()
         done = {row.key for row in ledger.cells() if row.status == Status.DONE}
+        binaries = {
+            name: row.binary_sha256 for name, row in ledger.engines().items() if row.binary_sha256
+        }
     finally:
         ledger.close()
-    return ShardDir(
+    shard = ShardDir(
         path, meta["shard"], meta.get("block", ""), meta.get("spec_digest", ""),
-        meta.get("spec", ""), machines, done,
+        meta.get("spec", ""), machines, done, binaries,
     )  # fmt: skip
+    _check_run_json(shard)
+    return shard
+
+
+def _check_run_json(shard: ShardDir) -> None:
+    """The shard's run.json tells the same spec and binaries as its ledger."""
+    where = ResultsDir(shard.path).run_json
+    if not where.is_file():
+        raise OltplabError(
+            f"{where}: missing; without it the shard's host and binaries are unknown, so it "
+            "is not merged (rerun the shard, or report on it alone)"
+        )
+    record = load_run_json(where)
+    said = record.spec
+    if said is None or said.digest != shard.spec_digest or said.text != redact_spec(shard.spec):
+        raise OltplabError(
+            f"{where}: its spec is not the one its ledger was run with (digest "
+            f"{shard.spec_digest[:12]}); the file was changed, so the shard is not merged"
+        )
+    for engine, sha256 in sorted(shard.binaries.items()):
+        claimed = record.engines.get(engine, {}).get("binary_sha256")
+        if claimed != sha256:
+            raise OltplabError(
+                f"{where}: engine {engine} binary sha256 {str(claimed)[:12]}, but the ledger "
+                f"recorded {sha256[:12]}; the file was changed, so the shard is not merged"
+            )
 
 
 def check_shards(shards: list[ShardDir]) -> None:
@@ -71,6 +104,15 @@ def check_shards(shards: list[ShardDir]) -> None:
                 f"{other.path}: shard {other.shard} cut by {other.block}, but {first.path} is "
                 f"shard {first.shard} cut by {first.block}; merge shards of one cut"
             )
+    binaries: dict[str, tuple[str, Path]] = {}
+    for shard in shards:
+        for engine, sha256 in sorted(shard.binaries.items()):
+            known, where = binaries.setdefault(engine, (sha256, shard.path))
+            if known != sha256:
+                raise OltplabError(
+                    f"{shard.path}: measured engine {engine} with binary sha256 {sha256[:12]}, "
+                    f"{where} with {known[:12]}; merge shards of the same binaries"
+                )
     seen: dict[str, Path] = {}
     for shard in shards:
         for key in sorted(shard.done):
@@ -84,19 +126,22 @@ def check_shards(shards: list[ShardDir]) -> None:
 
 def merge(paths: list[Path], output: Path) -> list[ShardDir]:
     """The shards into `output`, which must not hold results yet."""
-    if ResultsDir(output).ledger.exists():
-        raise OltplabError(f"-o {output}: already holds results; merge into a new directory")
+    if output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise OltplabError(f"-o {output}: already exists; merge into a new directory")
     shards = [read_shard(p.resolve()) for p in paths]
     check_shards(shards)
-    output.mkdir(parents=True, exist_ok=True)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    making = Path(tempfile.mkdtemp(prefix=f".{output.name}.merging-", dir=output.parent))
     try:
-        _merge_ledgers(shards, output)
+        _merge_ledgers(shards, making)
         for shard in shards:
-            _copy_files(shard, output)
-        _run_json(shards, output)
-        Ledger.open(output).close()  # checked, and its journal seeded from what it holds
+            _copy_files(shard, making)
+        _run_json(shards, making)
+        Ledger.open(making).close()  # checked, and its journal seeded from what it holds
+        making.chmod(0o755)  # mkdtemp's 0700 is not what a results directory gets
+        making.rename(output)
     except BaseException:
-        shutil.rmtree(ResultsDir(output).ledger, ignore_errors=True)
+        shutil.rmtree(making, ignore_errors=True)
         raise
     return shards
 
@@ -171,7 +216,7 @@ def _copy_cells(db: sqlite3.Connection, shard: ShardDir, runs: dict[int, int]) -
             (runs.get(run_id), *values),
         )
         new_id = cursor.lastrowid
-        for table in _CELL_TABLES:
+        for table in CELL_RESULT_TABLES:
             rest = [c for c in _columns(db, table) if c != "cell_id"]
             db.execute(
                 f"INSERT INTO {table} (cell_id, {', '.join(rest)})"
@@ -212,10 +257,7 @@ def _run_json(shards: list[ShardDir], output: Path) -> None:
     found = [
         (shard, load_run_json(ResultsDir(shard.path).run_json).model_dump(exclude_none=True))
         for shard in shards
-        if ResultsDir(shard.path).run_json.is_file()
     ]
-    if not found:
-        return
     records = [record for _, record in found]
     merged = dict(records[0])
     merged["shards"] = [

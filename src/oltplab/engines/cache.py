@@ -9,3 +9,8 @@ from pathlib import Path
 
 def cache_root() -> Path:
     return Path(os.environ.get("OLTPLAB_CACHE", Path.home() / ".cache" / "oltplab"))
+
+
+def engines_root() -> Path:
+    """Each engine's binaries, in a folder of its own (keyed by its source)."""
+    return cache_root() / "engines"

@@ -76,6 +76,9 @@ def quote(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+# Statements that set a password are kept out of the binary log: MariaDB writes them there
+# as they were sent, and the log stays in the datadir and its snapshot.
+NO_BINARY_LOG = "SET sql_log_bin = 0"
 # How an account gets a password that sysbench (MariaDB Connector/C) and PyMySQL can both
 # use: MySQL 8.0 defaults to caching_sha2_password, which needs TLS or RSA keys.
 NATIVE_PASSWORD = "IDENTIFIED WITH mysql_native_password BY"
@@ -144,6 +147,7 @@ class Control(Connection):
     ) -> None:
         """A user sysbench can log in as over TCP from the client addresses, with rights on
         the sbtest database only (no FILE, no SUPER)."""
+        self.execute(NO_BINARY_LOG)
         self.execute("CREATE DATABASE IF NOT EXISTS sbtest")
         clause = self._password_clause
         for client in clients:
@@ -234,7 +238,14 @@ class PostgresControl(Connection):
     protocol = "postgresql"
 
     def __init__(
-        self, *, host: str, port: int, password: str, user: str = "postgres", timeout: float = 10
+        self,
+        *,
+        host: str,
+        port: int,
+        password: str,
+        user: str = "postgres",
+        database: str = "postgres",
+        timeout: float = 10,
     ) -> None:
         try:
             self._conn = psycopg.connect(
@@ -242,7 +253,7 @@ class PostgresControl(Connection):
                 port=port,
                 user=user,
                 password=password,
-                dbname="postgres",
+                dbname=database,
                 connect_timeout=max(1, int(timeout)),
                 autocommit=True,
             )
@@ -302,6 +313,8 @@ class PostgresControl(Connection):
         if not self.rows("SELECT 1 FROM pg_database WHERE datname = 'sbtest'"):
             owner = sql.Identifier(user).as_string(self._conn)
             self.execute(f"CREATE DATABASE sbtest OWNER {owner}")
+        # Every role may connect to any database unless told otherwise: sysbench's to its own.
+        self.execute("REVOKE CONNECT ON DATABASE postgres, template1 FROM PUBLIC")
 
     def secure_accounts(self, bench_user: str) -> None:
         """Check what initdb was told: every way in asks for a password, and every role that
@@ -314,6 +327,14 @@ class PostgresControl(Connection):
         if lax or bare:
             found = [f"pg_hba.conf line {n}: {m}" for n, m in lax] + [str(r[0]) for r in bare]
             raise EngineError(f"logins without a password remain: {', '.join(found)}")
+        others = self.rows(
+            "SELECT datname FROM pg_database WHERE datallowconn AND datname <> 'sbtest'"
+            " AND has_database_privilege(%s, oid, 'CONNECT')",
+            (bench_user,),
+        )
+        if others:
+            names = ", ".join(str(row[0]) for row in others)
+            raise EngineError(f"{bench_user} may connect to databases besides sbtest: {names}")
 
 
 def _first_line(exc: Exception) -> str:

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
-from oltplab.engines.cache import cache_root
+from oltplab.engines.cache import cache_root, engines_root
 from oltplab.engines.config import ServerPaths, Setting
 from oltplab.engines.control import Connection
 from oltplab.engines.distribution import Distribution
-from oltplab.engines.hosts import Host
+from oltplab.engines.hosts import Host, ServerView
+from oltplab.engines.identity import server_uid
+from oltplab.engines.server import SYSBENCH_OPTIONS
 from oltplab.spec import ResolvedIntent
 
 
@@ -80,10 +82,31 @@ class Layout:
         return self.work / "client.cnf"
 
     @property
+    def sysbench_options(self) -> Path:
+        """sysbench's connection options, password included, while sysbench runs (on the
+        machine sysbench runs on, so in the local work folder)."""
+        return self.work / SYSBENCH_OPTIONS
+
+    @property
+    def secret_files(self) -> tuple[Path, ...]:
+        """The files on the server's machine that hold a password while a tool reads it: a
+        run killed while one existed leaves it, and the next start removes it."""
+        return (self.accounts_file, self.password_file, self.client_options)
+
+    @property
     def socket(self) -> Path:
         if self.socket_in_work:
             return self.family.socket_in(self.work)
         return self.family.socket(self.socket_folder, self.socket_key)
+
+    @property
+    def socket_home(self) -> Path:
+        """The folder holding this instance's socket and nothing else of anyone's."""
+        return self.family.socket_home(self.socket)
+
+    @property
+    def server_uid(self) -> int:
+        return server_uid(self.socket_key)
 
     @property
     def socket_folder(self) -> Path:
@@ -168,7 +191,28 @@ class Family:
         self.distribution = distribution
 
     def socket(self, folder: Path | PurePosixPath, key: str) -> Path:
-        return Path(folder) / f"{key}.sock"
+        # A folder per instance: the server, as its own uid, creates its socket in it.
+        return Path(folder) / key / "mysqld.sock"
+
+    def socket_home(self, socket: Path) -> Path:
+        return socket.parent
+
+    def server_view(self, layout: Layout) -> ServerView:
+        """The server's own uid, and what it may reach: its folders and its binaries."""
+        dist = self.distribution
+        # A fetched engine's whole folder: a newer suite's programs take their loader and
+        # libraries from beside usr/, the basedir.
+        fetched = [a for a in dist.basedir.parents if a.parent == engines_root()]
+        wanted = [layout.work, layout.socket_home, *fetched, dist.basedir, dist.server.parent]
+        wanted += [
+            p.parent if p.is_file() else p for p in (dist.install_db, dist.messages_dir) if p
+        ]
+        folders = [
+            folder
+            for folder in dict.fromkeys(wanted)
+            if not any(folder != other and folder.is_relative_to(other) for other in wanted)
+        ]
+        return ServerView(layout.server_uid, tuple(folders), layout.work)
 
     def socket_in(self, work: Path) -> Path:
         """The socket when it lives in the work folder (on an SSH host)."""

@@ -14,11 +14,13 @@ remote server through an SSH forward of its unix socket.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,6 +29,7 @@ from typing import IO
 
 from oltplab.base.errors import EngineError
 from oltplab.base.processes import kill_stale, spawn, terminate
+from oltplab.engines import identity
 from oltplab.store.files import write_secret
 
 Place = Path | PurePosixPath
@@ -47,8 +50,6 @@ _FREE_PORTS = (
 )
 # Without an answer for this long, ssh gives the connection up (and the remote side ends).
 ALIVE_INTERVAL, ALIVE_COUNT = 2, 3
-# Servers refuse root or should not have it: as root, they run where root is this user.
-NOBODY = 65534
 # Kills a server a lost session left behind, only if its command line names our option file.
 _KILL_STALE = (
     'pid=$(cat "$1" 2>/dev/null) || exit 0; '
@@ -86,11 +87,18 @@ class Forward:
         terminate(self.process, 5)
 
 
-def unprivileged(command: list[str], as_root: bool) -> list[str]:
-    """The command run in a user namespace in which root is `nobody`, when we are root."""
-    if not as_root:
-        return command
-    return ["unshare", "--user", f"--map-user={NOBODY}", f"--map-group={NOBODY}", "--", *command]
+@dataclass(frozen=True)
+class ServerView:
+    """Who a server runs as when we are root, and the folders it may reach: its own work
+    and socket folders, and its binaries (engines/identity.py)."""
+
+    uid: int
+    folders: tuple[Path | PurePosixPath, ...]
+    account: Path | PurePosixPath  # where the passwd and group naming the uid are written
+
+    def argument(self) -> str:
+        folders = [str(f) for f in self.folders]
+        return json.dumps({"uid": self.uid, "folders": folders, "account": str(self.account)})
 
 
 @dataclass(frozen=True)
@@ -146,9 +154,21 @@ class Host:
     ) -> subprocess.Popen[bytes]:
         return spawn(self.command(args), stdout=stdout, stdin_pipe=stdin_pipe)
 
-    def unprivileged(self, command: list[str]) -> list[str]:
-        """A server's command, without root's capabilities if we are root here."""
-        return unprivileged(command, os.geteuid() == 0)
+    def as_server(self, command: list[str], view: ServerView) -> list[str]:
+        """A server's command: as root, run as the server's own uid in its own view."""
+        if os.geteuid() != 0:
+            return command
+        return [sys.executable, identity.__file__, view.argument(), *command]
+
+    def hand_over(self, folders: Sequence[Place], view: ServerView) -> None:
+        """The server's folders, owned by its uid when we are root (else they are ours)."""
+        if os.geteuid() != 0:
+            return
+        for folder in folders:
+            for parent, subfolders, files in os.walk(folder):
+                os.lchown(parent, view.uid, view.uid)
+                for name in [*subfolders, *files]:
+                    os.lchown(os.path.join(parent, name), view.uid, view.uid)
 
     def hostname(self) -> str:
         return socket.gethostname()
@@ -292,8 +312,16 @@ class SshHost(Host):
     def _is_root(self) -> bool:
         return self.check(["id", "-u"], timeout=60).strip() == "0"
 
-    def unprivileged(self, command: list[str]) -> list[str]:
-        return unprivileged(command, self._is_root)
+    def as_server(self, command: list[str], view: ServerView) -> list[str]:
+        if not self._is_root:
+            return command
+        # The script itself goes along: oltplab is not installed on the host.
+        script = Path(identity.__file__).read_text()
+        return ["python3", "-c", script, view.argument(), *command]
+
+    def hand_over(self, folders: Sequence[Place], view: ServerView) -> None:
+        if self._is_root:
+            self.check(["chown", "-R", f"{view.uid}:{view.uid}", *map(str, folders)], timeout=600)
 
     def hostname(self) -> str:
         return self.check(["uname", "-n"], timeout=60).strip()

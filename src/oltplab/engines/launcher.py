@@ -9,11 +9,13 @@ directory elsewhere) with its datadir, the snapshot taken after `sysbench prepar
 option file, pid file and error log. Here, the socket lives under the cache folder because
 unix socket paths are limited to about 100 bytes.
 
-When oltplab runs as root, the server does not: it runs in a user namespace in which
-root is mapped to `nobody`. It holds no capability there (it cannot bind low ports, kill
-or trace others' processes, or read other users' private files), while its files stay
-owned as everything else in the results directory. Its accounts all have passwords and
-`secure_file_priv` confines file reads and writes to an empty folder of its own.
+When oltplab runs as root, the server does not: it runs as a host uid of its own, which
+owns its work and socket folders, in a mount namespace where it sees of root's private
+folders only those and its binaries (engines/identity.py). It holds no capability and
+shares its uid with nothing: it cannot bind low ports, signal or trace anyone else's
+processes, root's included, or read other users' private files. Its accounts all have
+passwords and `secure_file_priv` confines file reads and writes to an empty folder of its
+own.
 """
 
 from __future__ import annotations
@@ -77,9 +79,16 @@ class PrivateInstance:
     def prepare_folders(self) -> None:
         layout = self.layout
         # Only we may reach the sockets: the control account logs in through them.
-        private = [layout.socket_folder, *self.family.private_folders(layout)]
+        private = [layout.socket_folder, layout.socket_home, *self.family.private_folders(layout)]
         self.machine.make_folders([layout.work, layout.tmpdir], private)
         self.machine.kill_stale(layout.pid_file, str(layout.cnf))
+        for secret in layout.secret_files:
+            self.machine.remove(secret)
+
+    def _hand_over(self) -> None:
+        """Everything the server writes, its own (when we are root, it runs as its own uid)."""
+        layout = self.layout
+        self.machine.hand_over([layout.work, layout.socket_home], self.family.server_view(layout))
 
     def initialise(self, timeout: float) -> None:
         """A brand-new datadir from the option file already written, where the server runs."""
@@ -90,6 +99,7 @@ class PrivateInstance:
         try:
             for path, text in secrets.items():
                 self.machine.write_private(path, text)
+            self._hand_over()
             done = self.machine.run(
                 self.family.initialise_command(self.layout, self.machine),
                 input_text=self.family.initialise_input(self.layout),
@@ -192,6 +202,7 @@ class PrivateInstance:
         try:
             for path, text in secrets.items():
                 self.machine.write_private(path, text)
+            self._hand_over()
             self.process = self.machine.spawn_server(
                 self.server_command(options), self.layout.server_output
             )

@@ -97,6 +97,7 @@ class MariadbFamily(MysqlFamily):
         # resolveip); --force goes on, naming hosts by address, which nothing here needs.
         options += ["--force"] if version < (10, 2) else []
         cnf = f"--defaults-file={layout.cnf}"
-        return machine.unprivileged(
-            [str(dist.install_db), cnf, f"--basedir={dist.basedir}", *options]
+        return machine.as_server(
+            [str(dist.install_db), cnf, f"--basedir={dist.basedir}", *options],
+            self.server_view(layout),
         )

@@ -15,7 +15,13 @@ from typing import ClassVar
 
 from oltplab.base.errors import EngineError
 from oltplab.engines.config import ServerPaths, Setting, parse_version, plain
-from oltplab.engines.control import INSTALLED_HOSTS, NATIVE_PASSWORD, Control, quote
+from oltplab.engines.control import (
+    INSTALLED_HOSTS,
+    NATIVE_PASSWORD,
+    NO_BINARY_LOG,
+    Control,
+    quote,
+)
 from oltplab.engines.family import ControlRoute, Family, Layout
 from oltplab.engines.hosts import Host
 from oltplab.spec import ResolvedIntent
@@ -180,7 +186,13 @@ class MysqlFamily(Family):
     def accounts_sql(cls, version: tuple[int, ...], password: str, hostname: str) -> str:
         """SQL the server runs from --init-file on its first start, before it accepts any
         connection: the install step's passwordless accounts are gone and root@localhost
-        has the control password, so there is no moment at which they could be used."""
+        has the control password, so there is no moment at which they could be used. None
+        of it goes to the binary log, which would keep the password in the datadir (and the
+        snapshot) in plain text."""
+        return NO_BINARY_LOG + ";\n" + cls._accounts_statements(version, password, hostname)
+
+    @classmethod
+    def _accounts_statements(cls, version: tuple[int, ...], password: str, hostname: str) -> str:
         if not cls.initialises_itself(version):
             # No DROP USER IF EXISTS, nor ALTER USER: the grant tables as such, one
             # statement a line (as --init-file reads them then).
@@ -218,9 +230,10 @@ class MysqlFamily(Family):
         the first start gives it one (accounts_sql)."""
         dist = self.distribution
         cnf = f"--defaults-file={layout.cnf}"
+        view = self.server_view(layout)
         if not self.initialises_itself(parse_version(dist.version)):
-            return machine.unprivileged([str(dist.server), cnf, "--bootstrap"])
-        return machine.unprivileged([str(dist.server), cnf, "--initialize-insecure"])
+            return machine.as_server([str(dist.server), cnf, "--bootstrap"], view)
+        return machine.as_server([str(dist.server), cnf, "--initialize-insecure"], view)
 
     def initialise_input(self, layout: Layout) -> str | None:
         """What `mysqld --bootstrap` reads: the system tables and their first rows, from the
@@ -249,7 +262,8 @@ class MysqlFamily(Family):
 
     def server_command(self, layout: Layout, machine: Host, options: list[str]) -> list[str]:
         server = str(self.distribution.server)
-        return machine.unprivileged([server, f"--defaults-file={layout.cnf}", *options])
+        command = [server, f"--defaults-file={layout.cnf}", *options]
+        return machine.as_server(command, self.server_view(layout))
 
     def control(self, route: ControlRoute, password: str) -> Control:
         version = parse_version(self.distribution.version)

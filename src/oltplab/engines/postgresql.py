@@ -128,6 +128,9 @@ class PostgresFamily(Family):
         """PostgreSQL takes a folder for its socket (it names the file .s.PGSQL.<port>)."""
         return Path(folder) / f"pg-{key}"
 
+    def socket_home(self, socket: Path) -> Path:
+        return socket
+
     def socket_in(self, work: Path) -> Path:
         # The work folder itself: socket paths end at 107 bytes, the port's file name is long.
         return work
@@ -148,7 +151,7 @@ class PostgresFamily(Family):
     def initialise_command(self, layout: Layout, machine: Host) -> list[str]:
         install_db = self.distribution.install_db
         assert install_db is not None, "a PostgreSQL distribution has bin/initdb"
-        return machine.unprivileged(
+        return machine.as_server(
             [
                 str(install_db),
                 f"--pgdata={layout.datadir}",
@@ -160,13 +163,16 @@ class PostgresFamily(Family):
                 "--encoding=UTF8",
                 "--locale=C",
                 "--no-sync",  # the snapshot is taken after a clean shutdown, which syncs
-            ]
+            ],
+            self.server_view(layout),
         )
 
     def server_command(self, layout: Layout, machine: Host, options: list[str]) -> list[str]:
         server = str(self.distribution.server)
         config = f"config_file={layout.cnf}"
-        return machine.unprivileged([server, "-D", str(layout.datadir), "-c", config, *options])
+        return machine.as_server(
+            [server, "-D", str(layout.datadir), "-c", config, *options], self.server_view(layout)
+        )
 
     def paths(self, layout: Layout, port: int, bind_address: str) -> ServerPaths:
         paths = super().paths(layout, port, bind_address)
@@ -188,4 +194,7 @@ class PostgresFamily(Family):
 
     @classmethod
     def client(cls, host: str, port: int, user: str, password: str) -> PostgresControl:
-        return PostgresControl(host=host, port=port, user=user, password=password)
+        # The benchmark role may connect to its own database only.
+        return PostgresControl(
+            host=host, port=port, user=user, password=password, database="sbtest"
+        )

@@ -179,24 +179,28 @@ def provisioned_engine(
         "dataset": json.dumps(spec.dataset.model_dump(exclude_none=True), sort_keys=True),
         "format": SNAPSHOT_FORMAT,
     }
-    shared = store is not None and machine.is_local
-    with (
-        store.claim(
+    entry = None
+    if store is not None and machine.is_local:
+        entry = store.entry(
             distribution.family, distribution.binary_sha256, wanted["dataset"], SNAPSHOT_FORMAT
         )
-        if store is not None and shared
-        else contextlib.nullcontext()
-    ) as claim:
+    claiming = store.claim(entry) if store is not None and entry is not None else None
+    with claiming or contextlib.nullcontext() as claim:
         marker = work / "snapshot.json"
         layout = Layout(work, family_of(distribution))
-        if claim is not None and not _usable(marker, wanted, layout.snapshot.is_dir()):
+        if (
+            claim is None
+            and entry is not None
+            and not _usable(marker, wanted, layout.snapshot.is_dir())
+        ):
             work.mkdir(parents=True, exist_ok=True)
-            if claim.fetch(work, layout.snapshot, marker):
+            if entry.fetch(work, layout.snapshot, marker):
                 phase(f"{engine.name}: dataset taken from the shared snapshot store")
-                log.info("%s: dataset taken from %s", engine.name, claim.entry)
+                log.info("%s: dataset taken from %s", engine.name, entry.entry)
         instance = _instance(spec, distribution, work, machine, phase)
         on_instance(instance)
         instance.prepare_folders()
+        layout.sysbench_options.unlink(missing_ok=True)  # a killed run's, password included
         state = EngineState(
             engine.name,
             distribution.family,

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from oltplab.engines.control import Connection
 from oltplab.engines.distribution import Distribution
 from oltplab.engines.hosts import Host, PrivateFile
 from oltplab.sysbench.driver import Target, connection_options
+
+if TYPE_CHECKING:  # the drivers (psycopg, PyMySQL) load only where a server is reached
+    from oltplab.engines.control import Connection
+
+# sysbench's connection options, password included, in an engine's work folder while it runs.
+SYSBENCH_OPTIONS = "sysbench.cnf"
 
 
 class Server(Protocol):
@@ -76,4 +81,4 @@ class EngineState:
     def sysbench_options(self) -> PrivateFile:
         """sysbench's connection options, password included, for its --config-file: there
         while sysbench runs only (the port changes from session to session)."""
-        return PrivateFile(Host(), self.work / "sysbench.cnf", connection_options(self.target()))
+        return PrivateFile(Host(), self.work / SYSBENCH_OPTIONS, connection_options(self.target()))

@@ -4,7 +4,8 @@ The first machine to need an engine's dataset prepares it and publishes the snap
 with its sha256, the engine binary's sha256 and the dataset it holds, and the accounts'
 secrets the datadir was made with); every other machine that needs the same engine and
 dataset takes it from the store instead of running `sysbench prepare` again. A lock on the
-store (an OS lock, as NFS keeps them) makes the others wait while one prepares.
+entry (an OS lock, as NFS keeps them) makes the others wait while one prepares; a published
+entry never changes, so machines copy it at once, holding no lock.
 """
 
 from __future__ import annotations
@@ -44,12 +45,17 @@ class _Hashing:
         return self.file.write(data)
 
 
-class Claim:
-    """One engine's dataset in the store, held while this machine looks, or prepares."""
+class Entry:
+    """One engine's dataset in the store."""
 
     def __init__(self, entry: Path, wanted: dict[str, Any]) -> None:
         self.entry = entry
         self.wanted = wanted
+
+    @property
+    def published(self) -> bool:
+        # The entry's folder appears whole, by a rename, once its manifest is written.
+        return (self.entry / MANIFEST).is_file()
 
     def fetch(self, work: Path, snapshot: Path, marker: Path) -> bool:
         """The stored snapshot into an engine's work folder; False when there is none."""
@@ -111,10 +117,7 @@ class SnapshotStore:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    @contextmanager
-    def claim(
-        self, family: str, binary_sha256: str, dataset: str, snapshot_format: int
-    ) -> Iterator[Claim]:
+    def entry(self, family: str, binary_sha256: str, dataset: str, snapshot_format: int) -> Entry:
         """The dataset of this binary: engines of other names on the same binary (a series
         of one build with different settings, say) share it."""
         wanted = {
@@ -123,7 +126,18 @@ class SnapshotStore:
             "format": snapshot_format,
         }
         digest = hashlib.sha256(json.dumps(wanted, sort_keys=True).encode()).hexdigest()[:16]
-        self.root.mkdir(parents=True, exist_ok=True)
-        with (self.root / f"{family}-{digest}.lock").open("a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            yield Claim(self.root / f"{family}-{digest}", wanted)
+        return Entry(self.root / f"{family}-{digest}", wanted)
+
+    @contextmanager
+    def claim(self, entry: Entry) -> Iterator[Entry | None]:
+        """The entry, locked for this machine to prepare and publish; None once it is
+        published, by now or by the machine this one waited for (then fetched with no lock
+        held, by every machine at once)."""
+        if not entry.published:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with entry.entry.with_name(entry.entry.name + ".lock").open("a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not entry.published:
+                    yield entry
+                    return
+        yield None

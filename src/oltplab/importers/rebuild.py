@@ -163,6 +163,7 @@ class _Replay:
             clock=record["clock"],
             finished_at=record["finished_at"],
             histogram=output.histogram if output is not None else (),
+            ignored_errors=output.ignored_errors if output is not None else (),
         )
 
 
@@ -224,15 +225,10 @@ class Salvaged:
     problems: list[str]
 
 
-_SALVAGE_QUERY = (
-    "SELECT c.*, s.*, e.family, e.version FROM cells c LEFT JOIN summaries s"
-    " ON s.cell_id = c.id LEFT JOIN engines e ON e.name = c.engine WHERE c.id = ?"
-)
-
-
 def salvage(results: Path) -> Salvaged:
-    """Every cell row a damaged ledger still gives, one at a time; values of the wrong type
-    are left empty, and each problem is listed."""
+    """Every cell row a damaged ledger still gives: each table read on its own, row by row
+    through its rowid (no index, no join), so a damaged page loses only the rows on it.
+    Values of the wrong type are left empty, and each problem is listed."""
     path = ResultsDir(results).ledger
     if not path.exists():
         raise OltplabError(f"{results}: no oltplab results here ({LEDGER} is missing)")
@@ -244,25 +240,54 @@ def salvage(results: Path) -> Salvaged:
         raise sqlite_problem(exc, path) from None
     db.row_factory = sqlite3.Row
     try:
-        try:
-            last = int(db.execute("SELECT MAX(id) FROM cells").fetchone()[0] or 0)
-        except sqlite3.Error as exc:
-            raise sqlite_problem(exc, path) from None
-        for cell_id in range(1, last + 1):
-            try:
-                row = db.execute(_SALVAGE_QUERY, (cell_id,)).fetchone()
-            except sqlite3.Error as exc:
-                found.problems.append(f"cell row {cell_id}: unreadable ({exc})")
-                continue
-            if row is not None:
-                found.rows.append(_salvaged_row(row, found.problems))
+        cells = _surviving_rows(db, "cells", found.problems)
+        if not cells and found.problems:
+            raise sqlite_problem(sqlite3.DatabaseError(found.problems[-1]), path)
+        summaries = _surviving_rows(db, "summaries", found.problems)
+        engines = {
+            row["name"]: row for row in _surviving_rows(db, "engines", found.problems).values()
+        }
+        for cell_id, cell in cells.items():
+            values = (
+                {**dict(summaries[cell_id]), **dict(cell)}
+                if cell_id in summaries
+                else {**dict(cell)}
+            )
+            engine = engines.get(values.get("engine"))
+            values["family"] = engine["family"] if engine is not None else None
+            values["version"] = engine["version"] if engine is not None else None
+            found.rows.append(_salvaged_row(values, found.problems))
     finally:
         db.close()
     return found
 
 
-def _salvaged_row(row: sqlite3.Row, problems: list[str]) -> dict[str, Any]:
-    values = dict(row)
+def _surviving_rows(
+    db: sqlite3.Connection, table: str, problems: list[str]
+) -> dict[int, sqlite3.Row]:
+    """The rows of `table` that can still be read, by rowid; a table whose root page is
+    gone gives none, and says so."""
+    try:
+        last = int(db.execute(f"SELECT MAX(rowid) FROM {table}").fetchone()[0] or 0)
+    except sqlite3.Error as exc:
+        problems.append(f"table {table}: unreadable ({exc})")
+        return {}
+    rows: dict[int, sqlite3.Row] = {}
+    lost = 0
+    for rowid in range(1, last + 1):
+        try:
+            row = db.execute(f"SELECT * FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
+        except sqlite3.Error:
+            lost += 1
+            continue
+        if row is not None:
+            rows[rowid] = row
+    if lost:
+        problems.append(f"table {table}: {lost} row(s) on damaged pages")
+    return rows
+
+
+def _salvaged_row(values: dict[str, Any], problems: list[str]) -> dict[str, Any]:
     for column, (kind, nullable) in CELL_COLUMNS.items():
         if column in values and wrong_value(values[column], kind, nullable):
             problems.append(f"cell {values.get('key')!r}: {column} held {values[column]!r}")

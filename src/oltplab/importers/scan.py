@@ -5,6 +5,7 @@ with the reason."""
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,8 +82,8 @@ class ScannedTree:
         """Why nothing can be imported from this tree, in one line."""
         if self.unrecognised:
             return (
-                f"{len(self.unrecognised)} file(s) look like sysbench output but none is a "
-                "cell oltplab can name (listed above); describe the layout with --map FILE "
+                f"none of the {len(self.unrecognised)} file(s) listed above is a cell "
+                "oltplab can read; for outputs in another layout, describe it with --map FILE "
                 "(README: Importing other layouts)"
             )
         return (
@@ -92,27 +93,64 @@ class ScannedTree:
         )
 
 
-def _head(path: Path) -> str:
+def _head(path: Path) -> bytes:
     try:
         with path.open("rb") as file:
-            return file.read(512).decode("utf-8", errors="replace")
+            return file.read(512)
     except OSError:
-        return ""
+        return b""
 
 
-def scan_tree(source: Path, layout: LayoutMap | None = None) -> ScannedTree:
-    """Every engine folder and cell file of the tree (or those the mapping file names)."""
+def _text(head: bytes) -> str:
+    return head.decode("utf-8", errors="replace")
+
+
+def _not_regular(path: Path) -> str | None:
+    """Why a file cannot be read as an output at all (opening a FIFO waits for a writer)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as problem:
+        return f"cannot be read: {problem.strerror}"
+    if stat.S_ISREG(mode):
+        return None
+    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return f"{kind}, not a regular file; skipped"
+
+
+def _not_text(head: bytes) -> str | None:
+    """Why a file named like an output is no sysbench output: sysbench writes text."""
+    if b"\0" in head or _text(head).count("\ufffd") > len(head) // 20:
+        return "binary content, not a sysbench output (which is text)"
+    return None
+
+
+def scan_tree(
+    source: Path, layout: LayoutMap | None = None, results: Path | None = None
+) -> ScannedTree:
+    """Every engine folder and cell file of the tree (or those the mapping file names),
+    leaving out the results folder an import writes to when it is inside the tree."""
     if not source.is_dir():
         raise OltplabError(f"{source}: no such directory")
     source = source.resolve()
+    if results is not None and source.is_relative_to(results.resolve()):
+        raise OltplabError(
+            f"{source}: is inside the results folder {results} it would be imported into, "
+            "and would be imported again on every import; give another --results"
+        )
     tree = ScannedTree(source)
     visited = _mapped(tree, layout) if layout is not None else _laid_out(tree)
     for folder, folders, names in os.walk(source):
         if Path(folder) == source and WORK in folders:
             folders.remove(WORK)  # an oltplab run's scratch (datadirs, prepare output)
+        if results is not None:
+            folders[:] = [f for f in folders if Path(folder, f) != results.resolve()]
         for name in sorted(names):
             path = Path(folder) / name
-            if path not in visited and may_be_output(name, _head(path)):
+            if path in visited:
+                continue
+            if (why := _not_regular(path)) is not None:
+                tree.unrecognised.append((path, why))
+            elif may_be_output(name, _text(_head(path))):
                 tree.unrecognised.append(
                     (
                         path,
@@ -177,7 +215,9 @@ def _take(tree: ScannedTree, group: EngineGroup, scenario: Scenario, path: Path)
         tree.warm_ups.append(path)
         return
     named = cell_name(path.name)
-    if isinstance(named, CellName):
+    if isinstance(named, CellName) and (why := _not_text(_head(path))) is not None:
+        tree.unrecognised.append((path, why))
+    elif isinstance(named, CellName):
         group.files.append(
             FoundFile(
                 path,
@@ -192,7 +232,7 @@ def _take(tree: ScannedTree, group: EngineGroup, scenario: Scenario, path: Path)
         )
     elif (tier := vars_tier(path.name)) is not None:
         group.variables.append((tier, path))
-    elif is_cell_file(path.name) or may_be_output(path.name, _head(path)):
+    elif is_cell_file(path.name) or may_be_output(path.name, _text(_head(path))):
         tree.unrecognised.append((path, named))
 
 
@@ -208,6 +248,9 @@ def _mapped(tree: ScannedTree, layout: LayoutMap) -> set[Path]:
             visited.add(path)
             if isinstance(found, str):
                 tree.unrecognised.append((path, found))
+                continue
+            if (why := _not_regular(path) or _not_text(_head(path))) is not None:
+                tree.unrecognised.append((path, why))
                 continue
             if found.engine not in groups:
                 engine = EngineFolder(found.engine, found.engine, found.family, found.version, "")

@@ -29,7 +29,7 @@ from oltplab.engines.provision import sysbench_prepare
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import check_sources
 from oltplab.measure.request import Display, RunRequest
-from oltplab.measure.session import RunContext, run_alternating, run_session
+from oltplab.measure.session import RunContext, run_alternating, run_session, set_up_engines
 from oltplab.measure.sliced import run_sliced
 from oltplab.measure.workloads import check_workloads, workload_facts
 from oltplab.plan import (
@@ -43,6 +43,7 @@ from oltplab.plan import (
     plan_seconds,
 )
 from oltplab.plan.blocks import Shard, shard_sessions
+from oltplab.plan.preparing import preparing_ahead
 from oltplab.spec import LOCAL_HOST, Spec, cell_definition_digest
 from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem
@@ -202,6 +203,7 @@ def run(request: RunRequest, display: Display) -> Outcome:
                 SnapshotStore(request.snapshots) if request.snapshots is not None else None,
                 rerun_disturbed=request.rerun_disturbed,
                 split=split,
+                shard=shard.index if shard is not None else None,
                 measured_before={key: len(rows) for key, rows in ledger.superseded().items()},
             )
             had = pin_client(split) if split is not None else None
@@ -265,6 +267,8 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
     ctx.display.start(plan_seconds(ctx.spec, todo, pending))
     interrupted = False
     try:
+        if ctx.shard is not None and ctx.snapshots is not None:
+            set_up_engines(ctx, preparing_ahead(ctx.spec, todo, ctx.shard))
         _measure(ctx, todo, lambda cell: cell.key in pending)
         if ctx.until_cv is not None:
             _adaptive_rounds(ctx, sessions)

@@ -15,6 +15,7 @@ from oltplab.base import metrics
 from oltplab.base.errors import DiskFull, EngineError
 from oltplab.base.hostinfo import disk_of
 from oltplab.base.stats import steady
+from oltplab.base.stopping import UNSETTLED, Stop
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
 from oltplab.engines.control import format_pairs
 from oltplab.engines.isolation import CpuSplit, pin_server
@@ -29,8 +30,10 @@ from oltplab.engines.provision import (
 from oltplab.engines.server import EngineState, Server
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import source_of
+from oltplab.measure.failures import failure_reason
 from oltplab.measure.request import Display
-from oltplab.measure.workloads import distribution, sysbench_test
+from oltplab.measure.stopping import Watch
+from oltplab.measure.workloads import distribution, gated
 from oltplab.plan import (
     Cell,
     Session,
@@ -45,7 +48,14 @@ from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
 from oltplab.store.scratch import scratch_root
-from oltplab.sysbench.driver import CLIENT_BOUND_SHARE, SysbenchRun, client_share, command, execute
+from oltplab.sysbench.driver import (
+    CLIENT_BOUND_SHARE,
+    Job,
+    SysbenchRun,
+    client_share,
+    command,
+    execute_together,
+)
 from oltplab.sysbench.output import SysbenchOutput, read_output
 from oltplab.sysbench.validity import TELEMETRY_GAP, stall_notes, validity_flags
 from oltplab.telemetry.collectors import Collected, Row, queue_rows
@@ -74,6 +84,7 @@ class RunContext:
     telemetry: Telemetry
     record: RunRecord
     snapshots: SnapshotStore | None = None  # datasets shared with other machines
+    shard: int | None = None  # K of shard K/N
     rerun_disturbed: bool = False
     split: CpuSplit | None = None  # isolation: the server's CPUs and the client's
     # Per cell key: how many earlier results it has set aside (measured again).
@@ -158,6 +169,25 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
     return state
 
 
+def _ready(ctx: RunContext, name: str, host: str) -> EngineState | None:
+    """The engine set up; None when it could not be (ctx.broken says why)."""
+    key = engine_key(name, host)
+    if key not in ctx.broken:
+        try:
+            return _engine(ctx, name, host)
+        except EngineError as exc:
+            _unless_disk_full(ctx, exc)
+            ctx.broken[key] = str(exc)
+    return None
+
+
+def set_up_engines(ctx: RunContext, engines: list[tuple[str, str]]) -> None:
+    """(engine, host)s set up now, in this order, rather than at their first sessions: see
+    plan/preparing.py for why shards sharing a snapshot store do."""
+    for name, host in engines:
+        _ready(ctx, name, host)
+
+
 # --- sessions and cells ----------------------------------------------------------------------
 
 
@@ -183,16 +213,9 @@ class Opened:
 
 def open_session(ctx: RunContext, session: Session, cells: list[Cell]) -> Opened | None:
     """The session's engine started and warmed up; None (its cells failed) if it could not."""
-    key = engine_key(session.engine, session.host)
-    if key in ctx.broken:
-        fail_cells(ctx, cells, ctx.broken[key])
-        return None
-    try:
-        state = _engine(ctx, session.engine, session.host)
-    except EngineError as exc:
-        _unless_disk_full(ctx, exc)
-        ctx.broken[key] = str(exc)
-        fail_cells(ctx, cells, str(exc))
+    state = _ready(ctx, session.engine, session.host)
+    if state is None:
+        fail_cells(ctx, cells, ctx.broken[engine_key(session.engine, session.host)])
         return None
     stem = results_folder(ctx, state, session) / session_stem(
         session.tier, ctx.spec.workload(session.workload).reads_only
@@ -405,10 +428,15 @@ def _warm_up(ctx: RunContext, state: EngineState, session: Session, stem: Path, 
         # A warm-up runs with the options the spec gives its test, on the dataset's rows.
         listed = {w.name: w.options for w in ctx.spec.workloads}
         warm_up = WorkloadSpec(name=test, options=listed.get(test, {}))
-        result = _sysbench(ctx, state, warm_up, protocol.warmup_threads, seconds, output)
+        watch = Watch.of_warm_up(protocol, seconds, output, ctx.scratch("stop"))
+        result = _sysbench(
+            ctx, state, warm_up, protocol.warmup_threads, seconds, output, watch=watch
+        )
         if result.returncode != 0:
             parsed = read_output(output)
-            raise EngineError(f"{name} failed: {_failure_reason(result, parsed, state)}")
+            raise EngineError(f"{name} failed: {failure_reason(result, parsed, state)}")
+        if watch is not None:
+            log.info("%s: %s %s", label, name, watch.outcome().describe())
 
 
 def _sysbench(
@@ -419,14 +447,18 @@ def _sysbench(
     seconds: int,
     output: Path,
     rate: int = 0,
+    watch: Watch | None = None,
 ) -> SysbenchRun:
-    """One sysbench run of the workload; its connection options exist only while it runs."""
+    """One sysbench run of the workload through the gate; its connection options exist
+    only while it runs. Watched, it ends once the watch says so."""
     spec = ctx.spec
     rand_type, pareto_h = distribution(spec, workload)
     options = state.sysbench_options()
+    gate = {"stop_file": str(watch.stop_file)} if watch is not None else {}
+    script, env = gated(workload)
     args = command(
         ctx.sysbench,
-        sysbench_test(workload),
+        script,
         "run",
         options.path,
         tables=spec.dataset.tables,
@@ -436,38 +468,14 @@ def _sysbench(
         report_interval=spec.protocol.report_interval,
         rand_type=rand_type,
         rand_pareto_h=pareto_h,
-        options=workload.run_options(),
+        options={**workload.run_options(), **gate},
         rate=rate,
     )
+    ticks = ctx.display.advance if watch is None else watch.beside(ctx.display.advance)
     with options.present():
         grace = spec.protocol.sysbench_grace_seconds
-        return execute(args, output, seconds + grace, ctx.display.advance, state.target())
-
-
-def _failure_reason(
-    result: SysbenchRun, output: SysbenchOutput, state: EngineState, alive: bool | None = None
-) -> str:
-    parts = []
-    if output.queue_overflowed:
-        parts.append(
-            "saturated: the engine fell so far behind the rate offered that sysbench's queue"
-            " of waiting events filled and sysbench stopped (offer less, or add threads)"
-        )
-    alive = state.server.alive() if alive is None else alive
-    if not alive:
-        parts.append(f"{state.server.exit_description()} during the cell")
-    if result.timed_out:
-        parts.append(f"sysbench did not finish within {result.seconds:.0f} s and was killed")
-    elif result.returncode is not None and result.returncode < 0:
-        parts.append(f"sysbench was killed by signal {-result.returncode}")
-    elif result.returncode not in (0, None):
-        parts.append(f"sysbench exited with code {result.returncode}")
-    if output.fatal:
-        parts.append(f"sysbench said: {output.fatal_line[:300]}")
-    log_tail = state.server.session_log_tail(3)
-    if log_tail and not alive:
-        parts.append(f"error log: {log_tail[-600:]}")
-    return "; ".join(parts) or "sysbench printed no summary"
+        job = Job(args, output, state.target(), env)
+        return execute_together([job], seconds + grace, ticks)[0]
 
 
 def _interference(parsed: SysbenchOutput, rows: list[Row]) -> Interference | None:
@@ -489,17 +497,20 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     ctx.ledger.mark_running(cell, ctx.run_id)
     ctx.display.phase(cell_label(cell), seconds)
     telemetry = ctx.telemetry_of(cell.engine)
+    watch = Watch.of_cell(spec.protocol, cell.rate, output, ctx.scratch("stop"))
     telemetry.before_cell(CellSite(stem, state.server))
     try:
         result = _sysbench(
-            ctx, state, spec.workload(cell.workload), cell.threads, seconds, output, cell.rate
-        )
+            ctx, state, spec.workload(cell.workload), cell.threads, seconds, output, cell.rate,
+            watch,
+        )  # fmt: skip
     except KeyboardInterrupt:
         telemetry.abandon()
         ctx.ledger.requeue(failed_too=False)
         raise
     collected = telemetry.after_cell(result.seconds)
-    record_cell(ctx, state, cell, output, read_output(output), result, collected)
+    stopped = watch.outcome() if watch is not None else None
+    record_cell(ctx, state, cell, output, read_output(output), result, collected, stopped)
 
 
 def record_cell(
@@ -510,10 +521,12 @@ def record_cell(
     parsed: SysbenchOutput,
     result: SysbenchRun,
     collected: Collected,
+    stopped: Stop | None = None,
 ) -> None:
-    """A measured cell into the ledger, with its flags and notes, done or failed."""
+    """A measured cell into the ledger, with its flags and notes, done or failed; an
+    adaptive cell is judged against the length the rule gave it."""
     spec = ctx.spec
-    seconds = spec.protocol.measure_seconds
+    seconds = stopped.seconds if stopped is not None else spec.protocol.measure_seconds
     stem = output.with_name(output.name.removesuffix(".sysbench.txt"))
     artifact = str(output.relative_to(ctx.results))
     alive = state.server.alive()
@@ -533,6 +546,8 @@ def record_cell(
         flags.append("client-bound")
     if collected.gap:
         flags.append(TELEMETRY_GAP)
+    if stopped is not None and not stopped.settled:
+        flags.append(UNSETTLED)
     disturbed = _interference(parsed, collected.rows)
     if disturbed is not None and disturbed.flagged:
         flags.append(INTERFERENCE)
@@ -543,6 +558,7 @@ def record_cell(
                 stall_notes(parsed),
                 disturbed.note() if disturbed is not None and disturbed.flagged else "",
                 f"client CPU {share:.0%}",
+                stopped.describe() if stopped is not None else "",
                 *collected.notes,
             ],
         )
@@ -550,7 +566,7 @@ def record_cell(
     succeeded = result.returncode == 0 and parsed.summary is not None and alive
     if not succeeded:
         ensure_space(ctx.results)  # a cell that failed on a full disk is measured again
-    reason = None if succeeded else _failure_reason(result, parsed, state, alive)
+    reason = None if succeeded else failure_reason(result, parsed, state, alive)
     ctx.ledger.record_result(
         cell,
         parsed.summary,
@@ -562,6 +578,7 @@ def record_cell(
         collected.rows + queue_rows(parsed.queue),
         clock=dataclasses.asdict(collected.clock) if collected.clock else None,
         histogram=parsed.histogram,
+        ignored_errors=parsed.ignored_errors,
     )
     if parsed.summary is not None and reason is None:
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""

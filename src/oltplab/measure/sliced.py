@@ -31,7 +31,7 @@ from oltplab.measure.session import (
     results_folder,
     tier_groups,
 )
-from oltplab.measure.workloads import distribution, sysbench_test
+from oltplab.measure.workloads import WORKLOAD_ENV, distribution, sysbench_test
 from oltplab.plan import Cell, Session, cell_stem
 from oltplab.store.files import ensure_space
 from oltplab.sysbench.driver import Job, command, execute_together
@@ -169,4 +169,4 @@ def _job(
         rand_pareto_h=pareto_h,
         options={**workload.run_options(), **gate},
     )
-    return Job(args, output, state.target(), {"OLTPLAB_SLICED_WORKLOAD": sysbench_test(workload)})
+    return Job(args, output, state.target(), {WORKLOAD_ENV: sysbench_test(workload)})

@@ -4,8 +4,8 @@ A block is every engine, every repetition (and by default every thread count) of
 (placement, tier, workload): what one machine measures, interleaved as a single machine
 would, so that engine-vs-engine and version-vs-version comparisons never cross machines.
 Blocks go to shards longest first, each to the shard with the least work so far (the
-LPT rule): deterministic for a spec and a shard count, and within 4/3 of the best
-possible longest shard.
+LPT rule, within 4/3 of the best possible longest shard), then blocks of the longest shard
+are moved or swapped while that shortens it: deterministic for a spec and a shard count.
 """
 
 from __future__ import annotations
@@ -15,15 +15,10 @@ from dataclasses import dataclass, replace
 
 from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell, Session, build_plan, sessions_seconds
+from oltplab.plan.preparing import prepare_seconds, prepared_engines, shared_prepare_seconds
 from oltplab.spec import Spec
 
 BlockKey = tuple[tuple[str, str], ...]  # (dimension, value), in the spec's block order
-# An assumption, said wherever it counts: sysbench prepare loads about this many rows a
-# second. Each shard prepares each of its engines once, unless a shared snapshot exists.
-PREPARE_ROWS_PER_SECOND = 100_000
-# Setting an engine up before its dataset: initialising a datadir and a first start (MySQL
-# 8.0 takes 10-20 s here, MariaDB a few).
-ENGINE_SETUP_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -97,14 +92,54 @@ def blocks(spec: Spec) -> list[Block]:
 
 
 def assign(found: list[Block], count: int) -> list[list[Block]]:
-    """Blocks per shard: longest first, each to the shard with the least so far."""
+    """Blocks per shard: longest first, each to the shard with the least so far; then
+    blocks of the longest shard moved or swapped while that shortens it."""
     shards: list[list[Block]] = [[] for _ in range(count)]
     totals = [0.0] * count
     for block in sorted(found, key=lambda b: (-b.seconds, b.key)):
         target = min(range(count), key=lambda i: (totals[i], i))
         shards[target].append(block)
         totals[target] += block.seconds
+    while (step := _shortening(shards, totals)) is not None:
+        longest, other, mine, theirs = step
+        moved = shards[longest].pop(mine)
+        shards[other].append(moved)
+        totals[longest] -= moved.seconds
+        totals[other] += moved.seconds
+        if theirs is not None:
+            back = shards[other].pop(theirs)
+            shards[longest].append(back)
+            totals[longest] += back.seconds
+            totals[other] -= back.seconds
     return shards
+
+
+# Estimates closer than this are equal: a step must gain more, so that the search ends.
+_GAIN_S = 1.0
+
+
+def _shortening(
+    shards: list[list[Block]], totals: list[float]
+) -> tuple[int, int, int, int | None] | None:
+    """The move of one block of the longest shard to another shard, or its swap with a
+    shorter block there, that leaves the pair's longer side shortest; None when none
+    shortens the longest shard. (Dealing longest first leaves, e.g., two read-write blocks
+    on some shards and one read-write and two read-only on others, when read-only ones
+    three to a shard and read-write ones two to a shard would be even.)"""
+    longest = max(range(len(totals)), key=lambda i: (totals[i], -i))
+    best: tuple[float, tuple[int, int, int, int | None]] | None = None
+    for other in range(len(shards)):
+        if other == longest:
+            continue
+        for mine, block in enumerate(shards[longest]):
+            choices: list[tuple[float, int | None]] = [(block.seconds, None)]
+            choices += [(block.seconds - b.seconds, i) for i, b in enumerate(shards[other])]
+            for gain, theirs in choices:
+                after = max(totals[longest] - gain, totals[other] + gain)
+                shortens = gain > 0 and after < totals[longest] - _GAIN_S
+                if shortens and (best is None or after < best[0]):
+                    best = (after, (longest, other, mine, theirs))
+    return None if best is None else best[1]
 
 
 def shard_sessions(spec: Spec, shard: Shard) -> list[Session]:
@@ -124,13 +159,6 @@ def shard_sessions(spec: Spec, shard: Shard) -> list[Session]:
     return plan
 
 
-def prepare_seconds(spec: Spec, engines: int) -> float:
-    """Setting up this many engines and preparing their datasets, at ENGINE_SETUP_S and
-    PREPARE_ROWS_PER_SECOND (endpoints need neither)."""
-    rows = spec.dataset.tables * spec.dataset.table_size
-    return engines * (ENGINE_SETUP_S + rows / PREPARE_ROWS_PER_SECOND)
-
-
 def serial_seconds(spec: Spec) -> float:
     """The whole matrix on one machine: its plan's sessions and each engine's prepare."""
     plan = build_plan(spec)
@@ -138,11 +166,18 @@ def serial_seconds(spec: Spec) -> float:
     return work + prepare_seconds(spec, sum(not e.is_endpoint for e in spec.engines))
 
 
-def shard_seconds(spec: Spec, shard_blocks: list[Block]) -> tuple[float, float]:
-    """A shard's warm-ups and measurements, and its preparing (each engine once)."""
-    engines = {s.engine for b in shard_blocks for s in b.sessions}
-    prepared = [e for e in engines if not spec.engine(e).is_endpoint]
-    canary = 0.0
-    if spec.distribute.canary:
-        canary = 2 * (spec.distribute.canary_seconds + 20)  # start and end, short warm-ups
-    return sum(b.seconds for b in shard_blocks) + canary, prepare_seconds(spec, len(prepared))
+def shard_seconds(spec: Spec, dealt: list[list[Block]]) -> list[tuple[float, float]]:
+    """Each shard's warm-ups, measurements and canaries, and its preparing: alone, each
+    engine prepared; as shards of a distributed run, sharing a snapshot store."""
+    canary = spec.distribute.parsed_canary
+    extra = 2 * (spec.distribute.canary_seconds + 20) if canary else 0.0  # start and end
+    engines = [prepared_engines(spec, [s for b in mine for s in b.sessions]) for mine in dealt]
+    if len(dealt) == 1:
+        preparing = [prepare_seconds(spec, len(engines[0]))]
+    else:
+        first = canary.engine if canary and not spec.engine(canary.engine).is_endpoint else None
+        preparing = shared_prepare_seconds(spec, engines, first)
+    return [
+        (sum(b.seconds for b in mine) + (extra if mine else 0.0), ready if mine else 0.0)
+        for mine, ready in zip(dealt, preparing, strict=True)
+    ]

@@ -1,4 +1,4 @@
-"""The report's sections 3 to 9 and 14, the reference report's: results, progression,
+"""The reference report's sections: results, progression,
 differences, findings, relative figures, stability, pairwise comparisons and where the
 series changed, read from the analysis.
 
@@ -85,8 +85,8 @@ def results(analysis: Analysis, charts: list[Path]) -> list[str]:
         "## 3. Results by scenario and tier",
         "",
         "What sysbench printed for each whole run (mean over repetitions), as the reference "
-        "report tables it; the steady estimates with their intervals are in sections 4 to 9. "
-        "† marks a value with a validity flag (see section 10).",
+        "report tables it; the steady estimates with their intervals are in the sections that "
+        "follow. † marks a value with a validity flag (see Flagged and failed cells).",
         "",
     ]
     if kinds := cross_family(dataset, dataset.engine_names()):
@@ -127,7 +127,7 @@ def progression(analysis: Analysis, charts: list[Path]) -> list[str]:
         "",
         "TPS over the steady seconds (after each run's warm-up cut) and the difference with "
         "its 95% interval, both from those seconds; the last row is the difference of the "
-        "whole-run figures of section 3.",
+        "whole-run figures of Results by scenario and tier.",
         "",
     ]
     if not analysis.progression:
@@ -261,7 +261,7 @@ def relative(analysis: Analysis, charts: list[Path]) -> list[str]:
         threads = dataset.threads(scenario, tier)
         out += [f"**{scenario}, tier {tier}**", ""]
         if kinds := cross_family(dataset, list(table_)):
-            out += [f"Cross-family ({kinds}): see section 3.", ""]
+            out += [f"Cross-family ({kinds}): see Results by scenario and tier.", ""]
         out += _chart(charts, f"relative_{scenario}_{safe_name(tier)}")
         out += table(
             ["Engine", *(f"{t}t" for t in threads)],
@@ -345,7 +345,7 @@ def pairwise(analysis: Analysis, charts: list[Path]) -> list[str]:
     for pair in analysis.pairwise:
         engines = [subject, *pair.others]
         if kinds := cross_family(dataset, engines):
-            out += [f"Cross-family ({kinds}): see section 3.", ""]
+            out += [f"Cross-family ({kinds}): see Results by scenario and tier.", ""]
         out += [f"**QPS, {pair.scenario}, tier {pair.tier}**", ""]
         out += table(
             ["Threads", *engines],

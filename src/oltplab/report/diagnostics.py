@@ -7,6 +7,7 @@ from pathlib import Path
 
 from oltplab.analysis.model import Analysis
 from oltplab.report.format import estimate, number, percent, table, telemetry_chart_name
+from oltplab.sysbench.error_codes import codes_text
 from oltplab.sysbench.validity import ERROR_RATE_LIMIT
 
 
@@ -21,9 +22,10 @@ def flags(analysis: Analysis, charts: list[Path]) -> list[str]:
         "sysbench counted some (errors leave a cell in the key findings up to "
         f"{ERROR_RATE_LIMIT:.1%} of its transactions); `missing-intervals` / "
         "`extra-intervals` per-interval lines do not match the run length; `short` the run "
-        "ended early; `stall` TPS under 10% of the cell's median for 3 s or more (notes "
-        "give the seconds); `interference` processes not oltplab's, and the hypervisor's "
-        "steal, took a quarter of a CPU or more in a tenth of the steady seconds (notes give "
+        "ended early; `stall` TPS under 10% of the level the cell ran at (its 90th "
+        "percentile second) for 3 s or more (notes give the seconds); `interference` "
+        "processes not oltplab's, and the hypervisor's steal, took a quarter of a CPU or "
+        "more in a tenth of the steady seconds (notes give "
         "how many and the most they took; `--rerun-disturbed` measures such cells again); "
         "`client-bound` sysbench used over 90% of the CPU it could get, so the client, not "
         "the engine, may have set the pace; `saturated` an open-loop cell served less than "
@@ -32,8 +34,12 @@ def flags(analysis: Analysis, charts: list[Path]) -> list[str]:
         "unless --include-flagged.",
         "",
     ]
+    # Errors by code, where the gate counted them (not in other harnesses' outputs).
+    by_code = any(c.ignored_errors for c in cells)
     return out + table(
-        ["Scenario", "Engine", "Tier", "Threads", "Run", "Status", "Flags", "Reason", "Notes"],
+        ["Scenario", "Engine", "Tier", "Threads", "Run", "Status", "Flags"]
+        + (["Ignored errors by code"] if by_code else [])
+        + ["Reason", "Notes"],
         [
             [
                 c.scenario,
@@ -43,6 +49,7 @@ def flags(analysis: Analysis, charts: list[Path]) -> list[str]:
                 str(c.repetition),
                 c.status,
                 c.flags_shown,
+                *([codes_text(c.ignored_errors)] if by_code else []),
                 c.reason,
                 c.notes,
             ]

@@ -51,7 +51,7 @@ OPERATION_COLUMNS = (
 )
 FLAG_COLUMNS = (
     "scenario", "engine", "tier", "workload", "threads", "repetition", "status", "flags",
-    "error_rate", "reason", "notes",
+    "error_rate", "ignored_errors", "reason", "notes",
 )
 
 
@@ -62,7 +62,8 @@ def summary_columns(percentiles: list[int]) -> tuple[str, ...]:
     latency = tuple(latency_metric(p) for p in percentiles)
     return (
         *IDENTITY_COLUMNS, "tps", "tps_ci_low", "tps_ci_high", "tps_whole_run",
-        *RATE_COLUMNS, *latency, *COUNT_COLUMNS, *DISTRIBUTION_COLUMNS, *OPEN_LOOP_COLUMNS,
+        *RATE_COLUMNS, *latency, *COUNT_COLUMNS, "ignored_errors", *DISTRIBUTION_COLUMNS,
+        *OPEN_LOOP_COLUMNS,
         "flags", "cv", "steady_from_s", "notes", "machine",
     )  # fmt: skip
 
@@ -137,6 +138,7 @@ def _summary(analysis: Analysis) -> list[dict[str, Any]]:
                 **{c: getattr(cell, c) for c in RATE_COLUMNS},
                 **{latency_metric(p): cell.metric(latency_metric(p)) for p in percentiles},
                 **{c: getattr(cell, c) for c in COUNT_COLUMNS},
+                "ignored_errors": _codes(cell),
                 **_distribution(analysis, cell),
                 "offered_tps": cell.rate or None,
                 "achieved_tps": cell.tps if cell.rate else None,
@@ -149,6 +151,11 @@ def _summary(analysis: Analysis) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _codes(cell: CellRecord) -> str:
+    """`1213=45 1205=2`: the errors sysbench ignored, by code, as the gate printed them."""
+    return " ".join(f"{code}={count}" for code, count in cell.ignored_errors)
 
 
 def _distribution(analysis: Analysis, cell: CellRecord) -> dict[str, float | None]:
@@ -221,6 +228,7 @@ def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[di
                 "status": c.status,
                 "flags": ",".join(c.flags),
                 "error_rate": c.error_rate,
+                "ignored_errors": _codes(c),
                 "reason": c.reason,
                 "notes": c.notes,
             }

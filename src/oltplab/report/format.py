@@ -22,7 +22,7 @@ CROSS_FAMILY = (
     "each server's own driver (mysql, pgsql). One configuration intent is translated per "
     "family (buffer pool = shared_buffers, redo capacity = max_wal_size, "
     "flush_log_at_trx_commit = synchronous_commit, doublewrite = full_page_writes, binary "
-    "log = wal_level; see section 2 of report.md), so a difference measures two different "
+    "log = wal_level; see Configuration in report.md), so a difference measures two different "
     "servers with their own storage engines and defaults, not one setting."
 )
 
@@ -101,6 +101,8 @@ def describe_workload(name: str, facts: dict[str, Any]) -> str:
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+# A link's target with a scheme (javascript:, https:) or a host (//): never the report's own.
+_LINK_ELSEWHERE = re.compile(r"\]\((?=\s*<?\s*(?:[A-Za-z][A-Za-z0-9+.-]*:|//))")
 
 
 # What a Markdown viewer would take for HTML: a tag's opening (<b, </b, <!--, <?) or an
@@ -111,10 +113,12 @@ _HTML_OPENING = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?\w+;)")
 def without_html(line: str) -> str:
     """A Markdown line whose names (folder names of an imported tree, engine names) can
     carry no HTML into a viewer: what would open a tag or an entity is escaped outside
-    code spans, which show their text as it is anyway."""
+    code spans, which show their text as it is anyway, and so is a link to anywhere but a
+    file beside the report (the report's own are its charts)."""
 
     def escape(text: str) -> str:
-        return _HTML_OPENING.sub(lambda m: "&lt;" if m.group(0) == "<" else "&amp;", text)
+        text = _HTML_OPENING.sub(lambda m: "&lt;" if m.group(0) == "<" else "&amp;", text)
+        return _LINK_ELSEWHERE.sub(r"]\\(", text)
 
     out, last = [], 0
     for match in _CODE_SPAN.finditer(line):

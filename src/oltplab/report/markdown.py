@@ -5,6 +5,7 @@ in `SECTIONS`; `register` appends one (tests/unit/test_report_sections.py adds i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,9 +49,32 @@ def register(section: Section) -> None:
     SECTIONS.append(section)
 
 
+# A section's heading: `## 16. Title`, or `## 16a. Title` for a part of section 16.
+_HEADING = re.compile(r"^## (\d+)([a-z]?)\. ")
+
+
+def numbered(lines: list[str]) -> list[str]:
+    """Headings numbered 1, 2, 3... in the order the sections appear, whichever a run has;
+    a part (16a) keeps the number its section got, or becomes a section of its own when
+    that section is not there. The numbers the modules give only say the reference's order."""
+    out, number, parent = [], 0, None
+    for line in lines:
+        if (match := _HEADING.match(line)) is None:
+            out.append(line)
+            continue
+        whole, part = match.groups()
+        if part and whole == parent:
+            shown = f"{number}{part}"
+        else:
+            number += 1
+            parent, shown = whole, str(number)
+        out.append(f"## {shown}. {line[match.end() :]}")
+    return out
+
+
 def render(analysis: Analysis, charts: list[Path]) -> str:
     title = ", ".join(str(p) for p in analysis.dataset.sources)
     lines = [f"# oltplab report: {title}", ""]
     for section in SECTIONS:
         lines += section(analysis, charts)
-    return "\n".join(without_html(line) for line in lines)
+    return "\n".join(without_html(line) for line in numbered(lines))

@@ -27,6 +27,7 @@ from pydantic_core import ErrorDetails
 
 from oltplab.base.errors import SpecError
 from oltplab.base.sizes import format_size
+from oltplab.base.stopping import StopRule
 from oltplab.spec.catalog import series
 from oltplab.spec.distribute import Canary, DistributeSpec
 from oltplab.spec.fields import (
@@ -280,6 +281,19 @@ class ProtocolSpec(StrictModel):
     # The server and sysbench on CPUs of their own, the page cache dropped before each
     # session (see isolation.py).
     isolation: StrictBool = False
+    # adaptive: a closed-loop cell stops once its steady mean is known to +-stop_target_pct
+    # (95%), never before stop_min_seconds; measure_seconds is the most it runs. A warm-up
+    # ends by the same rule, its seconds the most (base/stopping.py has the rule, `oltplab
+    # replay` tries it on recorded cells and warm-ups).
+    stop: Literal["fixed", "adaptive"] = "fixed"
+    stop_target_pct: Annotated[float, Field(gt=0, le=50, allow_inf_nan=False)] = 2.0
+    stop_min_seconds: Seconds = 60
+
+    def stop_rule(self, most_seconds: int | None = None) -> StopRule:
+        """The adaptive rule for a phase of at most this many seconds (a cell's by default):
+        a warm-up ends by it too."""
+        most = self.measure_seconds if most_seconds is None else most_seconds
+        return StopRule(self.stop_target_pct, min(self.stop_min_seconds, most), most)
 
     def isolated_unless_said(self) -> bool:
         """For experiments that measure better isolated: on, unless the spec sets it."""
@@ -291,6 +305,17 @@ class ProtocolSpec(StrictModel):
         if len(set(threads)) != len(threads):
             raise ValueError("thread counts must be distinct")
         return threads
+
+    @model_validator(mode="after")
+    def _adaptive_cells_can_stop(self) -> ProtocolSpec:
+        if self.stop == "adaptive" and self.order == "sliced":
+            raise ValueError('stop = "adaptive" needs whole cells: sliced rounds share seconds')
+        if self.stop == "adaptive" and self.stop_min_seconds > self.measure_seconds:
+            raise ValueError(
+                f"stop_min_seconds {self.stop_min_seconds} is beyond measure_seconds "
+                f"{self.measure_seconds}, the most an adaptive cell runs"
+            )
+        return self
 
 
 def _expand_series(value: Any) -> Any:
@@ -407,10 +432,13 @@ class Spec(StrictModel):
             "budget_minutes": self.protocol.budget_minutes,
             "precision_measure": self.protocol.precision_measure,
             "isolation": False,
+            "stop": "fixed",
         }
         protocol = {k for k, v in defaults.items() if getattr(self.protocol, k) == v}
         if self.protocol.order != "sliced":
             protocol.add("slice_seconds")  # no slots to size
+        if self.protocol.stop == "fixed":
+            protocol |= {"stop_target_pct", "stop_min_seconds"}
         workloads = {i: {"rates"} for i, w in enumerate(self.workloads) if w.rates is None}
         # A Debian source of the installed package, as before suites could be named.
         sources = [e.source.model_dump() if e.source else {} for e in self.engines]
@@ -465,6 +493,10 @@ def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) ->
     )
     if spec.protocol.isolation:  # absent when off: results from before it keep their digest
         protocol["isolation"] = True
+    if spec.protocol.stop == "adaptive":  # likewise: fixed cells keep theirs
+        protocol |= spec.protocol.model_dump(
+            include={"stop", "stop_target_pct", "stop_min_seconds"}
+        )
     resolved = spec.resolve(spec.tier(tier))
     chosen = spec.workload(workload)
     # exclude_none: keys added in later versions leave older results' digests as they were.

@@ -40,7 +40,7 @@ from oltplab.store.journal import Journal, Record, ledger_records
 from oltplab.store.lock import prepare_results
 from oltplab.store.recording import CellRecording, now
 from oltplab.store.rows import CELLS_QUERY, CellRow, EngineRow, RunRow, SupersededRow
-from oltplab.store.schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION
+from oltplab.store.schema import CELL_RESULT_TABLES, MIGRATIONS, SCHEMA, SCHEMA_VERSION
 from oltplab.store.series import decode
 from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.output import Summary
@@ -352,12 +352,7 @@ class Ledger:
             self._log({"type": "requeue_failed"})
         marks = ", ".join("?" * len(states))
         with self.transaction() as db:
-            db.execute(
-                f"DELETE FROM summaries WHERE cell_id IN "
-                f"(SELECT id FROM cells WHERE status IN ({marks}))",
-                states,
-            )
-            for table in ("samples", "telemetry", "latency_histograms"):
+            for table in CELL_RESULT_TABLES:
                 db.execute(
                     f"DELETE FROM {table} WHERE cell_id IN "
                     f"(SELECT id FROM cells WHERE status IN ({marks}))",
@@ -391,7 +386,7 @@ class Ledger:
         try:
             with self.transaction() as db:
                 cell_id = self._cell_id(cell)
-                for table in ("samples", "telemetry", "summaries", "latency_histograms"):
+                for table in CELL_RESULT_TABLES:
                     db.execute(f"DELETE FROM {table} WHERE cell_id = ?", (cell_id,))
                 recording = CellRecording(self._log, db, cell, cell_id)
                 yield recording
@@ -416,6 +411,7 @@ class Ledger:
         clock: dict[str, Any] | None = None,
         finished_at: str | None = None,
         histogram: Iterable[tuple[float, int]] = (),
+        ignored_errors: Iterable[tuple[str, int]] = (),
     ) -> None:
         """A measured cell in one transaction: done with its summary, or failed with a reason.
 
@@ -434,6 +430,7 @@ class Ledger:
                 clock,
                 finished_at=finished_at,
                 histogram=histogram,
+                ignored_errors=ignored_errors,
             )
 
     @_guarded
@@ -450,7 +447,7 @@ class Ledger:
                 " WHERE c.id = ?",
                 (why, cell_id),
             )
-            for table in ("samples", "telemetry", "summaries", "latency_histograms"):
+            for table in CELL_RESULT_TABLES:
                 db.execute(f"DELETE FROM {table} WHERE cell_id = ?", (cell_id,))
             db.execute(
                 "UPDATE cells SET status = 'pending', reason = NULL WHERE id = ?", (cell_id,)
@@ -568,16 +565,24 @@ class Ledger:
             for row in self._query("SELECT key, run_id FROM cells")
         }
 
+    def _per_cell(self, table: str, columns: str, order: str) -> dict[str, list[tuple[Any, int]]]:
+        found: dict[str, list[tuple[Any, int]]] = {}
+        for key, value, count in self._db.execute(
+            f"SELECT c.key, {columns} FROM {table} t JOIN cells c ON c.id = t.cell_id"
+            f" ORDER BY t.cell_id, {order}"
+        ):
+            found.setdefault(str(key), []).append((value, int(count)))
+        return found
+
     @_guarded
     def latency_histograms(self) -> dict[str, list[tuple[float, int]]]:
         """Each cell's --histogram buckets (latency in ms, events), where it printed one."""
-        found: dict[str, list[tuple[float, int]]] = {}
-        for key, value, count in self._db.execute(
-            "SELECT c.key, h.value_ms, h.count FROM latency_histograms h"
-            " JOIN cells c ON c.id = h.cell_id ORDER BY h.cell_id, h.value_ms"
-        ):
-            found.setdefault(str(key), []).append((float(value), int(count)))
-        return found
+        return self._per_cell("latency_histograms", "t.value_ms, t.count", "t.value_ms")
+
+    @_guarded
+    def ignored_errors(self) -> dict[str, list[tuple[str, int]]]:
+        """Each cell's ignored errors by code, most frequent first, where it had any."""
+        return self._per_cell("ignored_errors", "t.code, t.count", "t.count DESC, t.code")
 
     @_guarded
     def variables_by_tier(self) -> dict[tuple[str, str], dict[str, str]]:

@@ -50,10 +50,11 @@ class CellRecording:
         *,
         finished_at: str | None = None,
         histogram: Iterable[tuple[float, int]] = (),
+        ignored_errors: Iterable[tuple[str, int]] = (),
     ) -> None:
         """Done with its summary, or failed with a reason. The journal keeps all but the
-        series and the latency histogram, which the raw files hold (`clock` says where the
-        telemetry files sit on the sysbench clock)."""
+        series, the latency histogram and the ignored errors by code, which the raw files
+        hold (`clock` says where the telemetry files sit on the sysbench clock)."""
         status = Status.DONE if summary is not None and reason is None else Status.FAILED
         finished_at = finished_at or now()
         columns = None
@@ -86,6 +87,10 @@ class CellRecording:
         self._db.executemany(
             "INSERT OR REPLACE INTO latency_histograms VALUES (?, ?, ?)",
             ((self._id, value, count) for value, count in histogram),
+        )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO ignored_errors VALUES (?, ?, ?)",
+            ((self._id, code, count) for code, count in ignored_errors),
         )
         self._db.execute(
             "UPDATE cells SET status = ?, reason = ?, finished_at = ?, artifact = ?,"

@@ -15,6 +15,8 @@ def _add_column(db: sqlite3.Connection, table: str, column: str) -> None:
 
 
 SCHEMA_VERSION = 8
+# The tables that hold what a cell measured, emptied when it is measured again.
+CELL_RESULT_TABLES = ("summaries", "samples", "telemetry", "latency_histograms", "ignored_errors")
 # How to bring an older ledger up to date, step by step; each step runs in one transaction.
 # (Tables new in a version need no step: the schema below creates them.)
 MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
@@ -105,6 +107,13 @@ CREATE TABLE IF NOT EXISTS latency_histograms (
     cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
     value_ms REAL NOT NULL, count INTEGER NOT NULL,
     PRIMARY KEY (cell_id, value_ms)
+) WITHOUT ROWID;
+-- Errors sysbench ignored, by code (MySQL's number, PostgreSQL's SQLSTATE), as the gate
+-- counted them; the raw file holds them too.
+CREATE TABLE IF NOT EXISTS ignored_errors (
+    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    code TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (cell_id, code)
 ) WITHOUT ROWID;
 -- OS and engine series on the sysbench clock: second k covers (k-1, k] of the run.
 CREATE TABLE IF NOT EXISTS telemetry (

@@ -212,7 +212,9 @@ def execute_together(
         for job in jobs:
             where = f"{job.target.driver} {job.target.user}@{job.target.host}:"
             where += f"{job.target.port}/{job.target.database}"
-            log.info("sysbench: %s (%s)", " ".join(job.args), where)
+            # As a shell would run it: the workload a gate runs is named in its environment.
+            said = [f"{name}={value}" for name, value in (job.env or {}).items()]
+            log.info("sysbench: %s (%s)", " ".join([*said, *job.args]), where)
             job.output.parent.mkdir(parents=True, exist_ok=True)
             sink = stack.enter_context(job.output.open("wb"))
             env = {**os.environ, **job.env} if job.env else None

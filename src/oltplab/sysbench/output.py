@@ -116,6 +116,9 @@ class SysbenchOutput:
     # concurrency): events waiting for a thread, and threads busy.
     rate: int = 0
     queue: np.ndarray = field(default_factory=lambda: np.empty((0, 3)))
+    # Errors sysbench ignored, by code (MySQL's number, PostgreSQL's SQLSTATE), as
+    # oltplab's gate counted them: (code, count), most frequent first.
+    ignored_errors: tuple[tuple[str, int], ...] = ()
 
     @cached_property
     def stalls(self) -> list[tuple[int, int]]:
@@ -255,6 +258,8 @@ _RATE_SAID = re.compile(r"^Target transaction rate: (\d+)/sec")
 _QUEUE = re.compile(rf"^\[ *{_NUM}s *\] +queue length: *(\d+),? +concurrency: *(\d+)")
 _HISTOGRAM_HEADER = "Latency histogram (values are in milliseconds)"
 _HISTOGRAM_LINE = re.compile(rf"^\s*{_NUM}\s+\|[*\s]*?(\d+)\s*$")
+# One line per sysbench thread that ignored errors (measure/workloads/count_errors.lua).
+_IGNORED = re.compile(r"^oltplab: ignored errors: ((?:[0-9A-Za-z]+=\d+ ?)+)$")
 
 
 class OutputParser:
@@ -272,6 +277,7 @@ class OutputParser:
         self._section = ""
         self._text = False
         self._histogram: dict[float, int] = {}
+        self._ignored: dict[str, int] = {}
         self._rate = 0
         self._queue: list[tuple[float, float, float]] = []
         self._tps: list[np.ndarray] = []
@@ -311,6 +317,10 @@ class OutputParser:
         if m := _RATE_SAID.match(line):
             self._rate = int(m.group(1))
             return
+        if m := _IGNORED.match(line):
+            for code, count in (part.split("=") for part in m.group(1).split()):
+                self._ignored[code] = self._ignored.get(code, 0) + int(count)
+            return
         stripped = line.strip()
         if stripped == _HISTOGRAM_HEADER:
             self._section = stripped
@@ -349,6 +359,7 @@ class OutputParser:
             histogram=tuple(self._histogram.items()),
             rate=self._rate,
             queue=np.array(self._queue, dtype=np.float64).reshape(len(self._queue), 3),
+            ignored_errors=tuple(sorted(self._ignored.items(), key=lambda kv: (-kv[1], kv[0]))),
         )
 
 

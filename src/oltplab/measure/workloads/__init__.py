@@ -30,9 +30,21 @@ def script_file(workload: WorkloadSpec) -> Path | None:
 
 
 def sysbench_test(workload: WorkloadSpec) -> str:
-    """What sysbench is told to run: a built-in test's name or a script's path."""
+    """The workload as sysbench names it: a built-in test's name or a script's path."""
     script = script_file(workload)
     return str(script) if script else (workload.test or workload.name)
+
+
+# Every cell runs its workload through the gate: it counts ignored errors by code and can
+# end an adaptive cell early (gate.lua says how).
+GATE = Path(__file__).with_name("gate.lua")
+WORKLOAD_ENV = "OLTPLAB_WORKLOAD"  # read by workload.lua, for every gate
+
+
+def gated(workload: WorkloadSpec) -> tuple[str, dict[str, str]]:
+    """What sysbench is told to run for a workload (the gate) and the environment that
+    names the workload to it."""
+    return str(GATE), {WORKLOAD_ENV: sysbench_test(workload)}
 
 
 def distribution(spec: Spec, workload: WorkloadSpec) -> tuple[str, float | None]:

@@ -1,16 +1,11 @@
 -- Runs a workload only in this process's time slots, so that the cells of a round share
 -- the same seconds of the host: slot k of every cycle of --slots slots of --slice_ms,
 -- counted from --t0_ms (epoch milliseconds). The workload is a sysbench test name or a
--- script path, given in OLTPLAB_SLICED_WORKLOAD. At the end each thread prints, per slice
+-- script path, given in OLTPLAB_WORKLOAD. At the end each thread prints, per slice
 -- it ran in, the events it started there and (thread 1 only, when --server_pid names a
 -- local process) the server's CPU ticks over the slice:
 --   SLICE <thread> <slice> <events> <server ticks or -1>
-local workload = os.getenv("OLTPLAB_SLICED_WORKLOAD")
-if workload:sub(-4) == ".lua" then
-   dofile(workload)
-else
-   require(workload)
-end
+dofile(debug.getinfo(1, "S").source:sub(2):match("(.*/)") .. "workload.lua")
 
 local ffi = require("ffi")
 ffi.cdef [[

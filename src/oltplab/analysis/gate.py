@@ -1,0 +1,150 @@
+"""A regression gate for CI: each point both runs measured, the candidate against the
+baseline, judged against the largest regression allowed.
+
+The comparison is the report's (steady seconds, interval over repetitions where there are
+enough, else over one run's seconds), at the 90% confidence of the equivalence test: a
+point *regressed* when the whole interval lies beyond -max (TPS lower, or a cost higher,
+by more than allowed: one-sided at 5%), *passes* when none of it does, and is *undecided*
+when the interval straddles the line. The gate fails when any point regressed, passes when
+every point passed, and is undecided otherwise: noise is never a pass nor a failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+from xml.etree import ElementTree
+
+from oltplab.analysis.equivalence import TOST_CONFIDENCE
+from oltplab.analysis.estimate import Comparison, compare
+from oltplab.analysis.points import Point
+from oltplab.analysis.reproduce import common_points
+from oltplab.base.metrics import TPS, Measure
+
+
+class Outcome(IntEnum):
+    """The gate's verdict, as its exit code."""
+
+    PASSED = 0
+    REGRESSED = 1
+    UNDECIDED = 2
+
+
+OUTCOME_WORDS = {
+    Outcome.PASSED: "no regression",
+    Outcome.REGRESSED: "regression",
+    Outcome.UNDECIDED: "undecided",
+}
+
+
+@dataclass(frozen=True)
+class GatedPoint:
+    point: Point
+    comparison: Comparison  # candidate against baseline, 90% interval
+    outcome: Outcome
+
+    @property
+    def name(self) -> str:
+        scenario, tier, engine, threads = self.point
+        return f"{engine} {scenario} {tier} {threads}t"
+
+
+@dataclass(frozen=True)
+class Gate:
+    points: list[GatedPoint]
+    max_regression_pct: float
+    measure: Measure
+
+    @property
+    def outcome(self) -> Outcome:
+        outcomes = {p.outcome for p in self.points}
+        if Outcome.REGRESSED in outcomes:
+            return Outcome.REGRESSED
+        return Outcome.UNDECIDED if Outcome.UNDECIDED in outcomes else Outcome.PASSED
+
+    def of(self, outcome: Outcome) -> list[GatedPoint]:
+        return [p for p in self.points if p.outcome == outcome]
+
+
+def judged(comparison: Comparison, max_regression_pct: float, higher_is_better: bool) -> Outcome:
+    """Where the interval lies against the largest regression allowed."""
+    low, high = comparison.low_pct, comparison.high_pct
+    if low is None or high is None:
+        return Outcome.UNDECIDED
+    # A regression is a fall in TPS, a rise in a cost: seen as a fall of the "better" side.
+    worst, best = (low, high) if higher_is_better else (-high, -low)
+    if best <= -max_regression_pct:
+        return Outcome.REGRESSED
+    if worst > -max_regression_pct:
+        return Outcome.PASSED
+    return Outcome.UNDECIDED
+
+
+def gate(
+    baseline: Path, candidate: Path, max_regression_pct: float, measure: Measure = TPS
+) -> Gate:
+    before, after, common = common_points(baseline, candidate, measure)
+    points = []
+    for point in common:
+        comparison = compare(
+            after[point], before[point], label=str(point), confidence=TOST_CONFIDENCE
+        )
+        outcome = judged(comparison, max_regression_pct, measure.higher_is_better)
+        points.append(GatedPoint(point, comparison, outcome))
+    return Gate(points, max_regression_pct, measure)
+
+
+def markdown(found: Gate, baseline: Path, candidate: Path) -> str:
+    """The summary a CI job shows: the verdict first, then every point, worst first."""
+    words = OUTCOME_WORDS[found.outcome]
+    lines = [
+        f"## oltplab gate: {words}",
+        "",
+        f"`{candidate}` against `{baseline}`, {found.measure.label}, at most "
+        f"{found.max_regression_pct:g}% worse allowed (90% intervals: a point regressed when "
+        "all of its interval is beyond that, passed when none is).",
+        "",
+        f"{len(found.of(Outcome.REGRESSED))} regressed, {len(found.of(Outcome.UNDECIDED))} "
+        f"undecided, {len(found.of(Outcome.PASSED))} passed.",
+        "",
+        "| point | change [90% interval] | verdict |",
+        "|---|---|---|",
+    ]
+    worst_first = [Outcome.REGRESSED, Outcome.UNDECIDED, Outcome.PASSED]
+    for gated in sorted(found.points, key=lambda p: (worst_first.index(p.outcome), p.point)):
+        shown = gated.comparison.with_interval()
+        lines.append(f"| {gated.name} | {shown} | {OUTCOME_WORDS[gated.outcome]} |")
+    return "\n".join(lines) + "\n"
+
+
+def junit_xml(found: Gate) -> str:
+    """One test case per point: a regression is a failure, an undecided point is skipped
+    (with the interval that left it undecided), so CI systems show the gate natively."""
+    suite = ElementTree.Element(
+        "testsuite",
+        name="oltplab gate",
+        tests=str(len(found.points)),
+        failures=str(len(found.of(Outcome.REGRESSED))),
+        errors="0",
+        skipped=str(len(found.of(Outcome.UNDECIDED))),
+    )
+    for gated in found.points:
+        scenario, tier, engine, threads = gated.point
+        case = ElementTree.SubElement(
+            suite, "testcase", classname=f"{scenario}.{tier}", name=f"{engine} {threads}t"
+        )
+        said = f"{found.measure.label}: {gated.comparison.with_interval()}"
+        if gated.outcome == Outcome.REGRESSED:
+            failure = ElementTree.SubElement(
+                case, "failure", message=f"regressed beyond {found.max_regression_pct:g}%"
+            )
+            failure.text = said
+        elif gated.outcome == Outcome.UNDECIDED:
+            ElementTree.SubElement(case, "skipped", message=f"undecided: {said}")
+        else:
+            ElementTree.SubElement(case, "system-out").text = said
+    suites = ElementTree.Element("testsuites")
+    suites.append(suite)
+    ElementTree.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, "unicode")

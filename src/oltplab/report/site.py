@@ -1,0 +1,205 @@
+"""One static, offline site over many results directories (a nightly history, shards,
+imports): an index of the runs with their provenance and calibration, each run's own
+report, and one page per point (engine, scenario, tier, threads) with its figure in every
+run, the interval of each, the change points `oltplab history` finds, and links back to
+the run's report and raw files.
+
+Each page reads its own precomputed data (a small script beside it, loaded as a script so
+that the site works from file:// with no server and no network), so a year of nightly runs
+is many small pages, not one giant one. Plotly is one shared file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from oltplab.analysis.changes import Change, changes_over, started
+from oltplab.analysis.dataset import load
+from oltplab.analysis.model import AnalysisOptions, analyse
+from oltplab.analysis.points import Point, Points
+from oltplab.base.errors import OltplabError
+from oltplab.report import build
+from oltplab.report.html import plotly_js
+from oltplab.report.tool_formats import point_name
+from oltplab.store.files import write_atomic
+
+# A change point needs runs on both sides of it and one more (analysis/changes).
+MIN_HISTORY = 3
+NoiseFloorOf = Callable[[set[str]], float | None]
+
+
+@dataclass(frozen=True)
+class SiteRun:
+    name: str  # unique within the site: the folder's name, numbered when two share it
+    path: Path
+    started_at: str
+    points: Points
+
+
+@dataclass(frozen=True)
+class SiteFiles:
+    index: Path
+    runs: int
+    histories: int
+
+
+def _slug(point: Point) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", point_name(point))
+
+
+def _unique_names(paths: list[Path]) -> list[str]:
+    seen: dict[str, int] = {}
+    names = []
+    for path in paths:
+        seen[path.name] = seen.get(path.name, 0) + 1
+        names.append(path.name if seen[path.name] == 1 else f"{path.name}-{seen[path.name]}")
+    return names
+
+
+def _relative(target: Path, start: Path) -> str:
+    return Path(os.path.relpath(target.resolve(), start.resolve())).as_posix()
+
+
+def _index_row(run: SiteRun, floor_for: NoiseFloorOf) -> dict[str, Any]:
+    dataset = run.points.dataset
+    record = next(iter(dataset.runs), {})
+    host = record.get("host", {})
+    floor = floor_for({r["host"]["hostname"] for r in dataset.runs if "host" in r})
+    return {
+        "name": run.name,
+        "started_at": run.started_at,
+        "engines": ", ".join(sorted(dataset.engines)),
+        "done": sum(c.measured for c in dataset.cells),
+        "failed": sum(not c.measured for c in dataset.cells),
+        "origin": (
+            f"imported from {record['imported_from']}"
+            if "imported_from" in record
+            else f"host {host.get('hostname', '?')}, {host.get('cores', '?')} cores, "
+            f"sysbench {record.get('sysbench', '?')}, oltplab {record.get('oltplab', '?')}"
+        ),
+        "calibration": "" if floor is None else f"noise floor {floor:.1f}%",
+        "report": f"runs/{run.name}/report.html",
+    }
+
+
+def _history(
+    point: Point, runs: list[SiteRun], changes: list[Change], page_dir: Path
+) -> dict[str, Any]:
+    scenario, tier, engine, threads = point
+    rows = []
+    for run in runs:
+        value = run.points.values("tps").get(point)
+        if value is None:
+            continue
+        steady = value.steady
+        artifacts = [
+            _relative(run.path / c.artifact, page_dir)
+            for c in run.points.dataset.cells
+            if (c.scenario, c.tier, c.engine, c.threads) == point and c.artifact
+        ]
+        rows.append(
+            {
+                "run": run.name,
+                "started_at": run.started_at,
+                "tps": round(steady.point if steady else value.whole_run, 2),
+                "low": None if steady is None or steady.low is None else round(steady.low, 2),
+                "high": None if steady is None or steady.high is None else round(steady.high, 2),
+                "repetitions": value.runs,
+                "flags": list(value.flags),
+                "report": f"../runs/{run.name}/report.html",
+                "raw": artifacts,
+            }
+        )
+    names = {str(r.path): r.name for r in runs}
+    marked = [
+        {
+            "last_good": names.get(c.last_good, c.last_good),
+            "first_changed": names.get(c.first_changed, c.first_changed),
+            "change_pct": round(c.change_pct, 1),
+            "size": c.size.with_interval() if c.size is not None else "",
+        }
+        for c in changes
+        if (c.scenario, c.tier, c.threads) == (scenario, tier, threads) and c.series == engine
+    ]
+    return {"point": point_name(point), "rows": rows, "changes": marked}
+
+
+def _side_by_side(runs: list[SiteRun], engines: list[str]) -> list[dict[str, Any]]:
+    """Per (scenario, tier, threads), each engine's figure in the latest run that measured
+    it, with its interval and that run's name."""
+    latest: dict[tuple[str, str, int], dict[str, str]] = {}
+    for run in runs:  # oldest first: a later run's figure replaces an earlier one
+        for (scenario, tier, engine, threads), value in run.points.values("tps").items():
+            steady = value.steady
+            shown = f"{(steady.point if steady else value.whole_run):,.1f}"
+            if steady is not None and steady.low is not None and steady.high is not None:
+                shown += f" [{steady.low:,.1f}, {steady.high:,.1f}]"
+            latest.setdefault((scenario, tier, threads), {})[engine] = f"{shown} ({run.name})"
+    return [
+        {"scenario": s, "tier": t, "threads": n, "cells": [found.get(e, "") for e in engines]}
+        for (s, t, n), found in sorted(latest.items())
+    ]
+
+
+def build_site(results: list[Path], out: Path, floor_for: NoiseFloorOf) -> SiteFiles:
+    """The site over these results directories, in the order they ran; `floor_for` gives
+    the calibrated noise floor of the hosts a run came from, if there is one."""
+    if not results:
+        raise OltplabError("site: give one results directory or more")
+    ordered = sorted((path.resolve() for path in results), key=started)
+    runs = [
+        SiteRun(name, path, started(path), Points(load([path])))
+        for path, name in zip(ordered, _unique_names(ordered), strict=True)
+    ]
+    out.mkdir(parents=True, exist_ok=True)
+    for run in runs:
+        build(analyse(run.points.dataset, AnalysisOptions()), out / "runs" / run.name)
+    assets = out / "assets"
+    assets.mkdir(exist_ok=True)
+    write_atomic(assets / "plotly.js", plotly_js())
+    engines = sorted({e for run in runs for e in run.points.dataset.engines})
+    changes: list[Change] = []
+    for engine in engines:
+        # The runs are in the order they ran, each loaded once, for every engine.
+        having = [r for r in runs if engine in r.points.dataset.engines]
+        if len(having) >= MIN_HISTORY:
+            changes += changes_over([r.path for r in having], [r.points for r in having], engine)
+    points = sorted({p for run in runs for p in run.points.values("tps")})
+    templates = jinja2.Environment(
+        loader=jinja2.PackageLoader("oltplab.report", "templates"), autoescape=True
+    )
+    page = templates.get_template("site_history.html.j2")
+    histories = out / "history"
+    histories.mkdir(exist_ok=True)
+    listed = []
+    for point in points:
+        slug = _slug(point)
+        data = _history(point, runs, changes, histories)
+        # Names come from folders: none may close the script it is embedded in.
+        embedded = json.dumps(data).replace("</", "<\\/")
+        write_atomic(histories / f"{slug}.js", f"window.HISTORY = {embedded};\n")
+        write_atomic(histories / f"{slug}.html", page.render(title=data["point"], slug=slug))
+        listed.append({"name": data["point"], "href": f"history/{slug}.html",
+                       "runs": len(data["rows"]), "changes": len(data["changes"])})  # fmt: skip
+    write_atomic(
+        out / "engines.html",
+        templates.get_template("site_engines.html.j2").render(
+            engines=engines, rows=_side_by_side(runs, engines)
+        ),
+    )
+    index = out / "index.html"
+    write_atomic(
+        index,
+        templates.get_template("site_index.html.j2").render(
+            runs=[_index_row(run, floor_for) for run in reversed(runs)], histories=listed
+        ),
+    )
+    return SiteFiles(index, len(runs), len(listed))
