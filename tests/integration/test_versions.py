@@ -17,6 +17,8 @@ import pytest
 from oltplab.analysis.changes import release_series, version_changes
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
+from tests.junit_schema import junit_schema
+from tests.sections import section
 
 from .conftest import oltplab
 
@@ -63,27 +65,38 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
     report = oltplab("report", "series", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     md = (tmp_path / "series" / "report" / "report.md").read_text()
-    section = md[md.index("## 14. Where it changed") :]
-    assert "| mariadb | r3 | r4 | 1 |" in section, section
-    # the identical releases r1..r3 of the same measurements: no change among them
+    changed = section(md, "Where it changed")
+    assert "| mariadb | r3 | r4 | 1 |" in changed, changed
+    # The identical releases r1..r3 of the same rounds. "No change among them" is not what
+    # one run guarantees here: a CI run on 2026-11-25 measured r3 +14% over r2 in each of the
+    # three rounds (p 0.0005, paired interval [+0.6, +33.4]), a difference of the host
+    # between positions in a round that the analysis rightly reports. What the design
+    # guarantees is that such a difference stays well below the planted one.
     dataset = load([tmp_path / "series"])
+    planted = [c for c in version_changes(release_series(Points(dataset))) if c.last_good == "r3"]
+    assert len(planted) == 1 and planted[0].change_pct < -30, planted
     dataset.cells = [c for c in dataset.cells if c.engine in ("r1", "r2", "r3")]
     dataset.engines = {k: v for k, v in dataset.engines.items() if k in ("r1", "r2", "r3")}
-    assert version_changes(release_series(Points(dataset))) == []
+    among_identical = version_changes(release_series(Points(dataset)))
+    assert all(abs(c.change_pct) < abs(planted[0].change_pct) / 2 for c in among_identical), (
+        among_identical
+    )
 
-    # Bisection adds repetitions until each step is decided: its cells stay 4 s long.
-    (tmp_path / "bisect.toml").write_text(releases(slow_from=4))
+    # Bisection adds repetitions until each step is decided: its cells stay 4 s long. Over
+    # three releases, the second the first slow one (each step costs the suite a minute):
+    # the ends are confirmed apart, then one midpoint step names it.
+    (tmp_path / "bisect.toml").write_text(releases(slow_from=2, count=3))
     bisected = oltplab(
-        "bisect", "--good", "r1", "--bad", "r5", "--spec", "bisect.toml",
+        "bisect", "--good", "r1", "--bad", "r3", "--spec", "bisect.toml",
         "--threshold", "10", "--max-repetitions", "6", "-r", "bisect", cwd=tmp_path,
     )  # fmt: skip
     assert bisected.returncode == 0, bisected.stdout + bisected.stderr
     found = json.loads((tmp_path / "bisect" / "bisect.json").read_text())
-    assert (found["last_good"], found["first_changed"]) == ("r3", "r4"), found
-    assert len(found["steps"]) - 1 <= 3  # midpoint steps
+    assert (found["last_good"], found["first_changed"]) == ("r1", "r2"), found
+    assert len(found["steps"]) == 2, found["steps"]  # the ends, then r1 against r2
     md = (tmp_path / "bisect" / "bisect.md").read_text()
     assert "| optimizer_trace | enabled=off | enabled=on |" in md
-    assert "## What differs: r4 against r3" in md
+    assert "## What differs: r2 against r1" in md
     # the flame graph of a real cell opens, and lists functions with samples per transaction
     page, errors = browser_page
     page.goto((tmp_path / "bisect" / "flamegraph.html").as_uri())
@@ -102,11 +115,15 @@ def test_a_rerun_says_whether_it_reproduced(tmp_path: Path) -> None:
     assert oltplab("run", "one.toml", "-r", "first", cwd=tmp_path).returncode == 0
     again = oltplab("rerun", "first", "-r", "again", "--yes", "--margin", "25", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
-    assert "verdict: reproduced within 25%" in again.stdout, again.stdout
+    # A repeat of the same spec is reproduced or, when the host drifted between the two runs
+    # (a CI run on 2026-11-25: the repeat +17.2% [+6.1, +31.3]), undecided; never refuted.
+    said = re.search(r"verdict: (.*)", again.stdout)
+    assert said is not None, again.stdout
+    assert said.group(1).startswith(("reproduced within 25%", "undecided")), again.stdout
     repeat = json.loads((tmp_path / "again" / "run.json").read_text())
     assert repeat["rerun_of"]["results"] == str(tmp_path / "first")
     assert repeat["differences"] == []
-    assert repeat["reproduction"]["verdict"] == "reproduced within 25%"
+    assert repeat["reproduction"]["verdict"].startswith(said.group(1).strip())
     # the two side by side in one report
     report = oltplab("report", "first", "again", "--output", "both", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
@@ -127,3 +144,13 @@ def test_a_rerun_says_whether_it_reproduced(tmp_path: Path) -> None:
     verdict = oltplab("reproduced", "first", "slower", "--margin", "10", cwd=tmp_path)
     assert "verdict: not reproduced" in verdict.stdout, verdict.stdout
     assert "beyond +-10%" in verdict.stdout
+    # The regression gate on the same real runs: the slowed one fails it, named; the repeat
+    # of the same spec (an A/A pair) never does.
+    gated = oltplab("gate", "first", "slower", "--max-regression", "10%", cwd=tmp_path)
+    assert gated.returncode == 1, gated.stdout + gated.stderr
+    assert "gate: regression (r1 " in gated.stderr and "| regression |" in gated.stdout
+    schema = junit_schema()
+    schema.validate((tmp_path / "slower" / "gate.xml").read_text())
+    aa = oltplab("gate", "first", "again", "--max-regression", "10%", cwd=tmp_path)
+    assert aa.returncode in (0, 2), aa.stdout + aa.stderr
+    schema.validate((tmp_path / "again" / "gate.xml").read_text())
