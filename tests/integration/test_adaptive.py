@@ -84,14 +84,17 @@ def test_adaptive_cells_stop_when_settled_and_a_drifting_one_runs_on_unsettled(t
         replayed[engine] = stop_point(output.tps, rule)
         assert replayed[engine].describe() in row["notes"], (engine, replayed, row["notes"])
     flat, drifting = rows["mysql-8.0.31"], rows["mariadb-10.11.5"]
-    if replayed["mysql-8.0.31"].seconds < 50:
+    # Settled or not is what tells: sysbench may not print the last second of its run (49
+    # seconds of a 50 s cell), so a cell that ran its whole length can have fewer.
+    if replayed["mysql-8.0.31"].settled:
         assert ran["mysql-8.0.31"] < replayed["mysql-8.0.31"].seconds + 3, ran
         assert "unsettled" not in flat["flags"], flat["flags"]
-    elif not replayed["mysql-8.0.31"].settled:
+    else:
         # Flat read-only seconds here settle to +-5% within 20-40 s, most of the time;
-        # when another load halves some of them (0.86 CPU for 38 of 80 s in one suite) or
-        # they spread wider (+-4.6% with a drift, in another), the rule rightly runs on,
-        # and the note says which of its conditions the seconds failed.
+        # when another load halves some of them (0.86 CPU for 38 of 80 s in one suite),
+        # they spread wider (+-4.6% with a drift, in another) or step up 7% at 14 s (a
+        # level MSER-5 cannot yet tell from a warm-up in 49 s, in a third), the rule
+        # rightly runs on, and the note says which of its conditions the seconds failed.
         assert "unsettled" in flat["flags"].split(","), (flat["flags"], flat["notes"])
         assert names_its_reason(flat["notes"]), flat["notes"]
     assert ran["mariadb-10.11.5"] >= 49, ran
