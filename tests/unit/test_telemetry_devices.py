@@ -5,6 +5,7 @@ and rebuild path as the built-in ones; `--telemetry` chooses devices by name."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,11 @@ class Uptime(Device):
         return None
 
     def read(self, path: Path, clock: TelemetryClock) -> list[tuple[int, Values]]:
-        return [(round(s["t"]), {"seconds": s["uptime"]}) for s in read_lines(path)]
+        # Its times count from `reference`, which the clock places against sysbench's start.
+        return [
+            (round(s["t"] + clock.started_after), {"seconds": s["uptime"]})
+            for s in read_lines(path)
+        ]
 
 
 registry.register(Uptime.name, Uptime, default=False, what="the machine's uptime (a test)")
@@ -56,7 +61,7 @@ def test_a_device_registered_in_one_line_is_collected_and_read_back(tmp_path: Pa
     stem = tmp_path / "Tier1G_RO_1th"
     # This device watches no server; a cell's site still names one.
     telemetry.before_cell(CellSite(stem, server=None))  # type: ignore[arg-type]
-    collected = telemetry.after_cell(3.0)
+    collected = telemetry.after_cell(3.0, launched=time.time())
     assert collected.notes == [] and not collected.gap
     assert collected.clock is not None and collected.clock.sources == ("uptime",)
     seconds = [second for source, metric, second, _ in collected.rows]

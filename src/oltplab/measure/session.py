@@ -508,7 +508,7 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
         telemetry.abandon()
         ctx.ledger.requeue(failed_too=False)
         raise
-    collected = telemetry.after_cell(result.seconds)
+    collected = telemetry.after_cell(result.seconds, result.launched)
     stopped = watch.outcome() if watch is not None else None
     record_cell(ctx, state, cell, output, read_output(output), result, collected, stopped)
 

@@ -10,7 +10,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 
 from oltplab.base.errors import EngineError, EnvironmentProblem
@@ -164,6 +164,8 @@ class SysbenchRun:
     timed_out: bool
     seconds: float
     cpu_seconds: float = 0.0  # user + system time of the sysbench process
+    # When it was launched (time.time()): the zero of its clock, to put telemetry on.
+    launched: float = 0.0
 
 
 CLIENT_BOUND_SHARE = 0.9
@@ -206,6 +208,7 @@ def execute_together(
     file; those still running after `timeout` are killed. Each one's CPU time is its own
     (from its exit status's resource usage)."""
     started = time.monotonic()
+    launched: list[float] = []
     runs: dict[int, SysbenchRun] = {}
     with ExitStack() as stack:
         processes = []
@@ -219,18 +222,19 @@ def execute_together(
             sink = stack.enter_context(job.output.open("wb"))
             env = {**os.environ, **job.env} if job.env else None
             processes.append(spawn(job.args, stdout=sink, env=env))
+            launched.append(time.time())
         try:
             while len(runs) < len(processes):
                 elapsed = time.monotonic() - started
                 for index, process in enumerate(processes):
                     if index not in runs and (done := _reaped(process, elapsed)) is not None:
-                        runs[index] = done
+                        runs[index] = replace(done, launched=launched[index])
                 if elapsed > timeout:
                     for index, process in enumerate(processes):
                         if index not in runs:
                             process.kill()
                             process.wait()
-                            runs[index] = SysbenchRun(None, True, elapsed)
+                            runs[index] = SysbenchRun(None, True, elapsed, 0.0, launched[index])
                     break
                 on_tick(elapsed)
                 time.sleep(0.2)

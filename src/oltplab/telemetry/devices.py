@@ -81,7 +81,9 @@ class Device:
         return None
 
     def start(self, site: CellSite, reference: float) -> bool:
-        """Before sysbench; False when the device cannot run here (it is then left out)."""
+        """Before sysbench; False when the device cannot run here (it is then left out).
+        Times it records relative to `reference` lie `clock.started_after` seconds from
+        sysbench's start, which `read` adds."""
         return False
 
     def has_sampled(self, until: float) -> bool:
@@ -176,7 +178,7 @@ class EngineCounters(Device):
         return f"engine probe: {self._probe.error}" if self._probe and self._probe.error else None
 
     def read(self, path: Path, clock: TelemetryClock) -> list[tuple[int, Values]]:
-        return engine_series(read_samples(path))
+        return engine_series(read_samples(path), clock.started_after)
 
 
 class ProcessLoad(Device):
@@ -210,7 +212,7 @@ class ProcessLoad(Device):
         return f"load sampler: {found}" if found else None
 
     def read(self, path: Path, clock: TelemetryClock) -> list[tuple[int, Values]]:
-        return load_series(read_lines(path))
+        return load_series(read_lines(path), clock.started_after)
 
 
 class EngineSummary(Device):
@@ -232,7 +234,6 @@ class Telemetry:
     _absent: list[str] = field(default_factory=list)
     _site: CellSite | None = None
     _started = 0.0
-    _reference = 0.0
 
     @property
     def describes_sessions(self) -> bool:
@@ -244,14 +245,14 @@ class Telemetry:
         return [m for d in self.devices if (m := d.after_session(server, stem)) is not None]
 
     def before_cell(self, site: CellSite) -> None:
+        # The samplers count from here; sysbench, launched once they all run, starts later
+        # (by a second or more when other load holds the CPU), which after_cell measures.
         self._site, self._running, self._absent = site, [], []
         self._started = time.time()
-        # The reference is the sysbench start: the caller launches it right after this.
-        self._reference = time.time()
         for device in self.devices:
             if not device.watches_cells:
                 continue
-            if device.start(site, self._reference):
+            if device.start(site, self._started):
                 self._running.append(device)
             else:
                 self._absent.append(device.name)
@@ -262,11 +263,12 @@ class Telemetry:
             device.stop()
         self._running = []
 
-    def after_cell(self, duration: float) -> Collected:
-        """Wait for the run's last second to be sampled, stop, and read what was collected."""
+    def after_cell(self, duration: float, launched: float) -> Collected:
+        """Wait for the run's last second to be sampled, stop, and read what was collected
+        on the clock of the sysbench launched at `launched` (a time.time())."""
         if self._site is None:
             return Collected()
-        end = self._reference + duration
+        end = launched + duration
         tail = max((d.tail_seconds for d in self._running), default=0.0)
         while time.time() < end + tail and not all(d.has_sampled(end) for d in self._running):
             time.sleep(POLL_SECONDS)
@@ -275,8 +277,8 @@ class Telemetry:
         exits = {d.name: note for d in self._running if (note := d.stop()) is not None}
         seconds = round(duration)
         clock = TelemetryClock(
-            seconds_of_day(self._reference),
-            self._started - self._reference,
+            seconds_of_day(launched),
+            self._started - launched,
             seconds,
             tuple(d.name for d in self._running),
         )

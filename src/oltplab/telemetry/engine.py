@@ -1,9 +1,10 @@
 """Engine telemetry: status counters and InnoDB metrics, once a second (the server process's
 CPU is the load sampler's, `telemetry/load.py`).
 
-The probe keeps one extra connection open and samples on the sysbench clock (at the start
-of sysbench plus whole seconds), so sample k describes second k of the run. Its raw file
-holds one JSON line per sample with only the values that changed since the previous one;
+The probe keeps one extra connection open and samples once a second from just before
+sysbench starts; the cell's telemetry clock says how much before, so that each sample is
+placed on the second of the run it describes. Its raw file holds one JSON line per sample
+with only the values that changed since the previous one, and how long the read took;
 `engine_series` turns it into per-second rates and levels.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -110,9 +112,12 @@ class EngineProbe(EverySecond):
         needs_innodb_status: bool | None = None if mysql_family else False
         for second in self.seconds():
             status = _numeric(control.status())
+            # The counters were read somewhere in the round trip: how long it took is how
+            # far from "t" they may lie (long when other load starves this niced thread).
+            took = time.time() - self.reference - second
             if needs_innodb_status is None:
                 needs_innodb_status = checkpoint_age(status, None) is None
-            sample: dict[str, Any] = {"t": second}
+            sample: dict[str, Any] = {"t": second, "read_s": round(took, 3)}
             derived: dict[str, float] = {}
             if metrics:
                 marks = ", ".join(["%s"] * len(metrics))
@@ -170,8 +175,12 @@ def _is_counter(name: str) -> bool:
     return name.startswith(COUNTER_PREFIXES) and not any(p in name.lower() for p in _GAUGE_PARTS)
 
 
-def engine_series(samples: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, float]]]:
+def engine_series(
+    samples: Iterable[dict[str, Any]], started_after: float = 0.0
+) -> list[tuple[int, dict[str, float]]]:
     """Per-second values on the sysbench clock: rates for counters, levels for gauges.
+    The samples' times count from the probe's start, `started_after` seconds after
+    sysbench's (negative: before it).
 
     Names are the status variables' own, plus the ones `oltplab.base.metrics` lists as the
     probe's (the server's CPU, history length, checkpoint age, dirty pages).
@@ -191,7 +200,7 @@ def engine_series(samples: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str
             if "cpu_seconds" in sample["derived"] and "cpu_seconds" in previous["derived"]:
                 delta = sample["derived"]["cpu_seconds"] - previous["derived"]["cpu_seconds"]
                 values[metrics.SERVER_CPU_OF_PROBE.name] = max(0.0, delta) / elapsed
-            series.append((round(sample["t"]), values))
+            series.append((round(sample["t"] + started_after), values))
         previous = sample
     return series
 

@@ -172,10 +172,13 @@ def _rate(
     return max(0.0, (now[name] - before[name]) / scale / (now["t"] - before["t"]))
 
 
-def load_series(samples: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, float]]]:
+def load_series(
+    samples: Iterable[dict[str, Any]], started_after: float = 0.0
+) -> list[tuple[int, dict[str, float]]]:
     """Per-second values on the sysbench clock: CPUs used (1.0 = one CPU busy for the
     second) by the server, sysbench and everything else, the steal, the run queue, and the
-    server's context switches per second."""
+    server's context switches per second. The samples' times count from the sampler's
+    start, `started_after` seconds after sysbench's (negative: before it)."""
     series: list[tuple[int, dict[str, float]]] = []
     previous: dict[str, Any] | None = None
     for sample in samples:
@@ -191,7 +194,7 @@ def load_series(samples: Iterable[dict[str, Any]]) -> list[tuple[int, dict[str, 
                 values[metrics.SERVER_CPU.name] = _rate(sample, previous, "server")
                 switches = _rate(sample, previous, "server_switches", 1.0)
                 values[metrics.SERVER_SWITCHES.name] = switches
-            series.append((round(sample["t"]), values))
+            series.append((round(sample["t"] + started_after), values))
         previous = sample
     return series
 
