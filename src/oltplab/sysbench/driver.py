@@ -234,7 +234,7 @@ def execute_together(
                         if index not in runs:
                             process.kill()
                             process.wait()
-                            runs[index] = SysbenchRun(None, True, elapsed, 0.0, launched[index])
+                            runs[index] = SysbenchRun(None, True, elapsed, launched=launched[index])
                     break
                 on_tick(elapsed)
                 time.sleep(0.2)

@@ -246,7 +246,7 @@ class Telemetry:
 
     def before_cell(self, site: CellSite) -> None:
         # The samplers count from here; sysbench, launched once they all run, starts later
-        # (by a second or more when other load holds the CPU), which after_cell measures.
+        # (0.02-0.03 s here idle, 0.13 s under six CPU hogs), which after_cell measures.
         self._site, self._running, self._absent = site, [], []
         self._started = time.time()
         for device in self.devices:
