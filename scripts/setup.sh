@@ -2,7 +2,8 @@
 # Installs everything oltplab needs on a fresh Debian machine (run as root, or with sudo
 # available): sysbench, the OS telemetry tools, the libraries MySQL binaries link to,
 # Debian's MariaDB server binaries (no service is started), Slurm and munge for the
-# distributed-run tests (their daemons are started by the tests alone), the libraries
+# distributed-run tests (their daemons are started by the tests alone), perf for the on-CPU
+# profiles of `--profile` and bisect, the libraries
 # PostgreSQL 15 links to (its binaries are unpacked into oltplab's cache, no cluster is created), Maven
 # to fetch engine distributions, Chromium for the HTML report's browser tests (Playwright drives it; it
 # never downloads a browser of its own), sshd and Toxiproxy binaries for the network tests
@@ -15,7 +16,7 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 # slurm-wlm and munge: the distributed-run tests start a private two-node Slurm cluster
 # (their daemons are started by the tests with their own config; no service is enabled).
 packages=(sysbench mariadb-server-core mariadb-client sysstat procps percona-toolkit
-          libnuma1 maven chromium libwrap0 slurm-wlm munge)
+          libnuma1 maven chromium libwrap0 slurm-wlm munge linux-perf)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")

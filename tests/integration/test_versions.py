@@ -99,6 +99,8 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
     assert "## What differs: r2 against r1" in md
     # the flame graph of a real cell opens, and lists functions with samples per transaction
     page, errors = browser_page
+    # Without it, bisect.md says why (what the profiler wrote down in each cell).
+    assert (tmp_path / "bisect" / "flamegraph.html").is_file(), md
     page.goto((tmp_path / "bisect" / "flamegraph.html").as_uri())
     assert page.locator("rect.frame").count() > 20
     rows = page.locator("#functions tbody tr")

@@ -29,6 +29,9 @@ class Explanation:
     operations: list[tuple[str, float | None, float | None]]  # per transaction
     before_profile: Profile | None
     after_profile: Profile | None
+    # Of a release without a profile: the notes of each of its measured cells (the
+    # profiler writes down why it took no sample there).
+    unprofiled: dict[str, list[str]]
 
     @property
     def functions(self) -> list[FunctionChange]:
@@ -67,11 +70,17 @@ def per_operation(
 
 
 def explain(dataset: Dataset, rows: list[OperationRow], before: str, after: str) -> Explanation:
+    profiles = {engine: profile_of(engine, dataset.cells) for engine in (before, after)}
     return Explanation(
         before,
         after,
         setting_differences(dataset, before, after),
         per_operation(rows, before, after),
-        profile_of(before, dataset.cells),
-        profile_of(after, dataset.cells),
+        profiles[before],
+        profiles[after],
+        {
+            engine: [c.notes for c in dataset.cells if c.engine == engine and c.measured]
+            for engine, profile in profiles.items()
+            if profile is None
+        },
     )

@@ -27,9 +27,11 @@ def spawn(
     env: dict[str, str] | None = None,
     *,
     stdin_pipe: bool = False,
+    pass_fds: tuple[int, ...] = (),
 ) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         command,
+        pass_fds=pass_fds,
         stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
         stdout=stdout,
         stderr=stderr,

@@ -59,9 +59,14 @@ def explanation_markdown(found: Explanation, flamegraph: Path | None) -> list[st
         ],
     )
     lines += ["### On-CPU profile: functions that gained the most own samples per transaction", ""]
-    if not found.functions:
-        lines += ["No profile (perf was not available, or the server was not local).", ""]
-    else:
+    for engine, notes in found.unprofiled.items():
+        said = (
+            "its cells' notes: " + "; ".join(n or "none" for n in notes)
+            if notes
+            else "it has no measured cell"
+        )
+        lines += [f"No profile of {engine} ({said}).", ""]
+    if found.functions:
         lines += table(
             ["function", found.before, found.after, "gained"],
             [

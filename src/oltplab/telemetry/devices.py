@@ -246,7 +246,8 @@ class Telemetry:
 
     def before_cell(self, site: CellSite) -> None:
         # The samplers count from here; sysbench, launched once they all run, starts later
-        # (0.02-0.03 s here idle, 0.13 s under six CPU hogs), which after_cell measures.
+        # (0.02-0.03 s here idle, 0.13 s under six CPU hogs, more while perf attaches to
+        # profile the cell), which after_cell measures.
         self._site, self._running, self._absent = site, [], []
         self._started = time.time()
         for device in self.devices:
@@ -288,6 +289,8 @@ class Telemetry:
             if (error := device.error()) is not None:
                 collected.missing(error)
             if not device.has_series:
+                if device.name in exits:
+                    collected.missing(exits[device.name])
                 continue
             series = within_run(device.read(device.raw_file(self._site.stem), clock), clock)
             collected.rows += to_rows(device.name, series, device.levels)

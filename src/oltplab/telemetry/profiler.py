@@ -10,7 +10,9 @@ process for the MySQL family; PostgreSQL's connections are processes forked late
 
 from __future__ import annotations
 
+import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -23,6 +25,7 @@ from oltplab.telemetry.devices import CellSite, Device
 
 PERF = "perf"
 SAMPLES_PER_SECOND = 499  # not a multiple of common timer ticks, so no aliasing
+READY_SECONDS = 30
 _FRAME = re.compile(r"^\s+[0-9a-f]+\s+(?P<symbol>.+?)\s+\((?P<dso>[^)]*)\)\s*$")
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 
@@ -62,6 +65,13 @@ def read_folded(path: Path) -> Counter[str]:
     return stacks
 
 
+def _answer(pipe: int, timeout: float) -> bytes | None:
+    """What a child wrote to `pipe` within `timeout` seconds: b"" when it closed the pipe
+    (it exited), None when it said nothing."""
+    readable, _, _ = select.select([pipe], [], [], timeout)
+    return os.read(pipe, 64) if readable else None
+
+
 class Profiler(Device):
     name = PERF
     watches_cells = True
@@ -69,30 +79,68 @@ class Profiler(Device):
 
     def __init__(self) -> None:
         self._process: subprocess.Popen[bytes] | None = None
+        self._control: int | None = None
         self._stem: Path | None = None
         self._problem: str | None = None
 
     def start(self, site: CellSite, reference: float) -> bool:
-        pid = site.server.server_pid()
-        if shutil.which(PERF) is None or pid is None or not site.server.machine.is_local:
+        if shutil.which(PERF) is None:
             return False
         self._stem, self._problem = site.stem, None
+        pid = site.server.server_pid()
+        if pid is None or not site.server.machine.is_local:
+            self._problem = "perf: the server runs on another machine, or has no pid here"
+            return True
         data = site.stem.with_name(site.stem.name + ".perf.data")
+        # perf starts with its events off and says "ack" once told to turn them on: only
+        # then does it sample. Attaching takes 0.1-1 s idle, and longer when the host is
+        # busy; without waiting, a 4 s cell under six CPU hogs ended before its first sample.
+        control_read, control_write = os.pipe()
+        ack_read, ack_write = os.pipe()
         with site.stem.with_name(site.stem.name + ".perf.log").open("wb") as log:
             self._process = spawn(
                 [PERF, "record", "-e", "cpu-clock", "-F", str(SAMPLES_PER_SECOND), "-g",
-                 "-p", str(pid), "-o", str(data), "--quiet"],
-                stdout=log,
+                 "-p", str(pid), "-o", str(data), "--quiet", "--delay", "-1",
+                 "--control", f"fd:{control_read},{ack_write}"],
+                stdout=log, pass_fds=(control_read, ack_write),
             )  # fmt: skip
+        os.close(control_read)
+        os.close(ack_write)
+        # perf ends when its control pipe closes: it stays open until the cell ends.
+        self._control = control_write
+        try:
+            os.write(control_write, b"enable\n")
+            answer = _answer(ack_read, READY_SECONDS)
+        except BrokenPipeError:  # perf exited before reading it
+            answer = b""
+        finally:
+            os.close(ack_read)
+        if answer is None or not answer.startswith(b"ack"):
+            self._problem = self._not_started(exiting=answer is not None)
         return True
+
+    def _ended(self, stop_signal: int, timeout: float) -> None:
+        assert self._process is not None and self._control is not None
+        terminate(self._process, timeout, stop_signal)
+        os.close(self._control)
+        self._process, self._control = None, None
+
+    def _not_started(self, exiting: bool) -> str:
+        assert self._process is not None and self._stem is not None
+        process = self._process
+        self._ended(signal.SIGTERM, 5)
+        if not exiting:
+            return f"perf: did not start sampling within {READY_SECONDS} s"
+        exited = process.returncode
+        said = self._stem.with_name(self._stem.name + ".perf.log").read_text(errors="replace")
+        return f"perf: exited before sampling (code {exited}) {said.strip()[:200]}".rstrip()
 
     def stop(self) -> str | None:
         if self._process is None or self._stem is None:
             return None
         early = self._process.poll()
         # SIGINT is how perf record is told to finish and write its data.
-        terminate(self._process, 30, signal.SIGINT)
-        self._process = None
+        self._ended(signal.SIGINT, 30)
         data = self._stem.with_name(self._stem.name + ".perf.data")
         script = subprocess.run(
             [PERF, "script", "-i", str(data), "-F", "comm,tid,time,event,ip,sym,dso"],
@@ -100,13 +148,15 @@ class Profiler(Device):
         )  # fmt: skip
         if script.returncode != 0:
             self._problem = f"perf script: {script.stderr.strip()[:200]}"
-            return self._problem
+            return None
         stacks = fold(script.stdout.splitlines())
         folded_file(self._stem).write_text(
             "".join(f"{stack} {count}\n" for stack, count in stacks.most_common())
         )
+        if not stacks:
+            self._problem = "perf: no sample of the server in the cell"
         if early is not None:
-            return f"perf record exited during the cell (code {early})"
+            return f"perf: exited during the cell (code {early})"
         return None
 
     def error(self) -> str | None:
