@@ -119,7 +119,12 @@ def test_a_shortfall_the_random_arrivals_explain_is_not_saturation() -> None:
     # 94 served of 100 offered over 5 s with nothing queued: 30 events short, within three
     # standard deviations (67) of a Poisson count of 500; at 20,000 tps it is not.
     assert not saturated(100, 94, 5, queued_at_end=0)
-    assert saturated(100, 94, 5, queued_at_end=3)
+    # The queue at the end holds what the arrivals' chance does not: one event waiting is an
+    # arrival not yet picked up (a CI run: 949 of 1,000 served, queue 0 but for the planted
+    # stalls, 1 at the end); 30 waiting are the 30 events short.
+    assert not saturated(100, 94.87, 10, queued_at_end=1)
+    assert not saturated(100, 94, 5, queued_at_end=3)
+    assert saturated(100, 94, 5, queued_at_end=30)
     assert saturated(20_000, 18_800, 5, queued_at_end=0)
     assert not saturated(20_000, 19_500, 5, queued_at_end=40)  # within the 5% allowed
 
