@@ -9,14 +9,17 @@ each level the cells, the share of each cell between perf's first and last sampl
 and lowest), and the cells that have no sample at all. Over 100%: perf also samples the
 second or so after sysbench ends, until the other collectors have their last second.
 
-    python bench/profile_coverage.py [--hogs 0,6] [--repetitions 6] [--seconds 4] [--keep DIR]
+    python bench/profile_coverage.py [--hogs 0,6] [--repetitions 6] [--seconds 4] [--rounds 1]
+                                     [--against OTHER/src] [--keep DIR]
 
-It runs `python -m oltplab`, so PYTHONPATH=OTHER/src measures another checkout's profiler.
+With --against, each level runs this checkout and another (say a worktree of an older
+commit) alternately, round by round, so the two meet the same host.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -66,14 +69,19 @@ def coverage(cell: CellRecord) -> float:
     return (max(times) - min(times)) / cell.duration_s
 
 
-def measure(folder: Path, hogs: int, repetitions: int, seconds: int) -> list[float]:
+def measure(
+    folder: Path, hogs: int, repetitions: int, seconds: int, source: Path | None
+) -> list[float]:
+    """One `oltplab run --profile` under `hogs` CPU hogs, by the oltplab in `source` (a
+    checkout's src/) or this one: each measured cell's coverage."""
     folder.mkdir(parents=True)
     (folder / "spec.toml").write_text(SPEC.format(repetitions=repetitions, seconds=seconds))
+    environment = {**os.environ, "PYTHONPATH": str(source)} if source else None
     started = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(hogs)]
     try:
         subprocess.run(
             [sys.executable, "-m", "oltplab", "run", "spec.toml", "-r", "results", "--profile"],
-            cwd=folder, check=True, stdout=subprocess.DEVNULL,
+            cwd=folder, check=True, stdout=subprocess.DEVNULL, env=environment,
         )  # fmt: skip
     finally:
         for hog in started:
@@ -87,15 +95,27 @@ def main() -> None:
     parser.add_argument("--hogs", default="0,6", help="CPU hogs per level, comma-separated")
     parser.add_argument("--repetitions", type=int, default=6)
     parser.add_argument("--seconds", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=1, help="runs per level and checkout")
+    parser.add_argument("--against", type=Path, help="another checkout's src/, run alternately")
     parser.add_argument("--keep", type=Path, help="keep the results here")
     options = parser.parse_args()
     work = options.keep or Path(tempfile.mkdtemp(prefix="profile-coverage-"))
-    print("hogs  cells  median covered  lowest  without a sample")
+    sources: list[Path | None] = [None] + ([options.against] if options.against else [])
+    shares: dict[tuple[int, int], list[float]] = {}
     for level, hogs in enumerate(int(n) for n in options.hogs.split(",")):
-        shares = measure(work / f"{level}-hogs-{hogs}", hogs, options.repetitions, options.seconds)
+        for round_ in range(options.rounds):
+            # The order turns each round, so a drifting host meets both checkouts alike.
+            for which in sorted(range(len(sources)), reverse=round_ % 2 == 1):
+                folder = work / f"{level}-hogs-{hogs}-round-{round_}-checkout-{which}"
+                found = measure(folder, hogs, options.repetitions, options.seconds, sources[which])
+                shares.setdefault((which, hogs), []).extend(found)
+    print("checkout  hogs  cells  median covered  lowest  under 90%  without a sample")
+    for (which, hogs), found in shares.items():
+        name = "this" if sources[which] is None else str(sources[which])
         print(
-            f"{hogs:>4}  {len(shares):>5}  {statistics.median(shares):>13.0%}"
-            f"  {min(shares):>6.0%}  {sum(s == 0 for s in shares):>16}"
+            f"{name:>8}  {hogs:>4}  {len(found):>5}  {statistics.median(found):>14.0%}"
+            f"  {min(found):>6.0%}  {sum(s < 0.9 for s in found):>9}"
+            f"  {sum(s == 0 for s in found):>16}"
         )
     print(f"results: {work}")
 
