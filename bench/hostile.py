@@ -58,6 +58,16 @@ def random_outputs(folder: Path) -> None:
         (where / f"Tier8G_RW_{threads}th.sysbench.txt").write_bytes(os.urandom(20_000))
 
 
+def binary_spec(folder: Path) -> None:
+    (folder / "bad.toml").write_bytes(b"engines = [\xff\xfe]\n")
+
+
+def foreign_site(folder: Path) -> None:
+    imported(folder)
+    (folder / "www").mkdir()
+    (folder / "www" / "index.html").write_text("<p>someone else's page</p>")
+
+
 SPECS = {
     "spec not TOML": ENGINE + "[protocol]\nthreads = = 4\n",
     "spec unknown key": ENGINE + "[protocol]\nthread = [4]\n",
@@ -91,6 +101,54 @@ SPECS = {
     + 'options = {ProxyCommand = "touch /tmp/owned"}\n',
     "block unknown dimension": GOOD + '[distribute]\nblock = ["colour"]\n',
     "name empty": 'name = ""\n' + GOOD,
+    # Numbers and switches must be what TOML calls them, not text that looks like one.
+    "stop target quoted": GOOD + '[protocol]\nstop = "adaptive"\nstop_target_pct = "2"\n',
+    "slice seconds quoted": GOOD + '[protocol]\norder = "sliced"\nslice_seconds = "0.25"\n',
+    "measure quoted": GOOD + '[protocol]\nmeasure_seconds = "30"\n',
+    "repetitions quoted": GOOD + '[protocol]\nrepetitions = "3"\n',
+    "threads quoted": GOOD + '[protocol]\nthreads = ["4"]\n',
+    "isolation quoted": GOOD + '[protocol]\nisolation = "yes"\n',
+    "closed loop quoted": GOOD + '[protocol]\nclosed_loop = "true"\n',
+    "tables quoted": GOOD + '[dataset]\ntables = "2"\n',
+    "binlog quoted": ENGINE + '[config]\nbinlog = "false"\n',
+    "budget quoted": GOOD + '[protocol]\nbudget_minutes = "10"\n',
+    # Values out of their range.
+    "report interval 0": GOOD + "[protocol]\nreport_interval = 0\n",
+    "slice seconds 0": GOOD + "[protocol]\nslice_seconds = 0\n",
+    "slice seconds nan": GOOD + "[protocol]\nslice_seconds = nan\n",
+    "target 0": GOOD + "[protocol]\ntarget_ci_pct = 0\n",
+    "budget 0": GOOD + "[protocol]\nbudget_minutes = 0\n",
+    "stop bogus": GOOD + '[protocol]\nstop = "whenever"\n',
+    "stop target 0": GOOD + '[protocol]\nstop = "adaptive"\nstop_target_pct = 0\n',
+    "stop target 100": GOOD + '[protocol]\nstop = "adaptive"\nstop_target_pct = 100\n',
+    "stop min negative": GOOD + "[protocol]\nstop_min_seconds = -1\n",
+    "order bogus": GOOD + '[protocol]\norder = "shuffled"\n',
+    "seed negative": GOOD + "[protocol]\nseed = -1\n",
+    "rate negative": GOOD + "[protocol]\nrates = [-10]\n",
+    "rate 0": GOOD + "[protocol]\nrates = [0]\n",
+    "precision measure bogus": GOOD + '[protocol]\nprecision_measure = "joules"\n',
+    "warm-up threads 0": GOOD + "[protocol]\nwarmup_threads = 0\n",
+    "read percent 150": ENGINE + '[[workloads]]\nname = "m"\nread_percent = 150\n',
+    "mix not 100": ENGINE + '[[workloads]]\nname = "m"\nread_percent = 60\nwrite_percent = 60\n',
+    "rand type bogus": GOOD + '[dataset]\nrand_type = "zipf"\n',
+    "pareto h 2": GOOD + '[dataset]\nrand_type = "pareto"\nrand_pareto_h = 2\n',
+    "reserved sysbench option": ENGINE
+    + '[[workloads]]\nname = "w"\ntest = "oltp_read_only"\noptions = {threads = 9}\n',
+    "sysbench option name": ENGINE
+    + '[[workloads]]\nname = "w"\ntest = "oltp_read_only"\noptions = {"a b" = 1}\n',
+    "flush at commit 3": ENGINE + "[config]\nflush_log_at_trx_commit = 3\n",
+    "binlog format bogus": ENGINE + '[config]\nbinlog_format = "JSON"\n',
+    "charset with space": ENGINE + '[config]\ncharset = "utf8 mb4"\n',
+    "max connections 0": ENGINE + "[config]\nmax_connections = 0\n",
+    "io capacity negative": ENGINE + "[config]\nio_capacity = -1\n",
+    "extra for unknown family": ENGINE + '[config.extra.oracle]\nx = "1"\n',
+    "tier name a path": GOOD + '[[tiers]]\nname = "../x"\n',
+    "tier name empty": GOOD + '[[tiers]]\nname = ""\n',
+    "engine name a path": 'engines = [{name = "../mysql-8.0.31"}]\n',
+    "engine name newline": 'engines = [{name = "mariadb\\n-10.11.5"}]\n',
+    "ssh option injection": GOOD + '[[hosts]]\nname = "db1"\nssh = "-oProxyCommand=touch x"\n',
+    "spec with NUL": ENGINE + "\0\n",
+    "spec of 3 million unknown keys": "".join(f"k{i} = 1\n" for i in range(3_000_000)),
 }
 
 CASES = [
@@ -178,6 +236,123 @@ CASES = [
     Case("cancel: nothing there", ("cancel", "nowhere")),
     Case("engines fetch: unknown", ("engines", "fetch", "mysql-9.9")),
     Case("unknown command", ("bogus",)),
+    Case("run: spec a folder", ("run", "d", "-r", "out"), lambda f: (f / "d").mkdir()),
+    Case("run: spec not UTF-8", ("run", "bad.toml", "-r", "out"), binary_spec),
+    Case("run: results a file", ("run", "bad.toml", "-r", "bad.toml"), spec(GOOD)),
+    Case(
+        "run: budget 0",
+        ("run", "bad.toml", "-r", "out", "--precision", "3%", "--budget", "0"),
+        spec(GOOD),
+    ),
+    Case(
+        "run: budget text",
+        ("run", "bad.toml", "-r", "out", "--precision", "3%", "--budget", "lots"),
+        spec(GOOD),
+    ),
+    Case("run: precision 0%", ("run", "bad.toml", "-r", "out", "--precision", "0%"), spec(GOOD)),
+    Case(
+        "run: work dir a file",
+        ("run", "bad.toml", "-r", "out", "--work-dir", "bad.toml"),
+        spec(GOOD),
+    ),
+    Case("plan: precision 0%", ("plan", "bad.toml", "--precision", "0%"), spec(GOOD)),
+    Case("plan: precision -5%", ("plan", "bad.toml", "--precision", "-5%"), spec(GOOD)),
+    Case("plan: precision text", ("plan", "bad.toml", "--precision", "tight"), spec(GOOD)),
+    Case("plan: precision 101%", ("plan", "bad.toml", "--precision", "101%"), spec(GOOD)),
+    Case("plan: stop bogus", ("plan", "bad.toml", "--stop", "whenever"), spec(GOOD)),
+    Case(
+        "plan: from nowhere",
+        ("plan", "bad.toml", "--stop", "adaptive", "--from", "nowhere"),
+        spec(GOOD),
+    ),
+    Case("site: output the results", ("site", "out", "-o", "out"), imported),
+    Case("site: output inside the results", ("site", "out", "-o", "out/site"), imported),
+    Case("site: someone else's index", ("site", "out", "-o", "www"), foreign_site),
+    Case("rebuild: empty folder", ("rebuild", "empty"), lambda f: (f / "empty").mkdir()),
+    Case("rebuild: a file", ("rebuild", "bad.toml"), spec(GOOD)),
+    Case("gate: candidate missing", ("gate", "out", "nosuch"), imported),
+    Case("gate: base missing", ("gate", "nosuch", "out"), imported),
+    Case("replay: target 0", ("replay", "out", "--target", "0%"), imported),
+    Case("replay: target text", ("replay", "out", "--target", "tight"), imported),
+    Case("replay: output the input", ("replay", "nosuch", "-o", "x")),
+    Case("import: a file", ("import", "bad.toml", "-r", "out"), spec(GOOD)),
+    Case(
+        "import: results a file",
+        ("import", "tree", "-r", "bad.toml"),
+        lambda f: (build_tree(f / "tree"), (f / "bad.toml").write_text("x")),
+    ),
+    Case("export: otava without -o", ("export", "out", "--format", "otava"), imported),
+    Case(
+        "export: salvage json table",
+        ("export", "out", "--salvage", "--table", "progression"),
+        imported,
+    ),
+    Case(
+        "report: output inside another run", ("report", "out", "-o", "out/ledger.sqlite"), imported
+    ),
+    Case("report: threshold text", ("report", "out", "--threshold", "lots"), imported),
+    Case("history: engine missing", ("history", "out", "out", "--engine", "nosuch"), imported),
+    Case("reproduced: missing repeat", ("reproduced", "out", "nosuch"), imported),
+    Case("reproduced: margin text", ("reproduced", "out", "out", "--margin", "lots"), imported),
+    Case("rerun: nothing there", ("rerun", "nowhere", "--results", "again")),
+    Case(
+        "rerun: no run.json",
+        ("rerun", "empty", "--results", "again"),
+        lambda f: (f / "empty").mkdir(),
+    ),
+    Case("calibrate: unknown engine", ("calibrate", "mysql-9.9")),
+    Case("bisect: unknown releases", ("bisect", "--good", "mysql-9.9", "--bad", "mysql-9.10")),
+    Case(
+        "bisect: same release", ("bisect", "--good", "mariadb-10.11.5", "--bad", "mariadb-10.11.5")
+    ),
+    Case(
+        "submit slurm: shards 0",
+        ("submit", "slurm", "bad.toml", "--shards", "0", "--results", "out"),
+        spec(GOOD),
+    ),
+    Case(
+        "submit k8s: shards 0",
+        (
+            "submit",
+            "k8s",
+            "bad.toml",
+            "--shards",
+            "0",
+            "--storage",
+            "s",
+            "--image",
+            "r/o:1",
+            "--dry-run",
+            "--manifests",
+            "k8s",
+        ),
+        spec(GOOD),
+    ),
+    *(
+        Case(
+            f"submit k8s: storage {value!r}",
+            (
+                "submit",
+                "k8s",
+                "bad.toml",
+                "--shards",
+                "2",
+                "--storage",
+                value,
+                "--image",
+                "r/o:1",
+                "--dry-run",
+                "--manifests",
+                "k8s",
+            ),
+            spec(GOOD),
+        )
+        for value in ['pvc"', "PVC", "a b", "", "a/b"]
+    ),
+    Case("cancel: a plain folder", ("cancel", "empty"), lambda f: (f / "empty").mkdir()),
+    Case("engines fetch: a path", ("engines", "fetch", "../mysql-8.0.31")),
+    Case("engines list: unknown family", ("engines", "list", "--family", "oracle")),
+    Case("status: nothing there", ("status", "nowhere")),
 ]
 
 

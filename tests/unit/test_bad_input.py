@@ -146,6 +146,19 @@ def test_paths_that_are_files_or_missing_folders(tmp_path):
     assert (tmp_path / "a-file").read_text() == "x"
 
 
+def test_a_work_dir_or_snapshots_folder_that_is_a_file_is_refused_before_the_run(tmp_path):
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "ok.toml").write_text(ENGINE)
+    for option in ("--work-dir", "--snapshots"):
+        for given in ("a-file", "a-file/below"):
+            assert_one_line_error(
+                oltplab("run", "ok.toml", "-r", "out", option, given, cwd=tmp_path),
+                f"{option} {given}: a-file is a file; give a folder",
+            )
+    assert not (tmp_path / "out").exists()
+    assert (tmp_path / "a-file").read_text() == "x"
+
+
 def test_history_refuses_fewer_directories_than_a_change_point_needs(tmp_path):
     assert_one_line_error(
         oltplab("history", "night1", "night2", "--engine", "mysql-8.0.31", cwd=tmp_path),

@@ -197,6 +197,19 @@ def run_and_report(request: RunRequest) -> None:
     report_outcome(request.results, outcome)
 
 
+def folder_option(path: Path | None, option: str) -> Path | None:
+    """An option naming a folder to use or create, checked before anything is written:
+    a file standing there is bad input, not a failure halfway through the run."""
+    if path is None:
+        return None
+    for place in (path, *path.parents):
+        if place.exists():
+            if not place.is_dir():
+                raise OltplabError(f"{option} {path}: {place} is a file; give a folder")
+            break
+    return path.resolve()
+
+
 def parse_percent(text: str, option: str) -> float:
     try:
         value = float(text.strip().removesuffix("%"))

@@ -21,6 +21,7 @@ from oltplab.cli.app import (
     console,
     errors,
     flag,
+    folder_option,
     measure_of,
     parse_duration,
     parse_percent,
@@ -165,8 +166,10 @@ def run(
     Exits 1 when any cell failed (the final table lists them with their reasons).
     """
     parsed = with_precision(load_spec(spec), precision, budget, measure)
+    work_dir = folder_option(work_dir, "--work-dir")
+    snapshots = folder_option(snapshots, "--snapshots")
     if work_dir is not None:  # read where each engine's scratch is placed, and by its canary
-        os.environ[WORK_DIR_ENV] = str(work_dir.resolve())
+        os.environ[WORK_DIR_ENV] = str(work_dir)
     run_and_report(
         RunRequest(
             parsed,
@@ -184,7 +187,7 @@ def run(
             ),
             spec_base=spec.resolve().parent,
             shard=Shard.parse(shard) if shard is not None else None,
-            snapshots=snapshots.resolve() if snapshots is not None else None,
+            snapshots=snapshots,
             rerun_disturbed=rerun_disturbed,
         )
     )
