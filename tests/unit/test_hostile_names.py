@@ -155,6 +155,20 @@ def test_merge_refuses_a_shard_whose_run_json_names_another_archive(
     _refused([one, two], tmp_path / "merged", str(run_json), "mariadb-10.11.5", "archive")
 
 
+def test_merge_refuses_shards_of_engines_from_other_archives(
+    tmp_path: Path, shards: tuple[Path, Path]
+) -> None:
+    """Each shard agreeing with itself, but not with the other: another build of one engine."""
+    one, two = shards
+    with closing(sqlite3.connect(two / "ledger.sqlite")) as db, db:
+        db.execute("UPDATE engines SET archive_sha256 = ?", ("f6" * 32,))
+    record = json.loads((two / "run.json").read_text())
+    for facts in record["engines"].values():
+        facts["archive_sha256"] = "f6" * 32
+    (two / "run.json").write_text(json.dumps(record))
+    _refused([one, two], tmp_path / "merged", str(two), "archive sha256 f6f6", str(one))
+
+
 def test_merge_refuses_a_ledger_that_does_not_match_its_raw_files(
     tmp_path: Path, shards: tuple[Path, Path]
 ) -> None:
