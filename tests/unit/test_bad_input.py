@@ -138,7 +138,8 @@ def test_paths_that_are_files_or_missing_folders(tmp_path):
         "a-file: is a file; --results needs a folder",
     )
     assert_one_line_error(
-        oltplab("import", "a-file", "-r", "out", cwd=tmp_path), "a-file: no such directory"
+        oltplab("import", "a-file", "-r", "out", cwd=tmp_path),
+        "a-file: is a file; expected a folder of sysbench outputs",
     )
     assert_one_line_error(
         oltplab("status", "a-file", cwd=tmp_path), "a-file: no oltplab results here"

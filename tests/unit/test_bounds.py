@@ -47,6 +47,8 @@ def test_argument_errors_are_one_line(tmp_path: Path, arguments, fragments) -> N
         ("--image", " ", "an empty argument after `--image`"),
         ("--image", "oltplab latest", "--image 'oltplab latest': expected an image reference"),
         ("--node-selector", "role=a b", "--node-selector 'a b': expected a label value"),
+        ("--storage", 'pvc"', "--storage 'pvc\"': expected a PersistentVolumeClaim's name"),
+        ("--storage", "Results", "--storage 'Results': expected a PersistentVolumeClaim's name"),
     ],
 )
 def test_kubernetes_options_are_checked_before_a_manifest_is_written(

@@ -84,7 +84,9 @@ def test_unknown_engine_to_fetch(tmp_path):
 
 @pytest.mark.parametrize("command", ["status", "export"])
 def test_reading_a_folder_without_results(tmp_path, command):
+    (tmp_path / "empty").mkdir()
     assert_one_line_error(oltplab(command, "empty", cwd=tmp_path), "no oltplab results here")
+    assert_one_line_error(oltplab(command, "nowhere", cwd=tmp_path), "no such results folder")
 
 
 @pytest.mark.skipif(not Path("/usr/bin/sysbench").exists(), reason="needs sysbench")

@@ -24,7 +24,7 @@ from oltplab.plan.blocks import Block, Shard, assign, blocks, shard_sessions
 from oltplab.spec import cell_definition_digest, parse_spec
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
-from oltplab.sysbench.output import parse_output
+from oltplab.sysbench.output import read_output
 from tests.cli import oltplab
 from tests.synthetic import sysbench_text
 
@@ -151,11 +151,14 @@ def fake_shard(
             (c, cell_definition_digest(spec, c.engine, c.tier, c.workload)) for c in cells
         )
         rng = np.random.default_rng(len(machine))
-        for cell in cells:
+        (root / "raw").mkdir()
+        for number, cell in enumerate(cells):
             ledger.mark_running(cell, run_id)
             series = list(rng.normal(tps * cell.threads, tps * 0.02, 60))
-            output = parse_output(sysbench_text(series, cell.threads))
-            ledger.record_result(cell, output.summary, output.samples, [], "x.txt")
+            artifact = f"raw/{machine}-{number}.sysbench.txt"
+            (root / artifact).write_text(sysbench_text(series, cell.threads))
+            output = read_output(root / artifact)
+            ledger.record_result(cell, output.summary, output.samples, [], artifact)
         ledger.finish_run(run_id, "done")
     finally:
         ledger.close()

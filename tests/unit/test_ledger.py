@@ -68,7 +68,7 @@ def test_results_are_durable_across_connections(tmp_path):
 
 
 def test_missing_and_foreign_ledgers_are_refused_with_a_clear_message(tmp_path):
-    with pytest.raises(OltplabError, match="no oltplab results here"):
+    with pytest.raises(OltplabError, match="nothing: no such results folder"):
         Ledger.open(tmp_path / "nothing", create=False)
     (tmp_path / "ledger.sqlite").write_text("not a database, just text " * 100)
     with pytest.raises(OltplabError, match=r"is damaged .not an SQLite file"):

@@ -289,7 +289,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         return f"{name}@{path.name}" if name in shared else name
 
     machines = ledger.machines()
-    stored = _stored_spec(ledger.meta("spec"))
+    stored = stored_spec(ledger.meta("spec"))
     order = str(stored.get("protocol", {}).get("order", "as-listed"))
     for name, row in ledger.engines().items():
         dataset.engines[label(name)] = EngineInfo(
@@ -385,7 +385,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
             dataset.slow_machine_pct = float(pct) if pct else dataset.slow_machine_pct
 
 
-def _stored_spec(text: str | None) -> dict[str, Any]:
+def stored_spec(text: str | None) -> dict[str, Any]:
     """The spec a ledger keeps, as data (empty when there is none, or it does not parse)."""
     try:
         return tomllib.loads(text) if text else {}

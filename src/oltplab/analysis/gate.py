@@ -21,6 +21,7 @@ from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Point
 from oltplab.analysis.reproduce import common_points
 from oltplab.base.metrics import TPS, Measure
+from oltplab.report.format import code, table, without_html
 
 
 class Outcome(IntEnum):
@@ -96,26 +97,27 @@ def gate(
 
 
 def markdown(found: Gate, baseline: Path, candidate: Path) -> str:
-    """The summary a CI job shows: the verdict first, then every point, worst first."""
+    """The summary a CI job shows: the verdict first, then every point, worst first. Names
+    are the report's Markdown: a folder in a code span, no HTML or link a name could carry."""
     words = OUTCOME_WORDS[found.outcome]
     lines = [
         f"## oltplab gate: {words}",
         "",
-        f"`{candidate}` against `{baseline}`, {found.measure.label}, at most "
+        f"{code(str(candidate))} against {code(str(baseline))}, {found.measure.label}, at most "
         f"{found.max_regression_pct:g}% worse allowed (90% intervals: a point regressed when "
         "all of its interval is beyond that, passed when none is).",
         "",
         f"{len(found.of(Outcome.REGRESSED))} regressed, {len(found.of(Outcome.UNDECIDED))} "
         f"undecided, {len(found.of(Outcome.PASSED))} passed.",
         "",
-        "| point | change [90% interval] | verdict |",
-        "|---|---|---|",
     ]
     worst_first = [Outcome.REGRESSED, Outcome.UNDECIDED, Outcome.PASSED]
-    for gated in sorted(found.points, key=lambda p: (worst_first.index(p.outcome), p.point)):
-        shown = gated.comparison.with_interval()
-        lines.append(f"| {gated.name} | {shown} | {OUTCOME_WORDS[gated.outcome]} |")
-    return "\n".join(lines) + "\n"
+    ordered = sorted(found.points, key=lambda p: (worst_first.index(p.outcome), p.point))
+    lines += table(
+        ["point", "change [90% interval]", "verdict"],
+        [[p.name, p.comparison.with_interval(), OUTCOME_WORDS[p.outcome]] for p in ordered],
+    )
+    return "\n".join(without_html(line) for line in lines)
 
 
 def junit_xml(found: Gate) -> str:

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import shutil
 import sys
@@ -31,7 +29,7 @@ from oltplab.cli.app import (
 from oltplab.cli.display import failed_table, shards_table, status_table
 from oltplab.distribute.layout import is_distributed, shards_of
 from oltplab.distribute.progress import shard_rows
-from oltplab.store.directory import ResultsDir
+from oltplab.store.directory import ResultsDir, check_results
 from oltplab.store.files import check_output_file, write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, run_state
@@ -471,9 +469,12 @@ def replay(
     from oltplab.cli.app import parse_percent
     from oltplab.cli.display import duration_text
     from oltplab.importers.naming import is_warm_up
+    from oltplab.report.export import to_csv
     from oltplab.sysbench.output import read_output
 
     rule = StopRule(parse_percent(target, "--target"), min_seconds, max_seconds or 10**9)
+    for given in results:
+        check_results(given)
     folder = output or results[0]
     check_output_file(folder / "replay.csv")
     check_output_file(folder / "replay.json")
@@ -485,21 +486,19 @@ def replay(
         found = replay_rule(dataset, rule, AnalysisOptions([], threshold), warm_ups)
     if not found.cells:
         raise OltplabError(f"{results[0]}: no cell has per-second samples to replay")
-    lines = [
-        ["cell", "engine", "scenario", "tier", "threads", "repetition", "measured_s",
-         "stopped_s", "settled", "ci_pct", "warm_up_cut_s"],
+    columns = ("cell", "engine", "scenario", "tier", "threads", "repetition", "measured_s",
+               "stopped_s", "settled", "ci_pct", "warm_up_cut_s")  # fmt: skip
+    rows = [
+        dict(zip(columns, (
+            replayed.cell.key, replayed.cell.engine, replayed.cell.scenario, replayed.cell.tier,
+            replayed.cell.threads, replayed.cell.repetition, replayed.measured_seconds,
+            replayed.stop.seconds, "yes" if replayed.stop.settled else "no",
+            None if replayed.stop.ci_pct is None else round(replayed.stop.ci_pct, 2),
+            replayed.stop.cut,
+        ), strict=True))
+        for replayed in found.cells
     ]  # fmt: skip
-    for replayed in found.cells:
-        cell, stopped = replayed.cell, replayed.stop
-        ci = "" if stopped.ci_pct is None else f"{stopped.ci_pct:.2f}"
-        lines.append(
-            [cell.key, cell.engine, cell.scenario, cell.tier, str(cell.threads),
-             str(cell.repetition), str(replayed.measured_seconds), str(stopped.seconds),
-             "yes" if stopped.settled else "no", ci, str(stopped.cut)]
-        )  # fmt: skip
-    text = io.StringIO()
-    csv.writer(text, lineterminator="\n").writerows(lines)
-    write_atomic(folder / "replay.csv", text.getvalue())
+    write_atomic(folder / "replay.csv", to_csv(rows, columns))
     write_atomic(folder / "replay.json", json.dumps(found.as_json(), indent=2) + "\n")
     summary = Table(title=f"The {stop} rule at {rule.target_ci_pct:g}%, replayed")
     for column in ("what", "count", "measured", "with the rule", "saved", "unsettled"):

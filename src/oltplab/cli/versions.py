@@ -251,8 +251,11 @@ def gate(
     from oltplab.analysis.gate import OUTCOME_WORDS, Outcome, junit_xml, markdown
     from oltplab.analysis.gate import gate as judge_gate
     from oltplab.cli.app import errors, parse_percent
+    from oltplab.store.directory import check_results
     from oltplab.store.files import check_output_file, write_atomic
 
+    for results in (baseline, candidate):
+        check_results(results)
     folder = output or candidate
     for name in ("gate.md", "gate.xml"):
         check_output_file(folder / name)

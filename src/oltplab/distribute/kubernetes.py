@@ -29,6 +29,8 @@ KEEP_FINISHED_SECONDS = 24 * 3600
 _NAME = re.compile(r"[^a-z0-9-]+")
 # What the API server accepts, checked here so that a typo fails before anything is sent.
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+# A PersistentVolumeClaim's name: a DNS subdomain (RFC 1123), dot-separated labels.
+_DNS_SUBDOMAIN = re.compile(rf"(?=.{{1,253}}$){_DNS_LABEL.pattern}(\.{_DNS_LABEL.pattern})*")
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
 _LABEL_NAME = re.compile(r"([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?" + _LABEL_VALUE.pattern)
 _CPU = re.compile(r"(\d+(\.\d+)?|\d+m)")
@@ -37,11 +39,23 @@ _IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
 
 
 def check_request(
-    *, image: str, namespace: str, node_selector: dict[str, str], cpu: str, memory: str
+    *,
+    image: str,
+    storage: str,
+    namespace: str,
+    node_selector: dict[str, str],
+    cpu: str,
+    memory: str,
 ) -> None:
     """One line naming the first option Kubernetes would refuse, and what it takes."""
     problems = [
         (_DNS_LABEL, namespace, "--namespace", "lower-case letters, digits and '-', up to 63"),
+        (
+            _DNS_SUBDOMAIN,
+            storage,
+            "--storage",
+            "a PersistentVolumeClaim's name: lower-case letters, digits, '-' and '.', up to 253",
+        ),
         (_IMAGE, image, "--image", "an image reference such as registry/oltplab:1.0"),
         (_CPU, cpu, "--cpu", "a positive quantity of cores such as 2, 1.5 or 500m"),
         (_MEMORY, memory, "--memory", "a positive quantity of bytes such as 8Gi or 512Mi"),
@@ -93,8 +107,9 @@ def manifests(
     memory: str,
 ) -> list[dict[str, Any]]:
     check_request(
-        image=image, namespace=namespace, node_selector=node_selector, cpu=cpu, memory=memory
-    )
+        image=image, storage=storage, namespace=namespace, node_selector=node_selector, cpu=cpu,
+        memory=memory,
+    )  # fmt: skip
     name = job_name(spec)
     labels = {"app.kubernetes.io/name": "oltplab", "oltplab/run": name}
     config_map = {

@@ -2,26 +2,31 @@
 with every machine's facts, and each machine's canaries.
 
 Refused, each with one line: a directory that is not a shard, shards of different specs
-or cut differently, two shards holding the same done cell, and a shard whose run.json is
-missing or disagrees with its ledger (spec, digest, an engine's binary) or with another
-shard's binaries. The merge is written beside the output and renamed into place at the end,
-so a refused or failed one leaves nothing behind.
+or cut differently, two shards holding the same done cell, a shard whose run.json is
+missing or disagrees with its ledger (spec, digest, an engine's binary or archive) or with
+another shard's, a shard whose ledger says other figures than its raw sysbench outputs, and
+an output inside a shard. The merge is written beside the output and renamed into place at
+the end, so a refused or failed one leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.analysis.dataset import stored_spec
 from oltplab.base.errors import OltplabError
+from oltplab.importers.rebuild import raw_output
 from oltplab.store.directory import LOCK, RUN_STATE, WORK, ResultsDir
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import load_run_json, redact_spec
+from oltplab.store.rows import CellRow
 from oltplab.store.schema import CELL_RESULT_TABLES, SCHEMA, SCHEMA_VERSION
 from oltplab.store.status import Status
 
@@ -38,6 +43,7 @@ class ShardDir:
     machines: dict[str, str]  # cell key -> the machine that measured it
     done: set[str]
     binaries: dict[str, str]  # engine -> the sha256 of the binary that measured it
+    archives: dict[str, str | None]  # engine -> the sha256 of the archive it came in, if any
 
 
 def read_shard(path: Path) -> ShardDir:
@@ -53,17 +59,19 @@ def read_shard(path: Path) -> ShardDir:
                 "shard directories; report and export read other results directories directly)"
             )
         machines = ledger.machines()
-        done = {row.key for row in ledger.cells() if row.status == Status.DONE}
-        binaries = {
-            name: row.binary_sha256 for name, row in ledger.engines().items() if row.binary_sha256
-        }
+        cells = ledger.cells()
+        engines = ledger.engines()
     finally:
         ledger.close()
+    done = {row.key for row in cells if row.status == Status.DONE}
+    binaries = {name: row.binary_sha256 for name, row in engines.items() if row.binary_sha256}
+    archives = {name: row.archive_sha256 for name, row in engines.items()}
     shard = ShardDir(
         path, meta["shard"], meta.get("block", ""), meta.get("spec_digest", ""),
-        meta.get("spec", ""), machines, done, binaries,
+        meta.get("spec", ""), machines, done, binaries, archives,
     )  # fmt: skip
     _check_run_json(shard)
+    _check_raw_outputs(shard, cells)
     return shard
 
 
@@ -82,12 +90,39 @@ def _check_run_json(shard: ShardDir) -> None:
             f"{where}: its spec is not the one its ledger was run with (digest "
             f"{shard.spec_digest[:12]}); the file was changed, so the shard is not merged"
         )
-    for engine, sha256 in sorted(shard.binaries.items()):
-        claimed = record.engines.get(engine, {}).get("binary_sha256")
-        if claimed != sha256:
+    for what, found in _identities(shard):
+        for engine, sha256 in sorted(found.items()):
+            claimed = record.engines.get(engine, {}).get(f"{what}_sha256")
+            if claimed != sha256:
+                raise OltplabError(
+                    f"{where}: engine {engine} {what} sha256 {str(claimed)[:12]}, but the "
+                    f"ledger recorded {str(sha256)[:12]}; the file was changed, so the shard is "
+                    "not merged"
+                )
+
+
+def _identities(shard: ShardDir) -> list[tuple[str, dict[str, str | None]]]:
+    """What each engine was measured with, as run.json names it: its binary, its archive."""
+    return [("binary", dict(shard.binaries)), ("archive", shard.archives)]
+
+
+def _check_raw_outputs(shard: ShardDir, cells: list[CellRow]) -> None:
+    """Each done cell's TPS is the one its raw sysbench output gives: a ledger edited after
+    the run would otherwise be merged beside files that say otherwise. Sliced cells are
+    left out: theirs is made of their slots, not of the output's summary."""
+    if stored_spec(shard.spec).get("protocol", {}).get("order") == "sliced":
+        return
+    for row in cells:
+        if row.status != Status.DONE:
+            continue
+        output = raw_output(shard.path, row.artifact)
+        found = output.summary.tps if output is not None and output.summary else None
+        recorded = row.figure("tps")
+        if found is None or recorded is None or not math.isclose(found, recorded, rel_tol=1e-6):
             raise OltplabError(
-                f"{where}: engine {engine} binary sha256 {str(claimed)[:12]}, but the ledger "
-                f"recorded {sha256[:12]}; the file was changed, so the shard is not merged"
+                f"{shard.path}: cell {row.key.replace('|', ' ')}: the ledger says {recorded} tps, "
+                f"its raw output {row.artifact} says {found}; the ledger does not match the "
+                "raw files, so the shard is not merged"
             )
 
 
@@ -104,15 +139,17 @@ def check_shards(shards: list[ShardDir]) -> None:
                 f"{other.path}: shard {other.shard} cut by {other.block}, but {first.path} is "
                 f"shard {first.shard} cut by {first.block}; merge shards of one cut"
             )
-    binaries: dict[str, tuple[str, Path]] = {}
+    known: dict[tuple[str, str], tuple[str | None, Path]] = {}
     for shard in shards:
-        for engine, sha256 in sorted(shard.binaries.items()):
-            known, where = binaries.setdefault(engine, (sha256, shard.path))
-            if known != sha256:
-                raise OltplabError(
-                    f"{shard.path}: measured engine {engine} with binary sha256 {sha256[:12]}, "
-                    f"{where} with {known[:12]}; merge shards of the same binaries"
-                )
+        for what, found in _identities(shard):
+            for engine, sha256 in sorted(found.items()):
+                earlier, where = known.setdefault((what, engine), (sha256, shard.path))
+                if earlier != sha256:
+                    raise OltplabError(
+                        f"{shard.path}: measured engine {engine} with {what} sha256 "
+                        f"{str(sha256)[:12]}, {where} with {str(earlier)[:12]}; merge shards of "
+                        "the same binaries"
+                    )
     seen: dict[str, Path] = {}
     for shard in shards:
         for key in sorted(shard.done):
@@ -125,7 +162,12 @@ def check_shards(shards: list[ShardDir]) -> None:
 
 
 def merge(paths: list[Path], output: Path) -> list[ShardDir]:
-    """The shards into `output`, which must not hold results yet."""
+    """The shards into `output`, which must not hold results yet nor be in a shard."""
+    for path in paths:
+        if output.resolve().is_relative_to(path.resolve()):
+            raise OltplabError(
+                f"-o {output}: inside the shard {path}; merge into a folder outside every shard"
+            )
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise OltplabError(f"-o {output}: already exists; merge into a new directory")
     shards = [read_shard(p.resolve()) for p in paths]

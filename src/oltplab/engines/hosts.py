@@ -19,6 +19,7 @@ import os
 import shlex
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -216,11 +217,14 @@ class Host:
             return 0
 
     def read_from(self, path: Place, offset: int) -> str:
-        """A file's text from a byte offset on; "" when it cannot be read."""
+        """A file's text from a byte offset on; "" when it cannot be read. The server owns
+        the folder its logs are in: a link it put in their place, or a pipe, is not read."""
         try:
-            with Path(path).open("rb") as handle:
-                handle.seek(offset)
-                return handle.read().decode(errors="replace")
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    return ""
+                f.seek(offset)
+                return f.read().decode(errors="replace")
         except OSError:
             return ""
 

@@ -61,6 +61,7 @@ class PrivateInstance:
         self._shaper = shaper
         self._forward: Forward | None = None
         self._log_offset = 0
+        self._output_offset = 0
         self._accounts_pending = False
 
     owned = True  # oltplab starts and stops it (an endpoint is measured as it is)
@@ -180,8 +181,8 @@ class PrivateInstance:
     def _log_size(self) -> int:
         return self.machine.file_size(self.layout.error_log)
 
-    def _log_from(self, offset: int, lines: int) -> str:
-        text = self.machine.read_from(self.layout.error_log, offset)
+    def _log_from(self, offset: int, lines: int, path: Path | None = None) -> str:
+        text = self.machine.read_from(path or self.layout.error_log, offset)
         return " | ".join(text.strip().splitlines()[-lines:])
 
     def server_command(self, options: list[str]) -> list[str]:
@@ -198,6 +199,7 @@ class PrivateInstance:
     def start(self, port: int, timeout: float) -> None:
         self.port = self.client_port = port
         self._log_offset = self._log_size()
+        self._output_offset = self.machine.file_size(self.layout.server_output)
         options, secrets = self._first_start()
         try:
             for path, text in secrets.items():
@@ -223,10 +225,10 @@ class PrivateInstance:
         where = "" if self.machine.is_local else f" on host {self.machine.name}"
         deadline = time.monotonic() + timeout
         while True:
-            if self.process.poll() is not None:
+            if (code := self.process.poll()) is not None:
                 raise EngineError(
-                    f"engine {self.distribution.engine}: server{where} exited with code "
-                    f"{self.process.returncode} while starting: {self.session_log_tail(4)}"
+                    f"engine {self.distribution.engine}: server{where} did not start: "
+                    f"{self.machine.describe_exit(code)}; {self._start_failure()}"
                 )
             try:
                 self.control().close()
@@ -236,9 +238,18 @@ class PrivateInstance:
                     self.kill()
                     raise EngineError(
                         f"engine {self.distribution.engine}: not ready{where} after "
-                        f"{timeout:.0f} s: {self.session_log_tail(4)}"
+                        f"{timeout:.0f} s: {self._start_failure()}"
                     ) from None
                 time.sleep(0.2)
+
+    def _start_failure(self) -> str:
+        """Why the server is not up, never empty: its error log since this start, else what
+        it printed (a server that cannot read its options dies before it opens its log)."""
+        return (
+            self.session_log_tail(4)
+            or self._log_from(self._output_offset, 4, self.layout.server_output)
+            or f"nothing in its error log {self.layout.error_log} nor in its output"
+        )
 
     def control(self) -> Connection:
         if self._forward is not None:

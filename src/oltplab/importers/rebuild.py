@@ -19,7 +19,7 @@ from typing import Any
 
 from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell
-from oltplab.store.directory import JOURNAL, LEDGER, ResultsDir
+from oltplab.store.directory import JOURNAL, LEDGER, ResultsDir, check_results
 from oltplab.store.integrity import (
     CELL_COLUMNS,
     STATUSES,
@@ -62,7 +62,7 @@ def summary_from_columns(values: dict[str, Any]) -> Summary:
     )
 
 
-def _raw_output(results: Path, artifact: str | None) -> SysbenchOutput | None:
+def raw_output(results: Path, artifact: str | None) -> SysbenchOutput | None:
     if not artifact:
         return None
     path = Path(artifact) if Path(artifact).is_absolute() else results / artifact
@@ -133,7 +133,7 @@ class _Replay:
 
     def _result(self, record: Record) -> None:
         cell = self.cells[record["key"]]
-        output = _raw_output(self.results, record["artifact"])
+        output = raw_output(self.results, record["artifact"])
         if output is not None:
             self.report.series_read += 1
         elif record["artifact"]:
@@ -230,8 +230,7 @@ def salvage(results: Path) -> Salvaged:
     through its rowid (no index, no join), so a damaged page loses only the rows on it.
     Values of the wrong type are left empty, and each problem is listed."""
     path = ResultsDir(results).ledger
-    if not path.exists():
-        raise OltplabError(f"{results}: no oltplab results here ({LEDGER} is missing)")
+    check_results(results)
     check_file(path)
     found = Salvaged([], [])
     try:

@@ -129,6 +129,11 @@ def scan_tree(
 ) -> ScannedTree:
     """Every engine folder and cell file of the tree (or those the mapping file names),
     leaving out the results folder an import writes to when it is inside the tree."""
+    if source.exists() and not source.is_dir():
+        raise OltplabError(
+            f"{source}: is a file; expected a folder of sysbench outputs (a tree such as "
+            "benchmark_logs/<engine>/<version>/, or a folder holding one)"
+        )
     if not source.is_dir():
         raise OltplabError(f"{source}: no such directory")
     source = source.resolve()

@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from oltplab.analysis.model import Analysis
-from oltplab.report.format import estimate, number, percent, table, telemetry_chart_name
+from oltplab.report.format import (
+    code,
+    estimate,
+    number,
+    percent,
+    table,
+    telemetry_chart_name,
+)
 from oltplab.sysbench.error_codes import codes_text
 from oltplab.sysbench.validity import ERROR_RATE_LIMIT
 
@@ -75,8 +82,8 @@ def network(analysis: Analysis, charts: list[Path]) -> list[str]:
         for engine, link in record.get("links", {}).items():
             shaping = link.get("shaping") or "none"
             out.append(
-                f"- `{results}`, {engine}: measured round trip {link.get('rtt_ms', '?')} ms "
-                f"(median `SELECT 1`), link shaping: {shaping}"
+                f"- {code(str(results))}, {engine}: measured round trip "
+                f"{link.get('rtt_ms', '?')} ms (median `SELECT 1`), link shaping: {shaping}"
             )
     out.append("")
     out += table(
@@ -227,7 +234,7 @@ def _measured_again(analysis: Analysis) -> list[str]:
             number(earlier.tps),
             ", ".join(earlier.flags) or "-",
             earlier.why,
-            f"`{earlier.artifact or ''}`",
+            code(earlier.artifact or ""),
         ]
         for key, found in dataset.superseded.items()
         if (cell := named.get(key)) is not None

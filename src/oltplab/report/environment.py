@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.model import Analysis
-from oltplab.report.format import describe_workload, number, setting, table
+from oltplab.report.format import code, describe_workload, number, setting, table
 from oltplab.spec import DatasetSpec, ProtocolSpec
 
 # Settings that decide an OLTP result; the redo capacity is derived from whichever
@@ -72,14 +72,14 @@ def environment(analysis: Analysis, charts: list[Path]) -> list[str]:
     for run in dataset.runs:
         if "imported_from" in run:
             out.append(
-                f"- `{run['results']}`: imported from `{run['imported_from']}` "
+                f"- {code(str(run['results']))}: imported from {code(str(run['imported_from']))} "
                 f"({run['started_at']})"
             )
             continue
         host = run.get("host", {})
         memory = host.get("memory_bytes", 0) / 1024**3
         out.append(
-            f"- `{run['results']}`: run of {run['started_at']} ({run['status']}); host "
+            f"- {code(str(run['results']))}: run of {run['started_at']} ({run['status']}); host "
             f"{host.get('hostname', '?')}, {host.get('cpu_model', '?')}, "
             f"{host.get('cores', '?')} cores, {memory:.1f} GiB, kernel {host.get('kernel', '?')}; "
             f"sysbench {run.get('sysbench', '?')}, oltplab {run.get('oltplab', '?')}"
@@ -172,7 +172,8 @@ def _run_records(dataset: Dataset) -> list[str]:
         shards = record.get("shards", [])
         tuning = "" if shards else f"{_tuning(host)}; "  # a merge's: per machine, below
         out.append(
-            f"- `{results}` (run.json): {tuning}datadir on {', '.join(sorted(disks)) or '-'}; "
+            f"- {code(str(results))} (run.json): {tuning}datadir on "
+            f"{', '.join(sorted(disks)) or '-'}; "
             f"sysbench sha256 {str(sysbench.get('sha256', '?'))[:16]}, "
             f"{len(sysbench.get('scripts', {}))} Lua scripts hashed; telemetry "
             f"{'on' if record.get('telemetry', True) else 'off'}"
@@ -196,7 +197,7 @@ def _run_records(dataset: Dataset) -> list[str]:
         if "rerun_of" in record:
             found = record.get("differences", [])
             out.append(
-                f"  - rerun of `{record['rerun_of'].get('results')}`: "
+                f"  - rerun of {code(str(record['rerun_of'].get('results')))}: "
                 + ("; ".join(found) if found else "same host, sysbench and engine binaries")
             )
     return out

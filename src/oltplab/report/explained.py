@@ -7,7 +7,7 @@ from pathlib import Path
 
 from oltplab.analysis.bisection import Bisection
 from oltplab.analysis.explain import Explanation
-from oltplab.report.format import table
+from oltplab.report.format import code, table, without_html
 
 
 def bisect_markdown(
@@ -32,14 +32,15 @@ def bisect_markdown(
             [
                 str(s.number), s.measured, s.known, str(s.repetitions),
                 s.judged.describe() + (" (placed by its point)" if s.leaning else ""),
-                f"`{s.folder.name}`",
+                code(s.folder.name),
             ]
             for s in found.steps
         ],
     )  # fmt: skip
     if explanation is not None:
         lines += explanation_markdown(explanation, flamegraph)
-    return "\n".join(lines) + "\n"
+    # Release and engine names are the user's: shown as the report shows them.
+    return "\n".join(without_html(line) for line in lines) + "\n"
 
 
 def explanation_markdown(found: Explanation, flamegraph: Path | None) -> list[str]:

@@ -302,12 +302,28 @@ def _change(change: Change) -> dict[str, Any]:
     }
 
 
+# What a spreadsheet reads as the start of a formula (OWASP, CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(text: str) -> str:
+    """A text cell (a name, a note) a spreadsheet shows as the text it is, never runs as a
+    formula: one that starts like a formula gets a quote before it. Numbers are written as
+    numbers and never pass here, so a fall of -3.2% stays a number."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if row[k] is None else row[k] for k in columns})
+        writer.writerow(
+            {
+                k: "" if row[k] is None else csv_text(row[k]) if isinstance(row[k], str) else row[k]
+                for k in columns
+            }
+        )
     return buffer.getvalue()
 
 

@@ -100,7 +100,7 @@ def describe_workload(name: str, facts: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_BACKTICKS = re.compile(r"`+")
 # A link's target with a scheme (javascript:, https:) or a host (//): never the report's own.
 _LINK_ELSEWHERE = re.compile(r"\]\((?=\s*<?\s*(?:[A-Za-z][A-Za-z0-9+.-]*:|//))")
 
@@ -108,6 +108,36 @@ _LINK_ELSEWHERE = re.compile(r"\]\((?=\s*<?\s*(?:[A-Za-z][A-Za-z0-9+.-]*:|//))")
 # What a Markdown viewer would take for HTML: a tag's opening (<b, </b, <!--, <?) or an
 # entity (&lt;, &#60;). A lone `>` or `&` is text, and an arrow stays `->` in the file.
 _HTML_OPENING = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?\w+;)")
+
+
+def code(name: str) -> str:
+    """A name (a results folder's, a file's) as a Markdown code span nothing in it can end
+    or leave: fenced by one backtick more than its longest run of them, spaced off a
+    backtick at either end (CommonMark), on one line (a blank line ends the paragraph)."""
+    text = re.sub(r"[\r\n]", " ", name)
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _code_spans(line: str) -> list[tuple[int, int]]:
+    """Where a CommonMark reader sees code spans: a run of backticks not escaped by a
+    backslash, up to the next run of the same length; a run with none is text."""
+    spans: list[tuple[int, int]] = []
+    runs = [run.span() for run in _BACKTICKS.finditer(line)]
+    done = 0
+    for index, (start, end) in enumerate(runs):
+        if start < done:
+            continue
+        before = line[done:start]
+        if (len(before) - len(before.rstrip("\\"))) % 2:
+            start += 1  # an escaped backtick is text; the rest of its run may open a span
+        length = end - start
+        closing = next((e for s, e in runs[index + 1 :] if s >= end and e - s == length), None)
+        if length and closing is not None:
+            spans.append((start, closing))
+            done = closing
+    return spans
 
 
 def without_html(line: str) -> str:
@@ -121,9 +151,9 @@ def without_html(line: str) -> str:
         return _LINK_ELSEWHERE.sub(r"]\\(", text)
 
     out, last = [], 0
-    for match in _CODE_SPAN.finditer(line):
-        out += [escape(line[last : match.start()]), match.group(0)]
-        last = match.end()
+    for start, end in _code_spans(line):
+        out += [escape(line[last:start]), line[start:end]]
+        last = end
     return "".join(out) + escape(line[last:])
 
 

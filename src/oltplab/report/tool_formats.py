@@ -25,6 +25,7 @@ import yaml
 
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.points import Point, Points, Value
+from oltplab.report.export import csv_text
 
 OTAVA_TEST = "oltplab"
 # Otava's direction: 1 when a higher value is better, -1 when lower is.
@@ -63,7 +64,7 @@ def otava(runs: list[RunPoints], csv_name: str, include_flagged: bool) -> tuple[
     ]
     points = sorted({p for found in values for by_point in found.values() for p in by_point})
     columns = [
-        (f"{point_name(p)}/{metric}", metric, p, direction)
+        (csv_text(f"{point_name(p)}/{metric}"), metric, p, direction)
         for p in points
         for metric, direction in OTAVA_METRICS
         if any(p in found[metric] for found in values)
@@ -74,7 +75,11 @@ def otava(runs: list[RunPoints], csv_name: str, include_flagged: bool) -> tuple[
     for run, found in zip(runs, values, strict=True):
         figures = [_figure(found[metric].get(p)) for _, metric, p, _ in columns]
         writer.writerow(
-            [run.started_at, run.name, *("" if f is None else f"{f:.6g}" for f in figures)]
+            [
+                run.started_at,
+                csv_text(run.name),
+                *("" if f is None else f"{f:.6g}" for f in figures),
+            ]
         )
     config = {
         "tests": {

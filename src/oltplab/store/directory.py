@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.base.errors import OltplabError
 from oltplab.plan import scenario_dir
 
 LEDGER = "ledger.sqlite"
@@ -108,3 +109,12 @@ class ResultsDir:
 
     def shard_log(self, shard: str) -> Path:
         return self.path / SHARD_LOGS / f"{shard}.log"
+
+
+def check_results(path: Path) -> None:
+    """Results a command reads are there: a folder that is not is named as such, before a
+    command says anything of what it would write into it (its default --output)."""
+    if not path.exists():
+        raise OltplabError(f"{path}: no such results folder")
+    if not ResultsDir(path).ledger.exists():
+        raise OltplabError(f"{path}: no oltplab results here ({LEDGER} is missing)")

@@ -24,7 +24,7 @@ import numpy as np
 
 from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell
-from oltplab.store.directory import LEDGER, ResultsDir
+from oltplab.store.directory import ResultsDir, check_results
 from oltplab.store.files import os_problem
 from oltplab.store.integrity import (
     NUMBER,
@@ -80,7 +80,7 @@ class Ledger:
         path = ResultsDir(results).ledger
         exists = path.exists()
         if not exists and not create:
-            raise OltplabError(f"{results}: no oltplab results here ({LEDGER} is missing)")
+            check_results(results)
         if exists:
             check_file(path)
         else:
