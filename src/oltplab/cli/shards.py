@@ -28,7 +28,7 @@ from oltplab.distribute.slurm import Slurm, check_sbatch_args
 from oltplab.plan.blocks import assign, blocks, serial_seconds, shard_seconds
 from oltplab.plan.lengths import ExpectedLengths, expected_spec
 from oltplab.plan.preparing import ASSUMED
-from oltplab.spec import Spec, load_spec
+from oltplab.spec import Spec, load_spec, revised_spec
 from oltplab.spec.distribute import BlockDimension
 
 
@@ -96,6 +96,11 @@ def plan(
     printed beside.
     """
     spec = load_spec(spec_path)
+    # Every option is checked before anything is printed: an error is then the only line.
+    margin = parse_percent(precision, "--precision") if precision is not None else None
+    chosen = measure_of(measure)
+    given: list[str] = []
+    revised: dict[str, dict[str, object]] = {"distribute": {}, "protocol": {}}
     if block is not None:
         dims = [part.strip() for part in block.split(",") if part.strip()]
         known = get_args(BlockDimension)
@@ -104,16 +109,16 @@ def plan(
                 f"--block {block}: {', '.join(unknown)} is not a dimension; expected some of "
                 f"{', '.join(known)}, comma-separated (engines and repetitions are never cut)"
             )
-        spec = spec.model_copy(update={"distribute": spec.distribute.model_validate(
-            {**spec.distribute.model_dump(), "block": dims})})  # fmt: skip
-    planned: dict[str, object] = {}
+        revised["distribute"]["block"] = dims
+        given.append(f"--block {block}")
     if repetitions is not None:
-        planned["repetitions"] = repetitions
+        revised["protocol"]["repetitions"] = repetitions
+        given.append(f"--repetitions {repetitions}")
     if stop is not None:
-        planned["stop"] = stop.value
-    if planned:
-        spec = spec.model_copy(update={"protocol": spec.protocol.model_validate(
-            {**spec.protocol.model_dump(), **planned})})  # fmt: skip
+        revised["protocol"]["stop"] = stop.value
+        given.append(f"--stop {stop.value}")
+    if given:
+        spec = revised_spec(spec, f"{spec_path} with {' '.join(given)}", **revised)
     fixed = spec
     lengths = None
     if spec.protocol.stop == "adaptive":
@@ -121,6 +126,7 @@ def plan(
         spec = expected_spec(spec, lengths)
     elif replayed is not None:
         raise OltplabError("--from RESULTS: only adaptive cells use it; add --stop adaptive")
+    rounds = _plan_precision(spec, margin, chosen) if margin is not None else None
     found = blocks(spec)
     dealt = assign(found, shards)
     cut = "/".join(spec.distribute.block) or "nothing"
@@ -170,8 +176,8 @@ def plan(
             highlight=False,
             markup=False,
         )
-    if precision is not None:
-        _plan_precision(spec, parse_percent(precision, "--precision"), measure_of(measure))
+    for said in rounds or ():
+        console.print(said, highlight=False)
     console.print(
         f"Next: oltplab submit slurm {spec_path} --shards {shards} --results DIR "
         f"(or oltplab run {spec_path} --shard K/{shards} --results DIR --snapshots SHARED "
@@ -344,11 +350,12 @@ def submit_k8s(
     )
 
 
-def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
+def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> tuple[Table, str]:
     """Rounds and machine time for every comparison to be decided, from this host's
     round-to-round spread of each measure: enough for the 90% interval's half-width to
     fall under half the margin, so that no difference ends SAME and one of twice the margin
-    ends DIFFERENT, each nine times in ten or more (tests/unit/test_precision.py)."""
+    ends DIFFERENT, each nine times in ten or more (tests/unit/test_precision.py). Made
+    before the plan is printed, so that what stops it (no calibration) is the only line."""
     from oltplab.analysis.precision import rounds_needed
     from oltplab.experiments.calibrate import calibration_here
     from oltplab.experiments.until_answered import rounds_order, with_rounds
@@ -387,17 +394,15 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> None:
             str(rounds) if rounds else "over 10,000",
             duration_text(rounds * round_seconds) if rounds else "-",
         )
-    console.print(table)
     overhead = calibration.session_overhead_s
     what = {
         "alternating": f"cells back to back, {overhead:.1f} s apart, the engines kept running",
         "sliced": "cells at once in short time slots, the engines kept running",
     }.get(order, f"warm-ups, cells, and {overhead:.0f} s a session to restore and start")
-    console.print(
+    return table, (
         f"One round: {sessions} session(s), {duration_text(round_seconds)} ({what}, as "
         f"calibrated with {calibration.cell_seconds} s cells). With that many rounds no "
         f"difference ends SAME and one of ±{2 * margin:g}% ends DIFFERENT, each nine times in "
         f"ten or more; `oltplab run SPEC --precision {margin:g}%` stops as soon as each "
-        "comparison is decided.",
-        highlight=False,
+        "comparison is decided."
     )

@@ -41,6 +41,7 @@ from oltplab.spec.fields import (
     Name,
     NonNegativeCount,
     OptionalSeconds,
+    PathText,
     Rate,
     Scalar,
     Seconds,
@@ -61,7 +62,8 @@ class Intent(StrictModel):
 
     buffer_pool: ByteSize | None = None
     redo_capacity: ByteSize | None = None
-    flush_log_at_trx_commit: Literal[0, 1, 2] | None = None
+    # Not Literal[0, 1, 2], which takes true for 1.
+    flush_log_at_trx_commit: Annotated[int, whole(0, 2)] | None = None
     binlog: StrictBool | None = None
     sync_binlog: NonNegativeCount | None = None
     binlog_format: Literal["ROW", "STATEMENT", "MIXED"] | None = None
@@ -134,7 +136,7 @@ class WorkloadSpec(StrictModel):
 
     name: Name
     test: Literal[SYSBENCH_TESTS] | None = None  # type: ignore[valid-type]
-    script: Annotated[Path, BeforeValidator(beside_spec)] | None = None
+    script: Annotated[PathText, BeforeValidator(beside_spec)] | None = None
     read_percent: Percent | None = None
     write_percent: Percent | None = None
     # For a script, whether it only reads (read-only workloads get no read-write warm-up).
@@ -223,9 +225,10 @@ def _workload_from_name(value: Any) -> Any:
         and not {"test", "script", "read_percent", "write_percent"} & value.keys()
     ):
         value["read_percent"], value["write_percent"] = MIX_PRESETS[name]
-    if value.get("read_percent") is not None and value.get("write_percent") is None:
+    # Only a number gives the other; anything else is left for validation to refuse.
+    if isinstance(value.get("read_percent"), int) and value.get("write_percent") is None:
         value["write_percent"] = 100 - value["read_percent"]
-    if value.get("write_percent") is not None and value.get("read_percent") is None:
+    if isinstance(value.get("write_percent"), int) and value.get("read_percent") is None:
         value["read_percent"] = 100 - value["write_percent"]
     if name is None:
         if value.get("script"):
@@ -268,14 +271,14 @@ class ProtocolSpec(StrictModel):
     # in turn (measure/sliced.py). A quarter second: this host's speed swings within a few
     # seconds, and in bench/precision.py quarter-second slots decided a planted 7% in 10
     # trials of 10 with the narrowest paired TPS interval (README, "Precision").
-    slice_seconds: Annotated[float, Field(ge=0.05, le=60, allow_inf_nan=False)] = 0.25
+    slice_seconds: Annotated[float, Field(ge=0.05, le=60)] = 0.25
     seed: Annotated[int, whole(0, 2**32 - 1)] = 0
     sysbench_grace_seconds: Seconds = 60
     start_timeout_seconds: Seconds = 300
     stop_timeout_seconds: Seconds = 300
     # Paired rounds go on until every comparison is decided against +-this many percent
     # (DIFFERENT or SAME), or the budget (minutes of the run) is spent: see analysis/precision.
-    target_ci_pct: Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)] | None = None
+    target_ci_pct: Annotated[float, Field(gt=0, le=100)] | None = None
     budget_minutes: Annotated[int, whole(1, 7 * 24 * 60, " of minutes")] | None = None
     precision_measure: Literal["tps", "cpu_us_per_txn", "switches_per_txn"] = "tps"
     # The server and sysbench on CPUs of their own, the page cache dropped before each
@@ -286,7 +289,7 @@ class ProtocolSpec(StrictModel):
     # ends by the same rule, its seconds the most (base/stopping.py has the rule, `oltplab
     # replay` tries it on recorded cells and warm-ups).
     stop: Literal["fixed", "adaptive"] = "fixed"
-    stop_target_pct: Annotated[float, Field(gt=0, le=50, allow_inf_nan=False)] = 2.0
+    stop_target_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
     stop_min_seconds: Seconds = 60
 
     def stop_rule(self, most_seconds: int | None = None) -> StopRule:
@@ -311,9 +314,12 @@ class ProtocolSpec(StrictModel):
         if self.stop == "adaptive" and self.order == "sliced":
             raise ValueError('stop = "adaptive" needs whole cells: sliced rounds share seconds')
         if self.stop == "adaptive" and self.stop_min_seconds > self.measure_seconds:
+            # Cells this short would all run their full length and end unsettled.
+            default = "" if "stop_min_seconds" in self.model_fields_set else " (the default)"
             raise ValueError(
-                f"stop_min_seconds {self.stop_min_seconds} is beyond measure_seconds "
-                f"{self.measure_seconds}, the most an adaptive cell runs"
+                f"stop_min_seconds {self.stop_min_seconds}{default} is beyond measure_seconds "
+                f"{self.measure_seconds}: an adaptive cell runs at least the one and at most "
+                "the other; measure longer, lower stop_min_seconds, or keep stop fixed"
             )
         return self
 
@@ -540,6 +546,7 @@ _KIND_MESSAGES = {
     "string_pattern_mismatch": "has characters not allowed here",
     "int_type": "expected a whole number",
     "float_type": "expected a number",
+    "finite_number": "expected a finite number",
     "dict_type": "expected a table",
     "list_type": "expected a list",
 }
@@ -557,7 +564,16 @@ def _describe(error: ErrorDetails) -> str:
     return f"{where}: {message} (got {value!r})"
 
 
+# The largest example is 3 KB: a spec hundreds of times that is no spec, and parsing one of
+# 64 MB of unknown keys took 47 s and 4 GB before it was refused.
+MAX_SPEC_CHARS = 2**20
+
+
 def parse_spec(text: str, origin: str, base: Path | None = None) -> Spec:
+    if len(text) > MAX_SPEC_CHARS:
+        raise SpecError(
+            f"{origin}: over {MAX_SPEC_CHARS:,} characters (1 MiB), the most a spec may be"
+        )
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -574,6 +590,15 @@ def _validated(data: dict[str, Any], origin: str, base: Path | None) -> Spec:
         raise SpecError(f"{origin}: {_describe(errors[0])}{more}") from None
 
 
+def revised_spec(spec: Spec, origin: str, **sections: dict[str, Any]) -> Spec:
+    """The spec with keys of its sections replaced (by command-line options), checked as a
+    spec file is; keys left unset stay so, that defaults are told from choices."""
+    data = spec.model_dump(exclude_unset=True)
+    for section, keys in sections.items():
+        data[section] = {**data.get(section, {}), **keys}
+    return _validated(data, origin, None)
+
+
 def derived_spec(data: dict[str, Any], origin: str) -> tuple[Spec, str]:
     """A spec an experiment derives from another's `model_dump(mode="json")` (its paths
     already absolute), validated as a spec file is, with the text its run records."""
@@ -582,7 +607,9 @@ def derived_spec(data: dict[str, Any], origin: str) -> tuple[Spec, str]:
 
 def load_spec(path: Path) -> Spec:
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8") as file:
+            # One past the limit: parse_spec refuses a huge file (or /dev/zero) unread.
+            text = file.read(MAX_SPEC_CHARS + 1)
     except FileNotFoundError:
         raise SpecError(f"{path}: no such spec file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -4,6 +4,7 @@ ranges, printable text, engine options and SSH options."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import (
@@ -13,6 +14,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    Strict,
 )
 
 from oltplab.base.sizes import format_size, parse_size
@@ -185,5 +187,11 @@ def allowed_ssh_options(options: dict[str, str]) -> dict[str, str]:
     return options
 
 
+# A path is written as a string: the one type strict validation must let convert.
+PathText = Annotated[Path, Strict(False)]
+
+
 class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Strict: a quoted number ("2") or true is not a number, nor 80.0 a whole one, and no
+    # number is inf or nan; a key that takes one says so in the error, whatever its type.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)

@@ -3,12 +3,11 @@ placement, and the link shaping of network scenarios."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Final, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator
 
-from oltplab.spec.fields import Name, StrictModel, allowed_ssh_options
+from oltplab.spec.fields import Name, PathText, StrictModel, allowed_ssh_options
 from oltplab.spec.sources import beside_spec
 
 LOCAL_HOST: Final = "local"
@@ -20,7 +19,7 @@ class HostSpec(StrictModel):
     name: Name
     ssh: Annotated[str, Field(pattern=r"^[^\s-][^\s]*$")]  # user@host, or a ~/.ssh/config alias
     port: Annotated[int, Field(gt=0, lt=65536)] | None = None
-    identity_file: Annotated[Path, BeforeValidator(beside_spec)] | None = None
+    identity_file: Annotated[PathText, BeforeValidator(beside_spec)] | None = None
     workdir: Annotated[str, Field(pattern=r"^/[^\s]*$")] = "/tmp/oltplab"
     # Extra `ssh -o Key=Value` options, on top of what ~/.ssh/config says.
     options: Annotated[

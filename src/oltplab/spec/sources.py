@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from oltplab.spec.catalog import CATALOG
-from oltplab.spec.fields import ExtraOptions, Family, Name, StrictModel, Text
+from oltplab.spec.fields import ExtraOptions, Family, Name, PathText, StrictModel, Text
 
 # --- engine sources -------------------------------------------------------------------------
 
@@ -47,7 +47,7 @@ class TarballSource(StrictModel):
 
 class BasedirSource(StrictModel):
     provisioned: ClassVar[bool] = True
-    basedir: Annotated[Path, BeforeValidator(beside_spec)]
+    basedir: Annotated[PathText, BeforeValidator(beside_spec)]
 
 
 class DebianSource(StrictModel):
@@ -82,7 +82,7 @@ class EndpointSource(StrictModel):
     endpoint: Annotated[str, Field(pattern=r"^[^:\s]+:\d+$")]
     user: Annotated[Text, Field(min_length=1, max_length=80)]
     password_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
-    password_file: Path | None = None
+    password_file: PathText | None = None
 
 
 SOURCE_KINDS = ("maven", "tarball", "basedir", "debian", "endpoint")
