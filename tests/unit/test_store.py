@@ -53,6 +53,31 @@ def test_the_lock_names_its_holder_and_dies_with_it(tmp_path):
         assert holder(results) == os.getpid()
 
 
+def test_a_command_ending_before_it_wrote_results_leaves_no_lock_file(tmp_path):
+    """`rebuild` on an empty folder, or on one holding other files (and a lock file a killed
+    command left), exits 2 and leaves the folder as it was, without a lock file; a folder
+    the lock made for a writer that ended before writing is removed with it."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = oltplab("rebuild", str(empty), cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith("error: "), done.stderr
+    assert "no journal.jsonl to rebuild from" in done.stderr
+    assert list(empty.iterdir()) == []
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    (other / ".oltplab.lock").touch()
+    done = oltplab("rebuild", str(other), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert [p.name for p in other.iterdir()] == ["notes.txt"]
+
+    fresh = tmp_path / "fresh"
+    with pytest.raises(ResultsBusy), ResultsLock(fresh):
+        raise ResultsBusy("ended before writing anything")
+    assert not fresh.exists()
+
+
 def test_files_are_replaced_whole_and_secrets_are_private(tmp_path):
     path = tmp_path / "state.json"
     write_atomic(path, "old")
