@@ -9,11 +9,17 @@ import sys
 
 import pytest
 
-from oltplab.base.errors import ResultsBusy
+from oltplab.base.errors import DiskFull, ResultsBusy
 from oltplab.engines.mariadb import MariadbFamily
 from oltplab.engines.mysql import MysqlFamily
 from oltplab.report.format import without_html
-from oltplab.store.files import write_atomic, write_secret
+from oltplab.store.files import (
+    MIN_FREE_BYTES,
+    ensure_space,
+    free_bytes,
+    write_atomic,
+    write_secret,
+)
 from oltplab.store.journal import Journal
 from oltplab.store.lock import ResultsLock, holder
 from tests.cli import oltplab
@@ -76,6 +82,17 @@ def test_a_command_ending_before_it_wrote_results_leaves_no_lock_file(tmp_path):
     with pytest.raises(ResultsBusy), ResultsLock(fresh):
         raise ResultsBusy("ended before writing anything")
     assert not fresh.exists()
+
+
+def test_space_needed_on_one_disk_adds_up_and_the_shortage_names_where(tmp_path):
+    """Bytes bound for two folders of one filesystem must fit there together; the stop
+    names the folder that needs most."""
+    half = free_bytes(tmp_path) // 2 - 2 * MIN_FREE_BYTES
+    ensure_space({tmp_path / "results": 0, tmp_path / "work": half}, "restore the datadir")
+    with pytest.raises(DiskFull, match=r"work: .* needed to restore the datadir"):
+        ensure_space(
+            {tmp_path / "results": half, tmp_path / "work": 2 * half}, "restore the datadir"
+        )
 
 
 def test_files_are_replaced_whole_and_secrets_are_private(tmp_path):
