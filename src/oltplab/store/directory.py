@@ -4,6 +4,7 @@ merge copies raw files only; import and reports leave the scratch out).
 
     <results>/
       ledger.sqlite, journal.jsonl, run.json, .oltplab.lock, oltplab.log, pt-summary.txt
+      search.json                    time an unfinished --precision search has spent
       benchmark_logs*/<engine>/...   raw files of the cells (plan.scenario_dir, cell_stem)
       .work/                         scratch: datadirs, snapshots, prepare output
       report/                        what `oltplab report` writes by default
@@ -23,6 +24,7 @@ from oltplab.plan import scenario_dir
 LEDGER = "ledger.sqlite"
 JOURNAL = "journal.jsonl"
 RUN_JSON = "run.json"
+SEARCH = "search.json"
 LOCK = ".oltplab.lock"
 LOG = "oltplab.log"
 HOST_SUMMARY = "pt-summary.txt"
@@ -37,7 +39,9 @@ CANARY = "canary"
 SHARD_LOGS = "logs"
 
 # The run's own state and scratch: never a cell's raw file, so never copied by a merge.
-RUN_STATE = frozenset({WORK, LEDGER, JOURNAL, RUN_JSON, LOCK, LOG, REPORT, CANARY, SNAPSHOTS})
+RUN_STATE = frozenset(
+    {WORK, LEDGER, JOURNAL, RUN_JSON, SEARCH, LOCK, LOG, REPORT, CANARY, SNAPSHOTS}
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,10 @@ class ResultsDir:
     @property
     def run_json(self) -> Path:
         return self.path / RUN_JSON
+
+    @property
+    def search(self) -> Path:
+        return self.path / SEARCH
 
     @property
     def lock(self) -> Path:
