@@ -84,6 +84,21 @@ def test_a_command_ending_before_it_wrote_results_leaves_no_lock_file(tmp_path):
     assert not fresh.exists()
 
 
+def test_an_import_that_fails_into_a_folder_of_other_files_leaves_them_as_they_were(tmp_path):
+    """An import into an existing folder that fails once it holds the lock (here a folder
+    stands where its journal goes) takes back its ledger and lock file, and nothing else:
+    the folder and the files already in it stay."""
+    source = build_tree(tmp_path / "source")
+    out = tmp_path / "out"
+    (out / "journal.jsonl").mkdir(parents=True)
+    (out / "notes.txt").write_text("mine")
+    done = oltplab("import", str(source), "-r", str(out), cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"error: {out / 'journal.jsonl'}: is a folder"), done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["journal.jsonl", "notes.txt"]
+    assert (out / "notes.txt").read_text() == "mine"
+
+
 def test_space_needed_on_one_disk_adds_up_and_the_shortage_names_where(tmp_path):
     """Bytes bound for two folders of one filesystem must fit there together; the stop
     names the folder that needs most."""

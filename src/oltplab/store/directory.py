@@ -59,6 +59,11 @@ class ResultsDir:
         return self.path / LEDGER
 
     @property
+    def ledger_files(self) -> list[Path]:
+        """The ledger and the WAL files SQLite keeps beside it."""
+        return [self.path / (LEDGER + suffix) for suffix in ("", "-wal", "-shm")]
+
+    @property
     def journal(self) -> Path:
         return self.path / JOURNAL
 

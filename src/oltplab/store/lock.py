@@ -113,7 +113,7 @@ class ResultsLock:
         if self._fd is None:
             return
         here = ResultsDir(self.results)
-        if not (here.ledger.exists() or here.journal.exists()):
+        if not (here.ledger.is_file() or here.journal.is_file()):
             # A command that ends before writing results (bad input, say) leaves no lock file
             # (nor a folder it made) behind; unlinked while still held, so that no other
             # writer takes the file in between (__enter__ checks it locked the file there).
