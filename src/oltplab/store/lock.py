@@ -2,7 +2,8 @@
 
 `run`, `import`, `rerun` and `rebuild` hold an exclusive lock on the directory's lock file
 while they write. It is an OS lock (flock): it dies with the process, so a run killed with
-`kill -9` never leaves a stale lock behind. Readers (`status`, `report`, `export`) take no
+`kill -9` never leaves a stale lock behind. A command that ends before it wrote results
+(bad input, say) leaves no lock file either. Readers (`status`, `report`, `export`) take no
 lock; SQLite's WAL lets them read while a run writes.
 """
 
