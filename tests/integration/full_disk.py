@@ -1,5 +1,6 @@
 """A run whose disk fills up, then resumes once space is freed: run as
-`unshare --mount --propagation private python3 -m tests.integration.full_disk DIR SIZE`.
+`unshare --mount --propagation private python3 -m tests.integration.full_disk DIR SIZE
+[WORK]`, WORK a folder off the small disk given to the run as --work-dir.
 
 The mount namespace keeps the small tmpfs private to this process and its children (the
 system's mounts are not touched, and it vanishes with them); what the test checks is
@@ -50,15 +51,18 @@ def fill(path: Path) -> int:
     return written
 
 
-def main(folder: Path, size: str) -> None:
+def main(folder: Path, size: str, work: Path | None) -> None:
     disk = folder / "disk"
     disk.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)], check=True)
     (disk / "s.toml").write_text((folder / "s.toml").read_text())
     results = disk / "out"
     outcome: dict[str, Any] = {}
+    command = ["run", "s.toml", "--results", "out"]
+    if work is not None:
+        command += ["--work-dir", str(work)]
     run = subprocess.Popen(
-        [sys.executable, "-m", "oltplab", "run", "s.toml", "--results", "out"],
+        [sys.executable, "-m", "oltplab", *command],
         cwd=disk,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -79,7 +83,7 @@ def main(folder: Path, size: str) -> None:
     outcome["after_stop"] = cells(results)
     outcome["log"] = (results / "oltplab.log").read_text()[-3000:]
     (disk / "ballast").unlink()
-    again = oltplab("run", "s.toml", "--results", "out", cwd=disk)
+    again = oltplab(*command, cwd=disk)
     outcome["second"] = {"code": again.returncode, "stdout": again.stdout, "stderr": again.stderr}
     outcome["after_resume"] = cells(results)
     db = sqlite3.connect(results / "ledger.sqlite")
@@ -89,4 +93,4 @@ def main(folder: Path, size: str) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), sys.argv[2])
+    main(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]) if len(sys.argv) > 3 else None)

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -20,12 +21,16 @@ pytestmark = [
 ]
 
 
-def test_a_full_disk_stops_the_run_and_a_resume_completes_it(tmp_path):
+def filled_then_resumed(
+    tmp_path: Path, threads: list[int], measure: int, size: str, *work: str
+) -> dict:
+    """The outcome of tests.integration.full_disk: a run into a `size` disk filled after its
+    first cell, then resumed once the ballast is gone; the checks every such run passes."""
     (tmp_path / "s.toml").write_text(
         spec_text(
             ["mariadb-10.11.5"],
-            threads=[1, 2, 3],
-            measure=5,
+            threads=threads,
+            measure=measure,
             extra='[config]\nredo_capacity = "32M"\n',
         ).replace(
             "stop_timeout_seconds = 60", "stop_timeout_seconds = 20\nsysbench_grace_seconds = 10"
@@ -33,7 +38,7 @@ def test_a_full_disk_stops_the_run_and_a_resume_completes_it(tmp_path):
     )
     scenario = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", sys.executable, "-m",
-         "tests.integration.full_disk", str(tmp_path), "400m"],
+         "tests.integration.full_disk", str(tmp_path), size, *work],
         capture_output=True, text=True, timeout=1500, check=False,
     )  # fmt: skip
     assert scenario.returncode == 0, scenario.stderr
@@ -54,6 +59,22 @@ def test_a_full_disk_stops_the_run_and_a_resume_completes_it(tmp_path):
     second = outcome["second"]
     assert second["code"] == 0, second
     resumed = {c["key"]: c for c in outcome["after_resume"]}
-    assert [c["status"] for c in resumed.values()] == ["done"] * 3
+    assert [c["status"] for c in resumed.values()] == ["done"] * len(threads)
     assert resumed[done_before["key"]] == done_before  # not measured again
     assert outcome["integrity"] == "ok"
+    return outcome
+
+
+def test_a_full_disk_stops_the_run_and_a_resume_completes_it(tmp_path):
+    filled_then_resumed(tmp_path, [1, 2, 3], 5, "400m")
+
+
+def test_a_resume_restores_the_datadir_into_the_work_folder_whatever_the_results_disk(
+    tmp_path,
+):
+    """Results on a disk too small for the datadir, --work-dir on a large one: the resume
+    after a full results disk restores the datadir into the work folder, which has room,
+    rather than stopping because the results disk has none."""
+    work = tmp_path / "work"
+    filled_then_resumed(tmp_path, [1, 2], 3, "40m", str(work))
+    assert list(work.glob("oltplab-*/*")), "the engine's files are in the work folder"

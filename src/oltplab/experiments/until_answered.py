@@ -7,26 +7,39 @@ slots) and isolated unless the spec asks otherwise; sliced and alternating round
 a batch at a time, as many as the first batch, since each batch starts the engines again.
 Each batch (or interleaved round) is the spec with more repetitions, run into the same
 results directory (a spec may add cells), so a killed search resumes like any run and every
-round is kept.
+round is kept. The budget is for the whole search across resumes: see TimeSpent.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
+import math
+import os
+import threading
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, Answer, answers
+from oltplab.base.errors import EXIT_BAD_INPUT, OltplabError
 from oltplab.base.metrics import Target, measure_named
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import Outcome, run
 from oltplab.plan import KEPT_RUNNING
 from oltplab.spec import Spec, derived_spec
+from oltplab.store.directory import ResultsDir
+from oltplab.store.files import os_problem, write_atomic
+from oltplab.store.lock import holder
 
 log = logging.getLogger("oltplab")
+# How often a search writes down its time spent: a kill loses at most this much of it.
+SPENT_EVERY_SECONDS = 2.0
 
 
 def target_of(spec: Spec) -> Target | None:
@@ -57,6 +70,93 @@ def with_rounds(spec: Spec, rounds: int, **protocol: Any) -> tuple[Spec, str]:
     return derived_spec(data, "precision round")
 
 
+class TimeSpent:
+    """A search's time: the wall time its processes were alive, each from its start, summed
+    over resumes (the time a killed run lay dead is not counted).
+
+    Kept in the results' search.json, rewritten every SPENT_EVERY_SECONDS while the search
+    holds the results and when it stops unfinished (killed, interrupted, a cell failed, a
+    full disk), so that the command run again to resume it goes on from there. A search
+    that finishes removes it, and the next starts afresh; one turned away (bad input, or
+    another writer there) leaves it as it was.
+    """
+
+    def __init__(self, results: Path) -> None:
+        self._results = results
+        self._path = ResultsDir(results).search
+        self.before = _spent_before(self._path)
+        self._started = time.monotonic() - _alive_seconds()
+        self._held = False  # whether it has written the time down, holding the results
+        self._finished = False
+        self._stop = threading.Event()
+        self._writer = threading.Thread(target=self._keep, name="time spent", daemon=True)
+
+    def seconds(self) -> float:
+        return self.before + time.monotonic() - self._started
+
+    def finished(self) -> None:
+        self._finished = True
+
+    def _write(self, seconds: float) -> None:
+        # A full disk loses a few seconds of it at most; the run itself stops on it.
+        with contextlib.suppress(OltplabError):
+            write_atomic(self._path, json.dumps({"spent_seconds": round(seconds, 1)}) + "\n")
+
+    def _keep(self) -> None:
+        while not self._stop.wait(SPENT_EVERY_SECONDS):
+            if holder(self._results) == os.getpid():
+                self._held = True
+                self._write(self.seconds())
+
+    def __enter__(self) -> TimeSpent:
+        self._writer.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        self._writer.join()
+        if self._finished:
+            self._path.unlink(missing_ok=True)
+        elif not self._held:
+            return  # never wrote here: turned away before, or a writer moments long
+        elif isinstance(exc, OltplabError) and exc.exit_code == EXIT_BAD_INPUT:
+            if self.before:  # the input was refused: the time goes back as it was
+                self._write(self.before)
+            else:
+                self._path.unlink(missing_ok=True)
+        else:
+            self._write(self.seconds())
+
+
+def _alive_seconds() -> float:
+    """How long this process has been alive: its start (field 22 of /proc/self/stat, in
+    clock ticks after boot) counts the interpreter's start-up, seconds on a busy host."""
+    fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
+
+
+def _spent_before(path: Path) -> float:
+    """The seconds an unfinished search in these results spent (0 with none)."""
+    try:
+        said = json.loads(path.read_text())
+    except (FileNotFoundError, NotADirectoryError):  # no folder yet, or a file: run() says so
+        return 0.0
+    except OSError as exc:
+        raise os_problem(exc, path) from None
+    except ValueError:
+        said = None
+    spent = said.get("spent_seconds") if isinstance(said, dict) else None
+    if isinstance(spent, bool) or not isinstance(spent, int | float) or not 0 <= spent < 1e9:
+        raise OltplabError(
+            f'{path}: expected {{"spent_seconds": N}}, the seconds an unfinished --precision '
+            "search spent; remove the file to start its budget afresh"
+        )
+    return float(spent)
+
+
 @dataclass
 class Search:
     outcome: Outcome
@@ -67,10 +167,20 @@ class Search:
 
 def measure_until_answered(request: RunRequest, display: Display) -> Search:
     """Rounds until every comparison is decided or the budget is spent."""
+    with TimeSpent(request.results) as spent:
+        return _search(request, display, spent)
+
+
+def _search(request: RunRequest, display: Display, spent: TimeSpent) -> Search:
     spec, results = request.spec, request.results
     target = target_of(spec)
     assert target is not None, "the spec sets protocol.target_ci_pct"
-    started = time.monotonic()
+    budget = target.budget_seconds
+    if budget is not None and spent.before:
+        display.note(
+            f"resuming: {spent.before:.0f} s of the {budget / 60:g} min budget spent, "
+            f"{max(0.0, budget - spent.before):.0f} s left"
+        )
     rounds = max(spec.protocol.repetitions, MIN_ROUNDS)
     # Alternating engines restart for each batch of rounds added: a batch as long as the
     # first keeps restarts and warm-ups a small part of the time.
@@ -84,20 +194,24 @@ def measure_until_answered(request: RunRequest, display: Display) -> Search:
             return search
         search.answers = answers(Points(load([results]), measure=target.measure), target)
         undecided = [a for a in search.answers if a.verdict == UNKNOWN]
-        elapsed = time.monotonic() - started
+        elapsed = spent.seconds()
         log.info(
             "precision: %d of %d comparisons decided after %d rounds (%.0f s)",
             len(search.answers) - len(undecided), len(search.answers), rounds, elapsed,
         )  # fmt: skip
         if not undecided:
             search.stopped = "every comparison decided"
+            spent.finished()
             return search
+        # No round is added that would end after the budget, a batch's last one included.
         per_round = elapsed / rounds
-        if target.budget_seconds is not None and elapsed + per_round > target.budget_seconds:
-            search.stopped = f"the budget ran out ({target.budget_seconds / 60:g} min)"
+        fit = step if budget is None else min(step, math.floor((budget - elapsed) / per_round))
+        if budget is not None and fit < 1:
+            search.stopped = f"the budget ran out ({budget / 60:g} min)"
+            spent.finished()
             return search
         display.note(
             f"{len(undecided)} comparison(s) undecided after {rounds} rounds; "
-            + ("one more round" if step == 1 else f"{step} more rounds")
+            + ("one more round" if fit == 1 else f"{fit} more rounds")
         )
-        rounds += step
+        rounds += fit

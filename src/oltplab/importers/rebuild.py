@@ -209,10 +209,9 @@ def _set_aside(results: Path) -> Path | None:
         return None
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     kept = old.with_name(f"{LEDGER}.damaged-{stamp}")
-    for suffix in ("", "-wal", "-shm"):
-        part = old.with_name(old.name + suffix)
+    for part in ResultsDir(results).ledger_files:
         if part.exists():
-            part.rename(kept.with_name(kept.name + suffix))
+            part.rename(kept.with_name(part.name.replace(LEDGER, kept.name, 1)))
     return kept
 
 

@@ -104,6 +104,13 @@ class RunContext:
         """Where an engine's datadir, snapshot and prepare output go: never results."""
         return scratch_root(self.results) / safe_name(key)
 
+    def ensure_space(self, what: str = "go on", restoring: Server | None = None) -> None:
+        """Stop (DiskFull) unless both disks a run writes have room: the results', and the
+        work folder's, where engines write and `restoring` would copy its datadir."""
+        work = restoring.local_work() if restoring is not None else None
+        restore = restoring.restore_bytes() if restoring is not None else 0
+        ensure_space({self.results: 0, work or scratch_root(self.results): restore}, what)
+
 
 # --- engines ----------------------------------------------------------------------------------
 
@@ -331,7 +338,7 @@ def _unless_disk_full(ctx: RunContext, exc: EngineError) -> None:
     """A failure on a full disk is no result: the run stops (exit 3) and resumes later."""
     if "No space left on device" in str(exc):
         raise DiskFull(f"{exc}; free some space, then run the same command again") from None
-    ensure_space(ctx.results)
+    ctx.ensure_space()
 
 
 def _end_session(ctx: RunContext, state: EngineState, stem: Path) -> None:
@@ -366,7 +373,7 @@ def _start_session(ctx: RunContext, state: EngineState, session: Session, stem: 
     spec, server = ctx.spec, state.server
     label = f"{session.engine} {session.tier} {session.workload}"
     if server.owned:
-        ensure_space(ctx.results, server.restore_bytes(), "restore the datadir")
+        ctx.ensure_space("restore the datadir", server)
         ctx.display.phase(f"{label}: restoring datadir and starting", 0)
     cnf = begin_session(spec, state, session.tier)
     if ctx.split is not None and (pid := server.server_pid()) is not None:
@@ -493,7 +500,7 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     spec = ctx.spec
     seconds = spec.protocol.measure_seconds
     output = stem.with_name(stem.name + ".sysbench.txt")
-    ensure_space(ctx.results, what="measure a cell")
+    ctx.ensure_space("measure a cell")
     ctx.ledger.mark_running(cell, ctx.run_id)
     ctx.display.phase(cell_label(cell), seconds)
     telemetry = ctx.telemetry_of(cell.engine)
@@ -565,7 +572,7 @@ def record_cell(
     )
     succeeded = result.returncode == 0 and parsed.summary is not None and alive
     if not succeeded:
-        ensure_space(ctx.results)  # a cell that failed on a full disk is measured again
+        ctx.ensure_space()  # a cell that failed on a full disk is measured again
     reason = None if succeeded else failure_reason(result, parsed, state, alive)
     ctx.ledger.record_result(
         cell,

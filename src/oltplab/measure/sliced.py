@@ -33,7 +33,6 @@ from oltplab.measure.session import (
 )
 from oltplab.measure.workloads import WORKLOAD_ENV, distribution, sysbench_test
 from oltplab.plan import Cell, Session, cell_stem
-from oltplab.store.files import ensure_space
 from oltplab.sysbench.driver import Job, command, execute_together
 from oltplab.sysbench.output import read_output
 from oltplab.sysbench.slices import parse_slices, sliced_output
@@ -80,7 +79,7 @@ def _measure_round(
     slots = len(members)
     per_cell = math.ceil(protocol.measure_seconds / protocol.slice_seconds)
     total = slots * per_cell * protocol.slice_seconds
-    ensure_space(ctx.results, what="measure a round")
+    ctx.ensure_space("measure a round")
     outputs = []
     for session, cell in members:
         state = running[session.engine].state

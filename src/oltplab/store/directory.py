@@ -4,6 +4,7 @@ merge copies raw files only; import and reports leave the scratch out).
 
     <results>/
       ledger.sqlite, journal.jsonl, run.json, .oltplab.lock, oltplab.log, pt-summary.txt
+      search.json                    time an unfinished --precision search has spent
       benchmark_logs*/<engine>/...   raw files of the cells (plan.scenario_dir, cell_stem)
       .work/                         scratch: datadirs, snapshots, prepare output
       report/                        what `oltplab report` writes by default
@@ -24,6 +25,7 @@ from oltplab.plan import scenario_dir
 LEDGER = "ledger.sqlite"
 JOURNAL = "journal.jsonl"
 RUN_JSON = "run.json"
+SEARCH = "search.json"
 LOCK = ".oltplab.lock"
 LOG = "oltplab.log"
 HOST_SUMMARY = "pt-summary.txt"
@@ -38,7 +40,9 @@ CANARY = "canary"
 SHARD_LOGS = "logs"
 
 # The run's own state and scratch: never a cell's raw file, so never copied by a merge.
-RUN_STATE = frozenset({WORK, LEDGER, JOURNAL, RUN_JSON, LOCK, LOG, REPORT, CANARY, SNAPSHOTS})
+RUN_STATE = frozenset(
+    {WORK, LEDGER, JOURNAL, RUN_JSON, SEARCH, LOCK, LOG, REPORT, CANARY, SNAPSHOTS}
+)
 
 
 @dataclass(frozen=True)
@@ -56,12 +60,21 @@ class ResultsDir:
         return self.path / LEDGER
 
     @property
+    def ledger_files(self) -> list[Path]:
+        """The ledger and the WAL files SQLite keeps beside it."""
+        return [self.path / (LEDGER + suffix) for suffix in ("", "-wal", "-shm")]
+
+    @property
     def journal(self) -> Path:
         return self.path / JOURNAL
 
     @property
     def run_json(self) -> Path:
         return self.path / RUN_JSON
+
+    @property
+    def search(self) -> Path:
+        return self.path / SEARCH
 
     @property
     def lock(self) -> Path:

@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from oltplab.base.errors import DiskFull, EnvironmentProblem, OltplabError
@@ -25,12 +26,16 @@ def format_bytes(count: float) -> str:
     raise AssertionError("unreachable")
 
 
+def _existing(path: Path) -> Path:
+    """path, or its nearest parent that exists: where bytes bound for path will land."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
 def free_bytes(path: Path) -> int:
     """Free space for us on the filesystem holding path (or its nearest existing parent)."""
-    probe = path
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    return shutil.disk_usage(probe).free
+    return shutil.disk_usage(_existing(path)).free
 
 
 def disk_full(path: Path) -> DiskFull:
@@ -113,14 +118,26 @@ def tree_bytes(path: Path) -> int:
 MIN_FREE_BYTES = 32 * 1024**2
 
 
-def ensure_space(path: Path, needed: int = 0, what: str = "go on") -> None:
-    """Stop (DiskFull) unless `needed` bytes plus a margin are free where path lives."""
-    free = free_bytes(path)
-    if free < needed + MIN_FREE_BYTES:
-        raise DiskFull(
-            f"{path}: {format_bytes(free)} free, {format_bytes(needed + MIN_FREE_BYTES)} needed "
-            f"to {what}; free some space, then run the same command again: nothing stored is lost"
-        )
+def ensure_space(needs: Mapping[Path, int], what: str = "go on") -> None:
+    """Stop (DiskFull) unless each filesystem has the bytes bound for it plus a margin free.
+
+    `needs` maps where bytes go to how many: each is checked on its own filesystem (a
+    datadir restored into a work folder off the results disk needs no room beside the
+    results), and needs on one filesystem add up. A shortage names the path needing most.
+    """
+    volumes: dict[int, tuple[Path, int]] = {}
+    for path, needed in sorted(needs.items(), key=lambda need: -need[1]):
+        device = _existing(path).stat().st_dev
+        named, total = volumes.get(device, (path, 0))
+        volumes[device] = (named, total + needed)
+    for path, needed in volumes.values():
+        free = free_bytes(path)
+        if free < needed + MIN_FREE_BYTES:
+            raise DiskFull(
+                f"{path}: {format_bytes(free)} free, {format_bytes(needed + MIN_FREE_BYTES)} "
+                f"needed to {what}; free some space, then run the same command again: nothing "
+                "stored is lost"
+            )
 
 
 def sha256_file(path: Path) -> str:

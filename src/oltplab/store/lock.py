@@ -2,12 +2,14 @@
 
 `run`, `import`, `rerun` and `rebuild` hold an exclusive lock on the directory's lock file
 while they write. It is an OS lock (flock): it dies with the process, so a run killed with
-`kill -9` never leaves a stale lock behind. Readers (`status`, `report`, `export`) take no
+`kill -9` never leaves a stale lock behind. A command that ends before it wrote results
+(bad input, say) leaves no lock file either. Readers (`status`, `report`, `export`) take no
 lock; SQLite's WAL lets them read while a run writes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 from pathlib import Path
@@ -66,10 +68,26 @@ class ResultsLock:
     def __init__(self, results: Path) -> None:
         self.results = results
         self._fd: int | None = None
+        self._made_folder = False
 
     def __enter__(self) -> ResultsLock:
+        self._made_folder = not self.results.is_dir()
         prepare_results(self.results)
         path = ResultsDir(self.results).lock
+        while True:
+            fd = self._take(path)
+            # A holder leaving a folder that holds no results unlinks the lock file (see
+            # __exit__), so the file locked may no longer be the one at `path`: lock that.
+            try:
+                if os.fstat(fd).st_ino == path.stat().st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+        self._fd = fd
+        return self
+
+    def _take(self, path: Path) -> int:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:
@@ -88,15 +106,24 @@ class ResultsLock:
                 + (f", or stop it with `kill {pid}`" if pid else "")
                 + ", or use another --results folder"
             ) from None
-        self._fd = fd
-        return self
+        return fd
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing the only descriptor releases the lock
-            self._fd = None
+        if self._fd is None:
+            return
+        here = ResultsDir(self.results)
+        if not (here.ledger.is_file() or here.journal.is_file()):
+            # A command that ends before writing results (bad input, say) leaves no lock file
+            # (nor a folder it made) behind; unlinked while still held, so that no other
+            # writer takes the file in between (__enter__ checks it locked the file there).
+            here.lock.unlink(missing_ok=True)
+            if self._made_folder:
+                with contextlib.suppress(OSError):  # not empty: something else is there
+                    self.results.rmdir()
+        os.close(self._fd)  # closing the only descriptor releases the lock
+        self._fd = None
 
 
 def run_state(status: str, results: Path) -> str:
