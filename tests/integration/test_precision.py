@@ -19,6 +19,7 @@ import pytest
 from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers
+from oltplab.engines.isolation import PAGE_CACHE_EVICTION
 from oltplab.experiments.until_answered import SPENT_EVERY_SECONDS
 from oltplab.store.ledger import Ledger
 from tests.integration.conftest import cells, oltplab, spec_text, start_oltplab, wait_for
@@ -113,6 +114,10 @@ def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> No
     assert len(cells(results)) == 2 * MIN_ROUNDS
     host = json.loads((results / "run.json").read_text())["host"]
     assert host["isolation"] == "server on CPU 1, sysbench on CPU 0"
+    assert host["page_cache"] == PAGE_CACHE_EVICTION
+    # Each session says what it evicted: its datadir's files, not the host's page cache.
+    evicted = r"isolation: evicted \d+ file\(s\), [\d.,]+ MiB, of \S+/datadir from the page cache"
+    assert re.search(evicted, (results / "oltplab.log").read_text())
 
     wide = oltplab(
         "run", str(spec), "-r", str(results), "--precision", "2%",

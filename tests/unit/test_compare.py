@@ -138,7 +138,7 @@ def test_stalls_are_found_with_their_seconds():
     assert stalls([100.0] * 5 + [0.0] * 3) == [(6, 8)]
     # A server stopped for 5 s of a 6 s cell: most seconds stalled, the median 0.
     assert stalls([95.0, 0.0, 0.0, 0.0, 0.0, 4.0]) == [(2, 6)]
-    assert stalls([0.0] * 6) == []  # no level at all: nothing to stall from
+    assert stalls([0.0] * 6) == [(1, 6)]  # no work at all: a freeze from before the first second
 
 
 def test_an_a_a_comparison_is_significant_about_as_often_as_its_level_says() -> None:

@@ -244,6 +244,28 @@ def test_a_small_error_rate_stays_in_the_findings(tmp_path: Path) -> None:
     assert "errors (0.00012% of transactions, too few to matter)" in md
 
 
+def test_an_imported_freeze_is_stored_as_a_stall_and_left_out_of_the_findings(
+    tmp_path: Path,
+) -> None:
+    """The server SIGSTOPped for 30 s in a 6 s cell (a real recording): imported, the cell
+    is flagged with where it stalled, and does not count as a clean cell."""
+    folder = tmp_path / "data/benchmark_logs/mariadb/10.11.19-MariaDB-0+deb12u1-log"
+    folder.mkdir(parents=True)
+    (folder / "Tier128M_RW_1th.sysbench.txt").write_text(sysbench_text([100.0] * 30, 1))
+    shutil.copy(
+        FORMATS.parent / "server_stopped_30s_in_6s_cell_2th.sysbench.txt",
+        folder / "Tier128M_RW_2th.sysbench.txt",
+    )
+    assert oltplab("import", "data", "-r", "res", cwd=tmp_path).returncode == 0
+    [stalled] = [c for c in load([tmp_path / "res"]).cells if c.threads == 2]
+    assert (stalled.status, stalled.suspect_flags) == ("done", ("stall",))
+    assert "stall 3-31 s" in stalled.notes
+    assert oltplab("report", "res", cwd=tmp_path).returncode == 0
+    md = (tmp_path / "res/report/report.md").read_text()
+    left = md[md.index("Left out of these findings") :].split("\n\n")[1]
+    assert "| rw-local | mariadb-10.11.19-0+deb12u1 | 128M | 2 | 1 | stall |" in left, left
+
+
 def test_a_mapping_file_reads_a_layout_that_cannot_be_guessed(tmp_path: Path) -> None:
     for series, run in (("26", "01"), ("26", "02"), ("27", "01")):
         folder = tmp_path / f"archive/series{series}/res{run}"

@@ -57,5 +57,5 @@ def test_slots_shorter_than_a_second_give_rates_over_their_own_length() -> None:
     assert validity_flags(cell, seconds=2.5, interval=0.25) == []
     # one slice lost from the middle is a gap
     lost = replace(cell, samples=np.delete(cell.samples, 4, axis=0),
-                   seconds=np.delete(cell.seconds, 4))  # fmt: skip
+                   seconds=np.delete(cell.seconds, 4), tps=np.delete(cell.tps, 4))  # fmt: skip
     assert validity_flags(lost, seconds=2.5, interval=0.25) == ["missing-intervals"]

@@ -5,7 +5,7 @@ import pytest
 from oltplab.base.errors import EngineError
 from oltplab.sysbench.driver import Target, command, connection_options
 from oltplab.sysbench.output import parse_output, read_output
-from oltplab.sysbench.validity import validity_flags
+from oltplab.sysbench.validity import stall_notes, validity_flags
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"
 
@@ -137,6 +137,21 @@ def test_reconnects_are_counted_and_flagged():
 def test_more_intervals_than_the_run_was_asked_for_is_flagged():
     out = read_output(DATA / "rw_4th.sysbench.txt")  # a 10 s run, checked as if asked for 5 s
     assert validity_flags(out, seconds=5, interval=1) == ["extra-intervals"]
+
+
+def test_a_freeze_longer_than_the_cell_is_a_stall_in_a_run_and_on_import():
+    """Real recordings of a 6 s cell frozen for 30 s from its second second. The server
+    SIGSTOPped: sysbench printed 29 of its 31 lines at 0 TPS, so every percentile of them
+    all is 0."""
+    out = read_output(DATA / "server_stopped_30s_in_6s_cell_2th.sysbench.txt")
+    assert stall_notes(out) == "stall 3-31 s"
+    assert validity_flags(out, seconds=6, interval=1) == ["stall", "extra-intervals"]
+    assert validity_flags(out, None) == ["stall"]  # an import knows neither length
+    # sysbench itself SIGSTOPped as long: it printed `[ 1s ]`, then `[ 31s ]` at 1.82 TPS.
+    out = read_output(DATA / "sysbench_stopped_30s_in_6s_cell_2th.sysbench.txt")
+    assert stall_notes(out) == "stall 2-31 s"
+    assert validity_flags(out, seconds=6, interval=1) == ["stall", "missing-intervals"]
+    assert validity_flags(out, None) == ["stall", "missing-intervals"]
 
 
 def test_client_share_is_cpu_over_what_the_client_could_use():

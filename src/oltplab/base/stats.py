@@ -49,19 +49,30 @@ def steady(series: Series, fixed_cut: int | None = None) -> tuple[int, np.ndarra
     return cut, np.asarray(series[cut:], dtype=float)
 
 
-# The level a cell ran at, for telling its stalls: the median is none when most of its
-# seconds stalled (a server stopped for 5 s of a 6 s cell has a median of 0).
+# The level a cell ran at, for telling its stalls, taken over the values that did any work:
+# a server stopped for 30 s of a 6 s cell leaves 29 of its 31 seconds at 0, so any
+# percentile of them all is 0 and nothing would stand below it.
 STALL_LEVEL_PERCENTILE = 90
 
 
-def stalls(series: Series, fraction: float = 0.1, seconds: int = 3) -> list[tuple[int, int]]:
-    """Runs of at least `seconds` seconds below `fraction` of the level the series ran at
-    (its 90th percentile): (first, last), 1-based."""
+def stalls(
+    series: Series, fraction: float = 0.1, seconds: int = 3, spans: Series | None = None
+) -> list[tuple[int, int]]:
+    """Runs of values below `fraction` of the level the series ran at (the 90th percentile
+    of its values above 0) that last at least `seconds` seconds: (first, last) values,
+    1-based. Each value lasts a second, or as many as `spans` says. A series that never
+    did any work stalled throughout (a freeze from before its first value)."""
     values = np.asarray(series, dtype=float)
     if len(values) == 0:
         return []
-    level = float(np.percentile(values, STALL_LEVEL_PERCENTILE))
+    lasting = np.ones(len(values)) if spans is None else np.asarray(spans, dtype=float)
+    working = values[values > 0]
+    level = float(np.percentile(working, STALL_LEVEL_PERCENTILE)) if len(working) else np.inf
     below = np.concatenate(([0], (values < fraction * level), [0]))
     edges = np.diff(below.astype(np.int8))
     starts, ends = np.flatnonzero(edges == 1) + 1, np.flatnonzero(edges == -1)
-    return [(int(a), int(b)) for a, b in zip(starts, ends, strict=True) if b - a + 1 >= seconds]
+    return [
+        (int(a), int(b))
+        for a, b in zip(starts, ends, strict=True)
+        if lasting[a - 1 : b].sum() >= seconds
+    ]

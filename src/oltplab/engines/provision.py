@@ -32,7 +32,7 @@ from oltplab.engines.families import (
 )
 from oltplab.engines.family import Layout
 from oltplab.engines.hosts import Host, SshHost
-from oltplab.engines.isolation import drop_page_cache
+from oltplab.engines.isolation import evict_page_cache
 from oltplab.engines.launcher import PrivateInstance
 from oltplab.engines.network import Shaper
 from oltplab.engines.remote import place_on
@@ -100,15 +100,16 @@ def machine_for(spec: Spec, host: str) -> Host:
 def begin_session(spec: Spec, state: EngineState, tier: str) -> str | None:
     """A private instance restored from its snapshot and started with the tier's option
     file (returned); an endpoint is as it is (None). Isolated, the restored datadir's pages
-    leave the page cache first, so every session reads it from the disk alike."""
+    leave the page cache first, so every session reads it from the disk alike (only its
+    pages: the host's cache is not ours)."""
     if not state.server.owned:
         return None
     instance = state.server
     assert isinstance(instance, PrivateInstance)
     instance.restore()
     isolated = spec.protocol.isolation and instance.machine.is_local
-    if isolated and (problem := drop_page_cache()) is not None:
-        log.warning("isolation: %s", problem)
+    if isolated:
+        log.info("isolation: %s", evict_page_cache(instance.layout.datadir))
     port = instance.free_port()
     cnf = write_cnf(spec, state, instance, tier, port)
     instance.start(port, spec.protocol.start_timeout_seconds)

@@ -24,7 +24,7 @@ from oltplab import __version__
 from oltplab.base.errors import DiskFull, EngineError, OltplabError, SpecError
 from oltplab.base.hostinfo import memory_bytes
 from oltplab.base.sizes import format_size
-from oltplab.engines.isolation import CpuSplit, check_host, pin_client
+from oltplab.engines.isolation import PAGE_CACHE_EVICTION, CpuSplit, check_host, pin_client
 from oltplab.engines.provision import sysbench_prepare
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import check_sources
@@ -161,6 +161,8 @@ def run(request: RunRequest, display: Display) -> Outcome:
             split = _isolation(spec, display)
             isolated = "page cache only" if spec.protocol.isolation else "off"
             host["isolation"] = split.describe() if split else isolated
+            if spec.protocol.isolation:
+                host["page_cache"] = PAGE_CACHE_EVICTION
             provenance = {
                 "machine": host["machine"],
                 "shard": str(shard) if shard is not None else None,
@@ -227,7 +229,9 @@ def _isolation(spec: Spec, display: Display) -> CpuSplit | None:
     remote = [p.server for p in spec.placements if p.server != LOCAL_HOST]
     if split is None or remote:
         why = "one CPU" if split is None else f"engines run on {', '.join(remote)}"
-        display.note(f"[yellow]isolation: no CPU split ({why}); page cache still dropped[/]")
+        display.note(
+            f"[yellow]isolation: no CPU split ({why}); datadir still evicted from the page cache[/]"
+        )
         return None
     log.info("isolation: %s", split.describe())
     return split

@@ -184,8 +184,9 @@ def _run_records(dataset: Dataset) -> list[str]:
             for shard in shards
         ]
         if "instructions_counter" in host:
+            cache = f"page cache: {host['page_cache']}; " if "page_cache" in host else ""
             out.append(
-                f"  - isolation: {host.get('isolation', 'off')}; instructions per "
+                f"  - isolation: {host.get('isolation', 'off')}; {cache}instructions per "
                 f"transaction: perf stat -e instructions {host['instructions_counter']}"
             )
         out += [f"  - host check: {advice}" for advice in host.get("advice", [])]

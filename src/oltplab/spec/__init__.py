@@ -281,8 +281,8 @@ class ProtocolSpec(StrictModel):
     target_ci_pct: Annotated[float, Field(gt=0, le=100)] | None = None
     budget_minutes: Annotated[int, whole(1, 7 * 24 * 60, " of minutes")] | None = None
     precision_measure: Literal["tps", "cpu_us_per_txn", "switches_per_txn"] = "tps"
-    # The server and sysbench on CPUs of their own, the page cache dropped before each
-    # session (see isolation.py).
+    # The server and sysbench on CPUs of their own, the datadir's pages evicted from the page
+    # cache before each session (see isolation.py).
     isolation: StrictBool = False
     # adaptive: a closed-loop cell stops once its steady mean is known to +-stop_target_pct
     # (95%), never before stop_min_seconds; measure_seconds is the most it runs. A warm-up

@@ -122,14 +122,21 @@ class SysbenchOutput:
 
     @cached_property
     def stalls(self) -> list[tuple[int, int]]:
-        """Runs of intervals far below the median (stats.stalls), as (first, last) seconds
-        of the run, found once per output."""
-        found = stalls(self.tps, seconds=_stall_lines(self.interval))
-        return [(self._start_of(first), round(self.seconds[last - 1])) for first, last in found]
-
-    def _start_of(self, line: int) -> int:
-        """The first second a per-interval line (1-based) covers."""
-        return round(self.seconds[line - 1] - (self.interval or 1)) + 1
+        """Runs of intervals far below the level the run ran at (stats.stalls), as (first,
+        last) seconds of the run, found once per output. A line printed late covers every
+        interval since the one before at its average rate: a sysbench SIGSTOPped for 30 s
+        prints `[ 1s ]` then `[ 31s ]`, 30 intervals of almost nothing, not one."""
+        if not len(self.seconds):
+            return []
+        # The lines' own step (a sliced cell numbers its slices 1, 2, ...); the first line
+        # covers the step from the start.
+        steps = np.diff(self.seconds, prepend=0.0)
+        positive = steps[steps > 0]
+        spans = np.maximum(1, np.rint(steps / (positive.min() if len(positive) else 1.0)))
+        found = stalls(self.tps, seconds=_stall_lines(self.interval), spans=spans)
+        # A line covers its span of intervals up to the second it prints.
+        starts = np.rint(self.seconds - spans * (self.interval or 1)) + 1
+        return [(int(starts[first - 1]), round(self.seconds[last - 1])) for first, last in found]
 
     @property
     def intervals(self) -> tuple[Interval, ...]:
