@@ -57,7 +57,8 @@ ALIVE_INTERVAL, ALIVE_COUNT = 2, 3
 # and it runs as the server's uid ($3; ours when empty).
 _KILL_STALE = (
     '[ -h "$1" ] && exit 0; pid=$(cat "$1" 2>/dev/null) || exit 0; '
-    '[ "$(stat -c %u "/proc/$pid" 2>/dev/null)" = "${3:-$(id -u)}" ] || exit 0; '
+    "uid=$(awk '/^Uid:/ { print $2 }' \"/proc/$pid/status\" 2>/dev/null); "
+    '[ "$uid" = "${3:-$(id -u)}" ] || exit 0; '
     'tr "\\0" " " < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2" || exit 0; '
     'kill -9 "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done'
 )
@@ -70,7 +71,9 @@ _REMOTE_READ = (
     "import sys\npath, offset = PurePath(sys.argv[1]), int(sys.argv[2])\n"
     "sys.stdout.buffer.write(read_bytes(path, offset) if offset >= 0 else b'%d' % size(path))\n"
 )
-_REMOTE_WRITE = "import sys\nwrite_bytes(PurePath(sys.argv[1]), sys.stdin.buffer.read())\n"
+_REMOTE_WRITE = (
+    "import sys\nwrite_bytes(PurePath(sys.argv[1]), sys.stdin.buffer.read(), int(sys.argv[2], 8))\n"
+)
 
 
 def free_port() -> int:
@@ -352,8 +355,13 @@ class SshHost(Host):
     def hostname(self) -> str:
         return self.check(["uname", "-n"], timeout=60).strip()
 
+    def _write(self, path: Place, text: str, mode: str) -> None:
+        """base/nofollow.py's write of path, run on the host."""
+        command = ["python3", "-c", _NOFOLLOW + _REMOTE_WRITE, str(path), mode]
+        self.check(command, input_text=text)
+
     def write_private(self, path: Path | PurePosixPath, text: str) -> None:
-        self.check(["sh", "-c", 'umask 077 && cat > "$1"', "sh", str(path)], input_text=text)
+        self._write(path, text, "600")
 
     def remove(self, path: Path | PurePosixPath) -> None:
         self.check(["rm", "-f", str(path)], timeout=60)
@@ -374,7 +382,7 @@ class SshHost(Host):
         )
 
     def write_text(self, path: Place, text: str) -> None:
-        self.check(["python3", "-c", _NOFOLLOW + _REMOTE_WRITE, str(path)], input_text=text)
+        self._write(path, text, "644")
 
     def is_dir(self, path: Place) -> bool:
         return self.run(["test", "-d", str(path)]).returncode == 0

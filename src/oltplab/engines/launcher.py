@@ -151,8 +151,9 @@ class PrivateInstance:
         return self.machine.free_port()
 
     def restore(self) -> None:
-        # A snapshot from the store was unpacked by root: the copy is the server's to make.
-        self.machine.hand_over([self.layout.snapshot], self._view)
+        # The copy is the server's uid's to make, and a work folder and snapshot taken from
+        # the store are root's until handed over.
+        self._hand_over()
         self.machine.copy_tree(self.layout.snapshot, self.layout.datadir, self._view)
 
     def restore_bytes(self) -> int:
