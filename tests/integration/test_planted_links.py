@@ -132,9 +132,9 @@ def test_links_the_server_uid_plants_change_no_root_file_and_copy_no_root_conten
 
         wait_for(started, 600, "the first cell")
         assert run.poll() is None, run.communicate()[0]
-        servers = processes_using(str(work / "my.cnf"))
-        assert servers, "no server running the cell"
-        uid = host_uid(servers[0])
+        cnf = str(work / "my.cnf")
+        wait_for(lambda: processes_using(cnf) != [], 60, "the cell's server")
+        uid = host_uid(processes_using(cnf)[0])
         assert uid not in (0, os.getuid())
         # Read: the error log the cell's server writes becomes a link to the root file.
         as_uid(uid, work, lambda d: plant(d, ("mysqld.err",), secret))
