@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import IO
 
+from oltplab.base import nofollow
+
 _PR_SET_PDEATHSIG = 1
 
 
@@ -67,14 +69,26 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def kill_stale(pid_file: Path, marker: str) -> bool:
-    """Kill the process named in pid_file if its command line still contains marker.
+def process_uid(pid: int) -> int:
+    """The real uid a process runs as (its /proc folder may say root's)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return int(line.split()[1])
+    raise ValueError(f"process {pid}: no Uid in its status")
+
+
+def kill_stale(pid_file: Path, marker: str, uid: int) -> bool:
+    """Kill the process named in pid_file if it runs as uid and its command line still
+    contains marker.
 
     The marker (our own option file path) makes sure we never kill a process that merely
-    reuses a pid we once had.
+    reuses a pid we once had; the uid, that a pid the server's own uid wrote there (it owns
+    the file) never makes us kill someone else's process.
     """
     try:
-        pid = int(pid_file.read_text().strip())
+        pid = int(nofollow.read_text(pid_file).strip())
+        if process_uid(pid) != uid:
+            return False
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except (OSError, ValueError):
         return False

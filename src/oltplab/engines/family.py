@@ -212,7 +212,7 @@ class Family:
             for folder in dict.fromkeys(wanted)
             if not any(folder != other and folder.is_relative_to(other) for other in wanted)
         ]
-        return ServerView(layout.server_uid, tuple(folders), layout.work)
+        return ServerView(layout.server_uid, tuple(folders))
 
     def socket_in(self, work: Path) -> Path:
         """The socket when it lives in the work folder (on an SSH host)."""

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shlex
 import shutil
 import socket
-import stat
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -28,12 +28,14 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from oltplab.base import nofollow
 from oltplab.base.errors import EngineError
 from oltplab.base.processes import kill_stale, spawn, terminate
 from oltplab.engines import identity
 from oltplab.store.files import write_secret
 
 Place = Path | PurePosixPath
+log = logging.getLogger("oltplab")
 
 LOCAL = "local"
 # Runs a command so that it ends when its ssh session does: the session's stdin closing
@@ -51,11 +53,26 @@ _FREE_PORTS = (
 )
 # Without an answer for this long, ssh gives the connection up (and the remote side ends).
 ALIVE_INTERVAL, ALIVE_COUNT = 2, 3
-# Kills a server a lost session left behind, only if its command line names our option file.
+# Kills a server a lost session left behind, only if its command line names our option file
+# and it runs as the server's uid ($3; ours when empty).
 _KILL_STALE = (
-    'pid=$(cat "$1" 2>/dev/null) || exit 0; '
+    '[ -h "$1" ] && exit 0; pid=$(cat "$1" 2>/dev/null) || exit 0; '
+    "uid=$(awk '/^Uid:/ { print $2 }' \"/proc/$pid/status\" 2>/dev/null); "
+    '[ "$uid" = "${3:-$(id -u)}" ] || exit 0; '
     'tr "\\0" " " < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2" || exit 0; '
     'kill -9 "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done'
+)
+# A datadir copy, made by the server's uid: what it owns it copies as itself, so a link it
+# planted can lead the copy nowhere it could not go anyway. $3: cp's extra options.
+_COPY_TREE = 'rm -rf "$2" "$2.partial" && cp -a $3 "$1" "$2.partial" && mv "$2.partial" "$2"'
+# base/nofollow.py on a host where oltplab is not installed: its functions, then a call.
+_NOFOLLOW = Path(nofollow.__file__).read_text()
+_REMOTE_READ = (
+    "import sys\npath, offset = PurePath(sys.argv[1]), int(sys.argv[2])\n"
+    "sys.stdout.buffer.write(read_bytes(path, offset) if offset >= 0 else b'%d' % size(path))\n"
+)
+_REMOTE_WRITE = (
+    "import sys\nwrite_bytes(PurePath(sys.argv[1]), sys.stdin.buffer.read(), int(sys.argv[2], 8))\n"
 )
 
 
@@ -64,17 +81,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def _copy_tree(source: Path, target: Path) -> None:
-    """A datadir copy; reflinks make it nearly free on filesystems that have them."""
-    if target.exists():
-        shutil.rmtree(target)
-    tmp = target.with_name(target.name + ".partial")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    subprocess.run(["cp", "-a", "--reflink=auto", str(source), str(tmp)], check=True)
-    tmp.rename(target)
 
 
 @dataclass
@@ -95,11 +101,9 @@ class ServerView:
 
     uid: int
     folders: tuple[Path | PurePosixPath, ...]
-    account: Path | PurePosixPath  # where the passwd and group naming the uid are written
 
     def argument(self) -> str:
-        folders = [str(f) for f in self.folders]
-        return json.dumps({"uid": self.uid, "folders": folders, "account": str(self.account)})
+        return json.dumps({"uid": self.uid, "folders": [str(f) for f in self.folders]})
 
 
 @dataclass(frozen=True)
@@ -155,21 +159,40 @@ class Host:
     ) -> subprocess.Popen[bytes]:
         return spawn(self.command(args), stdout=stdout, stdin_pipe=stdin_pipe)
 
+    @property
+    def is_root(self) -> bool:
+        return os.geteuid() == 0
+
+    def identity_script(self, args: list[str]) -> list[str]:
+        """engines/identity.py run here with args."""
+        return [sys.executable, identity.__file__, *args]
+
     def as_server(self, command: list[str], view: ServerView) -> list[str]:
         """A server's command: as root, run as the server's own uid in its own view."""
-        if os.geteuid() != 0:
+        if not self.is_root:
             return command
-        return [sys.executable, identity.__file__, view.argument(), *command]
+        return self.identity_script([view.argument(), *command])
+
+    def end_server_processes(self, view: ServerView) -> None:
+        """Every process the server's uid runs, ended, a detached one too: each could plant
+        links in the server's folders between sessions. Its uid is its alone (when we are
+        root; else the server runs as us, and the pid file's process is all we end)."""
+        if self.is_root:
+            self.check(self.identity_script([identity.END, str(view.uid)]), timeout=120)
 
     def hand_over(self, folders: Sequence[Place], view: ServerView) -> None:
-        """The server's folders, owned by its uid when we are root (else they are ours)."""
-        if os.geteuid() != 0:
+        """The server's folders, owned by its uid when we are root (else they are ours).
+        fwalk opens each folder without following links and checks it is the one listed, so
+        a link the server plants meanwhile never leads the walk into root's folders."""
+        if not self.is_root:
             return
         for folder in folders:
-            for parent, subfolders, files in os.walk(folder):
-                os.lchown(parent, view.uid, view.uid)
+            with contextlib.suppress(FileNotFoundError):
+                os.chown(folder, view.uid, view.uid, follow_symlinks=False)
+            for _, subfolders, files, descriptor in os.fwalk(folder, follow_symlinks=False):
                 for name in [*subfolders, *files]:
-                    os.lchown(os.path.join(parent, name), view.uid, view.uid)
+                    with contextlib.suppress(FileNotFoundError):
+                        os.chown(name, view.uid, view.uid, dir_fd=descriptor, follow_symlinks=False)
 
     def hostname(self) -> str:
         return socket.gethostname()
@@ -199,46 +222,50 @@ class Host:
             Path(folder).mkdir(mode=0o700, parents=True, exist_ok=True)
 
     def write_text(self, path: Place, text: str) -> None:
-        Path(path).write_text(text)
+        """A file the server reads, in its folder: a link standing there is replaced."""
+        nofollow.write_text(path, text)
 
     def is_dir(self, path: Place) -> bool:
         return Path(path).is_dir()
 
-    def copy_tree(self, source: Place, target: Place) -> None:
-        _copy_tree(Path(source), Path(target))
+    def copy_tree(self, source: Place, target: Place, view: ServerView) -> None:
+        # Reflinks make it nearly free on filesystems that have them.
+        self.check(
+            self.as_server(
+                ["sh", "-c", _COPY_TREE, "sh", str(source), str(target), "--reflink=auto"], view
+            ),
+            timeout=3600,
+        )
 
     def remove_tree(self, path: Place) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
     def file_size(self, path: Place) -> int:
-        try:
-            return Path(path).stat().st_size
-        except OSError:
-            return 0
+        return nofollow.size(path)
 
     def read_from(self, path: Place, offset: int) -> str:
-        """A file's text from a byte offset on; "" when it cannot be read. The server owns
-        the folder its logs are in: a link it put in their place, or a pipe, is not read."""
+        """A file's text from a byte offset on; "" when it cannot be read, or a link or
+        anything but a regular file stands there (the server's uid may have planted it)."""
         try:
-            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    return ""
-                f.seek(offset)
-                return f.read().decode(errors="replace")
+            return nofollow.read_bytes(path, offset).decode(errors="replace")
+        except nofollow.Refused as refused:
+            log.warning("%s: not read (%s)", path, refused.strerror)
         except OSError:
-            return ""
+            pass
+        return ""
 
     def free_port(self) -> int:
         return free_port()
 
-    def kill_stale(self, pid_file: Place, marker: str) -> None:
+    def kill_stale(self, pid_file: Place, marker: str, view: ServerView) -> None:
         """Kill the process pid_file names if its command line still holds marker (our own
-        option file), so a pid another process reuses is never killed."""
-        kill_stale(Path(pid_file), marker)
+        option file) and it runs as the server's uid, so a pid another process reuses, or
+        one the server wrote there, is never killed."""
+        kill_stale(Path(pid_file), marker, view.uid if self.is_root else os.geteuid())
 
     def spawn_server(self, command: list[str], output: Place) -> subprocess.Popen[bytes]:
         """A server process; what it prints is appended to output."""
-        with Path(output).open("ab") as sink:
+        with os.fdopen(nofollow.create(output, append=True), "ab") as sink:
             return spawn(command, stdout=sink)
 
     def stop_server(
@@ -313,25 +340,28 @@ class SshHost(Host):
         return ["ssh", *self.ssh_options(), self.destination, "--", shlex.join(args)]
 
     @cached_property
-    def _is_root(self) -> bool:
+    def is_root(self) -> bool:
         return self.check(["id", "-u"], timeout=60).strip() == "0"
 
-    def as_server(self, command: list[str], view: ServerView) -> list[str]:
-        if not self._is_root:
-            return command
+    def identity_script(self, args: list[str]) -> list[str]:
         # The script itself goes along: oltplab is not installed on the host.
-        script = Path(identity.__file__).read_text()
-        return ["python3", "-c", script, view.argument(), *command]
+        return ["python3", "-c", Path(identity.__file__).read_text(), *args]
 
     def hand_over(self, folders: Sequence[Place], view: ServerView) -> None:
-        if self._is_root:
+        # chown -R walks without following links (-P), by descriptor.
+        if self.is_root:
             self.check(["chown", "-R", f"{view.uid}:{view.uid}", *map(str, folders)], timeout=600)
 
     def hostname(self) -> str:
         return self.check(["uname", "-n"], timeout=60).strip()
 
+    def _write(self, path: Place, text: str, mode: str) -> None:
+        """base/nofollow.py's write of path, run on the host."""
+        command = ["python3", "-c", _NOFOLLOW + _REMOTE_WRITE, str(path), mode]
+        self.check(command, input_text=text)
+
     def write_private(self, path: Path | PurePosixPath, text: str) -> None:
-        self.check(["sh", "-c", 'umask 077 && cat > "$1"', "sh", str(path)], input_text=text)
+        self._write(path, text, "600")
 
     def remove(self, path: Path | PurePosixPath) -> None:
         self.check(["rm", "-f", str(path)], timeout=60)
@@ -352,42 +382,42 @@ class SshHost(Host):
         )
 
     def write_text(self, path: Place, text: str) -> None:
-        self.check(["sh", "-c", 'cat > "$1"', "sh", str(path)], input_text=text)
+        self._write(path, text, "644")
 
     def is_dir(self, path: Place) -> bool:
         return self.run(["test", "-d", str(path)]).returncode == 0
 
-    def copy_tree(self, source: Place, target: Place) -> None:
-        self._sh(
-            'rm -rf "$2" "$2.partial" && cp -a "$1" "$2.partial" && mv "$2.partial" "$2"',
-            str(source),
-            str(target),
-        )
+    def copy_tree(self, source: Place, target: Place, view: ServerView) -> None:
+        command = ["sh", "-c", _COPY_TREE, "sh", str(source), str(target), ""]
+        self.check(self.as_server(command, view), timeout=3600)
 
     def remove_tree(self, path: Place) -> None:
         with contextlib.suppress(EngineError):
             self._sh('rm -rf "$1"', str(path))
 
-    def file_size(self, path: Place) -> int:
+    def _read(self, path: Place, offset: int) -> str:
+        """base/nofollow.py's read (offset >= 0) or size (-1) of path, run on the host."""
         with contextlib.suppress(EngineError):
-            done = self.run(["stat", "-c", "%s", str(path)], timeout=60)
-            if done.returncode == 0:
-                return int(done.stdout.strip())
-        return 0
-
-    def read_from(self, path: Place, offset: int) -> str:
-        with contextlib.suppress(EngineError):
-            done = self.run(["tail", "-c", f"+{offset + 1}", str(path)], timeout=60)
+            command = ["python3", "-c", _NOFOLLOW + _REMOTE_READ, str(path), str(offset)]
+            done = self.run(command, timeout=60)
             if done.returncode == 0:
                 return done.stdout
         return ""
 
+    def file_size(self, path: Place) -> int:
+        said = self._read(path, -1)
+        return int(said) if said.isdigit() else 0
+
+    def read_from(self, path: Place, offset: int) -> str:
+        return self._read(path, offset)
+
     def free_port(self) -> int:
         return self.free_ports(1)[0]
 
-    def kill_stale(self, pid_file: Place, marker: str) -> None:
+    def kill_stale(self, pid_file: Place, marker: str, view: ServerView) -> None:
+        uid = str(view.uid) if self.is_root else ""
         with contextlib.suppress(EngineError):
-            self._sh(_KILL_STALE, str(pid_file), marker, timeout=60)
+            self._sh(_KILL_STALE, str(pid_file), marker, uid, timeout=60)
 
     def spawn_server(self, command: list[str], output: Place) -> subprocess.Popen[bytes]:
         return self.spawn_held(command, output)

@@ -31,7 +31,7 @@ from oltplab.engines.config import ServerPaths
 from oltplab.engines.control import Connection
 from oltplab.engines.distribution import Distribution
 from oltplab.engines.family import ControlRoute, Layout
-from oltplab.engines.hosts import Forward, Host, PrivateFile
+from oltplab.engines.hosts import Forward, Host, PrivateFile, ServerView
 from oltplab.engines.network import Shaper, round_trip_ms
 from oltplab.store.files import tree_bytes
 from oltplab.sysbench.driver import Target
@@ -82,14 +82,23 @@ class PrivateInstance:
         # Only we may reach the sockets: the control account logs in through them.
         private = [layout.socket_folder, layout.socket_home, *self.family.private_folders(layout)]
         self.machine.make_folders([layout.work, layout.tmpdir], private)
-        self.machine.kill_stale(layout.pid_file, str(layout.cnf))
+        self._end_server()
         for secret in layout.secret_files:
             self.machine.remove(secret)
+
+    @property
+    def _view(self) -> ServerView:
+        return self.family.server_view(self.layout)
 
     def _hand_over(self) -> None:
         """Everything the server writes, its own (when we are root, it runs as its own uid)."""
         layout = self.layout
-        self.machine.hand_over([layout.work, layout.socket_home], self.family.server_view(layout))
+        self.machine.hand_over([layout.work, layout.socket_home], self._view)
+
+    def _end_server(self) -> None:
+        """No server of ours stays behind, nor anything its uid started."""
+        self.machine.kill_stale(self.layout.pid_file, str(self.layout.cnf), self._view)
+        self.machine.end_server_processes(self._view)
 
     def initialise(self, timeout: float) -> None:
         """A brand-new datadir from the option file already written, where the server runs."""
@@ -109,6 +118,7 @@ class PrivateInstance:
         finally:
             for path in secrets:
                 self.machine.remove(path)
+            self.machine.end_server_processes(self._view)
         if done.returncode != 0:
             where = "" if self.machine.is_local else f" on host {self.machine.name}"
             output = done.stderr.strip() or done.stdout.strip()  # old scripts print to stdout
@@ -125,7 +135,9 @@ class PrivateInstance:
         if rules is not None:
             name, lines = rules
             target = str(self.layout.datadir / name)
-            self.machine.check(["sh", "-c", 'cat >> "$1"', "sh", target], input_text=lines)
+            # As the server's uid, in its datadir: a link there leads nowhere it cannot go.
+            append = self.machine.as_server(["sh", "-c", 'cat >> "$1"', "sh", target], self._view)
+            self.machine.check(append, input_text=lines)
 
     def paths(self, port: int) -> ServerPaths:
         return self.family.paths(self.layout, port, self.host)
@@ -140,7 +152,10 @@ class PrivateInstance:
         return self.machine.free_port()
 
     def restore(self) -> None:
-        self.machine.copy_tree(self.layout.snapshot, self.layout.datadir)
+        # The copy is the server's uid's to make, and a work folder and snapshot taken from
+        # the store are root's until handed over.
+        self._hand_over()
+        self.machine.copy_tree(self.layout.snapshot, self.layout.datadir, self._view)
 
     def restore_bytes(self) -> int:
         """The disk space a restore takes on this machine beyond what the datadir it
@@ -153,7 +168,7 @@ class PrivateInstance:
         self.machine.remove_tree(self.layout.datadir)
 
     def take_snapshot(self) -> None:
-        self.machine.copy_tree(self.layout.datadir, self.layout.snapshot)
+        self.machine.copy_tree(self.layout.datadir, self.layout.snapshot, self._view)
 
     def local_work(self) -> Path | None:
         """The work folder when it is on this machine (whose disk the run record names)."""
@@ -282,15 +297,14 @@ class PrivateInstance:
         process, self.process = self.process, None
         clean = self.machine.stop_server(process, timeout, self.family.stop_signal)
         self._end_link()
-        # Whatever happened to it, no server of ours stays behind.
-        self.machine.kill_stale(self.layout.pid_file, str(self.layout.cnf))
+        self._end_server()
         return clean
 
     def kill(self) -> None:
         if self.process is not None:
             self.machine.kill_server(self.process)
             self.process = None
-            self.machine.kill_stale(self.layout.pid_file, str(self.layout.cnf))
+            self._end_server()
         self._end_link()
 
     def _end_link(self) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from oltplab.base import nofollow
 from oltplab.base.errors import EngineError
 from oltplab.engines.config import Setting, extra_settings
 from oltplab.engines.distribution import Distribution
@@ -42,7 +43,7 @@ from oltplab.engines.supplier import supply
 from oltplab.plan import safe_name
 from oltplab.spec import LOCAL_HOST, Spec, TierSpec
 from oltplab.spec.sources import EndpointSource, EngineSpec
-from oltplab.store.files import write_atomic, write_secret
+from oltplab.store.files import os_problem, write_atomic, write_secret
 from oltplab.sysbench.driver import command, execute
 
 log = logging.getLogger("oltplab")
@@ -120,8 +121,13 @@ def secret(work: Path, name: str) -> str:
     """A password of the engine's (the control account's, the benchmark user's): random,
     kept in a file only its owner can read, the same for the life of the datadir."""
     path = work / name
-    if path.is_file():
-        return path.read_text().strip()
+    # The work folder is the server's uid's: a link it planted there is refused, not read.
+    try:
+        return nofollow.read_text(path).strip()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise os_problem(exc, path) from None
     password = secrets.token_urlsafe(18)
     write_secret(path, password)
     return password
@@ -249,7 +255,7 @@ def _usable(marker: Path, wanted: dict[str, object], has_snapshot: bool) -> bool
 def _read_marker(marker: Path) -> dict[str, object]:
     """What the snapshot holds; an unreadable marker means no usable snapshot."""
     try:
-        found = json.loads(marker.read_text())
+        found = json.loads(nofollow.read_text(marker))
     except (OSError, ValueError):
         return {}
     return found if isinstance(found, dict) else {}

@@ -15,11 +15,13 @@ import hashlib
 import json
 import shutil
 import tarfile
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from oltplab.base import nofollow
 from oltplab.base.errors import EngineError
 from oltplab.store.files import write_atomic
 
@@ -68,24 +70,28 @@ class Entry:
                 f"{self.entry}: holds a snapshot of another dataset or binary than its name "
                 "says; remove it to prepare the dataset again"
             )
-        shutil.rmtree(snapshot, ignore_errors=True)
-        snapshot.mkdir(parents=True)
-        with (self.entry / ARCHIVE).open("rb") as raw:
-            hashing = _Hashing(raw)
-            with tarfile.open(fileobj=hashing, mode="r|") as archive:  # type: ignore[call-overload]
-                archive.extractall(snapshot, filter="data")
-            while hashing.read(1 << 20):  # the tar's padding counts too
-                pass
-        if hashing.sha256.hexdigest() != manifest["sha256"]:
+        # Unpacked in a folder of root's own beside the work folder, then moved in whole:
+        # the work folder is the server's uid's, and a link it planted where the unpacking
+        # goes would have root unpack through it.
+        scratch = Path(tempfile.mkdtemp(prefix=f".{work.name}.snapshot.", dir=work.parent))
+        try:
+            with (self.entry / ARCHIVE).open("rb") as raw:
+                hashing = _Hashing(raw)
+                with tarfile.open(fileobj=hashing, mode="r|") as archive:  # type: ignore[call-overload]
+                    archive.extractall(scratch, filter="data")
+                while hashing.read(1 << 20):  # the tar's padding counts too
+                    pass
+            if hashing.sha256.hexdigest() != manifest["sha256"]:
+                raise EngineError(
+                    f"{self.entry / ARCHIVE}: sha256 differs from its manifest (damaged or "
+                    "changed); remove the folder to prepare the dataset again"
+                )
             shutil.rmtree(snapshot, ignore_errors=True)
-            raise EngineError(
-                f"{self.entry / ARCHIVE}: sha256 differs from its manifest (damaged or "
-                "changed); remove the folder to prepare the dataset again"
-            )
+            scratch.rename(snapshot)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         for name in SECRETS:
-            target = work / name
-            target.write_text((self.entry / name).read_text())
-            target.chmod(0o600)
+            nofollow.write_text(work / name, (self.entry / name).read_text(), 0o600)
         write_atomic(marker, json.dumps(manifest["marker"]))
         return True
 
@@ -102,12 +108,12 @@ class Entry:
                 for path in sorted(snapshot.iterdir()):
                     archive.add(path, arcname=path.name)
         for name in SECRETS:
-            (partial / name).write_text((work / name).read_text())
+            (partial / name).write_text(nofollow.read_text(work / name))
             (partial / name).chmod(0o600)
         manifest = {
             **self.wanted,
             "sha256": hashing.sha256.hexdigest(),
-            "marker": json.loads(marker.read_text()),
+            "marker": json.loads(nofollow.read_text(marker)),
         }
         write_atomic(partial / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))
         partial.rename(self.entry)

@@ -13,6 +13,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 
+from oltplab.base import nofollow
 from oltplab.base.errors import EngineError, EnvironmentProblem
 from oltplab.base.processes import spawn
 from oltplab.spec.fields import Scalar
@@ -219,7 +220,8 @@ def execute_together(
             said = [f"{name}={value}" for name, value in (job.env or {}).items()]
             log.info("sysbench: %s (%s)", " ".join([*said, *job.args]), where)
             job.output.parent.mkdir(parents=True, exist_ok=True)
-            sink = stack.enter_context(job.output.open("wb"))
+            # Prepare's output goes in the work folder, which the server's uid owns.
+            sink = stack.enter_context(os.fdopen(nofollow.create(job.output), "wb"))
             env = {**os.environ, **job.env} if job.env else None
             processes.append(spawn(job.args, stdout=sink, env=env))
             launched.append(time.time())
