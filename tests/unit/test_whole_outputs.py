@@ -184,3 +184,10 @@ def test_replay_replaces_only_its_own_files(runs: Path) -> None:
         done = oltplab(*replay, "-o", "ours-replay", cwd=runs)
         assert done.returncode == 0, done.stderr
     assert sorted(_listing(runs / "ours-replay")) == ["replay.csv", "replay.json"]
+
+
+def test_an_output_that_fails_leaves_no_folder_it_made(runs: Path) -> None:
+    # The report's default folder is inside its results folder, made before they are read.
+    _refused(oltplab("report", "nothere", cwd=runs), "nothere")
+    _refused(oltplab("site", "nothere", "-o", "new/site", cwd=runs), "nothere")
+    assert not (runs / "nothere").exists() and not (runs / "new").exists()

@@ -12,6 +12,7 @@ replace.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import secrets
@@ -101,6 +102,9 @@ def whole_folder(
     check_output_folder(folder, kind, inputs, ours)
     folder = Path(os.path.abspath(folder))  # `-o .` has a name and a parent too
     partial = _temporary(folder, _PARTIAL)
+    # The folders made on the way to it, removed again if the output fails (bad input found
+    # later, say): a failed command leaves nothing it created.
+    made = [f for f in folder.parents if not f.exists()]
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         _clear_leftovers(folder)
@@ -126,4 +130,7 @@ def whole_folder(
         shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
+        for created in made:  # innermost first
+            with contextlib.suppress(OSError):
+                created.rmdir()
         raise
