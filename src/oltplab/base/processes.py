@@ -22,6 +22,14 @@ def _die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def die_with(parent: int) -> None:
+    """In a forked child: killed by the kernel when `parent` dies, however it dies. A parent
+    killed before the signal was set leaves this child already adopted: it ends here."""
+    _die_with_parent()
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def spawn(
     command: list[str],
     stdout: IO[bytes] | int | None = subprocess.DEVNULL,

@@ -29,9 +29,10 @@ from oltplab.cli.display import failed_table, shards_table, status_table
 from oltplab.distribute.layout import is_distributed, shards_of
 from oltplab.distribute.progress import shard_rows
 from oltplab.store.directory import ResultsDir, check_results
-from oltplab.store.files import check_output_file, write_atomic
+from oltplab.store.files import check_output_file, write_atomic, write_whole
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, run_state
+from oltplab.store.outputs import check_replaceable, whole_folder
 from oltplab.store.status import Status
 
 
@@ -371,10 +372,14 @@ def report(
     from oltplab.report import build, charts
 
     folder = output or ResultsDir(results[0]).report
-    if folder.exists() and not folder.is_dir():
-        raise OltplabError(f"--output {folder}: is a file; the report needs a folder")
+    # A results folder's own report folder is ours wherever it is; any other must be apart
+    # from the results read, as the folder is replaced whole.
+    own = folder.resolve() in {ResultsDir(r).report.resolve() for r in results}
     # The chart painter starts first: its workers load Matplotlib while we analyse.
-    with charts.painter() as painter:
+    with (
+        whole_folder(folder, "report", [] if own else results, own) as partial,
+        charts.painter() as painter,
+    ):
         from oltplab.analysis.dataset import load
         from oltplab.analysis.model import AnalysisOptions, analyse
         from oltplab.experiments.calibrate import load_for
@@ -385,13 +390,13 @@ def report(
             baseline or [], threshold, relative_to, compare or [], include_flagged, load_for(hosts)
         )
         with console.status("writing the report"):
-            files = build(analyse(dataset, options), folder, painter)
+            files = build(analyse(dataset, options), partial, painter)
+    markdown, page = folder / files.markdown.name, folder / files.html.name
     console.print(
-        f"{files.markdown}\n{files.html}\n{len(files.charts)} chart(s) in "
-        f"{files.markdown.parent / 'charts'}",
+        f"{markdown}\n{page}\n{len(files.charts)} chart(s) in {folder / 'charts'}",
         soft_wrap=True,
     )
-    console.print(f"Next: open {files.html} in a browser, or read {files.markdown}")
+    console.print(f"Next: open {page} in a browser, or read {markdown}")
 
 
 def rebuild(
@@ -419,6 +424,11 @@ def rebuild(
     for lost in rebuilt.lost:
         errors.print(f"not rebuilt: {lost}", highlight=False, markup=False, soft_wrap=True)
     console.print(f"Next: oltplab status {results}", highlight=False)
+
+
+REPLAY_COLUMNS = ["cell", "engine", "scenario", "tier", "threads", "repetition", "measured_s",
+                  "stopped_s", "settled", "ci_pct", "warm_up_cut_s"]  # fmt: skip
+REPLAY_JSON_START = b'{\n  "rule": '  # as found.as_json() begins
 
 
 class StopRuleName(StrEnum):
@@ -479,8 +489,9 @@ def replay(
     for given in results:
         check_results(given)
     folder = output or results[0]
-    check_output_file(folder / "replay.csv")
-    check_output_file(folder / "replay.json")
+    csv_file, json_file = folder / "replay.csv", folder / "replay.json"
+    check_replaceable(csv_file, ",".join(REPLAY_COLUMNS).encode(), "replay.csv")
+    check_replaceable(json_file, REPLAY_JSON_START, "replay.json")
     dataset = load(results)
     # The warm-ups oltplab kept beside the cells end by the rule too.
     outputs = sorted(p for r in results for p in r.rglob("*.sysbench.txt") if is_warm_up(p.name))
@@ -489,10 +500,8 @@ def replay(
         found = replay_rule(dataset, rule, AnalysisOptions([], threshold), warm_ups)
     if not found.cells:
         raise OltplabError(f"{results[0]}: no cell has per-second samples to replay")
-    columns = ("cell", "engine", "scenario", "tier", "threads", "repetition", "measured_s",
-               "stopped_s", "settled", "ci_pct", "warm_up_cut_s")  # fmt: skip
     rows = [
-        dict(zip(columns, (
+        dict(zip(REPLAY_COLUMNS, (
             replayed.cell.key, replayed.cell.engine, replayed.cell.scenario, replayed.cell.tier,
             replayed.cell.threads, replayed.cell.repetition, replayed.measured_seconds,
             replayed.stop.seconds, "yes" if replayed.stop.settled else "no",
@@ -501,8 +510,13 @@ def replay(
         ), strict=True))
         for replayed in found.cells
     ]  # fmt: skip
-    write_atomic(folder / "replay.csv", to_csv(rows, columns))
-    write_atomic(folder / "replay.json", json.dumps(found.as_json(), indent=2) + "\n")
+    # replay.json last: `plan --from` reads it, so it comes in once replay.csv has.
+    write_whole(
+        {
+            csv_file: to_csv(rows, tuple(REPLAY_COLUMNS)).encode(),
+            json_file: (json.dumps(found.as_json(), indent=2) + "\n").encode(),
+        }
+    )
     summary = Table(title=f"The {stop} rule at {rule.target_ci_pct:g}%, replayed")
     for column in ("what", "count", "measured", "with the rule", "saved", "unsettled"):
         summary.add_column(column, justify="right")

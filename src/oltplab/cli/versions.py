@@ -293,12 +293,9 @@ def site(
     their provenance and calibration, each run's report, and one page per point with its
     figure in every run, the interval of each, the change points along them, and links to
     the raw files. Open OUTPUT/index.html; it needs no server and no network."""
-    from oltplab.base.errors import OltplabError
     from oltplab.experiments.calibrate import load_for
     from oltplab.report.site import build_site
 
-    if output.exists() and not output.is_dir():
-        raise OltplabError(f"--output {output}: is a file; the site needs a folder")
     with console.status(f"building the site over {len(results)} results directories"):
         built = build_site(results, output, load_for)
     console.print(

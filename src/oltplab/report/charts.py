@@ -25,6 +25,7 @@ import numpy as np
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.tables import Ratio
 from oltplab.analysis.telemetry import Timeline
+from oltplab.base.processes import die_with
 from oltplab.plan import safe_name
 from oltplab.report.format import release_chart_stem, telemetry_chart_name
 from oltplab.store.files import write_atomic_bytes
@@ -72,8 +73,12 @@ def render(chart: Chart) -> Path:
     return chart.path
 
 
-def _load_matplotlib() -> None:
-    _figure(WIDE)
+def _start_worker(parent: int) -> None:
+    # A SIGKILLed report cannot shut its pool down: without this its workers would wait on
+    # the call queue forever, adopted by init. (The kernel signals when the thread that
+    # forked them ends: the pool is fed from the main thread.)
+    die_with(parent)
+    _figure(WIDE)  # loads Matplotlib
 
 
 class Painter:
@@ -86,7 +91,9 @@ class Painter:
             # Forked before any thread starts (the progress display has one), so each
             # worker is a clean copy; each loads Matplotlib at once, while we analyse.
             context = multiprocessing.get_context("fork")
-            self._pool = ProcessPoolExecutor(workers, context, initializer=_load_matplotlib)
+            self._pool = ProcessPoolExecutor(
+                workers, context, initializer=_start_worker, initargs=(os.getpid(),)
+            )
         self._pending: list[Future[Path] | Chart] = []
 
     def draw(self, charts: list[Chart]) -> None:

@@ -30,6 +30,7 @@ from oltplab.report import build
 from oltplab.report.html import plotly_js
 from oltplab.report.tool_formats import point_name
 from oltplab.store.files import write_atomic
+from oltplab.store.outputs import whole_folder
 
 # A change point needs runs on both sides of it and one more (analysis/changes).
 MIN_HISTORY = 3
@@ -154,12 +155,18 @@ def build_site(results: list[Path], out: Path, floor_for: NoiseFloorOf) -> SiteF
     the calibrated noise floor of the hosts a run came from, if there is one."""
     if not results:
         raise OltplabError("site: give one results directory or more")
+    with whole_folder(out, "site", results) as partial:
+        listed = _write_site(results, partial, floor_for)
+    return SiteFiles(out / "index.html", len(results), len(listed))
+
+
+def _write_site(results: list[Path], out: Path, floor_for: NoiseFloorOf) -> list[dict[str, Any]]:
+    """Every file of the site, into `out`; the history pages it lists."""
     ordered = sorted((path.resolve() for path in results), key=started)
     runs = [
         SiteRun(name, path, started(path), Points(load([path])))
         for path, name in zip(ordered, _unique_names(ordered), strict=True)
     ]
-    out.mkdir(parents=True, exist_ok=True)
     for run in runs:
         build(analyse(run.points.dataset, AnalysisOptions()), out / "runs" / run.name)
     assets = out / "assets"
@@ -195,11 +202,10 @@ def build_site(results: list[Path], out: Path, floor_for: NoiseFloorOf) -> SiteF
             engines=engines, rows=_side_by_side(runs, engines)
         ),
     )
-    index = out / "index.html"
     write_atomic(
-        index,
+        out / "index.html",
         templates.get_template("site_index.html.j2").render(
             runs=[_index_row(run, floor_for) for run in reversed(runs)], histories=listed
         ),
     )
-    return SiteFiles(index, len(runs), len(listed))
+    return listed

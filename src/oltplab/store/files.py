@@ -7,6 +7,7 @@ Secrets are created readable by their owner only, before a byte is written.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -62,7 +63,8 @@ def os_problem(exc: OSError, path: Path | None = None) -> OltplabError:
     return EnvironmentProblem(f"{where}: {said}")
 
 
-def _replace(path: Path, data: bytes, mode: int) -> None:
+def _scratch(path: Path, data: bytes, mode: int) -> str:
+    """The data in a temporary file beside path, on disk: its name."""
     try:
         fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
@@ -74,31 +76,56 @@ def _replace(path: Path, data: bytes, mode: int) -> None:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(scratch, path)
         except BaseException:
             os.unlink(scratch)
             raise
     except OSError as exc:
         raise os_problem(exc, path) from None
-    directory = os.open(path.parent, os.O_RDONLY)
+    return scratch
+
+
+def sync_folder(folder: Path) -> None:
+    directory = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(directory)
     finally:
         os.close(directory)
 
 
+def write_whole(files: dict[Path, bytes], mode: int = 0o644) -> None:
+    """Files that go together (one output in several files), each written whole, renamed
+    into place one after another only once all are on disk, in the order given: a kill or a
+    full disk while they are written leaves every old one (all but an instant between two
+    renames, when the first ones are new)."""
+    scratches: dict[Path, str] = {}
+    try:
+        for path, data in files.items():
+            scratches[path] = _scratch(path, data, mode)
+        for path, scratch in scratches.items():
+            try:
+                os.replace(scratch, path)
+            except OSError as exc:
+                raise os_problem(exc, path) from None
+    finally:
+        for scratch in scratches.values():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(scratch)
+    for folder in {path.parent for path in files}:
+        sync_folder(folder)
+
+
 def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
-    _replace(path, text.encode(), mode)
+    write_whole({path: text.encode()}, mode)
 
 
 def write_atomic_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
-    _replace(path, data, mode)
+    write_whole({path: data}, mode)
 
 
 def write_secret(path: Path, text: str) -> None:
     """A file only its owner can read (a password, options holding one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    _replace(path, text.encode(), 0o600)
+    write_whole({path: text.encode()}, 0o600)
 
 
 def tree_bytes(path: Path) -> int:
