@@ -21,7 +21,6 @@ from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Point
 from oltplab.analysis.reproduce import common_points
 from oltplab.base.metrics import TPS, Measure
-from oltplab.report.format import code, table, without_html
 
 
 class Outcome(IntEnum):
@@ -94,30 +93,6 @@ def gate(
         outcome = judged(comparison, max_regression_pct, measure.higher_is_better)
         points.append(GatedPoint(point, comparison, outcome))
     return Gate(points, max_regression_pct, measure)
-
-
-def markdown(found: Gate, baseline: Path, candidate: Path) -> str:
-    """The summary a CI job shows: the verdict first, then every point, worst first. Names
-    are the report's Markdown: a folder in a code span, no HTML or link a name could carry."""
-    words = OUTCOME_WORDS[found.outcome]
-    lines = [
-        f"## oltplab gate: {words}",
-        "",
-        f"{code(str(candidate))} against {code(str(baseline))}, {found.measure.label}, at most "
-        f"{found.max_regression_pct:g}% worse allowed (90% intervals: a point regressed when "
-        "all of its interval is beyond that, passed when none is).",
-        "",
-        f"{len(found.of(Outcome.REGRESSED))} regressed, {len(found.of(Outcome.UNDECIDED))} "
-        f"undecided, {len(found.of(Outcome.PASSED))} passed.",
-        "",
-    ]
-    worst_first = [Outcome.REGRESSED, Outcome.UNDECIDED, Outcome.PASSED]
-    ordered = sorted(found.points, key=lambda p: (worst_first.index(p.outcome), p.point))
-    lines += table(
-        ["point", "change [90% interval]", "verdict"],
-        [[p.name, p.comparison.with_interval(), OUTCOME_WORDS[p.outcome]] for p in ordered],
-    )
-    return "\n".join(without_html(line) for line in lines)
 
 
 def junit_xml(found: Gate) -> str:

@@ -248,9 +248,10 @@ def gate(
     1 when one did (named), 2 when the intervals cannot tell (an input that cannot be
     judged also exits 2, with an error line). Prints a Markdown summary (append it to
     $GITHUB_STEP_SUMMARY) and writes JUnit XML, one test case per point."""
-    from oltplab.analysis.gate import OUTCOME_WORDS, Outcome, junit_xml, markdown
+    from oltplab.analysis.gate import OUTCOME_WORDS, Outcome, junit_xml
     from oltplab.analysis.gate import gate as judge_gate
     from oltplab.cli.app import errors, parse_percent
+    from oltplab.report.gate_summary import markdown
     from oltplab.store.directory import check_results
     from oltplab.store.files import check_output_file, write_atomic
 

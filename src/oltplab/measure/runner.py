@@ -161,8 +161,7 @@ def run(request: RunRequest, display: Display) -> Outcome:
             split = _isolation(spec, display)
             isolated = "page cache only" if spec.protocol.isolation else "off"
             host["isolation"] = split.describe() if split else isolated
-            if spec.protocol.isolation:
-                host["page_cache"] = PAGE_CACHE_EVICTION
+            host |= {"page_cache": PAGE_CACHE_EVICTION} if spec.protocol.isolation else {}
             provenance = {
                 "machine": host["machine"],
                 "shard": str(shard) if shard is not None else None,
@@ -229,9 +228,7 @@ def _isolation(spec: Spec, display: Display) -> CpuSplit | None:
     remote = [p.server for p in spec.placements if p.server != LOCAL_HOST]
     if split is None or remote:
         why = "one CPU" if split is None else f"engines run on {', '.join(remote)}"
-        display.note(
-            f"[yellow]isolation: no CPU split ({why}); datadir still evicted from the page cache[/]"
-        )
+        display.note(f"[yellow]isolation: no CPU split ({why}); datadir pages still evicted[/]")
         return None
     log.info("isolation: %s", split.describe())
     return split

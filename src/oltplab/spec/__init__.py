@@ -23,7 +23,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import ErrorDetails
 
 from oltplab.base.errors import SpecError
 from oltplab.base.sizes import format_size
@@ -51,7 +50,8 @@ from oltplab.spec.fields import (
     whole,
 )
 from oltplab.spec.hosts import LOCAL_HOST, HostSpec, NetworkSpec, PlacementSpec
-from oltplab.spec.sources import SOURCE_KINDS, EngineSpec, beside_spec
+from oltplab.spec.messages import describe
+from oltplab.spec.sources import EngineSpec, beside_spec
 from oltplab.spec.verdicts import CompareSpec
 
 # --- configuration intent --------------------------------------------------------------------
@@ -522,48 +522,6 @@ def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) ->
 # --- loading ---------------------------------------------------------------------------------
 
 
-def _location(loc: tuple[int | str, ...]) -> str:
-    path = ""
-    previous: int | str | None = None
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif previous == "source" and part in SOURCE_KINDS:
-            pass  # the union's tag: the source's kind, not a key of the spec
-        elif re.match(r"^[a-z_]+$", part) or not path:
-            path += f".{part}" if path else part
-        # Pydantic adds union tags and validator names to the location; they mean nothing
-        # to users.
-        previous = part
-    return path or "(top level)"
-
-
-# Pydantic's wording for a wrong kind of value, in the spec's terms.
-_KIND_MESSAGES = {
-    "bool_type": "expected true or false",
-    "bool_parsing": "expected true or false",
-    "string_type": "expected a string in quotes",
-    "string_pattern_mismatch": "has characters not allowed here",
-    "int_type": "expected a whole number",
-    "float_type": "expected a number",
-    "finite_number": "expected a finite number",
-    "dict_type": "expected a table",
-    "list_type": "expected a list",
-}
-
-
-def _describe(error: ErrorDetails) -> str:
-    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and "[" in p))
-    where = _location(loc)
-    if error["type"] == "extra_forbidden":
-        return f"{where}: unknown key; remove it or check its spelling"
-    message = _KIND_MESSAGES.get(error["type"], error["msg"].removeprefix("Value error, "))
-    value = error.get("input")
-    if error["type"] == "missing" or isinstance(value, dict | list) or "got" in message:
-        return f"{where}: {message}"
-    return f"{where}: {message} (got {value!r})"
-
-
 # The largest example is 3 KB: a spec hundreds of times that is no spec, and parsing one of
 # 64 MB of unknown keys took 47 s and 4 GB before it was refused.
 MAX_SPEC_CHARS = 2**20
@@ -587,7 +545,7 @@ def _validated(data: dict[str, Any], origin: str, base: Path | None) -> Spec:
     except ValidationError as exc:
         errors = exc.errors()
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise SpecError(f"{origin}: {_describe(errors[0])}{more}") from None
+        raise SpecError(f"{origin}: {describe(errors[0])}{more}") from None
 
 
 def revised_spec(spec: Spec, origin: str, **sections: dict[str, Any]) -> Spec:

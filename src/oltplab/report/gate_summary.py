@@ -1,0 +1,32 @@
+"""The gate's verdict as the Markdown summary a CI job shows (gate.md and the terminal)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oltplab.analysis.gate import OUTCOME_WORDS, Gate, Outcome
+from oltplab.report.format import code, table, without_html
+
+
+def markdown(found: Gate, baseline: Path, candidate: Path) -> str:
+    """The summary a CI job shows: the verdict first, then every point, worst first. Names
+    are the report's Markdown: a folder in a code span, no HTML or link a name could carry."""
+    words = OUTCOME_WORDS[found.outcome]
+    lines = [
+        f"## oltplab gate: {words}",
+        "",
+        f"{code(str(candidate))} against {code(str(baseline))}, {found.measure.label}, at most "
+        f"{found.max_regression_pct:g}% worse allowed (90% intervals: a point regressed when "
+        "all of its interval is beyond that, passed when none is).",
+        "",
+        f"{len(found.of(Outcome.REGRESSED))} regressed, {len(found.of(Outcome.UNDECIDED))} "
+        f"undecided, {len(found.of(Outcome.PASSED))} passed.",
+        "",
+    ]
+    worst_first = [Outcome.REGRESSED, Outcome.UNDECIDED, Outcome.PASSED]
+    ordered = sorted(found.points, key=lambda p: (worst_first.index(p.outcome), p.point))
+    lines += table(
+        ["point", "change [90% interval]", "verdict"],
+        [[p.name, p.comparison.with_interval(), OUTCOME_WORDS[p.outcome]] for p in ordered],
+    )
+    return "\n".join(without_html(line) for line in lines)
