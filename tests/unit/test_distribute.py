@@ -169,7 +169,10 @@ def test_merge_makes_one_directory_and_refuses_what_does_not_fit(tmp_path: Path)
     spec = SPEC.replace("canary = ", "# canary = ")
     one = fake_shard(tmp_path / "one", spec, Shard(1, 2), "node-a", 100)
     two = fake_shard(tmp_path / "two", spec, Shard(2, 2), "node-b", 100)
+    # A report a kill left half-written in a shard is no result of it.
+    (two / ".report.partial-1-0a0b0c0d").mkdir()
     merged = merge([one, two], tmp_path / "merged")
+    assert not list((tmp_path / "merged").glob(".report.*"))
     assert {s.shard for s in merged} == {"1/2", "2/2"}
     ledger = Ledger.open(tmp_path / "merged", create=False)
     try:

@@ -25,6 +25,7 @@ from oltplab.importers.rebuild import raw_output
 from oltplab.store.directory import LOCK, RUN_STATE, WORK, ResultsDir
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
+from oltplab.store.outputs import is_temporary
 from oltplab.store.provenance import load_run_json, redact_spec
 from oltplab.store.rows import CellRow
 from oltplab.store.schema import CELL_RESULT_TABLES, SCHEMA, SCHEMA_VERSION
@@ -274,7 +275,7 @@ def _copy_files(shard: ShardDir, output: Path) -> None:
     source, target = ResultsDir(shard.path), ResultsDir(output)
     # The shard's own state is merged (the ledger) or kept apart (logs, canaries), never copied.
     for item in sorted(shard.path.iterdir()):
-        if item.name in RUN_STATE or item.name.startswith(".rebuild"):
+        if item.name in RUN_STATE or item.name.startswith(".rebuild") or is_temporary(item.name):
             continue
         if item.is_dir():
             shutil.copytree(item, output / item.name, dirs_exist_ok=True)

@@ -84,6 +84,11 @@ def _temporary(folder: Path, what: str) -> Path:
     return folder.with_name(f".{folder.name}.{what}-{os.getpid()}-{secrets.token_hex(4)}")
 
 
+def is_temporary(name: str) -> bool:
+    """Whether a file name is one of an output being written, or of one a kill left."""
+    return name.startswith(".") and any(f".{what}-" in name for what in (_PARTIAL, _OLD))
+
+
 def _clear_leftovers(folder: Path) -> None:
     """The temporary folders of runs killed before they renamed theirs (of a live run, kept)."""
     for what in (_PARTIAL, _OLD):
