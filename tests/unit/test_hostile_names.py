@@ -13,11 +13,13 @@ import subprocess
 from contextlib import closing
 from pathlib import Path
 
+import pymysql
 import pytest
 from markdown_it import MarkdownIt
 
 from oltplab.base.errors import EngineError, OltplabError
 from oltplab.distribute.merge import merge
+from oltplab.engines.control import said
 from oltplab.engines.distribution import Distribution
 from oltplab.engines.families import family_of
 from oltplab.engines.family import Layout
@@ -257,3 +259,11 @@ def test_a_server_that_dies_silently_still_gives_a_reason(
     with pytest.raises(EngineError) as linked:
         server._wait_ready(5)
     assert "root's own" not in str(linked.value) and said in str(linked.value)
+
+
+def test_a_connection_error_with_an_empty_message_still_says_what_happened() -> None:
+    assert said(pymysql.err.OperationalError(1045, "Access denied for user 'sb'")) == (
+        "Access denied for user 'sb'"
+    )
+    assert said(pymysql.err.OperationalError(2013, "")) == "OperationalError 2013, with no message"
+    assert said(pymysql.err.InterfaceError()) == "InterfaceError, with no message"

@@ -23,6 +23,15 @@ from psycopg import sql
 from oltplab.base.errors import EngineError
 
 
+def said(exc: pymysql.MySQLError) -> str:
+    """What the server or the driver said, never empty: the message, else the error's class
+    and code (a connection cut before the server answered carries an empty message). The
+    arguments hold no password, only the server's message and its code."""
+    message = str(exc.args[-1]).strip() if exc.args else ""
+    code = f" {exc.args[0]}" if len(exc.args) > 1 else ""
+    return message or f"{type(exc).__name__}{code}, with no message"
+
+
 class Connection:
     """A control connection, whichever protocol it speaks: the questions the runner, the
     provisioner and the telemetry probe ask, over rows()."""
@@ -117,8 +126,7 @@ class Control(Connection):
             )
         except pymysql.MySQLError as exc:
             where = socket if socket else f"{host}:{port}"
-            # exc.args never holds the password, only the server's message.
-            raise EngineError(f"cannot connect to {where} as {user}: {exc.args[-1]}") from None
+            raise EngineError(f"cannot connect to {where} as {user}: {said(exc)}") from None
 
     def close(self) -> None:
         with contextlib.suppress(pymysql.MySQLError):

@@ -21,7 +21,7 @@ import pymysql
 
 from oltplab.base import metrics
 from oltplab.base.errors import EngineError
-from oltplab.engines.control import Connection, Control
+from oltplab.engines.control import Connection, Control, said
 from oltplab.telemetry.sampler import EverySecond, read_lines
 
 # Counters kept as per-second rates (when they moved at all during the cell).
@@ -102,7 +102,7 @@ class EngineProbe(EverySecond):
             with self._connect() as control, self.output.open("w") as sink:
                 self._sample_until_stopped(control, sink)
         except (EngineError, pymysql.MySQLError, OSError) as exc:
-            self.error = str(exc.args[-1] if isinstance(exc, pymysql.MySQLError) else exc)
+            self.error = said(exc) if isinstance(exc, pymysql.MySQLError) else str(exc)
 
     def _sample_until_stopped(self, control: Connection, sink: Any) -> None:
         # InnoDB's metrics and status are MySQL-family things; PostgreSQL's status has its own.
