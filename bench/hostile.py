@@ -151,6 +151,15 @@ SPECS = {
     "spec of 3 million unknown keys": "".join(f"k{i} = 1\n" for i in range(3_000_000)),
 }
 
+
+def submit_k8s(*options: str) -> tuple[str, ...]:
+    """A dry-run `submit k8s` of two shards, with options given here taking precedence."""
+    given = dict(zip(options[::2], options[1::2], strict=True))
+    defaults = {"--shards": "2", "--storage": "s", "--image": "r/o:1"}
+    chosen = [part for pair in {**defaults, **given}.items() for part in pair]
+    return ("submit", "k8s", "bad.toml", *chosen, "--dry-run", "--manifests", "k8s")
+
+
 CASES = [
     *(
         Case(f"run: {name}", ("run", "bad.toml", "-r", "out"), spec(text))
@@ -169,22 +178,7 @@ CASES = [
     *(
         Case(
             f"submit k8s: {option} {value!r}",
-            (
-                "submit",
-                "k8s",
-                "bad.toml",
-                "--shards",
-                "2",
-                "--storage",
-                "s",
-                "--image",
-                "r/o:1",
-                option,
-                value,
-                "--dry-run",
-                "--manifests",
-                "k8s",
-            ),
+            submit_k8s(option, value),
             spec(GOOD),
         )
         for option, value in [
@@ -312,39 +306,13 @@ CASES = [
     ),
     Case(
         "submit k8s: shards 0",
-        (
-            "submit",
-            "k8s",
-            "bad.toml",
-            "--shards",
-            "0",
-            "--storage",
-            "s",
-            "--image",
-            "r/o:1",
-            "--dry-run",
-            "--manifests",
-            "k8s",
-        ),
+        submit_k8s("--shards", "0"),
         spec(GOOD),
     ),
     *(
         Case(
             f"submit k8s: storage {value!r}",
-            (
-                "submit",
-                "k8s",
-                "bad.toml",
-                "--shards",
-                "2",
-                "--storage",
-                value,
-                "--image",
-                "r/o:1",
-                "--dry-run",
-                "--manifests",
-                "k8s",
-            ),
+            submit_k8s("--storage", value),
             spec(GOOD),
         )
         for value in ['pvc"', "PVC", "a b", "", "a/b"]
