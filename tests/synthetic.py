@@ -108,14 +108,24 @@ SCENARIOS_2026 = {
 }
 
 
-def tree_2026(root: Path, seconds: int = 900, seed: int = 2026, drifting: float = 0.0) -> int:
-    """A result tree shaped like the 2026 report's (720 files), with known numbers: each
-    run warms up for a minute or so, then holds a level with 5% noise; a `drifting` share
-    of them (drawn apart, so the others stay as they are without it) instead lose 20% of
-    their level over the first 200 s, as a small buffer pool filling with dirty pages
-    does. Files written."""
+def tree_2026(
+    root: Path,
+    seconds: int = 900,
+    seed: int = 2026,
+    drifting: float = 0.0,
+    repetitions: int = 1,
+    late_drifting: float = 0.0,
+) -> int:
+    """A result tree shaped like the 2026 report's (720 files a repetition), with known
+    numbers: each run warms up for a minute or so, then holds a level with 5% noise; a
+    `drifting` share of them (drawn apart, so the others stay as they are without it)
+    instead lose 20% of their level over the first 200 s, as a small buffer pool filling
+    with dirty pages does. A `late_drifting` share of blocks hold their level for 350 s and
+    then rise or fall by 8% until their end, every repetition alike (as the published tree's
+    1-thread cells did: flat for minutes, then purge or checkpoints catch up). Files written."""
     rng = random.Random(seed)
     drift_rng = random.Random(seed + 1)
+    late_rng = random.Random(seed + 2)
     files = 0
     for scenario, scale in SCENARIOS_2026.items():
         for family, version in ENGINES_2026:
@@ -125,16 +135,25 @@ def tree_2026(root: Path, seconds: int = 900, seed: int = 2026, drifting: float 
             for tier, tier_factor in TIERS_2026.items():
                 for threads in THREADS_2026:
                     level = 400 * scale * tier_factor * engine_factor * min(threads, 128) ** 0.7
-                    warm_up = rng.randint(20, 120)
-                    series = [
-                        max(0.0, rng.gauss(level, level * 0.05)) * min(1.0, 0.5 + s / warm_up / 2)
-                        for s in range(seconds)
-                    ]
-                    if drifting and drift_rng.random() < drifting:
-                        series = [v * (1 - 0.2 * min(s, 200) / 200) for s, v in enumerate(series)]
-                    text = sysbench_text(
-                        series, threads, mode="ro" if "read_only" in scenario else "rw"
-                    )
-                    (folder / f"Tier{tier}_RW_{threads}th.sysbench.txt").write_text(text)
-                    files += 1
+                    late = 0.0
+                    if late_drifting and late_rng.random() < late_drifting:
+                        late = late_rng.choice((-0.08, 0.08))
+                    for repetition in range(1, repetitions + 1):
+                        warm_up = rng.randint(20, 120)
+                        series = [
+                            max(0.0, rng.gauss(level, level * 0.05))
+                            * min(1.0, 0.5 + s / warm_up / 2)
+                            * (1 + late * max(0, s - 350) / (seconds - 350))
+                            for s in range(seconds)
+                        ]
+                        if drifting and drift_rng.random() < drifting:
+                            series = [
+                                v * (1 - 0.2 * min(s, 200) / 200) for s, v in enumerate(series)
+                            ]
+                        text = sysbench_text(
+                            series, threads, mode="ro" if "read_only" in scenario else "rw"
+                        )
+                        run = f"_run{repetition}" if repetitions > 1 else ""
+                        (folder / f"Tier{tier}_RW_{threads}th{run}.sysbench.txt").write_text(text)
+                        files += 1
     return files

@@ -1,6 +1,13 @@
 """The adaptive stopping rule replayed on series already measured: where each cell would
 have stopped, the machine time that saves, and which of the report's verdicts the shorter
-cells would change. A user trusts the rule on their own data before spending a cluster on it.
+cells would change, per workload class (scenario and tier), so that a user sees where early
+stopping is safe on their own data before spending a cluster on it.
+
+The rule runs as a live run would apply it: in each block (engine, scenario, tier,
+threads) the first repetition to have run whole shows the block's horizon and keeps its
+seconds, the later ones stop by the rule but not before that horizon, each judged on its
+engine-state signals where its telemetry holds them. Replayed with `learn=False`, the rule
+alone decides every cell (what stopping would change without the horizon).
 
 Each cell is cut at its stop and its figures recomputed from what is left (the whole-run
 TPS becomes the mean of the seconds kept), then the same analysis runs on both: a
@@ -13,12 +20,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
+import numpy as np
+
 from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.findings import Finding
 from oltplab.analysis.model import Analysis, AnalysisOptions, analyse
 from oltplab.analysis.tables import ProgressionRow
-from oltplab.base.stats import Series
-from oltplab.base.stopping import Stop, StopRule, stop_point
+from oltplab.base.stationarity import Capacities, state_signals
+from oltplab.base.stats import Series, mser5_cut
+from oltplab.base.stopping import (
+    TRUSTED,
+    Horizon,
+    Stop,
+    StopRule,
+    is_full_length,
+    learned_horizon,
+    stop_point,
+)
 
 
 @dataclass(frozen=True)
@@ -26,6 +44,11 @@ class ReplayedCell:
     cell: CellRecord
     measured_seconds: int  # as recorded
     stop: Stop
+    moved_pct: float = 0.0  # how far stopping moved its steady mean, % of the whole one
+
+    @property
+    def workload_class(self) -> str:
+        return f"{self.cell.scenario} {self.cell.tier}"
 
 
 @dataclass(frozen=True)
@@ -38,6 +61,7 @@ class VerdictChange:
     # known to +-target tell their difference to about +-target x sqrt(2), so a change
     # closer than that to the line it crossed is one the rule was never asked to keep.
     beyond_resolution: bool = True
+    workload_class: str = ""  # scenario and tier
 
 
 @dataclass(frozen=True)
@@ -59,11 +83,31 @@ def replay_warm_ups(series: Sequence[Series], rule: StopRule) -> WarmUps:
 
 
 @dataclass(frozen=True)
+class ClassTotals:
+    """One workload class (scenario and tier) of a replay."""
+
+    name: str
+    cells: int
+    learning: int  # cells that ran whole to show their block's horizon
+    measured_seconds: int
+    kept_seconds: int
+    unsettled: int
+    changed: int  # verdicts changed beyond the rule's resolution
+    within: int  # verdicts changed closer to their line than the resolution
+    largest_move_pct: float  # the most any cell's steady mean moved
+
+    @property
+    def saved_share(self) -> float:
+        return 1 - self.kept_seconds / self.measured_seconds if self.measured_seconds else 0.0
+
+
+@dataclass(frozen=True)
 class Replay:
     rule: StopRule
     cells: list[ReplayedCell]
     changes: list[VerdictChange]
     warm_ups: WarmUps = WarmUps(0, 0, 0)
+    learn: bool = True  # the horizon learned per block; else the rule alone decided
 
     @property
     def measured_seconds(self) -> int:
@@ -81,26 +125,109 @@ class Replay:
     def unsettled(self) -> int:
         return sum(not c.stop.settled for c in self.cells)
 
+    @property
+    def learning(self) -> int:
+        return sum(_learning(c) for c in self.cells)
+
+    @property
+    def later_share(self) -> float | None:
+        """The share of their seconds the cells after each block's first kept: what a
+        repetition that stops early is expected to run. None when every block ran once."""
+        later = [c for c in self.cells if not _learning(c)]
+        measured = sum(c.measured_seconds for c in later)
+        return sum(c.stop.seconds for c in later) / measured if measured else None
+
+    def classes(self) -> list[ClassTotals]:
+        names = list(dict.fromkeys(c.workload_class for c in self.cells))
+        totals = []
+        for name in names:
+            mine = [c for c in self.cells if c.workload_class == name]
+            changes = [c for c in self.changes if c.workload_class == name]
+            totals.append(
+                ClassTotals(
+                    name,
+                    len(mine),
+                    sum(_learning(c) for c in mine),
+                    sum(c.measured_seconds for c in mine),
+                    sum(c.stop.seconds for c in mine),
+                    sum(not c.stop.settled for c in mine),
+                    sum(c.beyond_resolution for c in changes),
+                    sum(not c.beyond_resolution for c in changes),
+                    max(abs(c.moved_pct) for c in mine),
+                )
+            )
+        return totals
+
     def as_json(self) -> dict[str, object]:
+        later = self.later_share
         return {
             "rule": asdict(self.rule),
+            "horizon": "learned per block" if self.learn else "none: the rule alone",
             "cells": len(self.cells),
             "measured_seconds": self.measured_seconds,
             "kept_seconds": self.kept_seconds,
             "saved_share": round(self.saved_share, 4),
             "unsettled": self.unsettled,
+            "learning": self.learning,
+            "later_kept_share": None if later is None else round(later, 4),
+            "classes": [
+                {**asdict(c), "saved_share": round(c.saved_share, 4)} for c in self.classes()
+            ],
             "changes": [asdict(change) for change in self.changes],
             "warm_ups": asdict(self.warm_ups),
         }
 
 
-def stops(dataset: Dataset, rule: StopRule) -> list[ReplayedCell]:
+def _learning(cell: ReplayedCell) -> bool:
+    return cell.stop.horizon is not None and cell.stop.horizon.learning
+
+
+def _block(cell: CellRecord) -> tuple[object, ...]:
+    """What repetitions repeat: the cell in its results, without its repetition."""
+    results = cell.key.split("|", 1)[0]
+    return (results, cell.machine, cell.engine, cell.scenario, cell.tier, cell.threads)
+
+
+def _moved_pct(series: np.ndarray, seconds: int) -> float:
+    """How far a cell's steady mean at `seconds` lies from its whole-length one, in %."""
+    whole = series[mser5_cut(series) :].mean()
+    part = series[:seconds]
+    kept = part[mser5_cut(part) :].mean()
+    return float(100 * (kept / whole - 1)) if whole else 0.0
+
+
+def stops(dataset: Dataset, rule: StopRule, learn: bool = True) -> list[ReplayedCell]:
     """Every measured cell with a per-second series, and where the rule stops it."""
-    return [
-        ReplayedCell(cell, len(series), stop_point(series, rule))
+    measured = [
+        cell
         for cell in dataset.cells
-        if len(series := dataset.series.get(cell.key, ())) > 0 and cell.status == "done"
+        if len(dataset.series.get(cell.key, ())) > 0 and cell.status == "done"
     ]
+    horizons: dict[str, Horizon] = {}
+    blocks: dict[tuple[object, ...], list[CellRecord]] = {}
+    for cell in measured:
+        blocks.setdefault(_block(cell), []).append(cell)
+    for block in blocks.values():
+        # In the order they ran: the first to have run whole shows the others' horizon.
+        ran = sorted(block, key=lambda c: (c.started_at or "~", c.repetition))
+        # Imported or fixed-length cells all ran whole; of an adaptive run, those not stopped.
+        planned = min(rule.max_seconds, max(len(dataset.series[c.key]) for c in ran))
+        full = [c for c in ran if is_full_length(dataset.series[c.key], planned)]
+        if not learn or not full:
+            horizons.update({c.key: TRUSTED if not learn else Horizon(0, True) for c in ran})
+            continue
+        shown = Horizon(learned_horizon(dataset.series[full[0].key], rule))
+        horizons.update({c.key: Horizon(0, True) if c is full[0] else shown for c in ran})
+    replayed = []
+    for cell in measured:
+        series = dataset.series[cell.key]
+        variables = dataset.variables.get((cell.engine, cell.tier), {})
+        signals = state_signals(
+            dataset.telemetry.get(cell.key, {}), len(series), Capacities.of(variables)
+        )
+        stop = stop_point(series, rule, horizons[cell.key], signals)
+        replayed.append(ReplayedCell(cell, len(series), stop, _moved_pct(series, stop.seconds)))
+    return replayed
 
 
 def shortened(dataset: Dataset, replayed: list[ReplayedCell]) -> Dataset:
@@ -134,6 +261,10 @@ def _row_name(row: ProgressionRow) -> str:
     return f"{row.scenario} {row.tier} {row.engine} vs {row.baseline_engine} {row.threads}t"
 
 
+def _class(row: ProgressionRow | Finding) -> str:
+    return f"{row.scenario} {row.tier}"
+
+
 def _finding_name(finding: Finding) -> str:
     return f"{finding.kind}: {finding.scenario} {finding.tier} {finding.engine}"
 
@@ -149,31 +280,38 @@ def verdict_changes(before: Analysis, after: Analysis, resolution: float) -> lis
         was, now = _progression_verdict(row), _progression_verdict(other)
         if was.split(":")[0] != now.split(":")[0]:
             clear = abs(row.shown_diff_pct) > resolution
-            changes.append(VerdictChange("progression", _row_name(row), was, now, clear))
+            changes.append(
+                VerdictChange("progression", _row_name(row), was, now, clear, _class(row))
+            )
     listed = {_row_name(r) for r in before.differences}
     listed_after = {_row_name(r) for r in after.differences}
+    classes = {_row_name(r): _class(r) for r in [*before.progression, *after.progression]}
     threshold = before.options.threshold
     for name in sorted(listed ^ listed_after):
         beyond = f"beyond {threshold:g}%"
         was, now = (beyond, "not listed") if name in listed else ("not listed", beyond)
         clear = abs(abs(shown[name]) - threshold) > resolution
-        changes.append(VerdictChange("difference", name, was, now, clear))
+        changes.append(VerdictChange("difference", name, was, now, clear, classes[name]))
     decided = {_finding_name(f): f for f in before.findings}
     decided_after = {_finding_name(f): f for f in after.findings}
     for name in sorted(set(decided) ^ set(decided_after)):
         finding = decided.get(name) or decided_after[name]
         was, now = ("found", "gone") if name in decided else ("none", "found")
         clear = finding.margin_pct is None or finding.margin_pct > resolution
-        changes.append(VerdictChange("finding", name, was, now, clear))
+        changes.append(VerdictChange("finding", name, was, now, clear, _class(finding)))
     return changes
 
 
 def replay(
-    dataset: Dataset, rule: StopRule, options: AnalysisOptions, warm_ups: Sequence[Series]
+    dataset: Dataset,
+    rule: StopRule,
+    options: AnalysisOptions,
+    warm_ups: Sequence[Series],
+    learn: bool = True,
 ) -> Replay:
-    replayed = stops(dataset, rule)
+    replayed = stops(dataset, rule, learn)
     before = analyse(dataset, options)
     after = analyse(shortened(dataset, replayed), options)
     resolution = rule.target_ci_pct * 2**0.5
     changes = verdict_changes(before, after, resolution)
-    return Replay(rule, replayed, changes, replay_warm_ups(warm_ups, rule))
+    return Replay(rule, replayed, changes, replay_warm_ups(warm_ups, rule), learn)

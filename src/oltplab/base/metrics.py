@@ -55,6 +55,21 @@ REDO_BYTES = frozenset(
     {Metric(ENGINE, "Innodb_os_log_written"), Metric(ENGINE, "pg_stat_wal.wal_bytes")}
 )
 
+# --- what says whether the engine's state has settled (base/stationarity.py) ---------------
+FREE_PAGES = Metric(ENGINE, "Innodb_buffer_pool_pages_free")
+DATA_PAGES = Metric(ENGINE, "Innodb_buffer_pool_pages_data")
+TOTAL_PAGES = Metric(ENGINE, "Innodb_buffer_pool_pages_total")
+DEAD_TUPLES = Metric(ENGINE, "pg_stat_user_tables.n_dead_tup")  # of the benchmark's tables
+STATE = frozenset(
+    {HISTORY_LENGTH, CHECKPOINT_AGE, DIRTY_PAGES, FREE_PAGES, DATA_PAGES, TOTAL_PAGES, DEAD_TUPLES}
+)
+
+
+def is_pending(metric: tuple[str, str]) -> bool:
+    """Reads, writes or syncs the engine has queued and not finished (InnoDB's *_pending_*)."""
+    return metric[0] == ENGINE and "pending" in metric[1]
+
+
 # --- what sysbench prints in rate mode (open loop) -------------------------------------------
 QUEUE_LENGTH = Metric(SYSBENCH, "queue_length")  # events offered, waiting for a thread
 CONCURRENCY = Metric(SYSBENCH, "concurrency")  # threads busy
@@ -89,6 +104,8 @@ def is_disk(metric: tuple[str, str], column: str) -> bool:
 
 
 def analysed(source: str, name: str) -> bool:
+    if (source, name) in STATE or is_pending((source, name)):
+        return True
     return (source, name) in _ANALYSED or any(
         is_disk((source, name), column) for column in (DISK_READ_COLUMN, DISK_WRITTEN_COLUMN)
     )

@@ -1,31 +1,41 @@
 """When a cell has measured enough: the adaptive stopping rule, a pure function of the
-per-second series so far, the same whether a run applies it live or `oltplab replay`
-applies it to series already recorded or imported.
+per-second series so far (and of the engine's state, when its telemetry was recorded), the
+same whether a run applies it live or `oltplab replay` applies it to series already
+recorded or imported.
 
 Every 10 s from `min_seconds` on (every 5 s when `min_seconds` is under 20 s), the series
-so far is cut where MSER-5 puts the end of the warm-up, and the rule stops when, at three
-checks in a row,
+so far is cut where MSER-5 puts the end of the warm-up, and the rule is met when
 - the warm-up is over (the cut is not at the end of the span MSER-5 searches, which would
   mean the series is still climbing or falling there),
 - the steady part is `min_seconds` long at least, and its mean's interval is narrower than the
   target: a batch-means interval, whose batches grow until they absorb the
-  autocorrelation of neighbouring seconds that a per-second standard error ignores, and
-- the straight line fitted to the steady part, plus one standard error, changes by less
-  than twice the target across it (a drift, such as dirty pages piling up in a small
-  buffer pool, widens batch means too slowly to be caught by them alone). On simulated
-  seconds (5% noise, lag-1 correlation 0.3) a flat series stops after about 2 minutes,
-  and of series losing 20% over their first 200 s, 4 in 300 stop before 180 s. A drift
-  too slow to show within the seconds measured cannot be seen by any rule; `oltplab
-  replay` shows what stopping would have changed on data of one's own.
-A cell that never meets them runs to `max_seconds` and is `unsettled`.
+  autocorrelation of neighbouring seconds that a per-second standard error ignores,
+- the straight line fitted to the steady part, and to its last half and last quarter, plus
+  one standard error, changes by less than twice the target across each (a drift, such as
+  dirty pages piling up in a small buffer pool, widens batch means too slowly to be caught
+  by them alone; one that began lately shows in the shorter windows first), and
+- no engine-state signal shows a trend over the same windows (base/stationarity.py):
+  history list length, checkpoint age, dirty and free pages, pending I/O.
+
+Met at three checks in a row, it stops the cell, but never before the cell's block has
+shown how far its slow drifts reach: a slow drift can start after minutes of flat seconds,
+and nothing in the seconds before it can tell. So the first repetition of each block
+(engine, tier, workload, threads) to run measures its whole length, and its series gives
+the horizon: the first check from which its steady mean stays within half the target of
+its whole-length one. Later repetitions stop by the rule, not before that horizon. A block
+measured once gets no early stop; `oltplab replay` shows, on data of one's own, what the
+rule would have changed and saved. A cell that never meets the rule runs to `max_seconds`
+and is `unsettled`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from oltplab.base.stationarity import MIN_WINDOW_SECONDS, SCALES, StateSignal, first_trend
 from oltplab.base.stats import BATCH, Series, mser5_cut
 
 CHECK_SECONDS = 10
@@ -64,17 +74,66 @@ class Stop:
     settled: bool  # the rule was met; else it ran to max_seconds
     ci_pct: float | None  # the steady mean's half-width there, % of the mean
     cut: int  # the warm-up MSER-5 cut there, in seconds
-    drift_pct: float | None = None  # the fitted line's change across the steady part, bounded
+    drift_pct: float | None = None  # the fitted line's largest change across a window, bounded
     warming: bool = False  # the cut sat at the end of MSER-5's span: still climbing or falling
+    trend: str | None = None  # the engine-state trend seen there, described
+    horizon: Horizon | None = None  # what the block's full-length cell showed, if anything
 
     def describe(self) -> str:
         known = f", steady mean +-{self.ci_pct:.1f}%" if self.ci_pct is not None else ""
+        learned = f"; {self.horizon.describe()}" if self.horizon is not None else ""
+        if self.settled and self.horizon is not None and self.horizon.learning:
+            return f"ran its whole {self.seconds} s{known} (warm-up {self.cut} s){learned}"
         if self.settled:
-            return f"stopped at {self.seconds} s{known} (warm-up {self.cut} s)"
+            return f"stopped at {self.seconds} s{known} (warm-up {self.cut} s){learned}"
         # Which condition failed is what a reader needs to trust the flag (or not).
         drift = f", drift up to {self.drift_pct:.1f}%" if self.drift_pct is not None else ""
         warming = ", still warming up" if self.warming else ""
-        return f"unsettled after {self.seconds} s{known}{drift}{warming}"
+        trend = f", {self.trend}" if self.trend else ""
+        return f"unsettled after {self.seconds} s{known}{drift}{warming}{trend}{learned}"
+
+
+@dataclass(frozen=True)
+class Horizon:
+    """How soon a block's cells may stop: from what one of its cells showed over its whole
+    length, or not before their end when none has run whole yet."""
+
+    seconds: int  # no stop before this
+    learning: bool = False  # no full-length cell yet: this one runs whole to show it
+
+    def describe(self) -> str:
+        if self.learning:
+            return "the first of its block, it runs whole to show how far slow drifts reach"
+        return f"its block's full-length cell held its mean from {self.seconds} s"
+
+
+TRUSTED = Horizon(0)  # no horizon: the rule alone decides (replay compares it; runs never)
+
+
+def learned_horizon(series: Series, rule: StopRule) -> int:
+    """The first check from which a full-length cell's steady mean stays within half the
+    target of its whole-length steady mean: its other half is left to the noise of the
+    repetitions that stop there."""
+    values = np.asarray(series, dtype=float)[: rule.max_seconds]
+    whole_cut = mser5_cut(values)
+    whole = float(values[whole_cut:].mean()) if len(values) > whole_cut else 0.0
+    band = abs(whole) * rule.target_ci_pct / 200
+    step = rule.check_seconds
+    checks = range(max(rule.min_seconds, step), len(values) + 1, step)
+    held = len(values)
+    for seconds in reversed(checks):
+        part = values[:seconds]
+        cut = mser5_cut(part)
+        if abs(float(part[cut:].mean()) - whole) > band:
+            break
+        held = seconds
+    return held
+
+
+def is_full_length(series: Series, planned_seconds: int) -> bool:
+    """Whether a cell ran its whole planned length (sysbench may not print its last second
+    or two), and so shows its block's horizon."""
+    return len(series) >= planned_seconds - 2
 
 
 def batch_means_half_width(steady: np.ndarray, confidence: float = CONFIDENCE) -> float | None:
@@ -116,43 +175,71 @@ def drift_bound(steady: np.ndarray) -> float:
     return (abs(float(slope)) + slope_error) * len(steady)
 
 
-def _judged(values: np.ndarray, seconds: int, rule: StopRule) -> Stop:
+def _drift_pct(steady: np.ndarray, mean: float) -> float:
+    """The largest bounded drift across the steady part and its last half and quarter."""
+    windows = [steady[len(steady) - len(steady) // part :] for part in SCALES]
+    return max(
+        100 * drift_bound(window) / mean for window in windows if len(window) >= MIN_WINDOW_SECONDS
+    )
+
+
+def _judged(
+    values: np.ndarray, seconds: int, rule: StopRule, signals: Sequence[StateSignal]
+) -> Stop:
     part = values[:seconds]
     cut = mser5_cut(part)
     warming = cut >= (len(part) // BATCH // 2 - 1) * BATCH
     steady = part[cut:]
     mean = float(steady.mean()) if len(steady) else 0.0
     half_width = batch_means_half_width(steady)
-    if half_width is None or mean <= 0 or len(steady) < rule.min_seconds:
+    if half_width is None or mean <= 0 or len(steady) < max(rule.min_seconds, MIN_WINDOW_SECONDS):
         return Stop(seconds, False, None, cut, warming=warming)
     ci_pct = 100 * half_width / mean
-    drift_pct = 100 * drift_bound(steady) / mean
+    drift_pct = _drift_pct(steady, mean)
+    found = first_trend(signals, cut, seconds, mean)
     target = rule.target_ci_pct
-    settled = not warming and ci_pct <= target and drift_pct <= 2 * target
-    return Stop(seconds, settled, ci_pct, cut, drift_pct, warming)
+    settled = not warming and ci_pct <= target and drift_pct <= 2 * target and found is None
+    trend = found.describe() if found is not None else None
+    return Stop(seconds, settled, ci_pct, cut, drift_pct, warming, trend)
 
 
-def first_stop(series: Series, rule: StopRule) -> Stop | None:
-    """The check at which the rule was met for the third time in a row, if it was yet."""
+def first_stop(
+    series: Series,
+    rule: StopRule,
+    horizon: Horizon,
+    signals: Sequence[StateSignal] = (),
+) -> Stop | None:
+    """The check, not before the horizon, at which the rule was met for the third time in
+    a row, if it was yet; never while the horizon is still being learned."""
+    if horizon.learning:
+        return None
     values = np.asarray(series, dtype=float)
     end = min(len(values), rule.max_seconds)
     met = 0
     step = rule.check_seconds
     for seconds in range(max(rule.min_seconds, step), end + 1, step):
-        judged = _judged(values, seconds, rule)
+        judged = _judged(values, seconds, rule, signals)
         # Looking again every few seconds, a rule met once by chance would stop drifting
         # cells early now and then; met at three checks in a row, seldom.
         met = met + 1 if judged.settled else 0
-        if met == CHECKS_IN_A_ROW:
-            return judged
+        if met >= CHECKS_IN_A_ROW and seconds >= horizon.seconds:
+            return replace(judged, horizon=horizon if horizon is not TRUSTED else None)
     return None
 
 
-def stop_point(series: Series, rule: StopRule) -> Stop:
+def stop_point(
+    series: Series,
+    rule: StopRule,
+    horizon: Horizon = TRUSTED,
+    signals: Sequence[StateSignal] = (),
+) -> Stop:
     """Where the rule stops this series: its first stop, else its end (at most
     max_seconds), settled there only if the rule holds there."""
-    if (found := first_stop(series, rule)) is not None:
+    if (found := first_stop(series, rule, horizon, signals)) is not None:
         return found
     values = np.asarray(series, dtype=float)
     end = min(len(values), rule.max_seconds)
-    return _judged(values, end, rule) if end else Stop(0, False, None, 0)
+    if not end:
+        return Stop(0, False, None, 0)
+    judged = _judged(values, end, rule, signals)
+    return replace(judged, horizon=horizon if horizon is not TRUSTED else None)

@@ -21,7 +21,7 @@ from oltplab.base.errors import (
     EXIT_INTERRUPTED,
     OltplabError,
 )
-from oltplab.cli import engines, results, runs, shards, versions
+from oltplab.cli import engines, replay, results, runs, shards, versions
 from oltplab.cli.app import DEBUG_ENV, Command, app, engines_app, errors, submit_app
 from oltplab.store.files import os_problem
 
@@ -29,7 +29,7 @@ from oltplab.store.files import os_problem
 COMMANDS: tuple[tuple[str | None, Callable[..., None]], ...] = (
     (None, runs.run), (None, runs.rerun), (None, runs.reproduced), (None, runs.demo),
     (None, results.status), (None, results.export), ("import", results.import_),
-    (None, results.report), (None, results.rebuild), (None, results.replay),
+    (None, results.report), (None, results.rebuild), (None, replay.replay),
     (None, runs.calibrate),
     (None, shards.plan), (None, shards.merge), (None, shards.cancel),
     (None, versions.history), (None, versions.bisect), (None, versions.capacity),

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -14,7 +13,6 @@ from rich.table import Table
 
 from oltplab.base.errors import OltplabError
 from oltplab.cli.app import (
-    WEEK_SECONDS,
     BaselineOption,
     CutOption,
     IncludeFlaggedOption,
@@ -28,11 +26,11 @@ from oltplab.cli.app import (
 from oltplab.cli.display import failed_table, shards_table, status_table
 from oltplab.distribute.layout import is_distributed, shards_of
 from oltplab.distribute.progress import shard_rows
-from oltplab.store.directory import ResultsDir, check_results
-from oltplab.store.files import check_output_file, write_atomic, write_whole
+from oltplab.store.directory import ResultsDir
+from oltplab.store.files import check_output_file, write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, run_state
-from oltplab.store.outputs import check_replaceable, whole_folder
+from oltplab.store.outputs import whole_folder
 from oltplab.store.status import Status
 
 
@@ -424,147 +422,3 @@ def rebuild(
     for lost in rebuilt.lost:
         errors.print(f"not rebuilt: {lost}", highlight=False, markup=False, soft_wrap=True)
     console.print(f"Next: oltplab status {results}", highlight=False)
-
-
-REPLAY_COLUMNS = ["cell", "engine", "scenario", "tier", "threads", "repetition", "measured_s",
-                  "stopped_s", "settled", "ci_pct", "warm_up_cut_s"]  # fmt: skip
-REPLAY_JSON_START = b'{\n  "rule": '  # as found.as_json() begins
-
-
-class StopRuleName(StrEnum):
-    adaptive = "adaptive"
-
-
-def replay(
-    results: Annotated[
-        list[Path],
-        typer.Argument(metavar="RESULTS", help="Results directories or imported trees."),
-    ],
-    stop: Annotated[
-        StopRuleName, typer.Option(help="The stopping rule to replay on the recorded seconds.")
-    ] = StopRuleName.adaptive,
-    target: Annotated[
-        str,
-        typer.Option(
-            metavar="PCT",
-            help="Stop a cell once its steady mean's 95% interval is this narrow (e.g. 2%).",
-        ),
-    ] = "2%",
-    min_seconds: Annotated[
-        int,
-        typer.Option(
-            min=10,
-            max=WEEK_SECONDS,
-            help="Never stop a cell before this many seconds, nor on a shorter steady part.",
-        ),
-    ] = 60,
-    max_seconds: Annotated[
-        int | None,
-        typer.Option(
-            min=10,
-            max=WEEK_SECONDS,
-            help="Stop every cell here at the latest (default: its length).",
-        ),
-    ] = None,
-    threshold: ThresholdOption = 5.0,
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Where replay.csv goes (default: FIRST_RESULTS)."),
-    ] = None,
-) -> None:
-    """Where the adaptive stopping rule would have stopped each recorded cell, the machine
-    time that would save, and which verdicts of the report (progression, differences beyond
-    the threshold, findings) the shorter cells would change."""
-    from oltplab.analysis.dataset import load
-    from oltplab.analysis.model import AnalysisOptions
-    from oltplab.analysis.replay import replay as replay_rule
-    from oltplab.base.stopping import StopRule
-    from oltplab.cli.app import parse_percent
-    from oltplab.cli.display import duration_text
-    from oltplab.importers.naming import is_warm_up
-    from oltplab.report.export import to_csv
-    from oltplab.sysbench.output import read_output
-
-    rule = StopRule(parse_percent(target, "--target"), min_seconds, max_seconds or 10**9)
-    for given in results:
-        check_results(given)
-    folder = output or results[0]
-    csv_file, json_file = folder / "replay.csv", folder / "replay.json"
-    check_replaceable(csv_file, ",".join(REPLAY_COLUMNS).encode(), "replay.csv")
-    check_replaceable(json_file, REPLAY_JSON_START, "replay.json")
-    dataset = load(results)
-    # The warm-ups oltplab kept beside the cells end by the rule too.
-    outputs = sorted(p for r in results for p in r.rglob("*.sysbench.txt") if is_warm_up(p.name))
-    warm_ups = [read_output(path).tps for path in outputs if path.is_file()]
-    with console.status(f"replaying the {stop} rule on {len(dataset.cells)} cells"):
-        found = replay_rule(dataset, rule, AnalysisOptions([], threshold), warm_ups)
-    if not found.cells:
-        raise OltplabError(f"{results[0]}: no cell has per-second samples to replay")
-    rows = [
-        dict(zip(REPLAY_COLUMNS, (
-            replayed.cell.key, replayed.cell.engine, replayed.cell.scenario, replayed.cell.tier,
-            replayed.cell.threads, replayed.cell.repetition, replayed.measured_seconds,
-            replayed.stop.seconds, "yes" if replayed.stop.settled else "no",
-            None if replayed.stop.ci_pct is None else round(replayed.stop.ci_pct, 2),
-            replayed.stop.cut,
-        ), strict=True))
-        for replayed in found.cells
-    ]  # fmt: skip
-    # replay.json last: `plan --from` reads it, so it comes in once replay.csv has.
-    write_whole(
-        {
-            csv_file: to_csv(rows, tuple(REPLAY_COLUMNS)).encode(),
-            json_file: (json.dumps(found.as_json(), indent=2) + "\n").encode(),
-        }
-    )
-    summary = Table(title=f"The {stop} rule at {rule.target_ci_pct:g}%, replayed")
-    for column in ("what", "count", "measured", "with the rule", "saved", "unsettled"):
-        summary.add_column(column, justify="right")
-    summary.add_row(
-        "cells",
-        str(len(found.cells)),
-        duration_text(found.measured_seconds),
-        duration_text(found.kept_seconds),
-        f"{100 * found.saved_share:.0f}%",
-        str(found.unsettled),
-    )
-    warm = found.warm_ups
-    if warm.count:
-        summary.add_row(
-            "warm-ups",
-            str(warm.count),
-            duration_text(warm.measured_seconds),
-            duration_text(warm.kept_seconds),
-            f"{100 * (1 - warm.kept_seconds / max(1, warm.measured_seconds)):.0f}%",
-            "",
-        )
-    console.print(summary)
-    clear = [c for c in found.changes if c.beyond_resolution]
-    close = len(found.changes) - len(clear)
-    if clear:
-        changed = Table(title=f"{len(clear)} verdict(s) the shorter cells change")
-        for column in ("what", "row or finding", "as measured", "with the rule"):
-            changed.add_column(column)
-        for change in clear:
-            changed.add_row(change.what, change.subject, change.before, change.after)
-        console.print(changed)
-    else:
-        console.print("No verdict changes beyond the rule's resolution.")
-    if close:
-        resolution = rule.target_ci_pct * 2**0.5
-        console.print(
-            f"{close} more within +-{resolution:.1f}% of the line they crossed: closer than "
-            f"cells known to +-{rule.target_ci_pct:g}% tell apart (a narrower --target keeps "
-            "them).",
-            highlight=False,
-        )
-    console.print(
-        f"Per cell: {folder / 'replay.csv'}; totals and changes: {folder / 'replay.json'}",
-        highlight=False,
-    )
-    console.print(
-        "Next: compare the verdicts above with your report before letting cells stop early; "
-        f"oltplab plan SPEC --stop adaptive --from {folder} estimates a matrix with these "
-        "shares",
-        highlight=False,
-    )

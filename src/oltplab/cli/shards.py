@@ -81,7 +81,8 @@ def plan(
             "--from",
             metavar="RESULTS",
             help="Adaptive: expect cells and warm-ups to keep the share of their seconds "
-            "that oltplab replay found on this run (else an assumed share, said).",
+            "that oltplab replay found on this run (else the most conservative share of the "
+            "project's long-cell corpus, said to be assumed).",
         ),
     ] = None,
 ) -> None:
@@ -92,8 +93,9 @@ def plan(
     measurements, canaries and each shard's datasets: prepared on one machine, or copied
     from the shared snapshot store that another shard published (rows a second, row size
     and copy speed assumed, said). Adaptive cells and warm-ups count the share of their
-    seconds a replayed run kept (--from), or an assumed one; the fixed-length figure is
-    printed beside.
+    seconds a replayed run kept (--from), or an assumed one, with the verdicts that share
+    changed in its replay; the first repetition of each block runs whole. The fixed-length
+    figure is printed beside.
     """
     spec = load_spec(spec_path)
     # Every option is checked before anything is printed: an error is then the only line.
@@ -162,6 +164,11 @@ def plan(
             f"{fixed.protocol.measure_seconds} s, warm-ups {protocol.warmup_ro_seconds} s and "
             f"{protocol.warmup_rw_seconds} s of {fixed.protocol.warmup_ro_seconds} s and "
             f"{fixed.protocol.warmup_rw_seconds} s ({lengths.basis})",
+            highlight=False,
+        )
+        console.print(
+            "verdicts that share changed in its replay: "
+            + ("; ".join(lengths.changes) if lengths.changes else "none beyond its resolution"),
             highlight=False,
         )
         fixed = fixed.model_copy(update={"protocol": fixed.protocol.model_copy(

@@ -504,8 +504,9 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     ctx.ledger.mark_running(cell, ctx.run_id)
     ctx.display.phase(cell_label(cell), seconds)
     telemetry = ctx.telemetry_of(cell.engine)
-    watch = Watch.of_cell(spec.protocol, cell.rate, output, ctx.scratch("stop"))
     telemetry.before_cell(CellSite(stem, state.server))
+    probe = telemetry.raw_file_of(metrics.ENGINE)
+    watch = Watch.of_cell(spec.protocol, cell, output, ctx.scratch("stop"), ctx.ledger, probe)
     try:
         result = _sysbench(
             ctx, state, spec.workload(cell.workload), cell.threads, seconds, output, cell.rate,

@@ -1,19 +1,63 @@
 """Adaptive cells: sysbench runs through measure/workloads/gate.lua with
-measure_seconds as its limit, and a watch reads the per-second lines as they come. Once
-the stopping rule (base/stopping.py) is met it creates the file that ends every sysbench
-thread after its current event; sysbench then prints its summary as at any end, so the
-raw file is a whole sysbench output, as long as the cell ran."""
+measure_seconds as its limit, and a watch reads the per-second lines as they come, with
+what the engine probe has sampled of the engine's state. Once the stopping rule
+(base/stopping.py) is met, not before the horizon the cell's block has shown, it creates
+the file that ends every sysbench thread after its current event; sysbench then prints its
+summary as at any end, so the raw file is a whole sysbench output, as long as the cell ran."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from oltplab.base.stopping import Stop, StopRule, first_stop, stop_point
+from oltplab.base.stationarity import Capacities, StateSignal, state_signals
+from oltplab.base.stopping import (
+    TRUSTED,
+    Horizon,
+    Stop,
+    StopRule,
+    first_stop,
+    is_full_length,
+    learned_horizon,
+    stop_point,
+)
+from oltplab.plan import Cell
 from oltplab.spec import ProtocolSpec
+from oltplab.store.ledger import Ledger
+from oltplab.store.status import Status
 from oltplab.sysbench.output import read_output
+from oltplab.telemetry.engine import probe_telemetry
+
+
+def block_horizon(ledger: Ledger, cell: Cell, rule: StopRule) -> Horizon:
+    """What the cell's block has shown: the horizon of the first of its repetitions to run
+    whole, or none yet (this cell then runs whole to show it)."""
+    series = ledger.tps_series()
+    ran = sorted(
+        (
+            row
+            for row in ledger.cells()
+            if row.cell.group == cell.group and row.status == Status.DONE and row.key in series
+        ),
+        key=lambda row: (row.started_at or "~", row.repetition),
+    )
+    full = [row for row in ran if is_full_length(series[row.key], rule.max_seconds)]
+    return Horizon(learned_horizon(series[full[0].key], rule)) if full else Horizon(0, True)
+
+
+@dataclass(frozen=True)
+class EngineState:
+    """The engine-state signals of a running cell, read from its probe's raw file."""
+
+    probe: Path | None  # None: no engine probe runs (telemetry off): no signals
+    capacities: Capacities
+
+    def signals(self, seconds: int) -> list[StateSignal]:
+        if self.probe is None:
+            return []
+        return state_signals(probe_telemetry(self.probe), seconds, self.capacities)
 
 
 @dataclass
@@ -23,19 +67,33 @@ class Watch:
     output: Path
     stop_file: Path
     rule: StopRule
+    horizon: Horizon = TRUSTED
+    state: EngineState = EngineState(None, Capacities())
     stopped: Stop | None = None
-    _seen: int = field(default=0, repr=False)
+    _checked: int = field(default=0, repr=False)
     _next_look: float = field(default=0.0, repr=False)
 
     @classmethod
     def of_cell(
-        cls, protocol: ProtocolSpec, rate: int, output: Path, scratch: Path
+        cls,
+        protocol: ProtocolSpec,
+        cell: Cell,
+        output: Path,
+        scratch: Path,
+        ledger: Ledger,
+        probe: Path | None,
     ) -> Watch | None:
         """A watch for a closed-loop cell of an adaptive protocol; None otherwise. Its stop
         file lives in the run's scratch, never among the results."""
-        if protocol.stop != "adaptive" or rate:
+        if protocol.stop != "adaptive" or cell.rate:
             return None
-        return cls._over(output, scratch, protocol.stop_rule())
+        rule = protocol.stop_rule()
+        variables = ledger.variables().get((cell.engine, cell.tier, cell.workload), {})
+        return replace(
+            cls._over(output, scratch, rule),
+            horizon=block_horizon(ledger, cell, rule),
+            state=EngineState(probe, Capacities.of(variables)),
+        )
 
     @classmethod
     def of_warm_up(
@@ -60,10 +118,11 @@ class Watch:
             return
         self._next_look = elapsed + 1
         tps = read_output(self.output).tps
-        if len(tps) == self._seen:
+        # The rule looks at checks only: a second between two of them changes nothing.
+        if len(tps) // self.rule.check_seconds == self._checked:
             return
-        self._seen = len(tps)
-        found = first_stop(tps, self.rule)
+        self._checked = len(tps) // self.rule.check_seconds
+        found = first_stop(tps, self.rule, self.horizon, self.state.signals(len(tps)))
         if found is not None:
             self.stopped = found
             self.stop_file.parent.mkdir(parents=True, exist_ok=True)
@@ -83,4 +142,5 @@ class Watch:
         self.stop_file.unlink(missing_ok=True)
         if self.stopped is not None:
             return self.stopped
-        return stop_point(read_output(self.output).tps, self.rule)
+        tps = read_output(self.output).tps
+        return stop_point(tps, self.rule, self.horizon, self.state.signals(len(tps)))

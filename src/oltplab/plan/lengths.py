@@ -1,52 +1,68 @@
 """How long adaptive cells and warm-ups are expected to run, for estimates made before
-they run: a share of their most, found by replaying the rule on an earlier run (`oltplab
-replay` writes it) or assumed, and said with every figure that uses it."""
+they run. In each block the first repetition runs whole (it shows the block's horizon, see
+base/stopping.py) and the later ones keep a share of their seconds: the share `oltplab
+replay` found on an earlier run (--from), else the most conservative share of any workload
+class of the project's own long-cell corpus (bench/corpus), said to be an assumption. Either
+way the verdicts that share's replay changed are said with it."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from oltplab.base.errors import OltplabError
 from oltplab.base.stopping import StopRule
 from oltplab.spec import Spec
 
-# Assumed without a replay: what the rule kept of the 2026-sized synthetic tree in the
-# tests (720 cells of 900 s, half settled within two minutes, a tenth drifting for most of
-# their run: 23%), rounded up; for warm-ups, the same share.
-ASSUMED_SHARE = 0.25
 REPLAY_FILE = "replay.json"
+# Written by bench/corpus/shares.py from the corpus it replays.
+CORPUS_FILE = Path(__file__).with_name("corpus_shares.json")
 
 
 @dataclass(frozen=True)
 class ExpectedLengths:
-    cell_share: float  # of measure_seconds an adaptive cell is expected to run
+    later_share: float  # of measure_seconds, kept by a repetition after its block's first
     warm_up_share: float  # of warmup_*_seconds
     basis: str  # where the shares come from, in words
+    changes: tuple[str, ...] = ()  # the verdicts its replay changed beyond resolution
+
+    def cell_share(self, repetitions: int) -> float:
+        """Of measure_seconds, what a block's cells keep on average: its first whole."""
+        return (1 + (repetitions - 1) * self.later_share) / repetitions
 
     @classmethod
     def assumed(cls) -> ExpectedLengths:
+        corpus = _corpus()
         return cls(
-            ASSUMED_SHARE,
-            ASSUMED_SHARE,
-            f"assumed: cells and warm-ups keep {ASSUMED_SHARE:.0%} of their length, as the "
-            "rule kept of a 2026-sized synthetic tree; replay a run of this host "
-            "(oltplab replay RESULTS) and pass --from RESULTS for its own share",
+            corpus["later_kept_share"],
+            corpus["warm_up_kept_share"],
+            "assumed, not measured on this host: repetitions after the first of their block "
+            f"keep {corpus['later_kept_share']:.0%} of their seconds, as in "
+            f"{corpus['most_conservative_class']}, the most conservative workload class of "
+            f"{corpus['source']} ({corpus['method']}), warm-ups "
+            f"{corpus['warm_up_kept_share']:.0%}; replay a run of this host (oltplab replay "
+            "RESULTS) and pass --from RESULTS for its own shares",
+            tuple(corpus["changes"]),
         )
 
     @classmethod
     def replayed(cls, results: Path) -> ExpectedLengths:
-        """The shares `oltplab replay` found on a run; its warm-ups', if it had any."""
+        """The shares `oltplab replay` found on a run; what it could not show (no block ran
+        twice, no warm-up kept), the corpus's, said."""
         path = results / REPLAY_FILE
         try:
             found = json.loads(path.read_text())
-            cells = found["kept_seconds"] / found["measured_seconds"]
+            later = found["later_kept_share"]
             warm = found.get("warm_ups") or {}
             warm_share = (
                 warm["kept_seconds"] / warm["measured_seconds"]
                 if warm.get("measured_seconds")
                 else None
+            )
+            changes = tuple(
+                _described(change) for change in found["changes"] if change["beyond_resolution"]
             )
         except FileNotFoundError:
             raise OltplabError(
@@ -56,12 +72,39 @@ class ExpectedLengths:
             raise OltplabError(
                 f"{path}: unreadable ({exc}); run oltplab replay {results} again to rewrite it"
             ) from None
-        said = f"replayed on {results}: cells kept {cells:.0%} of their seconds"
+        corpus = _corpus()
+        said = f"replayed on {results}: "
+        if later is None:
+            later = corpus["later_kept_share"]
+            said += (
+                f"no block ran twice there, so later repetitions are assumed to keep "
+                f"{later:.0%} as in the most conservative class of {corpus['source']}"
+            )
+        else:
+            said += f"repetitions after the first of their block kept {later:.0%} of their seconds"
         if warm_share is None:
-            said += f", warm-ups assumed to keep {ASSUMED_SHARE:.0%} (it recorded none)"
+            warm_share = corpus["warm_up_kept_share"]
+            said += f", warm-ups assumed to keep {warm_share:.0%} (it recorded none)"
         else:
             said += f", warm-ups {warm_share:.0%}"
-        return cls(cells, ASSUMED_SHARE if warm_share is None else warm_share, said)
+        return cls(float(later), warm_share, said, changes)
+
+
+def _described(change: dict[str, Any]) -> str:
+    return f"{change['what']} {change['subject']}: {change['before']} -> {change['after']}"
+
+
+def _corpus() -> dict[str, Any]:
+    try:
+        found: dict[str, Any] = json.loads(CORPUS_FILE.read_text())
+        found["changes"] = [_described(c) for c in found["changes"]]
+        return found
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        # The file ships with oltplab: unreadable, the installation is broken.
+        raise OltplabError(
+            f"{CORPUS_FILE}: unreadable ({exc}); reinstall oltplab, or regenerate it with "
+            "python3 bench/corpus/shares.py"
+        ) from None
 
 
 def _expected(most: int, share: float, rule: StopRule) -> int:
@@ -77,9 +120,10 @@ def expected_spec(spec: Spec, lengths: ExpectedLengths) -> Spec:
     expected ones, so that every estimate (and the dealing of blocks to shards) counts them."""
     protocol = spec.protocol
     rule = protocol.stop_rule
+    cell_share = lengths.cell_share(protocol.repetitions)
     expected = {
         "measure_seconds": _expected(
-            protocol.measure_seconds, lengths.cell_share, rule(protocol.measure_seconds)
+            protocol.measure_seconds, cell_share, rule(protocol.measure_seconds)
         ),
         "warmup_ro_seconds": _expected(
             protocol.warmup_ro_seconds, lengths.warm_up_share, rule(protocol.warmup_ro_seconds)

@@ -258,6 +258,11 @@ class Telemetry:
             else:
                 self._absent.append(device.name)
 
+    def raw_file_of(self, name: str) -> Path | None:
+        """The raw file a device watching the current cell is writing, if it runs."""
+        running = [d for d in self._running if d.name == name]
+        return running[0].raw_file(self._site.stem) if running and self._site else None
+
     def abandon(self) -> None:
         """An interrupted cell: stop everything, keep nothing."""
         for device in self._running:

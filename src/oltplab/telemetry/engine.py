@@ -51,6 +51,7 @@ GAUGES = frozenset(
         "Innodb_buffer_pool_pages_dirty",
         "Innodb_buffer_pool_pages_free",
         "Innodb_buffer_pool_pages_data",
+        "Innodb_buffer_pool_pages_total",
         "Innodb_row_lock_current_waits",
         "Innodb_row_lock_time_avg",
         "Innodb_row_lock_time_max",
@@ -171,6 +172,16 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
     return samples
 
 
+def probe_telemetry(path: Path) -> dict[tuple[str, str], list[tuple[int, float]]]:
+    """What a probe has sampled so far (while its cell runs), by (source, metric) as the
+    ledger keeps them, its seconds taken as sysbench's (they lie within a second of them)."""
+    found: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for second, values in engine_series(read_samples(path)):
+        for name, value in values.items():
+            found.setdefault((metrics.ENGINE, name), []).append((second, value))
+    return found
+
+
 def _is_counter(name: str) -> bool:
     return name.startswith(COUNTER_PREFIXES) and not any(p in name.lower() for p in _GAUGE_PARTS)
 
@@ -207,7 +218,7 @@ def engine_series(
 
 def _levels(sample: dict[str, Any]) -> dict[str, float]:
     status, derived = sample["status"], sample["derived"]
-    values = {name: status[name] for name in GAUGES if name in status}
+    values = {name: status[name] for name in status if name in GAUGES or "pending" in name}
     if "Threads_running" in values:
         # The probe's own SHOW GLOBAL STATUS is running when it is counted.
         values["Threads_running"] = max(0.0, values["Threads_running"] - 1)
