@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.base.stopping import StopRule, stop_point
+from oltplab.base.stopping import StopRule, learned_horizon
 from oltplab.sysbench.output import parse_output
 
 from .conftest import cells, oltplab, spec_text
@@ -38,7 +38,7 @@ def test_until_cv_adds_rounds_up_to_the_maximum_and_resumes_cleanly(tmp_path):
 
 def names_its_reason(notes: str) -> bool:
     """The unsettled note names a failed condition: an interval or a drift over the
-    target (5%; drift twice that), or a warm-up not over."""
+    target (5%; drift twice that), a warm-up not over, or an engine-state trend."""
     wide = re.search(r"steady mean \+-([\d.]+)%", notes)
     drift = re.search(r"drift up to ([\d.]+)%", notes)
     return (
@@ -46,62 +46,72 @@ def names_its_reason(notes: str) -> bool:
         or (wide is not None and float(wide[1]) > 5)
         or (drift is not None and float(drift[1]) > 10)
         or wide is None
+        or re.search(r"(rose|fell) by \d+% of", notes) is not None
     )
 
 
-SLOWING = Path(__file__).parent.parent / "data" / "workloads" / "slowing_read_only.lua"
+HOLDING = Path(__file__).parent.parent / "data" / "workloads" / "holding_read_write.lua"
 
 
-def test_adaptive_cells_stop_when_settled_and_a_drifting_one_runs_on_unsettled(tmp_path):
-    """stop = "adaptive" on two engines, one workload that slows down on MariaDB only (one
-    more point select per transaction every 2 s): MySQL's flat cell ends early with
-    sysbench's own summary, MariaDB's never settles, runs to measure_seconds and is
-    flagged; every raw file re-imports to the figures the run stored."""
+def adaptive_spec(tmp_path: Path, repetitions: int) -> Path:
+    """One MySQL read-write cell at 2 threads, 45 s the most, adaptive at +-5% (what 45 s
+    of these seconds settle to here), whose second thread holds a transaction open once the
+    file `hold` exists."""
     workloads = (
-        '[[workloads]]\nname = "slowing"\nscript = "' + str(SLOWING) + '"\nread_only = true\n'
-        'options = {slowing_on = "MariaDB"}\n'
+        '[[workloads]]\nname = "holding"\nscript = "' + str(HOLDING) + '"\n'
+        f'options = {{hold_open_when = "{tmp_path / "hold"}"}}\n'
     )  # fmt: skip
-    text = spec_text(["mysql-8.0.31", "mariadb-10.11.5"], threads=[2], measure=50, warmup=10)
+    text = spec_text(["mysql-8.0.31"], threads=[2], measure=45, warmup=5)
     text = text.split("\n", 1)[1] + workloads
-    # Read-only seconds here vary by about 5% and now and then one is halved by another
-    # load: +-5% is what 50 s of them settle to (at +-3%, one of the two flat cells of a
-    # trial ran its whole length, its fitted line rising 8.9% across it).
     text = text.replace("[protocol]\n", '[protocol]\nstop = "adaptive"\nstop_min_seconds = 10\n'
-                        "stop_target_pct = 5\n")  # fmt: skip
-    (tmp_path / "s.toml").write_text(text)
-    done = oltplab("run", "s.toml", "-r", "out", "--no-telemetry", cwd=tmp_path)
+                        f"stop_target_pct = 5\nrepetitions = {repetitions}\n")  # fmt: skip
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_block_runs_whole_once_and_a_growing_history_list_keeps_a_cell_running(tmp_path):
+    """stop = "adaptive" on a real engine: the block's first repetition runs its whole
+    45 s to show the horizon; the second stops by the rule, not before that horizon (or
+    runs on, saying which condition failed). A third, measured with a transaction held open
+    beside it, runs whole: its TPS may look flat, but its history list keeps growing, and
+    its note says so. Every raw file re-imports to the figures the run stored."""
+    adaptive_spec(tmp_path, repetitions=2)
+    done = oltplab("run", "s.toml", "-r", "out", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = {r["engine"]: r for r in cells(tmp_path / "out")}
-    assert sorted(rows) == ["mariadb-10.11.5", "mysql-8.0.31"]
-    assert {r["status"] for r in rows.values()} == {"done"}
-    rule = StopRule(target_ci_pct=5, min_seconds=10, max_seconds=50)
-    ran, replayed = {}, {}
-    for engine, row in rows.items():
-        output = parse_output((tmp_path / "out" / row["artifact"]).read_text())
-        assert output.summary is not None  # sysbench's own summary, however it ended
-        ran[engine] = output.summary.total_time_s
-        # The live watch decided what the rule decides on the seconds the cell kept.
-        replayed[engine] = stop_point(output.tps, rule)
-        assert replayed[engine].describe() in row["notes"], (engine, replayed, row["notes"])
-    flat, drifting = rows["mysql-8.0.31"], rows["mariadb-10.11.5"]
-    # Settled or not is what tells: sysbench may not print the last second of its run (49
-    # seconds of a 50 s cell), so a cell that ran its whole length can have fewer.
-    if replayed["mysql-8.0.31"].settled:
-        assert ran["mysql-8.0.31"] < replayed["mysql-8.0.31"].seconds + 3, ran
-        assert "unsettled" not in flat["flags"], flat["flags"]
+    rows = {r["repetition"]: r for r in cells(tmp_path / "out")}
+    assert sorted(rows) == [1, 2] and {r["status"] for r in rows.values()} == {"done"}
+    rule = StopRule(target_ci_pct=5, min_seconds=10, max_seconds=45)
+    first = parse_output((tmp_path / "out" / rows[1]["artifact"]).read_text())
+    assert first.summary is not None and len(first.tps) >= 44, len(first.tps)
+    assert "the first of its block, it runs whole" in rows[1]["notes"], rows[1]["notes"]
+    horizon = learned_horizon(first.tps, rule)
+    second = parse_output((tmp_path / "out" / rows[2]["artifact"]).read_text())
+    assert second.summary is not None  # sysbench's own summary, however it ended
+    if "unsettled" in rows[2]["flags"].split(","):
+        assert names_its_reason(rows[2]["notes"]), rows[2]["notes"]
     else:
-        # Flat read-only seconds here settle to +-5% within 20-40 s, most of the time;
-        # when another load halves some of them (0.86 CPU for 38 of 80 s in one suite),
-        # they spread wider (+-4.6% with a drift, in another) or step up 7% at 14 s (a
-        # level MSER-5 cannot yet tell from a warm-up in 49 s, in a third), the rule
-        # rightly runs on, and the note says which of its conditions the seconds failed.
-        assert "unsettled" in flat["flags"].split(","), (flat["flags"], flat["notes"])
-        assert names_its_reason(flat["notes"]), flat["notes"]
-    assert ran["mariadb-10.11.5"] >= 49, ran
-    assert "unsettled" in drifting["flags"].split(","), (drifting["flags"], drifting["notes"])
+        stopped = re.search(r"stopped at (\d+) s", rows[2]["notes"])
+        assert stopped and int(stopped[1]) >= horizon, (rows[2]["notes"], horizon)
+        assert f"held its mean from {horizon} s" in rows[2]["notes"], rows[2]["notes"]
+        assert second.summary.total_time_s < int(stopped[1]) + 3, second.summary
+    assert "history list length" not in rows[2]["notes"], rows[2]["notes"]
+
+    (tmp_path / "hold").touch()
+    adaptive_spec(tmp_path, repetitions=3)
+    held = oltplab("run", "s.toml", "-r", "out", cwd=tmp_path)
+    assert held.returncode == 0, held.stdout + held.stderr
+    third = next(r for r in cells(tmp_path / "out") if r["repetition"] == 3)
+    assert third["status"] == "done", third["reason"]
+    output = parse_output((tmp_path / "out" / third["artifact"]).read_text())
+    assert output.summary is not None and output.summary.total_time_s >= 44, output.summary
+    assert "unsettled" in third["flags"].split(","), (third["flags"], third["notes"])
+    assert re.search(r"history list length rose by \d+% of its level", third["notes"]), third[
+        "notes"
+    ]
     # No stop file is left behind, nor put among the results.
     assert not list((tmp_path / "out").rglob("*.stop"))
     reimported = oltplab("import", "out", "-r", "again", cwd=tmp_path)
     assert reimported.returncode == 0, reimported.stdout + reimported.stderr
-    measured = {r["engine"]: r["tps"] for r in rows.values()}
-    assert {r["engine"]: r["tps"] for r in cells(tmp_path / "again")} == measured
+    measured = {r["repetition"]: r["tps"] for r in cells(tmp_path / "out")}
+    assert {r["repetition"]: r["tps"] for r in cells(tmp_path / "again")} == measured

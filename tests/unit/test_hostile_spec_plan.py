@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import signal
 import threading
 import time
@@ -38,7 +39,7 @@ def test_an_adaptive_plan_of_cells_shorter_than_the_rules_minimum_is_bad_input(t
     (tmp_path / "long.toml").write_text(long_enough)
     planned = oltplab("plan", "long.toml", "--stop", "adaptive", cwd=tmp_path)
     assert planned.returncode == 0, planned.stderr
-    assert "adaptive cells: about 80 s of 300 s" in " ".join(planned.stdout.split())
+    assert re.search(r"adaptive cells: about \d+ s of 300 s", " ".join(planned.stdout.split()))
 
 
 @pytest.mark.parametrize(
