@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records (or resumes) the long-cell replay corpus, then packs its results without the
-# engines' scratch into bench/corpus/long-cells.tar.xz. About 4.5 hours on 2 cores; a
+# engines' scratch into bench/corpus/long-cells.tar.xz. About 9 hours on 2 cores; a
 # killed recording resumes where it stopped when run again (the ledger is crash-safe).
 #   bash bench/corpus/record.sh [RESULTS_DIR]
 set -euo pipefail

@@ -52,9 +52,9 @@ def results_folder(given: list[str]) -> Path:
     return folder
 
 
-def own_horizon_shares(dataset: Dataset, rule: StopRule) -> dict[str, tuple[int, int]]:
-    """Per workload class, (kept, measured) seconds of each cell replayed as a later
-    repetition of a block whose first ran as it did."""
+def own_horizon_shares(dataset: Dataset, rule: StopRule) -> dict[str, float]:
+    """Per workload class, the share of their seconds the cells keep, each replayed as a
+    later repetition of a block whose first ran as it did."""
     found: dict[str, tuple[int, int]] = {}
     for cell in dataset.cells:
         series = dataset.series.get(cell.key)
@@ -68,18 +68,7 @@ def own_horizon_shares(dataset: Dataset, rule: StopRule) -> dict[str, tuple[int,
         name = f"{cell.scenario} {cell.tier}"
         kept, measured = found.get(name, (0, 0))
         found[name] = (kept + stop.seconds, measured + len(series))
-    return found
-
-
-def later_shares(found: Replay) -> dict[str, tuple[int, int]]:
-    """Per workload class, (kept, measured) seconds of the repetitions after each block's first."""
-    shares: dict[str, tuple[int, int]] = {}
-    for cell in found.cells:
-        if cell.stop.horizon is not None and cell.stop.horizon.learning:
-            continue
-        kept, measured = shares.get(cell.workload_class, (0, 0))
-        shares[cell.workload_class] = (kept + cell.stop.seconds, measured + cell.measured_seconds)
-    return shares
+    return {name: kept / measured for name, (kept, measured) in found.items()}
 
 
 def print_replay(title: str, found: Replay) -> None:
@@ -106,7 +95,7 @@ def main() -> None:
     learned = replay(dataset, rule, options, warm_ups, learn=True)
     print_replay("the rule alone (no horizon)", alone)
     print_replay("horizon learned per block (as runs stop cells)", learned)
-    shares = later_shares(learned)
+    shares = learned.later_shares()
     method = "later repetitions replayed, each block's horizon learned on its first"
     if not shares:
         shares = own_horizon_shares(dataset, rule)
@@ -115,9 +104,9 @@ def main() -> None:
             "a block whose first ran as it did: in-sample"
         )
     print(f"\nlater repetitions ({method}):")
-    for name, (kept, measured) in shares.items():
-        print(f"  {name:<22} kept {kept / measured:.0%} of {measured} s")
-    conservative = max(shares, key=lambda name: shares[name][0] / shares[name][1])
+    for name, share in shares.items():
+        print(f"  {name:<22} kept {share:.0%}")
+    conservative = max(shares, key=lambda name: shares[name])
     warm = replay_warm_ups(warm_ups, rule)
     warm_share = warm.kept_seconds / warm.measured_seconds if warm.measured_seconds else 1.0
     engines = sorted({c.engine for c in dataset.cells})
@@ -129,7 +118,7 @@ def main() -> None:
         ),
         "method": method,
         "target_pct": TARGET_PCT,
-        "later_kept_share": round(shares[conservative][0] / shares[conservative][1], 4),
+        "later_kept_share": round(shares[conservative], 4),
         "most_conservative_class": conservative,
         "warm_up_kept_share": round(warm_share, 4),
         "changes": [
@@ -137,7 +126,7 @@ def main() -> None:
             for c in learned.changes
             if c.beyond_resolution
         ],
-        "classes": {name: round(kept / measured, 4) for name, (kept, measured) in shares.items()},
+        "classes": {name: round(share, 4) for name, share in shares.items()},
         "largest_mean_move_pct": round(float(np.max([abs(c.moved_pct) for c in learned.cells])), 2),
     }
     CORPUS_FILE.write_text(json.dumps(written, indent=2) + "\n")

@@ -50,8 +50,16 @@ def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path, b
         " WHERE c.engine = 'postgresql-15' AND t.metric = 'pg_stat_database.xact_commit'"
         " AND c.workload = 'oltp_read_write'"
     ).fetchone()[0]
+    # The probe reads the benchmark database's own tables: their dead tuples, which the
+    # adaptive rule watches as InnoDB's history list, pile up as rows are updated.
+    dead = db.execute(
+        "SELECT MAX(t.value) FROM telemetry t JOIN cells c ON c.id = t.cell_id"
+        " WHERE c.engine = 'postgresql-15' AND t.metric = 'pg_stat_user_tables.n_dead_tup'"
+        " AND c.workload = 'oltp_read_write'"
+    ).fetchone()[0]
     db.close()
     assert commits > 0  # the engine probe reads PostgreSQL's statistics views
+    assert dead is not None and dead > 0, dead
 
     secret = (out / ".work" / "postgresql-15" / "secret").read_text()
     for path in out.rglob("*"):

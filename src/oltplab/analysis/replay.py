@@ -137,6 +137,19 @@ class Replay:
         measured = sum(c.measured_seconds for c in later)
         return sum(c.stop.seconds for c in later) / measured if measured else None
 
+    def later_shares(self) -> dict[str, float]:
+        """Per workload class, the share of their seconds the cells after each block's
+        first kept (classes with none are left out)."""
+        found: dict[str, tuple[int, int]] = {}
+        for cell in self.cells:
+            if not _learning(cell):
+                kept, measured = found.get(cell.workload_class, (0, 0))
+                found[cell.workload_class] = (
+                    kept + cell.stop.seconds,
+                    measured + cell.measured_seconds,
+                )
+        return {name: kept / measured for name, (kept, measured) in found.items() if measured}
+
     def classes(self) -> list[ClassTotals]:
         names = list(dict.fromkeys(c.workload_class for c in self.cells))
         totals = []

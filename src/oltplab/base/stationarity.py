@@ -2,7 +2,9 @@
 
 TPS can be flat for minutes while purge falls behind, redo piles up towards its capacity,
 dirty pages accumulate or the buffer pool is still filling; the throughput follows later.
-So a cell may stop early only when these levels show no trend either. Each is judged over
+So a cell may stop early only when these levels show no trend either: InnoDB's history list
+length, checkpoint age, dirty and free pages and pending I/O, and PostgreSQL's dead tuples
+of the benchmark's tables. Each is judged over
 the steady part of the cell and over its last half and last quarter: a trend that began
 lately, or a cycle longer than the window (a sawtooth still rising), shows at one scale or
 another, and stops showing only once the window holds several of the engine's cycles.

@@ -236,6 +236,9 @@ _POSTGRES_STATUS = (
     " FROM pg_stat_activity WHERE backend_type = 'client backend'"
     " UNION ALL SELECT 'Threads_connected', count(*)"
     " FROM pg_stat_activity WHERE backend_type = 'client backend'"
+    # Of the connected database's tables: the benchmark's, when the probe reads them.
+    " UNION ALL SELECT 'pg_stat_user_tables.n_dead_tup', coalesce(sum(n_dead_tup), 0)"
+    " FROM pg_stat_user_tables"
 )
 
 

@@ -61,7 +61,8 @@ class Endpoint:
     def password(self) -> str:
         return self._password
 
-    def control(self) -> Control:
+    def control(self, database: str | None = None) -> Control:
+        # A MySQL-family endpoint: its status is global, whatever the database.
         return Control(host=self.host, port=self.port, user=self.user, password=self._password)
 
     def client_options(self) -> PrivateFile:

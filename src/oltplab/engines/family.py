@@ -126,6 +126,13 @@ class ControlRoute:
 
     socket: Path | None = None
     port: int = 0
+    # PostgreSQL's table statistics are per database: the probe reads the benchmark's.
+    # MySQL's status is global; it connects to none.
+    database: str | None = None
+
+
+# The database sysbench's tables live in, on every engine.
+BENCHMARK_DATABASE = "sbtest"
 
 
 class Family:

@@ -266,11 +266,11 @@ class PrivateInstance:
             or f"nothing in its error log {self.layout.error_log} nor in its output"
         )
 
-    def control(self) -> Connection:
+    def control(self, database: str | None = None) -> Connection:
         if self._forward is not None:
-            route = ControlRoute(port=self._forward.port)
+            route = ControlRoute(port=self._forward.port, database=database)
         else:
-            route = ControlRoute(socket=self.layout.socket, port=self.port)
+            route = ControlRoute(socket=self.layout.socket, port=self.port, database=database)
         return self.family.control(route, self.control_password)
 
     def client_options(self) -> PrivateFile:

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from oltplab.engines.config import ServerPaths, Setting, canonical, plain
 from oltplab.engines.control import PostgresControl
-from oltplab.engines.family import ControlRoute, Family, Layout
+from oltplab.engines.family import BENCHMARK_DATABASE, ControlRoute, Family, Layout
 from oltplab.engines.hosts import Host
 from oltplab.spec import ResolvedIntent
 from oltplab.spec.fields import Scalar
@@ -179,9 +179,9 @@ class PostgresFamily(Family):
         return ServerPaths(**{**paths.__dict__, "lc_messages_dir": None})
 
     def control(self, route: ControlRoute, password: str) -> PostgresControl:
-        if route.socket is not None:
-            return PostgresControl(host=str(route.socket), port=route.port, password=password)
-        return PostgresControl(host="127.0.0.1", port=route.port, password=password)
+        host = str(route.socket) if route.socket is not None else "127.0.0.1"
+        database = route.database or "postgres"
+        return PostgresControl(host=host, port=route.port, password=password, database=database)
 
     def client_rules(self, clients: tuple[str, ...]) -> tuple[str, str] | None:
         """pg_hba.conf lines for sysbench's machine: initdb allows the loopback only, which
@@ -196,5 +196,5 @@ class PostgresFamily(Family):
     def client(cls, host: str, port: int, user: str, password: str) -> PostgresControl:
         # The benchmark role may connect to its own database only.
         return PostgresControl(
-            host=host, port=port, user=user, password=password, database="sbtest"
+            host=host, port=port, user=user, password=password, database=BENCHMARK_DATABASE
         )

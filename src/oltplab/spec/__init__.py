@@ -285,9 +285,10 @@ class ProtocolSpec(StrictModel):
     # cache before each session (see isolation.py).
     isolation: StrictBool = False
     # adaptive: a closed-loop cell stops once its steady mean is known to +-stop_target_pct
-    # (95%), never before stop_min_seconds; measure_seconds is the most it runs. A warm-up
-    # ends by the same rule, its seconds the most (base/stopping.py has the rule, `oltplab
-    # replay` tries it on recorded cells and warm-ups).
+    # (95%) and the engine's state shows no trend, never before stop_min_seconds nor before
+    # the horizon its block's first repetition (which runs whole) showed; measure_seconds is
+    # the most it runs. A warm-up ends by the rule alone, its seconds the most
+    # (base/stopping.py has the rule, `oltplab replay` tries it on recorded cells).
     stop: Literal["fixed", "adaptive"] = "fixed"
     stop_target_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
     stop_min_seconds: Seconds = 60

@@ -16,6 +16,7 @@ from typing import ClassVar
 
 from oltplab.base import metrics
 from oltplab.base.processes import terminate
+from oltplab.engines.family import BENCHMARK_DATABASE
 from oltplab.engines.hosts import Host
 from oltplab.engines.server import Server
 from oltplab.telemetry.collectors import (
@@ -165,7 +166,7 @@ class EngineCounters(Device):
     def start(self, site: CellSite, reference: float) -> bool:
         server = site.server
         path = self.raw_file(site.stem)
-        self._probe = EngineProbe(server.control, path, reference)
+        self._probe = EngineProbe(lambda: server.control(BENCHMARK_DATABASE), path, reference)
         self._probe.start()
         return True
 

@@ -60,7 +60,13 @@ GAUGES = frozenset(
 _GAUGE_PARTS = ("pending", "current", "_avg", "_max")
 # The levels `_levels` reports; kept even when zero the whole cell.
 ENGINE_LEVELS = GAUGES | {
-    m.name for m in (metrics.HISTORY_LENGTH, metrics.CHECKPOINT_AGE, metrics.DIRTY_PAGES)
+    m.name
+    for m in (
+        metrics.HISTORY_LENGTH,
+        metrics.CHECKPOINT_AGE,
+        metrics.DIRTY_PAGES,
+        metrics.DEAD_TUPLES,
+    )
 }
 # INNODB_METRICS counters read when enabled (they are by default; oltplab never enables any).
 INNODB_METRICS = ("trx_rseg_history_len", "log_lsn_checkpoint_age", "buffer_pool_pages_dirty")
@@ -218,7 +224,11 @@ def engine_series(
 
 def _levels(sample: dict[str, Any]) -> dict[str, float]:
     status, derived = sample["status"], sample["derived"]
-    values = {name: status[name] for name in status if name in GAUGES or "pending" in name}
+    values = {
+        name: status[name]
+        for name in status
+        if name in GAUGES or "pending" in name or name == metrics.DEAD_TUPLES.name
+    }
     if "Threads_running" in values:
         # The probe's own SHOW GLOBAL STATUS is running when it is counted.
         values["Threads_running"] = max(0.0, values["Threads_running"] - 1)
