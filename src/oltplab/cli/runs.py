@@ -31,6 +31,7 @@ from oltplab.cli.app import (
 from oltplab.cli.display import display_for, noise_table, reproduction_table, touches
 from oltplab.measure.request import RunRequest
 from oltplab.plan.blocks import Shard
+from oltplab.plan.lengths import ONE_REPETITION
 from oltplab.spec import Spec, load_spec, parse_spec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.lock import ResultsLock
@@ -167,6 +168,9 @@ def run(
     Exits 1 when any cell failed (the final table lists them with their reasons).
     """
     parsed = with_precision(load_spec(spec), precision, budget, measure)
+    protocol = parsed.protocol
+    if protocol.stop == "adaptive" and protocol.repetitions == 1 and until_cv is None:
+        errors.print(f"note: {ONE_REPETITION}", highlight=False, markup=False)
     work_dir = folder_option(work_dir, "--work-dir")
     snapshots = folder_option(snapshots, "--snapshots")
     if work_dir is not None:  # read where each engine's scratch is placed, and by its canary

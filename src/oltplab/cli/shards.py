@@ -26,7 +26,7 @@ from oltplab.distribute.merge import merge as merge_shards
 from oltplab.distribute.schedulers import Scheduler, scheduler_named
 from oltplab.distribute.slurm import Slurm, check_sbatch_args
 from oltplab.plan.blocks import assign, blocks, serial_seconds, shard_seconds
-from oltplab.plan.lengths import ExpectedLengths, expected_spec
+from oltplab.plan.lengths import ONE_REPETITION, ExpectedLengths, expected_spec
 from oltplab.plan.preparing import ASSUMED
 from oltplab.spec import Spec, load_spec, revised_spec
 from oltplab.spec.distribute import BlockDimension
@@ -171,6 +171,8 @@ def plan(
             + ("; ".join(lengths.changes) if lengths.changes else "none beyond its resolution"),
             highlight=False,
         )
+        if protocol.repetitions == 1:
+            errors.print(ONE_REPETITION, highlight=False, markup=False)
         fixed = fixed.model_copy(update={"protocol": fixed.protocol.model_copy(
             update={"stop": "fixed"})})  # fmt: skip
         longest = max(sum(times) for times in shard_seconds(fixed, assign(blocks(fixed), shards)))

@@ -17,6 +17,10 @@ from oltplab.base.stopping import StopRule
 from oltplab.spec import Spec
 
 REPLAY_FILE = "replay.json"
+ONE_REPETITION = (
+    "one repetition: every cell is the first of its block and runs whole, so adaptive cells "
+    "save nothing; 2 repetitions or more let the later ones stop early"
+)
 # Written by bench/corpus/shares.py from the corpus it replays.
 CORPUS_FILE = Path(__file__).with_name("corpus_shares.json")
 
