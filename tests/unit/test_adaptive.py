@@ -99,13 +99,13 @@ def test_flat_throughput_with_a_growing_history_list_runs_on_and_says_why() -> N
     tps = ar1(np.random.default_rng(6), 900, phi=0.3)
     growing = {("engine", "history_list_length"): [(s, 50.0 + 1000.0 * s) for s in range(900)]}
     signals = state_signals(growing, 900)
-    ran = stop_point(tps, RULE, Horizon(0), signals)
+    ran = stop_point(tps, RULE, None, signals)
     assert ran.seconds == 900 and not ran.settled, ran
     assert "history list length rose by" in ran.describe(), ran.describe()
     # The same cell with purge keeping up (a short list wandering) stops as a flat one does.
     rng = np.random.default_rng(7)
     kept_up = {("engine", "history_list_length"): [(s, 50 + rng.normal(0, 7)) for s in range(900)]}
-    assert stop_point(tps, RULE, Horizon(0), state_signals(kept_up, 900)).settled
+    assert stop_point(tps, RULE, None, state_signals(kept_up, 900)).settled
 
 
 def test_a_level_counts_against_its_capacity_and_a_short_list_never_counts() -> None:

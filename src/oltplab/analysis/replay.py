@@ -29,7 +29,6 @@ from oltplab.analysis.tables import ProgressionRow
 from oltplab.base.stationarity import Capacities, state_signals
 from oltplab.base.stats import Series, mser5_cut
 from oltplab.base.stopping import (
-    TRUSTED,
     Horizon,
     Stop,
     StopRule,
@@ -216,7 +215,7 @@ def stops(dataset: Dataset, rule: StopRule, learn: bool = True) -> list[Replayed
         for cell in dataset.cells
         if len(dataset.series.get(cell.key, ())) > 0 and cell.status == "done"
     ]
-    horizons: dict[str, Horizon] = {}
+    horizons: dict[str, Horizon | None] = {}
     blocks: dict[tuple[object, ...], list[CellRecord]] = {}
     for cell in measured:
         blocks.setdefault(_block(cell), []).append(cell)
@@ -227,7 +226,7 @@ def stops(dataset: Dataset, rule: StopRule, learn: bool = True) -> list[Replayed
         planned = min(rule.max_seconds, max(len(dataset.series[c.key]) for c in ran))
         full = [c for c in ran if is_full_length(dataset.series[c.key], planned)]
         if not learn or not full:
-            horizons.update({c.key: TRUSTED if not learn else Horizon(0, True) for c in ran})
+            horizons.update({c.key: None if not learn else Horizon(0, True) for c in ran})
             continue
         shown = Horizon(learned_horizon(dataset.series[full[0].key], rule))
         horizons.update({c.key: Horizon(0, True) if c is full[0] else shown for c in ran})

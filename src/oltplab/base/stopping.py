@@ -107,9 +107,6 @@ class Horizon:
         return f"its block's full-length cell held its mean from {self.seconds} s"
 
 
-TRUSTED = Horizon(0)  # no horizon: the rule alone decides (replay compares it; runs never)
-
-
 def learned_horizon(series: Series, rule: StopRule) -> int:
     """The first check from which a full-length cell's steady mean stays within half the
     target of its whole-length steady mean: its other half is left to the noise of the
@@ -206,13 +203,15 @@ def _judged(
 def first_stop(
     series: Series,
     rule: StopRule,
-    horizon: Horizon,
+    horizon: Horizon | None,
     signals: Sequence[StateSignal] = (),
 ) -> Stop | None:
     """The check, not before the horizon, at which the rule was met for the third time in
-    a row, if it was yet; never while the horizon is still being learned."""
-    if horizon.learning:
+    a row, if it was yet; never while the horizon is still being learned. Without a
+    horizon the rule alone decides (as a replay may ask; a run always has one)."""
+    if horizon is not None and horizon.learning:
         return None
+    earliest = horizon.seconds if horizon is not None else 0
     values = np.asarray(series, dtype=float)
     end = min(len(values), rule.max_seconds)
     met = 0
@@ -222,15 +221,15 @@ def first_stop(
         # Looking again every few seconds, a rule met once by chance would stop drifting
         # cells early now and then; met at three checks in a row, seldom.
         met = met + 1 if judged.settled else 0
-        if met >= CHECKS_IN_A_ROW and seconds >= horizon.seconds:
-            return replace(judged, horizon=horizon if horizon is not TRUSTED else None)
+        if met >= CHECKS_IN_A_ROW and seconds >= earliest:
+            return replace(judged, horizon=horizon)
     return None
 
 
 def stop_point(
     series: Series,
     rule: StopRule,
-    horizon: Horizon = TRUSTED,
+    horizon: Horizon | None = None,
     signals: Sequence[StateSignal] = (),
 ) -> Stop:
     """Where the rule stops this series: its first stop, else its end (at most
@@ -241,5 +240,4 @@ def stop_point(
     end = min(len(values), rule.max_seconds)
     if not end:
         return Stop(0, False, None, 0)
-    judged = _judged(values, end, rule, signals)
-    return replace(judged, horizon=horizon if horizon is not TRUSTED else None)
+    return replace(_judged(values, end, rule, signals), horizon=horizon)

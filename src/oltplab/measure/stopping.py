@@ -14,7 +14,6 @@ from pathlib import Path
 
 from oltplab.base.stationarity import Capacities, StateSignal, state_signals
 from oltplab.base.stopping import (
-    TRUSTED,
     Horizon,
     Stop,
     StopRule,
@@ -67,7 +66,7 @@ class Watch:
     output: Path
     stop_file: Path
     rule: StopRule
-    horizon: Horizon = TRUSTED
+    horizon: Horizon | None = None  # a cell's always has one; a warm-up's none
     state: EngineState = EngineState(None, Capacities())
     stopped: Stop | None = None
     _checked: int = field(default=0, repr=False)
