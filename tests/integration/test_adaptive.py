@@ -7,8 +7,9 @@ import pytest
 
 from oltplab.base.stopping import StopRule, learned_horizon
 from oltplab.sysbench.output import parse_output
+from tests.cli import start_oltplab
 
-from .conftest import cells, oltplab, spec_text
+from .conftest import cells, oltplab, spec_text, wait_for
 
 pytestmark = pytest.mark.engine
 
@@ -71,22 +72,36 @@ def adaptive_spec(tmp_path: Path, repetitions: int) -> Path:
 
 
 def test_a_block_runs_whole_once_and_a_growing_history_list_keeps_a_cell_running(tmp_path):
-    """stop = "adaptive" on a real engine: the block's first repetition runs its whole
-    45 s to show the horizon; the second stops by the rule, not before that horizon (or
-    runs on, saying which condition failed). A third, measured with a transaction held open
-    beside it, runs whole: its TPS may look flat, but its history list keeps growing, and
-    its note says so. Every raw file re-imports to the figures the run stored."""
-    adaptive_spec(tmp_path, repetitions=2)
-    done = oltplab("run", "s.toml", "-r", "out", cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    rows = {r["repetition"]: r for r in cells(tmp_path / "out")}
-    assert sorted(rows) == [1, 2] and {r["status"] for r in rows.values()} == {"done"}
+    """stop = "adaptive" on a real engine, three repetitions of one cell: the first runs
+    its whole 45 s to show its block's horizon; the second stops by the rule, not before
+    that horizon (or runs on, saying which condition failed). The third is measured with a
+    transaction held open beside it (the file `hold` appears while the second runs): its
+    TPS may look flat, but its history list keeps growing, so it runs whole and its note
+    says so. Every raw file re-imports to the figures the run stored."""
+    adaptive_spec(tmp_path, repetitions=3)
+    out = tmp_path / "out"
+    running = start_oltplab("run", "s.toml", "-r", "out", cwd=tmp_path)
+    try:
+        # sysbench's threads look for the file as they start: once the second repetition
+        # prints its first second, only the third can see it.
+        wait_for(
+            lambda: any("[ 1s ]" in p.read_text() for p in out.rglob("*_run2.sysbench.txt")),
+            600,
+            "the second repetition to start measuring",
+        )
+        (tmp_path / "hold").touch()
+        printed, _ = running.communicate(timeout=600)
+    finally:
+        running.kill()
+    assert running.returncode == 0, printed
+    rows = {r["repetition"]: r for r in cells(out)}
+    assert sorted(rows) == [1, 2, 3] and {r["status"] for r in rows.values()} == {"done"}
     rule = StopRule(target_ci_pct=5, min_seconds=10, max_seconds=45)
-    first = parse_output((tmp_path / "out" / rows[1]["artifact"]).read_text())
+    first = parse_output((out / rows[1]["artifact"]).read_text())
     assert first.summary is not None and len(first.tps) >= 44, len(first.tps)
     assert "the first of its block, it runs whole" in rows[1]["notes"], rows[1]["notes"]
     horizon = learned_horizon(first.tps, rule)
-    second = parse_output((tmp_path / "out" / rows[2]["artifact"]).read_text())
+    second = parse_output((out / rows[2]["artifact"]).read_text())
     assert second.summary is not None  # sysbench's own summary, however it ended
     if "unsettled" in rows[2]["flags"].split(","):
         assert names_its_reason(rows[2]["notes"]), rows[2]["notes"]
@@ -97,21 +112,14 @@ def test_a_block_runs_whole_once_and_a_growing_history_list_keeps_a_cell_running
         assert second.summary.total_time_s < int(stopped[1]) + 3, second.summary
     assert "history list length" not in rows[2]["notes"], rows[2]["notes"]
 
-    (tmp_path / "hold").touch()
-    adaptive_spec(tmp_path, repetitions=3)
-    held = oltplab("run", "s.toml", "-r", "out", cwd=tmp_path)
-    assert held.returncode == 0, held.stdout + held.stderr
-    third = next(r for r in cells(tmp_path / "out") if r["repetition"] == 3)
-    assert third["status"] == "done", third["reason"]
-    output = parse_output((tmp_path / "out" / third["artifact"]).read_text())
-    assert output.summary is not None and output.summary.total_time_s >= 44, output.summary
-    assert "unsettled" in third["flags"].split(","), (third["flags"], third["notes"])
-    assert re.search(r"history list length rose by \d+% of its level", third["notes"]), third[
-        "notes"
-    ]
+    third = parse_output((out / rows[3]["artifact"]).read_text())
+    assert third.summary is not None and third.summary.total_time_s >= 44, third.summary
+    assert "unsettled" in rows[3]["flags"].split(","), (rows[3]["flags"], rows[3]["notes"])
+    held = re.search(r"history list length rose by \d+% of its level", rows[3]["notes"])
+    assert held, rows[3]["notes"]
     # No stop file is left behind, nor put among the results.
-    assert not list((tmp_path / "out").rglob("*.stop"))
+    assert not list(out.rglob("*.stop"))
     reimported = oltplab("import", "out", "-r", "again", cwd=tmp_path)
     assert reimported.returncode == 0, reimported.stdout + reimported.stderr
-    measured = {r["repetition"]: r["tps"] for r in cells(tmp_path / "out")}
+    measured = {r["repetition"]: r["tps"] for r in rows.values()}
     assert {r["repetition"]: r["tps"] for r in cells(tmp_path / "again")} == measured

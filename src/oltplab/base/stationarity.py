@@ -12,8 +12,10 @@ another, and stops showing only once the window holds several of the engine's cy
 A trend counts when the fitted line's change across the window, less twice its standard
 error, is more than a tenth of the signal's scale: its capacity where it has one (the buffer
 pool's pages, the redo's bytes), else its own level, but for a count of what transactions
-leave behind (a history list, dead tuples) never less than one second's transactions: a
-list shorter than that is purge keeping up, whatever it does. A tenth is not fitted to any
+leave behind (a history list, dead tuples) never less than one second's transactions (a
+list shorter than that is purge keeping up, whatever it does), and for pending I/O never
+less than the threads running (each may wait on one request: a queue that short is not
+the disk falling behind). A tenth is not fitted to any
 data: it is where a level has clearly moved (a buffer pool a tenth fuller, a history list a
 tenth longer), well above what a settled engine's levels wander by, which the standard
 error already absorbs.
@@ -43,6 +45,7 @@ class StateSignal:
     scale: float | None  # what a change is measured against; None: the signal's own level
     scale_name: str = "its level"
     per_transaction: bool = False  # left behind by transactions: a second's worth the least
+    least: np.ndarray | None = None  # per second, the least scale (None: one)
 
 
 @dataclass(frozen=True)
@@ -66,14 +69,22 @@ class Trend:
 
 
 def _fitted_change(values: np.ndarray) -> tuple[float, float]:
-    """The fitted line's change across the values, and its standard error."""
-    seconds = np.flatnonzero(~np.isnan(values)).astype(float)
-    known = values[~np.isnan(values)]
+    """The fitted line's change across the values, and its standard error. The line is
+    fitted to batch means (BATCH seconds each): a level's neighbouring seconds are
+    correlated, and a per-second standard error would take a few busy seconds in a row for
+    a trend."""
+    batches = len(values) // BATCH
+    if batches < 3:
+        return 0.0, 0.0
+    with np.errstate(all="ignore"):
+        means = np.nanmean(values[len(values) - batches * BATCH :].reshape(batches, BATCH), axis=1)
+    centres = (np.arange(batches) * BATCH + BATCH / 2)[~np.isnan(means)]
+    known = means[~np.isnan(means)]
     if len(known) < 3 or np.ptp(known) == 0:
         return 0.0, 0.0
-    slope, intercept = np.polyfit(seconds, known, 1)
-    residuals = known - (slope * seconds + intercept)
-    spread = float(((seconds - seconds.mean()) ** 2).sum()) ** 0.5
+    slope, intercept = np.polyfit(centres, known, 1)
+    residuals = known - (slope * centres + intercept)
+    spread = float(((centres - centres.mean()) ** 2).sum()) ** 0.5
     slope_error = float(residuals.std(ddof=2)) / spread if spread else 0.0
     return float(slope) * len(values), slope_error * len(values)
 
@@ -91,7 +102,11 @@ def trend(signal: StateSignal, start: int, end: int, tps: float) -> Trend | None
         if np.isnan(recent).all():
             continue
         level = float(np.nanmean(np.abs(recent)))
-        least = tps if signal.per_transaction else 1.0
+        least = 1.0
+        if signal.per_transaction:
+            least = tps
+        elif signal.least is not None and not np.isnan(floor := signal.least[start:end]).all():
+            least = max(1.0, float(np.nanmean(floor)))
         scale = signal.scale if signal.scale else max(level, least)
         change, error = _fitted_change(recent)
         if abs(change) - 2 * error <= MATERIAL_SHARE * scale:
@@ -170,12 +185,7 @@ def state_signals(
         (metrics.FREE_PAGES, "free buffer pool pages", pool, pool_name, False),
         (metrics.DEAD_TUPLES, "dead tuples", None, "their level", True),
     ]
-    chosen += [
-        (metric, metric[1].replace("_", " "), None, "its level", False)
-        for metric in sorted(telemetry)
-        if metrics.is_pending(metric)
-    ]
-    return [
+    found = [
         StateSignal(
             name,
             _per_second(telemetry[metric], length),
@@ -186,3 +196,11 @@ def state_signals(
         for metric, name, scale, scale_name, per_transaction in chosen
         if telemetry.get(metric)
     ]
+    running = _per_second(telemetry.get(metrics.THREADS_RUNNING, ()), length)
+    found += [
+        StateSignal(metric[1].replace("_", " "), _per_second(telemetry[metric], length), None,
+                    least=running)
+        for metric in sorted(telemetry)
+        if metrics.is_pending(metric) and telemetry[metric]
+    ]  # fmt: skip
+    return found
