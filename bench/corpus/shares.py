@@ -91,10 +91,15 @@ def main() -> None:
     options = AnalysisOptions([], THRESHOLD_PCT)
     outputs = sorted(p for p in results.rglob("*.sysbench.txt") if is_warm_up(p.name))
     warm_ups = [read_output(p).tps for p in outputs]
+    # A looser target beside, for scale: what the rule would do where cells settle.
+    for looser in (2 * TARGET_PCT, 5 * TARGET_PCT / 2):
+        wide = StopRule(looser, MIN_SECONDS, 10**9)
+        print_replay(f"at +-{looser:g}%, the rule alone", replay(dataset, wide, options, [], False))
+        print_replay(f"at +-{looser:g}%, horizon learned", replay(dataset, wide, options, [], True))
     alone = replay(dataset, rule, options, warm_ups, learn=False)
     learned = replay(dataset, rule, options, warm_ups, learn=True)
-    print_replay("the rule alone (no horizon)", alone)
-    print_replay("horizon learned per block (as runs stop cells)", learned)
+    print_replay(f"at +-{TARGET_PCT:g}%, the rule alone (no horizon)", alone)
+    print_replay(f"at +-{TARGET_PCT:g}%, horizon learned per block (as runs stop cells)", learned)
     shares = learned.later_shares()
     method = "later repetitions replayed, each block's horizon learned on its first"
     if not shares:

@@ -76,8 +76,10 @@ def _fitted_change(values: np.ndarray) -> tuple[float, float]:
     batches = len(values) // BATCH
     if batches < 3:
         return 0.0, 0.0
-    with np.errstate(all="ignore"):
-        means = np.nanmean(values[len(values) - batches * BATCH :].reshape(batches, BATCH), axis=1)
+    grouped = values[len(values) - batches * BATCH :].reshape(batches, BATCH)
+    counts = (~np.isnan(grouped)).sum(axis=1)
+    sums = np.nansum(grouped, axis=1)
+    means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
     centres = (np.arange(batches) * BATCH + BATCH / 2)[~np.isnan(means)]
     known = means[~np.isnan(means)]
     if len(known) < 3 or np.ptp(known) == 0:
