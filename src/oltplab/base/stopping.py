@@ -78,6 +78,7 @@ class Stop:
     warming: bool = False  # the cut sat at the end of MSER-5's span: still climbing or falling
     trend: str | None = None  # the engine-state trend seen there, described
     horizon: Horizon | None = None  # what the block's full-length cell showed, if anything
+    target_ci_pct: float | None = None  # the rule's target, to say which condition failed
 
     def describe(self) -> str:
         known = f", steady mean +-{self.ci_pct:.1f}%" if self.ci_pct is not None else ""
@@ -87,7 +88,12 @@ class Stop:
         if self.settled:
             return f"stopped at {self.seconds} s{known} (warm-up {self.cut} s){learned}"
         # Which condition failed is what a reader needs to trust the flag (or not).
+        target = self.target_ci_pct
+        if target is not None and self.ci_pct is not None and self.ci_pct > target:
+            known += f" (wider than +-{target:g}%)"
         drift = f", drift up to {self.drift_pct:.1f}%" if self.drift_pct is not None else ""
+        if target is not None and self.drift_pct is not None and self.drift_pct > 2 * target:
+            drift += f" (more than {2 * target:g}%)"
         warming = ", still warming up" if self.warming else ""
         trend = f", {self.trend}" if self.trend else ""
         return f"unsettled after {self.seconds} s{known}{drift}{warming}{trend}{learned}"
@@ -183,6 +189,7 @@ def _drift_pct(steady: np.ndarray, mean: float) -> float:
 def _judged(
     values: np.ndarray, seconds: int, rule: StopRule, signals: Sequence[StateSignal]
 ) -> Stop:
+    target = rule.target_ci_pct
     part = values[:seconds]
     cut = mser5_cut(part)
     warming = cut >= (len(part) // BATCH // 2 - 1) * BATCH
@@ -190,14 +197,13 @@ def _judged(
     mean = float(steady.mean()) if len(steady) else 0.0
     half_width = batch_means_half_width(steady)
     if half_width is None or mean <= 0 or len(steady) < max(rule.min_seconds, MIN_WINDOW_SECONDS):
-        return Stop(seconds, False, None, cut, warming=warming)
+        return Stop(seconds, False, None, cut, warming=warming, target_ci_pct=target)
     ci_pct = 100 * half_width / mean
     drift_pct = _drift_pct(steady, mean)
     found = first_trend(signals, cut, seconds, mean)
-    target = rule.target_ci_pct
     settled = not warming and ci_pct <= target and drift_pct <= 2 * target and found is None
     trend = found.describe() if found is not None else None
-    return Stop(seconds, settled, ci_pct, cut, drift_pct, warming, trend)
+    return Stop(seconds, settled, ci_pct, cut, drift_pct, warming, trend, None, target)
 
 
 def first_stop(
