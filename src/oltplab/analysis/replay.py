@@ -32,8 +32,7 @@ from oltplab.base.stopping import (
     Horizon,
     Stop,
     StopRule,
-    is_full_length,
-    learned_horizon,
+    block_horizon,
     stop_point,
 )
 
@@ -220,16 +219,14 @@ def stops(dataset: Dataset, rule: StopRule, learn: bool = True) -> list[Replayed
     for cell in measured:
         blocks.setdefault(_block(cell), []).append(cell)
     for block in blocks.values():
-        # In the order they ran: the first to have run whole shows the others' horizon.
+        # As a run sees them: each cell after those its block measured before it.
         ran = sorted(block, key=lambda c: (c.started_at or "~", c.repetition))
+        ran_series = [dataset.series[c.key] for c in ran]
         # Imported or fixed-length cells all ran whole; of an adaptive run, those not stopped.
-        planned = min(rule.max_seconds, max(len(dataset.series[c.key]) for c in ran))
-        full = [c for c in ran if is_full_length(dataset.series[c.key], planned)]
-        if not learn or not full:
-            horizons.update({c.key: None if not learn else Horizon(0, True) for c in ran})
-            continue
-        shown = Horizon(learned_horizon(dataset.series[full[0].key], rule))
-        horizons.update({c.key: Horizon(0, True) if c is full[0] else shown for c in ran})
+        planned = min(rule.max_seconds, max(len(s) for s in ran_series))
+        for position, cell in enumerate(ran):
+            before = ran_series[:position]
+            horizons[cell.key] = block_horizon(before, planned, rule) if learn else None
     replayed = []
     for cell in measured:
         series = dataset.series[cell.key]

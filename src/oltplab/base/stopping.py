@@ -139,6 +139,13 @@ def is_full_length(series: Series, planned_seconds: int) -> bool:
     return len(series) >= planned_seconds - 2
 
 
+def block_horizon(ran_before: Sequence[Series], planned_seconds: int, rule: StopRule) -> Horizon:
+    """A cell's horizon, from the series its block measured before it (in the order they
+    ran): that of the first to have run whole, or none yet (this cell then runs whole)."""
+    full = [series for series in ran_before if is_full_length(series, planned_seconds)]
+    return Horizon(learned_horizon(full[0], rule)) if full else Horizon(0, learning=True)
+
+
 def batch_means_half_width(steady: np.ndarray, confidence: float = CONFIDENCE) -> float | None:
     """Half-width of the interval of the mean of an autocorrelated series, by batch means.
     The batches start at 5 s (or a fortieth of the series; shorter when fewer than 50 s

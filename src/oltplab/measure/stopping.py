@@ -12,14 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from oltplab.base.stationarity import Capacities, StateSignal, state_signals
 from oltplab.base.stopping import (
     Horizon,
     Stop,
     StopRule,
+    block_horizon,
     first_stop,
-    is_full_length,
-    learned_horizon,
     stop_point,
 )
 from oltplab.plan import Cell
@@ -30,20 +31,16 @@ from oltplab.sysbench.output import read_output
 from oltplab.telemetry.engine import probe_telemetry
 
 
-def block_horizon(ledger: Ledger, cell: Cell, rule: StopRule) -> Horizon:
-    """What the cell's block has shown: the horizon of the first of its repetitions to run
-    whole, or none yet (this cell then runs whole to show it)."""
+def ran_before(ledger: Ledger, cell: Cell) -> list[np.ndarray]:
+    """The per-second series of the cell's block measured so far, in the order they ran."""
     series = ledger.tps_series()
-    ran = sorted(
-        (
-            row
-            for row in ledger.cells()
-            if row.cell.group == cell.group and row.status == Status.DONE and row.key in series
-        ),
-        key=lambda row: (row.started_at or "~", row.repetition),
-    )
-    full = [row for row in ran if is_full_length(series[row.key], rule.max_seconds)]
-    return Horizon(learned_horizon(series[full[0].key], rule)) if full else Horizon(0, True)
+    done = [
+        row
+        for row in ledger.cells()
+        if row.cell.group == cell.group and row.status == Status.DONE and row.key in series
+    ]
+    done.sort(key=lambda row: (row.started_at or "~", row.repetition))
+    return [series[row.key] for row in done]
 
 
 @dataclass(frozen=True)
@@ -90,7 +87,7 @@ class Watch:
         variables = ledger.variables().get((cell.engine, cell.tier, cell.workload), {})
         return replace(
             cls._over(output, scratch, rule),
-            horizon=block_horizon(ledger, cell, rule),
+            horizon=block_horizon(ran_before(ledger, cell), rule.max_seconds, rule),
             state=EngineState(probe, Capacities.of(variables)),
         )
 
