@@ -17,7 +17,7 @@ PAGE = Path("docs") / "reference" / "cli.md"
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    return " ".join(text.split())
 
 
 # Typer carries a copy of Click of its own: its objects are told apart by what they have.
@@ -36,7 +36,7 @@ def _parameters(command: Any, context: Any) -> list[str]:
             if record is None:
                 continue
             name, said = record
-        rows.append(f"| `{_cell(name)}` | {_cell(said)} |")
+        rows += [f"`{_cell(name)}`", f": {_cell(said)}", ""]
     return rows
 
 
@@ -47,9 +47,7 @@ def _command(name: str, command: Any, parent: Any) -> list[str]:
         if paragraph.strip():
             lines += [" ".join(paragraph.split()), ""]
     rows = _parameters(command, context)
-    if rows:
-        lines += ["| argument or option | what it does |", "| --- | --- |", *rows, ""]
-    return lines
+    return lines + rows
 
 
 def cli_reference() -> str:
