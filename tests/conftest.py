@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from oltplab.base.errors import OltplabError
+from oltplab.engines.families import registered
 from tests.consistency import results_problems, written_problems
 
 ENGINE_MARK = "engine"
+# Each test's tmp_path: its module, and whether it carries the engine mark.
+_OWNERS: dict[Path, tuple[str, bool]] = {}
 
 
 def _starts_engines(item: pytest.Item) -> bool:
@@ -31,6 +35,40 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
             f"{item.session.testsfailed} test(s) of the fast stage failed: the engine tests "
             "did not start (run them alone with -m engine)"
         )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    folder = getattr(item, "funcargs", {}).get("tmp_path")
+    if folder is not None:
+        _OWNERS[Path(folder)] = (item.nodeid.split("::")[0], _starts_engines(item))
+
+
+def engines_started_unmarked(root: Path, owners: dict[Path, tuple[str, bool]]) -> set[str]:
+    """The test modules whose unmarked tests started an engine: a server's own log in an
+    instance's work folder (`.work/<engine>/`) lies in their tmp_path."""
+    logs = {family.log_name for family in registered()}
+    found = set()
+    for log in root.rglob("*"):
+        if log.name not in logs or ".work" not in log.parts:
+            continue
+        owner = next((o for folder, o in owners.items() if log.is_relative_to(folder)), None)
+        if owner is not None and not owner[1]:
+            found.add(owner[0])
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def engines_start_only_where_marked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """After the last test: no test without the engine mark started an engine, so that
+    `-m "not engine"` (the fast stage) never does. Checked by what each test did, and named
+    by module."""
+    yield
+    unmarked = engines_started_unmarked(tmp_path_factory.getbasetemp(), _OWNERS)
+    assert not unmarked, (
+        f"started an engine without the engine mark: {', '.join(sorted(unmarked))}; mark them "
+        "(pytestmark = pytest.mark.engine)"
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -7,12 +7,17 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from oltplab.importers.ingest import import_tree
 from oltplab.importers.scan import scan_tree
 from oltplab.store.ledger import Ledger
 from tests.unit.test_gate import tree
 
 from .conftest import CHROMIUM, cells, oltplab, requests_beyond_files, spec_text
+
+# Its two real runs start MariaDB: an engine test, run after the fast stage.
+pytestmark = pytest.mark.engine
 
 NIGHTS = 28
 CHANGED_FROM = 15  # the night from which 16 threads lose 20%

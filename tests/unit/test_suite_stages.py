@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
-CONFTEST = "from tests.conftest import pytest_collection_modifyitems, pytest_runtest_teardown\n"
+CONFTEST = (
+    "from tests.conftest import engines_start_only_where_marked, pytest_collection_modifyitems,"
+    " pytest_runtest_call, pytest_runtest_teardown\n"
+)
 ENGINE_TESTS = """
 import pytest
 
@@ -21,11 +24,13 @@ def test_starts_an_engine():
 """
 
 
-def run_suite(tmp_path: Path, unit_test: str) -> subprocess.CompletedProcess[str]:
+def run_suite(
+    tmp_path: Path, unit_test: str, arguments: str = ""
+) -> subprocess.CompletedProcess[str]:
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers = engine: starts engines\n")
     (tmp_path / "test_a_engines.py").write_text(ENGINE_TESTS)
-    (tmp_path / "test_b_unit.py").write_text(f"def test_unit():\n    {unit_test}\n")
+    (tmp_path / "test_b_unit.py").write_text(f"def test_unit({arguments}):\n    {unit_test}\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", str(tmp_path)],
@@ -49,3 +54,15 @@ def test_the_fast_stage_runs_first_and_its_failure_stops_the_engine_tests(
         failing.stdout.rstrip().splitlines()[-1].startswith("=")
         and "1 failed in" in (failing.stdout.splitlines()[-1])
     )
+
+
+def test_an_unmarked_test_that_starts_an_engine_fails_the_suite_by_its_module(
+    tmp_path: Path,
+) -> None:
+    """A test without the engine mark whose tmp_path holds a server's log in an instance's
+    work folder (what starting an engine leaves) fails the session, its module named."""
+    work = "(tmp_path / '.work' / 'mysql-8.0.31')"
+    planted = f"{work}.mkdir(parents=True); ({work} / 'mysqld.err').write_text('ready')"
+    done = run_suite(tmp_path, planted, arguments="tmp_path")
+    assert done.returncode != 0, done.stdout
+    assert "started an engine without the engine mark: test_b_unit.py" in done.stdout

@@ -349,7 +349,14 @@ class Spec(StrictModel):
     tiers: list[TierSpec] = []
     dataset: DatasetSpec = DatasetSpec()
     workloads: Annotated[
-        list[Annotated[WorkloadSpec, BeforeValidator(_workload_from_name)]], Field(min_length=1)
+        list[
+            Annotated[
+                WorkloadSpec,
+                # A workload's name alone stands for the built-in or preset of that name.
+                BeforeValidator(_workload_from_name, json_schema_input_type=str | WorkloadSpec),
+            ]
+        ],
+        Field(min_length=1),
     ] = [WorkloadSpec(name="oltp_read_write")]
     protocol: ProtocolSpec = ProtocolSpec()
     hosts: list[HostSpec] = []

@@ -32,7 +32,9 @@ def _known_family(name: str) -> str:
 Family = Annotated[str, AfterValidator(_known_family)]
 
 ByteSize = Annotated[
-    int, BeforeValidator(parse_size), PlainSerializer(format_size, return_type=str)
+    int,
+    BeforeValidator(parse_size, json_schema_input_type=int | str),
+    PlainSerializer(format_size, return_type=str),
 ]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=64)]
@@ -49,7 +51,7 @@ def whole(low: int, high: int, unit: str = "") -> BeforeValidator:
             raise ValueError(f"expected a whole number{unit} from {low:,} to {high:,}")
         return value
 
-    return BeforeValidator(check)
+    return BeforeValidator(check, json_schema_input_type=int)
 
 
 Seconds = Annotated[int, whole(1, WEEK_SECONDS, " of seconds")]
