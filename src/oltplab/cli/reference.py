@@ -5,13 +5,13 @@ fails when the page differs from what the code generates now."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from oltplab.cli import app
+from oltplab.spec.reference import write_generated
 
 PAGE = Path("docs") / "reference" / "cli.md"
 
@@ -73,12 +73,5 @@ def cli_reference() -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def main() -> None:
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else PAGE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(cli_reference())
-    print(f"written: {target}; next: bash scripts/docs.sh")
-
-
 if __name__ == "__main__":
-    main()
+    write_generated(cli_reference(), PAGE)

@@ -26,12 +26,13 @@ def spec_schema() -> str:
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
-def main() -> None:
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else SCHEMA
+def write_generated(text: str, default: Path) -> None:
+    """A generated page of the documentation, where the command line says or at its place."""
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(spec_schema())
+    target.write_text(text)
     print(f"written: {target}; next: bash scripts/docs.sh")
 
 
 if __name__ == "__main__":
-    main()
+    write_generated(spec_schema(), SCHEMA)
