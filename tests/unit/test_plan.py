@@ -6,14 +6,13 @@ import oltplab as oltplab_package
 from oltplab.plan import (
     Scenario,
     build_plan,
-    cell_stem,
     cells_of,
     plan_seconds,
-    scenario_dir,
     starting,
 )
 from oltplab.plan.lengths import CORPUS_FILE
 from oltplab.spec import parse_spec
+from oltplab.store.directory import cell_stem, scenario_dir
 from tests.cli import oltplab
 
 SPEC = """

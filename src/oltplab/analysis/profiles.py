@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oltplab.analysis.dataset import CellRecord
+from oltplab.store.directory import stem_of
 from oltplab.telemetry.profiler import folded_file, read_folded
 
 
@@ -38,9 +39,7 @@ def profile_of(engine: str, cells: list[CellRecord]) -> Profile | None:
     for cell in cells:
         if cell.engine != engine or not cell.artifact or not cell.measured:
             continue
-        output = Path(cell.source) / cell.artifact
-        stem = output.with_name(output.name.removesuffix(".sysbench.txt"))
-        folded = folded_file(stem)
+        folded = folded_file(stem_of(Path(cell.source) / cell.artifact))
         if not folded.is_file() or not cell.tps or not cell.duration_s:
             continue
         stacks.update(read_folded(folded))

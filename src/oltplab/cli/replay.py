@@ -14,7 +14,7 @@ from rich.table import Table
 from oltplab.base.errors import OltplabError
 from oltplab.cli.app import WEEK_SECONDS, ThresholdOption, console
 from oltplab.cli.display import duration_text
-from oltplab.store.directory import check_results
+from oltplab.store.directory import REPLAY_CSV, REPLAY_JSON, SYSBENCH_OUTPUT, check_results
 from oltplab.store.files import write_whole
 from oltplab.store.outputs import check_replaceable
 
@@ -99,12 +99,14 @@ def replay(
     for given in results:
         check_results(given)
     folder = output or results[0]
-    csv_file, json_file = folder / "replay.csv", folder / "replay.json"
-    check_replaceable(csv_file, ",".join(REPLAY_COLUMNS).encode(), "replay.csv")
-    check_replaceable(json_file, REPLAY_JSON_START, "replay.json")
+    csv_file, json_file = folder / REPLAY_CSV, folder / REPLAY_JSON
+    check_replaceable(csv_file, ",".join(REPLAY_COLUMNS).encode(), REPLAY_CSV)
+    check_replaceable(json_file, REPLAY_JSON_START, REPLAY_JSON)
     dataset = load(results)
     # The warm-ups oltplab kept beside the cells end by the rule too.
-    outputs = sorted(p for r in results for p in r.rglob("*.sysbench.txt") if is_warm_up(p.name))
+    outputs = sorted(
+        p for r in results for p in r.rglob(f"*{SYSBENCH_OUTPUT}") if is_warm_up(p.name)
+    )
     warm_ups = [read_output(path).tps for path in outputs if path.is_file()]
     with console.status(f"replaying the {stop} rule on {len(dataset.cells)} cells"):
         found = replay_rule(
@@ -152,7 +154,7 @@ def replay(
             highlight=False,
         )
     console.print(
-        f"Per cell: {folder / 'replay.csv'}; totals and changes: {folder / 'replay.json'}",
+        f"Per cell: {csv_file}; totals and changes: {json_file}",
         highlight=False,
     )
     console.print(

@@ -26,7 +26,7 @@ from oltplab.cli.app import (
 from oltplab.cli.display import failed_table, shards_table, status_table
 from oltplab.distribute.layout import is_distributed, shards_of
 from oltplab.distribute.progress import shard_rows
-from oltplab.store.directory import ResultsDir
+from oltplab.store.directory import CHARTS, ResultsDir
 from oltplab.store.files import check_output_file, write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, run_state
@@ -391,7 +391,7 @@ def report(
             files = build(analyse(dataset, options), partial, painter)
     markdown, page = folder / files.markdown.name, folder / files.html.name
     console.print(
-        f"{markdown}\n{page}\n{len(files.charts)} chart(s) in {folder / 'charts'}",
+        f"{markdown}\n{page}\n{len(files.charts)} chart(s) in {folder / CHARTS}",
         soft_wrap=True,
     )
     console.print(f"Next: open {page} in a browser, or read {markdown}")

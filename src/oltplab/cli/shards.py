@@ -30,6 +30,7 @@ from oltplab.plan.lengths import ONE_REPETITION, ExpectedLengths, expected_spec
 from oltplab.plan.preparing import ASSUMED
 from oltplab.spec import Spec, load_spec, revised_spec
 from oltplab.spec.distribute import BlockDimension
+from oltplab.store.directory import REPLAY_JSON
 
 
 class CellLength(StrEnum):
@@ -124,7 +125,11 @@ def plan(
     fixed = spec
     lengths = None
     if spec.protocol.stop == "adaptive":
-        lengths = ExpectedLengths.replayed(replayed) if replayed else ExpectedLengths.assumed()
+        lengths = (
+            ExpectedLengths.replayed(replayed, replayed / REPLAY_JSON)
+            if replayed
+            else ExpectedLengths.assumed()
+        )
         spec = expected_spec(spec, lengths)
     elif replayed is not None:
         raise OltplabError("--from RESULTS: only adaptive cells use it; add --stop adaptive")

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of
-from oltplab.store.directory import ResultsDir
+from oltplab.store.directory import BISECT_MD, FLAMEGRAPH, GATE_MD, GATE_XML, STEPS, ResultsDir
 from oltplab.store.ledger import Ledger
 
 
@@ -151,18 +151,18 @@ def bisect(
     if explain and found.first_changed and found.last_good:
         _, explanation = explain_change(bisector, found.last_good, found.first_changed)
         if explanation.before_profile and explanation.after_profile:
-            flamegraph = folder / "flamegraph.html"
+            flamegraph = folder / FLAMEGRAPH
             write_atomic(
                 flamegraph,
                 page(explanation.before_profile, explanation.after_profile, explanation.functions),
             )
-    report = folder / "bisect.md"
+    report = folder / BISECT_MD
     write_atomic(report, bisect_markdown(found, explanation, flamegraph))
     console.print(f"verdict: {found.verdict}", highlight=False)
     console.print(
         f"{report}" + (f"\n{flamegraph}" if flamegraph else ""), highlight=False, soft_wrap=True
     )
-    console.print(f"Next: read {report}; every step's results are in {folder / 'steps'}")
+    console.print(f"Next: read {report}; every step's results are in {folder / STEPS}")
 
 
 def capacity(
@@ -258,20 +258,20 @@ def gate(
     for results in (baseline, candidate):
         check_results(results)
     folder = output or candidate
-    for name in ("gate.md", "gate.xml"):
+    for name in (GATE_MD, GATE_XML):
         check_output_file(folder / name)
     found = judge_gate(baseline, candidate, parse_percent(max_regression, "--max-regression"),
                        measure_of(measure))  # fmt: skip
     summary = markdown(found, baseline, candidate)
-    write_atomic(folder / "gate.md", summary)
-    write_atomic(folder / "gate.xml", junit_xml(found))
+    write_atomic(folder / GATE_MD, summary)
+    write_atomic(folder / GATE_XML, junit_xml(found))
     print(summary, end="")
     # Beside the summary, not in it: a CI job appends stdout to its page.
     regressed = ", ".join(p.name for p in found.of(Outcome.REGRESSED))
     said = f"gate: {OUTCOME_WORDS[found.outcome]}" + (f" ({regressed})" if regressed else "")
     errors.print(said, highlight=False, markup=False, soft_wrap=True)
     errors.print(
-        f"Summary: {folder / 'gate.md'}; JUnit XML: {folder / 'gate.xml'}. Next: oltplab report "
+        f"Summary: {folder / GATE_MD}; JUnit XML: {folder / GATE_XML}. Next: oltplab report "
         f"{baseline} {candidate} -o DIR (the two side by side)",
         highlight=False,
         markup=False,

@@ -22,7 +22,7 @@ from pathlib import Path
 from oltplab.analysis.dataset import stored_spec
 from oltplab.base.errors import OltplabError
 from oltplab.importers.rebuild import raw_output
-from oltplab.store.directory import LOCK, RUN_STATE, WORK, ResultsDir
+from oltplab.store.directory import LOCK, REBUILD_SCRATCH, RUN_STATE, WORK, ResultsDir
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.outputs import is_temporary
@@ -275,7 +275,11 @@ def _copy_files(shard: ShardDir, output: Path) -> None:
     source, target = ResultsDir(shard.path), ResultsDir(output)
     # The shard's own state is merged (the ledger) or kept apart (logs, canaries), never copied.
     for item in sorted(shard.path.iterdir()):
-        if item.name in RUN_STATE or item.name.startswith(".rebuild") or is_temporary(item.name):
+        if (
+            item.name in RUN_STATE
+            or item.name.startswith(REBUILD_SCRATCH)
+            or is_temporary(item.name)
+        ):
             continue
         if item.is_dir():
             shutil.copytree(item, output / item.name, dirs_exist_ok=True)

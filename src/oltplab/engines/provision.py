@@ -40,9 +40,9 @@ from oltplab.engines.remote import place_on
 from oltplab.engines.server import EngineState
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import supply
-from oltplab.plan import safe_name
 from oltplab.spec import LOCAL_HOST, Spec, TierSpec
 from oltplab.spec.sources import EndpointSource, EngineSpec
+from oltplab.store.directory import PREPARE_OUTPUT
 from oltplab.store.files import os_problem, write_atomic, write_secret
 from oltplab.sysbench.driver import command, execute
 
@@ -296,7 +296,7 @@ def _prepare_snapshot(
             f"{state.name}: sysbench prepare ({spec.dataset.tables} x "
             f"{spec.dataset.table_size:,} rows)"
         )
-        sysbench_prepare(spec, sysbench, state, work / "prepare.sysbench.txt")
+        sysbench_prepare(spec, sysbench, state, work / PREPARE_OUTPUT)
     finally:
         clean = instance.stop(spec.protocol.stop_timeout_seconds)
     if not clean:
@@ -348,11 +348,5 @@ def endpoint_engine(
             )
         phase(f"{engine.name}: sysbench prepare on the endpoint")
         work.mkdir(parents=True, exist_ok=True)
-        sysbench_prepare(spec, sysbench, state, work / "prepare.sysbench.txt")
+        sysbench_prepare(spec, sysbench, state, work / PREPARE_OUTPUT)
     return state
-
-
-def artifact_dir(state: EngineState, taken: set[str]) -> str:
-    """`<family>/<SELECT VERSION()>`, made unique if two engines report the same version."""
-    wanted = f"{state.family}/{safe_name(state.server_version)}"
-    return wanted if wanted not in taken else f"{wanted}-{safe_name(state.name)}"

@@ -115,7 +115,15 @@ def _cell_files(group: EngineGroup, engine: str) -> list[CellFile]:
 
 
 def _cell(engine: str, found: FoundFile) -> Cell:
-    return Cell(engine, found.tier, found.workload, found.threads, found.repetition, found.network)
+    return Cell(
+        engine,
+        found.tier,
+        found.workload,
+        found.threads,
+        found.repetition,
+        found.network,
+        found.rate,
+    )
 
 
 # Files up to this size are parsed in worker processes, whole; larger ones stream through

@@ -1,10 +1,12 @@
 """What the names in a result tree say: scenario folders, engine folders (family, version,
-variant) and cell files (tier, threads, repetition, and tokens kept as a variant).
+variant) and cell files (tier, threads, repetition, rate, and tokens kept as a variant).
 
 The 2026 report's layout, and oltplab's own, is
 `<scenario dir>/<db>/<version>/[run<K>_]Tier<tier>_<RW|RO>_<T>th.sysbench[.txt|.log]`, with
 `.vars.txt` files beside. The scenario comes from the directory, never from the `_RW_` in
-the file name (the report kept `_RW_` for read-only runs too). Other tokens in a file name
+the file name (the report kept `_RW_` for read-only runs too). A name oltplab writes
+(store/directory.py builds them all) is read by its whole pattern, so a tier keeps its `_`
+and an open-loop cell its rate; in any other name, tokens beyond those
 (`run1_5M_Tier12G_tp10_os2_RW_64th`) are kept, in order, as part of the cell's tier.
 All pure: names in, typed values out.
 """
@@ -18,20 +20,38 @@ from oltplab.engines.families import aliases
 from oltplab.plan import Scenario
 from oltplab.spec.catalog import UNKNOWN_FAMILY
 from oltplab.spec.fields import NAME_PATTERN
+from oltplab.store.directory import (
+    AGAIN,
+    CELL_STEM,
+    CNF,
+    LOCAL_LOGS,
+    READ_ONLY,
+    READ_WRITE,
+    REMOTE_LOGS,
+    REPETITION,
+    SESSION_STEM,
+    STATUS,
+    SYSBENCH,
+    SYSBENCH_OUTPUT,
+    THREADS,
+    TIER,
+    VARS,
+    WARM_UP_STEM,
+    scenario_dir,
+)
 
 SCENARIO_DIRS = {
-    "benchmark_logs": Scenario("oltp_read_write"),
-    "benchmark_logs_read_only": Scenario("oltp_read_only"),
-    "benchmark_remote_logs": Scenario("oltp_read_write", network=True),
-    "benchmark_remote_logs_read_only": Scenario("oltp_read_only", network=True),
+    scenario_dir(workload, network): Scenario(workload, network)
+    for network in (False, True)
+    for workload in ("oltp_read_write", "oltp_read_only")
 }
-CELL_SUFFIXES = (".sysbench.txt", ".sysbench.log", ".sysbench")
+CELL_SUFFIXES = (SYSBENCH_OUTPUT, f".{SYSBENCH}.log", f".{SYSBENCH}")
 VARS_FILE = re.compile(
-    r"^(?:run\d+_)?Tier(?P<tier>[A-Za-z0-9.+-]+?)(?:_[A-Za-z0-9_]+)?\.vars(?:\.txt)?$"
+    rf"^(?:{REPETITION}\d+_)?{TIER}(?P<tier>[A-Za-z0-9.+-]+?)(?:_[A-Za-z0-9_]+)?\.{VARS}(?:\.txt)?$"
 )
 # Files that sit beside sysbench outputs in the 2026 layout and are not results.
 COMPANIONS = re.compile(
-    r"\.(vars|status|cnf|iostat|vmstat|mpstat|dstat|perf)(\.txt)?$|pt-mysql-summary|pt-summary"
+    rf"\.({VARS}|{STATUS}|{CNF}|iostat|vmstat|mpstat|dstat|perf)(\.txt)?$|pt-mysql-summary|pt-summary"
 )
 # Packaging words in a version folder that say nothing about the engine's build.
 _PACKAGING = re.compile(
@@ -45,8 +65,6 @@ _SHORT_ALIAS = 2
 # What a server adds to its version string while a log is on (`10.11.5-MariaDB-log`): a
 # setting of the run, not a build, so no variant of the engine.
 _SERVER_SUFFIXES = {"log"}
-# oltplab's own warm-up outputs beside a cell's (`Tier128M_RW_warmupA.sysbench.txt`).
-WARM_UP = re.compile(r"(?:^|_)warmup[A-Z]?$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
@@ -54,7 +72,7 @@ def scenario_of(directory: str) -> Scenario | None:
     """The scenario a directory's name says, or None for anything else."""
     if directory in SCENARIO_DIRS:
         return SCENARIO_DIRS[directory]
-    for prefix, network in (("benchmark_logs_", False), ("benchmark_remote_logs_", True)):
+    for prefix, network in ((f"{LOCAL_LOGS}_", False), (f"{REMOTE_LOGS}_", True)):
         workload = directory.removeprefix(prefix)
         if directory.startswith(prefix) and re.match(NAME_PATTERN, workload):
             return Scenario(workload, network)
@@ -146,6 +164,7 @@ class CellName:
     threads: int
     repetition: int
     again: int = 0  # measured again (oltplab's `_againN`): N; the highest N supersedes
+    rate: int = 0  # open loop (oltplab's `_<R>tps`): transactions a second offered
 
 
 def is_cell_file(name: str) -> bool:
@@ -155,7 +174,7 @@ def is_cell_file(name: str) -> bool:
 def is_warm_up(name: str) -> bool:
     """An oltplab warm-up's output: kept beside its cells, never one of them."""
     stem = next((name.removesuffix(s) for s in CELL_SUFFIXES if name.endswith(s)), None)
-    return stem is not None and WARM_UP.search(stem) is not None
+    return stem is not None and WARM_UP_STEM.search(stem) is not None
 
 
 def cell_name(name: str) -> CellName | str:
@@ -163,21 +182,32 @@ def cell_name(name: str) -> CellName | str:
     stem = next((name.removesuffix(s) for s in CELL_SUFFIXES if name.endswith(s)), None)
     if stem is None:
         return f"not a sysbench output name (expected one ending in {', '.join(CELL_SUFFIXES)})"
+    if own := CELL_STEM.match(stem):
+        return CellName(
+            own["tier"],
+            own["tier"],
+            int(own["threads"]),
+            int(own["repetition"] or 1),
+            int(own["again"] or 0),
+            int(own["rate"] or 0),
+        )
     tier = threads = repetition = None
     again = 0
     others = []
     for token in stem.split("_"):
-        if repetition is None and (m := re.fullmatch(r"run(\d+)", token)):
+        if repetition is None and (m := re.fullmatch(rf"{REPETITION}(\d+)", token)):
             repetition = int(m.group(1))
-        elif not again and (m := re.fullmatch(r"again(\d+)", token)):
+        elif not again and (m := re.fullmatch(rf"{AGAIN}(\d+)", token)):
             again = int(m.group(1))
-        elif tier is None and (m := re.fullmatch(r"Tier([A-Za-z0-9.+-]+)", token)):
+        elif tier is None and (m := re.fullmatch(rf"{TIER}([A-Za-z0-9.+-]+)", token)):
             tier = m.group(1)
-        elif threads is None and (m := re.fullmatch(r"(\d+)th", token)):
+        elif threads is None and (m := re.fullmatch(rf"(\d+){THREADS}", token)):
             threads = int(m.group(1))
-        elif token not in ("RW", "RO") and token:
+        elif token not in (READ_WRITE, READ_ONLY) and token:
             others.append(safe(token))
-    missing = [what for what, found in (("Tier<size>", tier), ("<N>th", threads)) if not found]
+    missing = [
+        what for what, found in ((f"{TIER}<size>", tier), (f"<N>{THREADS}", threads)) if not found
+    ]
     if tier is None or threads is None:
         return f"its name has no {' or '.join(missing)} token; describe the layout with --map"
     if threads < 1:
@@ -187,13 +217,27 @@ def cell_name(name: str) -> CellName | str:
 
 def vars_tier(name: str) -> str | None:
     """The tier a `.vars.txt` file holds SHOW VARIABLES for."""
+    own = SESSION_STEM.match(name.removesuffix(f".{VARS}.txt"))
+    if own and name.endswith(f".{VARS}.txt"):
+        return own["tier"]
     match = VARS_FILE.match(name)
     return match["tier"] if match else None
 
 
+def is_companion(name: str) -> bool:
+    """A file oltplab writes beside a session's or a cell's output, `<stem>.<kind>.<ext>`
+    (settings, variables, status, error log, each telemetry device's raw file): no output.
+    A tier may hold a `.`, so each `.` in the name is tried as the stem's end."""
+    for at in (i for i, char in enumerate(name) if char == "."):
+        stem, kind, *ext = name[:at], *name[at + 1 :].split(".")
+        if ext and kind != SYSBENCH and (CELL_STEM.match(stem) or SESSION_STEM.match(stem)):
+            return True
+    return False
+
+
 def may_be_output(name: str, head: str) -> bool:
     """Whether a file looks like sysbench output: by its name, else by its first lines."""
-    if COMPANIONS.search(name):
+    if COMPANIONS.search(name) or is_companion(name):
         return False
     return "sysbench" in name.lower() or any(
         line.startswith("sysbench ") for line in head.splitlines()[:5]

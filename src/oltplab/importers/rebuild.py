@@ -19,7 +19,15 @@ from typing import Any
 
 from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell
-from oltplab.store.directory import JOURNAL, LEDGER, ResultsDir, check_results
+from oltplab.store.directory import (
+    JOURNAL,
+    LEDGER,
+    REBUILD_SCRATCH,
+    ResultsDir,
+    check_results,
+    damaged,
+    stem_of,
+)
 from oltplab.store.integrity import (
     CELL_COLUMNS,
     STATUSES,
@@ -146,7 +154,7 @@ class _Replay:
             clock = TelemetryClock(
                 **{**record["clock"], "sources": tuple(record["clock"]["sources"])}
             )
-            stem = self.results / record["artifact"].removesuffix(".sysbench.txt")
+            stem = stem_of(self.results / record["artifact"])
             try:
                 rows = telemetry_rows(stem, clock)
             except OSError:
@@ -184,7 +192,7 @@ def rebuild(results: Path) -> Rebuilt:
             f"{journal.path}: written for ledger schema {header.get('schema', '?')}, this "
             f"oltplab writes {SCHEMA_VERSION}; rebuild with the oltplab that wrote it"
         )
-    scratch = Path(tempfile.mkdtemp(prefix=".rebuild-", dir=results))
+    scratch = Path(tempfile.mkdtemp(prefix=REBUILD_SCRATCH, dir=results))
     try:
         report = Rebuilt(ResultsDir(results).ledger, torn_lines=read.torn_lines)
         ledger = Ledger.open(scratch, journal=False)
@@ -208,7 +216,7 @@ def _set_aside(results: Path) -> Path | None:
     if not old.exists():
         return None
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    kept = old.with_name(f"{LEDGER}.damaged-{stamp}")
+    kept = damaged(old, stamp)
     for part in ResultsDir(results).ledger_files:
         if part.exists():
             part.rename(kept.with_name(part.name.replace(LEDGER, kept.name, 1)))

@@ -43,10 +43,11 @@ class FoundFile:
     threads: int
     repetition: int
     again: int = 0
+    rate: int = 0
 
     @property
-    def cell(self) -> tuple[str, str, bool, int, int]:
-        return (self.tier, self.workload, self.network, self.threads, self.repetition)
+    def cell(self) -> tuple[str, str, bool, int, int, int]:
+        return (self.tier, self.workload, self.network, self.threads, self.repetition, self.rate)
 
 
 @dataclass
@@ -205,7 +206,7 @@ def _laid_out(tree: ScannedTree) -> set[Path]:
 def _latest_measurements(tree: ScannedTree, group: EngineGroup) -> None:
     """A cell measured again (oltplab's --rerun-disturbed) is its latest measurement; the
     earlier ones are set aside as the run that wrote them set them aside."""
-    latest: dict[tuple[str, str, bool, int, int], FoundFile] = {}
+    latest: dict[tuple[str, str, bool, int, int, int], FoundFile] = {}
     for found in group.files:
         if found.cell not in latest or found.again > latest[found.cell].again:
             latest[found.cell] = found
@@ -233,6 +234,7 @@ def _take(tree: ScannedTree, group: EngineGroup, scenario: Scenario, path: Path)
                 named.threads,
                 named.repetition,
                 named.again,
+                named.rate,
             )
         )
     elif (tier := vars_tier(path.name)) is not None:

@@ -20,7 +20,6 @@ from oltplab.engines.config import check_variables, describe_mismatch, expected_
 from oltplab.engines.control import format_pairs
 from oltplab.engines.isolation import CpuSplit, pin_server
 from oltplab.engines.provision import (
-    artifact_dir,
     begin_session,
     endpoint_engine,
     machine_for,
@@ -34,16 +33,9 @@ from oltplab.measure.failures import failure_reason
 from oltplab.measure.request import Display
 from oltplab.measure.stopping import Watch
 from oltplab.measure.workloads import distribution, gated
-from oltplab.plan import (
-    Cell,
-    Session,
-    cell_stem,
-    safe_name,
-    session_stem,
-    threads_label,
-)
+from oltplab.plan import Cell, Session, threads_label
 from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
-from oltplab.store.directory import ResultsDir
+from oltplab.store import directory as names
 from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
@@ -102,7 +94,7 @@ class RunContext:
 
     def scratch(self, key: str) -> Path:
         """Where an engine's datadir, snapshot and prepare output go: never results."""
-        return scratch_root(self.results) / safe_name(key)
+        return scratch_root(self.results) / names.safe_name(key)
 
     def ensure_space(self, what: str = "go on", restoring: Server | None = None) -> None:
         """Stop (DiskFull) unless both disks a run writes have room: the results', and the
@@ -148,7 +140,7 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
         for n, row in ctx.ledger.engines().items()
         if n != name and row.artifact_dir
     }
-    state.artifact_dir = artifact_dir(state, taken)
+    state.artifact_dir = names.engine_dir(state.family, state.server_version, state.name, taken)
     dist = state.distribution
     ctx.ledger.record_engine(
         name,
@@ -224,7 +216,7 @@ def open_session(ctx: RunContext, session: Session, cells: list[Cell]) -> Opened
     if state is None:
         fail_cells(ctx, cells, ctx.broken[engine_key(session.engine, session.host)])
         return None
-    stem = results_folder(ctx, state, session) / session_stem(
+    stem = results_folder(ctx, state, session) / names.session_stem(
         session.tier, ctx.spec.workload(session.workload).reads_only
     )
     try:
@@ -238,7 +230,7 @@ def open_session(ctx: RunContext, session: Session, cells: list[Cell]) -> Opened
 
 
 def results_folder(ctx: RunContext, state: EngineState, session: Session) -> Path:
-    folder = ResultsDir(ctx.results).cells_folder(
+    folder = names.ResultsDir(ctx.results).cells_folder(
         session.workload, session.network, state.artifact_dir
     )
     folder.mkdir(parents=True, exist_ok=True)
@@ -254,7 +246,7 @@ def _measure_cells(ctx: RunContext, opened: Opened, session: Session, cells: lis
     try:
         for index, cell in enumerate(cells):
             before = ctx.measured_before.get(cell.key, 0)
-            _measure(ctx, state, cell, folder / cell_stem(cell, reads_only, before))
+            _measure(ctx, state, cell, folder / names.cell_stem(cell, reads_only, before))
             if not state.server.alive() and index + 1 < len(cells):
                 _recover(ctx, state, session, opened.stem, cells[index + 1 :])
     except _SessionLost as lost:
@@ -345,7 +337,7 @@ def _end_session(ctx: RunContext, state: EngineState, stem: Path) -> None:
     state.server.stop(ctx.spec.protocol.stop_timeout_seconds)
     text = state.server.session_log()
     if text:
-        stem.with_name(stem.name + ".errlog.txt").write_text(text)
+        names.beside(stem, names.ERRLOG).write_text(text)
 
 
 class _SessionLost(Exception):
@@ -379,7 +371,7 @@ def _start_session(ctx: RunContext, state: EngineState, session: Session, stem: 
     if ctx.split is not None and (pid := server.server_pid()) is not None:
         pin_server(pid, ctx.split)
     if cnf is not None:
-        stem.with_name(stem.name + ".cnf.txt").write_text(cnf)
+        names.beside(stem, names.CNF).write_text(cnf)
         ctx.record.config(session.engine, session.tier, cnf)
     if (link := server.link(state.target())) is not None:
         ctx.record.link(engine_key(session.engine, session.host), link)
@@ -387,8 +379,8 @@ def _start_session(ctx: RunContext, state: EngineState, session: Session, stem: 
     with server.control() as control:
         variables = control.variables()
         status = control.status()
-    stem.with_name(stem.name + ".vars.txt").write_text(format_pairs(variables))
-    stem.with_name(stem.name + ".status.txt").write_text(format_pairs(status))
+    names.beside(stem, names.VARS).write_text(format_pairs(variables))
+    names.beside(stem, names.STATUS).write_text(format_pairs(status))
     ctx.ledger.record_variables(session.engine, session.tier, session.workload, variables)
     mismatches = check_variables(expected_variables(tunables(spec, state, session.tier)), variables)
     if not state.server.owned:
@@ -424,14 +416,14 @@ def _refuse_tier_changes(
 
 def _warm_up(ctx: RunContext, state: EngineState, session: Session, stem: Path, label: str) -> None:
     protocol = ctx.spec.protocol
-    phases = [("warmupA", "oltp_read_only", protocol.warmup_ro_seconds)]
+    phases = [(names.WARM_UP_A, "oltp_read_only", protocol.warmup_ro_seconds)]
     if not ctx.spec.workload(session.workload).reads_only:
-        phases.append(("warmupB", "oltp_read_write", protocol.warmup_rw_seconds))
+        phases.append((names.WARM_UP_B, "oltp_read_write", protocol.warmup_rw_seconds))
     for name, test, seconds in phases:
         if seconds <= 0:
             continue
         ctx.display.phase(f"{label}: {name}", seconds)
-        output = stem.with_name(f"{stem.name}_{name}.sysbench.txt")
+        output = names.warm_up_output(stem, name)
         # A warm-up runs with the options the spec gives its test, on the dataset's rows.
         listed = {w.name: w.options for w in ctx.spec.workloads}
         warm_up = WorkloadSpec(name=test, options=listed.get(test, {}))
@@ -499,7 +491,7 @@ def _interference(parsed: SysbenchOutput, rows: list[Row]) -> Interference | Non
 def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> None:
     spec = ctx.spec
     seconds = spec.protocol.measure_seconds
-    output = stem.with_name(stem.name + ".sysbench.txt")
+    output = names.output_of(stem)
     ctx.ensure_space("measure a cell")
     ctx.ledger.mark_running(cell, ctx.run_id)
     ctx.display.phase(cell_label(cell), seconds)
@@ -535,14 +527,14 @@ def record_cell(
     adaptive cell is judged against the length the rule gave it."""
     spec = ctx.spec
     seconds = stopped.seconds if stopped is not None else spec.protocol.measure_seconds
-    stem = output.with_name(output.name.removesuffix(".sysbench.txt"))
+    stem = names.stem_of(output)
     artifact = str(output.relative_to(ctx.results))
     alive = state.server.alive()
     if alive:
         try:
             with state.server.control() as control:
                 status = format_pairs(control.status())
-            stem.with_name(stem.name + ".status.txt").write_text(status)
+            names.beside(stem, names.STATUS).write_text(status)
         except EngineError as exc:
             log.warning("%s: status not recorded: %s", cell_label(cell), exc)
     interval = parsed.interval if spec.protocol.order == "sliced" else spec.protocol.report_interval

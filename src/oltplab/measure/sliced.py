@@ -32,7 +32,8 @@ from oltplab.measure.session import (
     tier_groups,
 )
 from oltplab.measure.workloads import WORKLOAD_ENV, distribution, sysbench_test
-from oltplab.plan import Cell, Session, cell_stem
+from oltplab.plan import Cell, Session
+from oltplab.store.directory import cell_stem, output_of
 from oltplab.sysbench.driver import Job, command, execute_together
 from oltplab.sysbench.output import read_output
 from oltplab.sysbench.slices import parse_slices, sliced_output
@@ -86,7 +87,7 @@ def _measure_round(
         folder = results_folder(ctx, state, session)
         reads_only = ctx.spec.workload(cell.workload).reads_only
         before = ctx.measured_before.get(cell.key, 0)
-        outputs.append(folder / (cell_stem(cell, reads_only, before) + ".sysbench.txt"))
+        outputs.append(output_of(folder / cell_stem(cell, reads_only, before)))
         ctx.ledger.mark_running(cell, ctx.run_id)
     ctx.display.phase(
         f"{slots} cells sliced together ({cell_label(members[0][1])} ...)", float(total)

@@ -7,7 +7,6 @@ configuration, warmed up for one workload, then measured at each thread count.
 from __future__ import annotations
 
 import random
-import re
 import statistics
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -297,32 +296,3 @@ def again(template: list[Session], cells: set[Cell]) -> list[Session]:
 
     # Sorting is stable: one engine's placements keep their order within its turn.
     return sorted(sessions, key=turn)
-
-
-# --- artifact names: the layout of the 2026 report's raw data ----------------------------------
-
-_DEFAULT_DIRS = {"oltp_read_write": "", "oltp_read_only": "_read_only"}
-
-
-def scenario_dir(workload: str, network: bool = False) -> str:
-    """benchmark_logs[_read_only] locally, benchmark_remote_logs[_read_only] over a network."""
-    stem = "benchmark_remote_logs" if network else "benchmark_logs"
-    return stem + _DEFAULT_DIRS.get(workload, f"_{workload}")
-
-
-def safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._+-]", "_", text)
-
-
-def session_stem(tier: str, read_only: bool) -> str:
-    return f"Tier{safe_name(tier)}_{'RO' if read_only else 'RW'}"
-
-
-def cell_stem(cell: Cell, read_only: bool, measured_before: int = 0) -> str:
-    """A cell's raw files' name; a cell measured again (--rerun-disturbed) keeps the files
-    of each earlier measurement, and its new ones say how many came before."""
-    prefix = f"run{cell.repetition}_" if cell.repetition > 1 else ""
-    # An open-loop cell shares the closed loop's tier and threads: the rate keeps its files apart.
-    rate = f"_{cell.rate}tps" if cell.rate else ""
-    again = f"_again{measured_before}" if measured_before else ""
-    return f"{prefix}{session_stem(cell.tier, read_only)}_{cell.threads}th{rate}{again}"

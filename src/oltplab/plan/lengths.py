@@ -16,7 +16,6 @@ from oltplab.base.errors import OltplabError
 from oltplab.base.stopping import StopRule
 from oltplab.spec import Spec
 
-REPLAY_FILE = "replay.json"
 ONE_REPETITION = (
     "one repetition: every cell is the first of its block and runs whole, so adaptive cells "
     "save nothing; 2 repetitions or more let the later ones stop early"
@@ -52,10 +51,9 @@ class ExpectedLengths:
         )
 
     @classmethod
-    def replayed(cls, results: Path) -> ExpectedLengths:
-        """The shares `oltplab replay` found on a run; what it could not show (no block ran
-        twice, no warm-up kept), the corpus's, said."""
-        path = results / REPLAY_FILE
+    def replayed(cls, results: Path, path: Path) -> ExpectedLengths:
+        """The shares `oltplab replay` found on a run (in `path`, its replay.json); what it
+        could not show (no block ran twice, no warm-up kept), the corpus's, said."""
         try:
             found = json.loads(path.read_text())
             later = found["later_kept_share"]

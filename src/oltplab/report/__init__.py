@@ -10,6 +10,7 @@ from pathlib import Path
 from oltplab.analysis.model import Analysis
 from oltplab.report import charts
 from oltplab.report.charts import Painter
+from oltplab.store.directory import CHARTS, REPORT_HTML, REPORT_MD
 from oltplab.store.files import write_atomic
 
 
@@ -26,12 +27,12 @@ def build(analysis: Analysis, out: Path, painter: Painter | None = None) -> Repo
     from oltplab.report import html, markdown
 
     out.mkdir(parents=True, exist_ok=True)
-    (out / "charts").mkdir(exist_ok=True)
-    planned = charts.plan(analysis, out / "charts")
+    (out / CHARTS).mkdir(exist_ok=True)
+    planned = charts.plan(analysis, out / CHARTS)
     with contextlib.ExitStack() as stack:
         drawer = painter or stack.enter_context(charts.painter())
         drawer.draw(planned)
-        md, page = out / "report.md", out / "report.html"
+        md, page = out / REPORT_MD, out / REPORT_HTML
         write_atomic(md, markdown.render(analysis, [c.path.relative_to(out) for c in planned]))
         write_atomic(page, html.render(analysis))
         drawn = drawer.finish()

@@ -26,8 +26,7 @@ from oltplab.analysis.model import Analysis
 from oltplab.analysis.tables import Ratio
 from oltplab.analysis.telemetry import Timeline
 from oltplab.base.processes import die_with
-from oltplab.plan import safe_name
-from oltplab.report.format import release_chart_stem, telemetry_chart_name
+from oltplab.store.directory import chart_file, safe_name
 from oltplab.store.files import write_atomic_bytes
 
 if TYPE_CHECKING:  # loaded by the painter's workers only
@@ -134,12 +133,11 @@ def plan(analysis: Analysis, folder: Path) -> list[Chart]:
     for scenario in dataset.scenarios:
         for tier in dataset.tiers(scenario):
             threads = dataset.threads(scenario, tier)
-            name = f"{scenario}_{safe_name(tier)}"
             where = f"{scenario}, tier {tier}"
             lines = _whole_run_tps(analysis, scenario, tier, threads)
             planned.append(
                 Chart(
-                    folder / f"tps_{name}.png",
+                    folder / chart_file("tps", scenario, tier),
                     "tps",
                     f"TPS by {'engine' if len(threads) == 1 else 'thread count'}, {where}",
                     (threads, lines),
@@ -150,16 +148,14 @@ def plan(analysis: Analysis, folder: Path) -> list[Chart]:
                 bars = _ratios(analysis, scenario, tier)
                 planned.append(
                     Chart(
-                        folder / f"relative_{name}.png",
+                        folder / chart_file("relative", scenario, tier),
                         "relative",
                         f"Relative throughput, {where} (95% intervals)",
                         (threads, analysis.relative_engine, bars),
                         legend=tuple((e, colours[e]) for e in bars),
                     )
                 )
-            planned += _stability_charts(
-                analysis, scenario, tier, max(threads), folder / name, colours
-            )
+            planned += _stability_charts(analysis, scenario, tier, max(threads), folder, colours)
     planned += release_charts(analysis, folder)
     return planned + telemetry_charts(analysis, folder) + latency_charts(analysis, folder, colours)
 
@@ -185,7 +181,7 @@ def release_charts(analysis: Analysis, folder: Path) -> list[Chart]:
         }  # fmt: skip
         charts.append(
             Chart(
-                folder / f"{release_chart_stem(family, scenario, tier)}.png",
+                folder / chart_file("releases", family, scenario, tier),
                 "releases",
                 f"Steady TPS by release, {family}, {scenario}, tier {tier} (changes dashed)",
                 (releases, lines),
@@ -217,7 +213,7 @@ def latency_charts(analysis: Analysis, folder: Path, colours: dict[str, str]) ->
                   if f.tier == tier and f.objective.percentile == 99}  # fmt: skip
         charts.append(
             Chart(
-                folder / f"latency_{safe_name(workload)}_{safe_name(tier)}.png",
+                folder / chart_file("latency", workload, tier),
                 "latency",
                 f"p99 latency against offered load, {where} (knees marked"
                 + (", objective dashed)" if limits else ")"),
@@ -265,7 +261,7 @@ def telemetry_charts(analysis: Analysis, folder: Path) -> list[Chart]:
             rows = 1 + len(found.panels)
             planned.append(
                 Chart(
-                    folder / telemetry_chart_name(kind),
+                    folder / chart_file("telemetry", kind),
                     "telemetry",
                     f"{kind.capitalize()} cell: {found.label}",
                     found,
@@ -280,7 +276,7 @@ def _stability_charts(
     scenario: str,
     tier: str,
     threads: int,
-    stem: Path,
+    folder: Path,
     colours: dict[str, str],
 ) -> list[Chart]:
     """Per-second TPS at the highest thread count: the timeline, and a boxplot after the cut."""
@@ -300,11 +296,11 @@ def _stability_charts(
         return []
     where = f"{threads} threads, {scenario}, tier {tier}"
     legend = tuple((engine, colours[engine]) for engine in series)
-    timeline = stem.with_name(f"timeline_{stem.name}.png")
+    timeline = folder / chart_file("timeline", scenario, tier)
     planned = [Chart(timeline, "timeline", f"Per-second TPS at {where}", series, legend=legend)]
     if steady:
         title = f"Spread of per-second TPS at {where}"
-        boxplot = stem.with_name(f"boxplot_{stem.name}.png")
+        boxplot = folder / chart_file("boxplot", scenario, tier)
         planned.append(Chart(boxplot, "boxplot", title, steady))
     return planned
 

@@ -16,17 +16,16 @@ from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Grid, Value, cross_family
 from oltplab.analysis.tables import ProgressionRow, Ratio
 from oltplab.base.metrics import percentile_of
-from oltplab.plan import safe_name
 from oltplab.report.format import (
     CROSS_FAMILY,
     estimate,
     number,
     percent,
-    release_chart_stem,
     scenario_title,
     table,
     with_interval,
 )
+from oltplab.store.directory import chart_stem
 from oltplab.store.status import Status
 from oltplab.sysbench.validity import ERROR_RATE_LIMIT
 
@@ -262,7 +261,7 @@ def relative(analysis: Analysis, charts: list[Path]) -> list[str]:
         out += [f"**{scenario}, tier {tier}**", ""]
         if kinds := cross_family(dataset, list(table_)):
             out += [f"Cross-family ({kinds}): see Results by scenario and tier.", ""]
-        out += _chart(charts, f"relative_{scenario}_{safe_name(tier)}")
+        out += _chart(charts, chart_stem("relative", scenario, tier))
         out += table(
             ["Engine", *(f"{t}t" for t in threads)],
             [[e, *(_ratio(v[t]) if t in v else "-" for t in threads)] for e, v in table_.items()],
@@ -293,8 +292,8 @@ def stability(analysis: Analysis, charts: list[Path]) -> list[str]:
             if not mine:
                 continue
             out += [f"**{scenario}, tier {tier}**", ""]
-            out += _chart(charts, f"timeline_{scenario}_{safe_name(tier)}")
-            out += _chart(charts, f"boxplot_{scenario}_{safe_name(tier)}")
+            out += _chart(charts, chart_stem("timeline", scenario, tier))
+            out += _chart(charts, chart_stem("boxplot", scenario, tier))
             out += table(
                 [
                     "Engine",
@@ -420,5 +419,5 @@ def changes(analysis: Analysis, charts: list[Path]) -> list[str]:
         out += table(["family", "last good", "first changed", "cells", "size in each"], rows)
     for family, scenario, tier in dict.fromkeys((s.family, s.scenario, s.tier)
                                                 for s in analysis.releases):  # fmt: skip
-        out += _chart(charts, release_chart_stem(family, scenario, tier))
+        out += _chart(charts, chart_stem("releases", family, scenario, tier))
     return out

@@ -12,8 +12,8 @@ from oltplab.report.format import (
     number,
     percent,
     table,
-    telemetry_chart_name,
 )
+from oltplab.store.directory import chart_file
 from oltplab.sysbench.error_codes import codes_text
 from oltplab.sysbench.validity import ERROR_RATE_LIMIT
 
@@ -219,7 +219,7 @@ def telemetry(analysis: Analysis, charts: list[Path]) -> list[str]:
         out += [
             f"![{kind} cell]({p.as_posix()})\n"
             for p in charts
-            if p.name == telemetry_chart_name(kind)
+            if p.name == chart_file("telemetry", kind)
         ]
     return out
 

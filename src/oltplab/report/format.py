@@ -8,7 +8,6 @@ from typing import Any
 
 from oltplab.analysis.estimate import Comparison, Estimate
 from oltplab.base.sizes import format_size
-from oltplab.plan import safe_name
 
 SCENARIO_TITLES = {
     "rw-local": "Read-write, local",
@@ -157,10 +156,6 @@ def without_html(line: str) -> str:
     return "".join(out) + escape(line[last:])
 
 
-def telemetry_chart_name(kind: str) -> str:
-    return f"telemetry_{kind.replace(' ', '_')}.png"
-
-
 def estimate(value: Estimate | None, shown: str = "{}") -> str:
     """1,234 [1,201, 1,266]; without an interval, what stands in its way."""
     if value is None:
@@ -178,8 +173,3 @@ def with_interval(versus: Comparison | None) -> str:
     if versus.low_pct is None:
         return f"{percent(versus.diff_pct)} ({versus.verdict}){versus.cross_machine}"
     return f"{percent(versus.diff_pct)} {versus.interval()}{versus.cross_machine}"
-
-
-def release_chart_stem(family: str, scenario: str, tier: str) -> str:
-    """The file stem of a family's chart by release."""
-    return f"releases_{safe_name(family)}_{scenario}_{safe_name(tier)}"

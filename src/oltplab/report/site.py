@@ -29,6 +29,7 @@ from oltplab.base.errors import OltplabError
 from oltplab.report import build
 from oltplab.report.html import plotly_js
 from oltplab.report.tool_formats import point_name
+from oltplab.store.directory import REPORT_HTML
 from oltplab.store.files import write_atomic
 from oltplab.store.outputs import whole_folder
 
@@ -87,7 +88,7 @@ def _index_row(run: SiteRun, floor_for: NoiseFloorOf) -> dict[str, Any]:
             f"sysbench {record.get('sysbench', '?')}, oltplab {record.get('oltplab', '?')}"
         ),
         "calibration": "" if floor is None else f"noise floor {floor:.1f}%",
-        "report": f"runs/{run.name}/report.html",
+        "report": f"runs/{run.name}/{REPORT_HTML}",
     }
 
 
@@ -115,7 +116,7 @@ def _history(
                 "high": None if steady is None or steady.high is None else round(steady.high, 2),
                 "repetitions": value.runs,
                 "flags": list(value.flags),
-                "report": f"../runs/{run.name}/report.html",
+                "report": f"../runs/{run.name}/{REPORT_HTML}",
                 "raw": artifacts,
             }
         )

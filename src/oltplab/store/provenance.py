@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from oltplab import __version__
 from oltplab.base.errors import OltplabError
-from oltplab.store.directory import ResultsDir
+from oltplab.store.directory import ResultsDir, damaged
 from oltplab.store.files import sha256_file, write_atomic
 from oltplab.store.ledger import now
 
@@ -117,8 +117,9 @@ def _earlier(path: Path) -> dict[str, Any]:
         return load_run_json(path).model_dump(exclude_none=True)
     except OltplabError:
         pass
-    path.rename(path.with_name(path.name + ".damaged"))
-    log.warning("%s was unreadable; kept as %s.damaged", path, path.name)
+    kept = damaged(path)
+    path.rename(kept)
+    log.warning("%s was unreadable; kept as %s", path, kept.name)
     return {}
 
 

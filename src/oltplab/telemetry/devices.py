@@ -19,6 +19,7 @@ from oltplab.base.processes import terminate
 from oltplab.engines.family import BENCHMARK_DATABASE
 from oltplab.engines.hosts import Host
 from oltplab.engines.server import Server
+from oltplab.store.directory import beside
 from oltplab.telemetry.collectors import (
     Collected,
     TelemetryClock,
@@ -70,7 +71,7 @@ class Device:
     levels: ClassVar[frozenset[str]] = frozenset()
 
     def raw_file(self, stem: Path) -> Path:
-        return stem.with_name(f"{stem.name}.{self.name}.{self.raw_suffix}")
+        return beside(stem, self.name, self.raw_suffix)
 
     def read(self, path: Path, clock: TelemetryClock) -> list[tuple[int, Values]]:
         """The raw file's values by second of the sysbench clock."""
@@ -222,7 +223,7 @@ class EngineSummary(Device):
     name = "pt-mysql-summary"
 
     def after_session(self, server: Server, stem: Path) -> str | None:
-        return engine_summary(server, stem.with_name(stem.name + ".pt-mysql-summary.txt"))
+        return engine_summary(server, beside(stem, self.name))
 
 
 @dataclass

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from oltplab.base.processes import spawn, terminate
+from oltplab.store.directory import beside
 from oltplab.telemetry.devices import CellSite, Device
 
 PERF = "perf"
@@ -53,7 +54,7 @@ def fold(lines: Iterable[str]) -> Counter[str]:
 
 
 def folded_file(stem: Path) -> Path:
-    return stem.with_name(stem.name + ".perf.folded.txt")
+    return beside(stem, PERF, "folded.txt")
 
 
 def read_folded(path: Path) -> Counter[str]:
@@ -91,13 +92,13 @@ class Profiler(Device):
         if pid is None or not site.server.machine.is_local:
             self._problem = "perf: the server runs on another machine, or has no pid here"
             return True
-        data = site.stem.with_name(site.stem.name + ".perf.data")
+        data = beside(site.stem, PERF, "data")
         # perf starts with its events off and says "ack" once told to turn them on: only
         # then does it sample. Attaching takes 0.1-1 s idle, and longer when the host is
         # busy; without waiting, a 4 s cell under six CPU hogs ended before its first sample.
         control_read, control_write = os.pipe()
         ack_read, ack_write = os.pipe()
-        with site.stem.with_name(site.stem.name + ".perf.log").open("wb") as log:
+        with beside(site.stem, PERF, "log").open("wb") as log:
             self._process = spawn(
                 [PERF, "record", "-e", "cpu-clock", "-F", str(SAMPLES_PER_SECOND), "-g",
                  "-p", str(pid), "-o", str(data), "--quiet", "--delay", "-1",
@@ -132,7 +133,7 @@ class Profiler(Device):
         if not exiting:
             return f"perf: did not start sampling within {READY_SECONDS} s"
         exited = process.returncode
-        said = self._stem.with_name(self._stem.name + ".perf.log").read_text(errors="replace")
+        said = beside(self._stem, PERF, "log").read_text(errors="replace")
         return f"perf: exited before sampling (code {exited}) {said.strip()[:200]}".rstrip()
 
     def stop(self) -> str | None:
@@ -141,7 +142,7 @@ class Profiler(Device):
         early = self._process.poll()
         # SIGINT is how perf record is told to finish and write its data.
         self._ended(signal.SIGINT, 30)
-        data = self._stem.with_name(self._stem.name + ".perf.data")
+        data = beside(self._stem, PERF, "data")
         script = subprocess.run(
             [PERF, "script", "-i", str(data), "-F", "comm,tid,time,event,ip,sym,dso"],
             capture_output=True, text=True, errors="replace", check=False,
