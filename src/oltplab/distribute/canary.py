@@ -49,7 +49,7 @@ def canary_spec(spec: Spec) -> tuple[Spec, str]:
 
 def _canary(shard_run: RunRequest, moment: str, display: Display) -> None:
     results = shard_run.results.resolve()
-    folder = ResultsDir(results).canary / moment
+    folder = ResultsDir(results).canary_run(moment)
     folder.mkdir(parents=True, exist_ok=True)
     work, shards = scratch_root(folder), scratch_root(results)
     if not work.exists():

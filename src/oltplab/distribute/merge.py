@@ -289,7 +289,7 @@ def _copy_files(shard: ShardDir, output: Path) -> None:
         for moment in sorted(p for p in source.canary.iterdir() if p.is_dir()):
             shutil.copytree(
                 moment,
-                target.canary / f"{name}-{moment.name}",
+                target.canary_run(moment.name, name),
                 ignore=shutil.ignore_patterns(WORK, LOCK),
                 symlinks=True,
             )

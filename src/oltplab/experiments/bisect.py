@@ -147,7 +147,7 @@ class Bisector:
     ) -> Step:
         """`other` against `known`, a round at a time, until `decide` is not undecided."""
         number = len(self.found.steps)
-        folder = ResultsDir(self.results).step(f"{number:02d}-{known}-vs-{other}")
+        folder = ResultsDir(self.results).step(number, known, other)
         point = (Scenario(self.cell.workload).name, self.cell.tier, self.cell.threads)
         for repetitions in range(MIN_ROUNDS, max(MIN_ROUNDS, self.max_repetitions) + 1):
             spec, text = self.spec_for([known, other], repetitions)

@@ -7,13 +7,16 @@ out), and the patterns that read oltplab's own names back (importers/naming.py).
       ledger.sqlite, journal.jsonl, run.json, .oltplab.lock, oltplab.log, pt-summary.txt
       search.json                    time an unfinished --precision search has spent
       benchmark_logs*/<engine>/...   raw files of the cells (scenario_dir, engine_dir, cell_stem)
-      .work/                         scratch: datadirs, snapshots, prepare output
+      .work/                         scratch (store/scratch.py says where it goes instead):
+                                     an engine's working files, named by its family's
+                                     Layout (engines/family.py), and prepare output
       report/                        what `oltplab report` writes by default (chart_file)
       capacity.json, bisect.json     what `capacity` and `bisect` found
       bisect.md, flamegraph.html     what `bisect` says of it
       replay.csv, replay.json        what `replay` found; gate.md, gate.xml what `gate` did
-      steps/, explain/, snapshots/   a bisect's steps, its explanation, their shared snapshots
-      canary/<moment>/               a shard's canary runs, each a results directory
+      steps/<NN>-<a>-vs-<b>/, explain/, snapshots/   a bisect's steps, its explanation,
+                                     their shared snapshots (each step a results directory)
+      canary/[<shard>-]<moment>/     a shard's canary runs, each a results directory
       logs/<shard>.log               the shards' logs, after a merge
 
 A cell's raw files, in an engine's folder `<scenario dir>/<family>/<version>/`:
@@ -22,6 +25,10 @@ A cell's raw files, in an engine's folder `<scenario dir>/<family>/<version>/`:
     <that stem>.<kind>.<ext>             beside it: status, and each telemetry device's file
     Tier<tier>_<RW|RO>.<kind>.txt        the session's: cnf, vars, status, errlog, ...
     Tier<tier>_<RW|RO>_warmupA.sysbench.txt, ..._warmupB...   its warm-ups
+
+What is not named here: the temporary names a write uses until it is whole (store/files.py,
+store/outputs.py), and a distributed run's directory (distribute/layout.py), which holds
+results directories rather than being one.
 """
 
 from __future__ import annotations
@@ -156,6 +163,8 @@ def damaged(path: Path, stamp: str = "") -> Path:
 # --- what `oltplab report` writes (into <results>/report unless told elsewhere) -------------
 
 REPORT_MD = "report.md"
+# In every folder written whole (store/outputs.py): what wrote it, so that only that is replaced.
+OUTPUT_MARKER = ".oltplab-output"
 REPORT_HTML = "report.html"
 CHARTS = "charts"
 
@@ -237,12 +246,17 @@ class ResultsDir:
     def explain(self) -> Path:
         return self.path / EXPLAIN
 
-    def step(self, folder: str) -> Path:
-        return self.path / STEPS / folder
+    def step(self, number: int, known: str, other: str) -> Path:
+        """A bisect's step: `other` measured against `known`."""
+        return self.path / STEPS / f"{number:02d}-{known}-vs-{other}"
 
     @property
     def canary(self) -> Path:
         return self.path / CANARY
+
+    def canary_run(self, moment: str, shard: str = "") -> Path:
+        """A canary's results (`moment`: start or end); a merge's keep their shard's name."""
+        return self.canary / (f"{shard}-{moment}" if shard else moment)
 
     def shard_log(self, shard: str) -> Path:
         return self.path / SHARD_LOGS / f"{shard}.log"

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from oltplab.base.errors import OltplabError
 from oltplab.base.processes import pid_alive
+from oltplab.store.directory import OUTPUT_MARKER as MARKER
 from oltplab.store.files import check_output_file, os_problem, sync_folder, write_atomic
 
-MARKER = ".oltplab-output"
 _PARTIAL, _OLD = "partial", "old"
 
 
