@@ -18,28 +18,28 @@ import typer
 
 from oltplab.cli import app
 from oltplab.cli.reference import PAGE
-from oltplab.spec.reference import SCHEMA
+from oltplab.spec.reference import KEYS, SCHEMA
 from tests.tutorial import steps
 
 ROOT = Path(__file__).parents[2]
 
 
-def generated(module: str, folder: Path) -> str:
+def generated(module: str, page: Path, folder: Path) -> str:
     """A page as a fresh interpreter writes it: in this one, test modules have registered
     families and devices of their own, which the help of some options lists."""
-    target = folder / "page"
-    subprocess.run([sys.executable, "-m", module, str(target)], check=True, capture_output=True)
-    return target.read_text()
+    subprocess.run([sys.executable, "-m", module, str(folder)], check=True, capture_output=True)
+    return (folder / page.name).read_text()
 
 
 def test_the_cli_reference_is_what_the_code_generates_now(tmp_path: Path) -> None:
     """Regenerate with python3 -m oltplab.cli.reference when a command or option changes."""
-    assert (ROOT / PAGE).read_text() == generated("oltplab.cli.reference", tmp_path)
+    assert (ROOT / PAGE).read_text() == generated("oltplab.cli.reference", PAGE, tmp_path)
 
 
-def test_the_spec_schema_is_what_the_models_generate_now(tmp_path: Path) -> None:
+@pytest.mark.parametrize("page", [SCHEMA, KEYS], ids=lambda page: page.name)
+def test_the_spec_pages_are_what_the_models_generate_now(page: Path, tmp_path: Path) -> None:
     """Regenerate with python3 -m oltplab.spec.reference when a spec field changes."""
-    assert (ROOT / SCHEMA).read_text() == generated("oltplab.spec.reference", tmp_path)
+    assert (ROOT / page).read_text() == generated("oltplab.spec.reference", page, tmp_path)
 
 
 SPECS = [
