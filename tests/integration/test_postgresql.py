@@ -57,9 +57,16 @@ def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path, b
         " WHERE c.engine = 'postgresql-15' AND t.metric = 'pg_stat_user_tables.n_dead_tup'"
         " AND c.workload = 'oltp_read_write'"
     ).fetchone()[0]
+    # ... and its checkpoint age: WAL written since the redo point, which rows written grow.
+    age = db.execute(
+        "SELECT MAX(t.value) FROM telemetry t JOIN cells c ON c.id = t.cell_id"
+        " WHERE c.engine = 'postgresql-15' AND t.metric = 'checkpoint_age'"
+        " AND c.workload = 'oltp_read_write'"
+    ).fetchone()[0]
     db.close()
     assert commits > 0  # the engine probe reads PostgreSQL's statistics views
     assert dead is not None and dead > 0, dead
+    assert age is not None and age > 0, age
 
     secret = (out / ".work" / "postgresql-15" / "secret").read_text()
     for path in out.rglob("*"):

@@ -133,6 +133,36 @@ def test_a_level_counts_against_its_capacity_and_a_short_list_never_counts() -> 
     assert isinstance(alone[0], StateSignal)
 
 
+def test_postgresql_checkpoints_count_until_the_window_holds_several() -> None:
+    """PostgreSQL's checkpoint age (WAL since the redo point) climbs to a third of
+    max_wal_size and drops at each 300 s checkpoint, and the checkpoints' writes follow it: a
+    window shorter than a checkpoint interval sees a trend in both; the age shows none only
+    once even the last quarter of the window holds more than one interval."""
+    seconds = np.arange(900)
+    rng = np.random.default_rng(8)
+    telemetry = {
+        ("engine", "checkpoint_age"): [(int(s), 1.2e6 * (s % 300)) for s in seconds],
+        ("engine", "pg_stat_bgwriter.buffers_checkpoint"): [
+            (int(s), 40.0 + (s % 300) / 3 + rng.normal(0, 3)) for s in seconds
+        ],
+        ("engine", "pg_stat_bgwriter.buffers_backend"): [(int(s), 5.0) for s in seconds],
+    }
+    capacities = Capacities.of({"max_wal_size": str(2**30)})
+    signals = {s.name: s for s in state_signals(telemetry, 900, capacities)}
+    assert set(signals) == {"checkpoint age", "buffers written a second"}, signals
+    age, written = signals["checkpoint age"], signals["buffers written a second"]
+    assert age.scale == 2**30
+    for signal in (age, written):
+        early = trend(signal, 20, 260, tps=500.0)
+        assert early is not None and early.change > 0, signal.name
+    # At 900 s the last quarter is shorter than one checkpoint interval and still rises.
+    whole = trend(age, 0, 900, tps=500.0)
+    assert whole is not None and whole.seconds == 225, whole
+    longer = {("engine", "checkpoint_age"): [(int(s), 1.2e6 * (s % 300)) for s in range(1800)]}
+    (age,) = state_signals(longer, 1800, capacities)
+    assert trend(age, 0, 1800, tps=500.0) is None
+
+
 def test_a_warm_up_is_waited_out_and_a_drift_runs_longer() -> None:
     rng = np.random.default_rng(2)
     warming = ar1(rng, 900, phi=0.3) * np.minimum(1.0, 0.3 + np.arange(900) / 300)

@@ -60,8 +60,14 @@ FREE_PAGES = Metric(ENGINE, "Innodb_buffer_pool_pages_free")
 DATA_PAGES = Metric(ENGINE, "Innodb_buffer_pool_pages_data")
 TOTAL_PAGES = Metric(ENGINE, "Innodb_buffer_pool_pages_total")
 DEAD_TUPLES = Metric(ENGINE, "pg_stat_user_tables.n_dead_tup")  # of the benchmark's tables
+# Buffers PostgreSQL writes a second: by checkpoints, by the background writer, by backends.
+BUFFERS_WRITTEN = tuple(
+    Metric(ENGINE, f"pg_stat_bgwriter.{column}")
+    for column in ("buffers_checkpoint", "buffers_clean", "buffers_backend")
+)
 STATE = frozenset(
     {HISTORY_LENGTH, CHECKPOINT_AGE, DIRTY_PAGES, FREE_PAGES, DATA_PAGES, TOTAL_PAGES, DEAD_TUPLES}
+    | set(BUFFERS_WRITTEN)
 )
 
 

@@ -3,8 +3,9 @@
 TPS can be flat for minutes while purge falls behind, redo piles up towards its capacity,
 dirty pages accumulate or the buffer pool is still filling; the throughput follows later.
 So a cell may stop early only when these levels show no trend either: InnoDB's history list
-length, checkpoint age, dirty and free pages and pending I/O, and PostgreSQL's dead tuples
-of the benchmark's tables. Each is judged over
+length, checkpoint age, dirty and free pages and pending I/O; PostgreSQL's checkpoint age
+(WAL since the redo point, against max_wal_size), the buffers it writes a second and the
+dead tuples of the benchmark's tables. Each is judged over
 the steady part of the cell and over its last half and last quarter: a trend that began
 lately, or a cycle longer than the window (a sawtooth still rising), shows at one scale or
 another, and stops showing only once the window holds several of the engine's cycles.
@@ -148,6 +149,9 @@ class Capacities:
         if redo is None and (size := number("innodb_log_file_size")) is not None:
             # MariaDB 10.5+ writes one file; MySQL before 8.0.30 a group of them.
             redo = size * (number("innodb_log_files_in_group") or 1)
+        if redo is None:
+            # PostgreSQL checkpoints when this much WAL has been written since the last one.
+            redo = number("max_wal_size")
         return cls(pool / page if pool and page else None, redo)
 
 
@@ -198,6 +202,13 @@ def state_signals(
         for metric, name, scale, scale_name, per_transaction in chosen
         if telemetry.get(metric)
     ]
+    written = [
+        _per_second(telemetry[m], length) for m in metrics.BUFFERS_WRITTEN if telemetry.get(m)
+    ]
+    if written:
+        # Spread checkpoints make the rate a sawtooth as long as checkpoint_timeout: a window
+        # shows no trend in it only once it holds several checkpoints.
+        found.append(StateSignal("buffers written a second", np.sum(written, axis=0), None))
     running = _per_second(telemetry.get(metrics.THREADS_RUNNING, ()), length)
     found += [
         StateSignal(metric[1].replace("_", " "), _per_second(telemetry[metric], length), None,

@@ -44,7 +44,6 @@ CHECKS_IN_A_ROW = 3
 MIN_BATCHES = 10
 MAX_BATCH_CORRELATION = 0.2
 CONFIDENCE = 0.95
-UNSETTLED = "unsettled"
 
 
 @dataclass(frozen=True)

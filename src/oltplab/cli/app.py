@@ -170,9 +170,9 @@ def report_outcome(results: Path, outcome: Outcome) -> None:
     console.print(f"Next: oltplab report {results}", highlight=False)
     if outcome.interrupted:
         errors.print("interrupted: run the same command again to resume")
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)
     if outcome.failed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_CELL_FAILED)
 
 
 def run_and_report(request: RunRequest) -> None:

@@ -5,6 +5,7 @@ fails when the page differs from what the code generates now."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -74,4 +75,4 @@ def cli_reference() -> str:
 
 
 if __name__ == "__main__":
-    write_generated(cli_reference(), PAGE)
+    write_generated(cli_reference(), PAGE, Path(sys.argv[1]) if len(sys.argv) > 1 else None)

@@ -265,7 +265,7 @@ def import_(
         typer.Option(
             "--map",
             help="A TOML file saying which files are which cells, for layouts that cannot "
-            "be guessed (README: Importing other layouts).",
+            "be guessed (docs/tutorials/import-results.md: a mapping file).",
         ),
     ] = None,
 ) -> None:

@@ -239,6 +239,10 @@ _POSTGRES_STATUS = (
     # Of the connected database's tables: the benchmark's, when the probe reads them.
     " UNION ALL SELECT 'pg_stat_user_tables.n_dead_tup', coalesce(sum(n_dead_tup), 0)"
     " FROM pg_stat_user_tables"
+    # WAL written since the last checkpoint's redo point: InnoDB's checkpoint age, whose
+    # capacity is max_wal_size.
+    " UNION ALL SELECT 'pg_checkpoint_age', pg_wal_lsn_diff(pg_current_wal_lsn(), redo_lsn)"
+    " FROM pg_control_checkpoint()"
 )
 
 

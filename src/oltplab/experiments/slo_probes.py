@@ -74,7 +74,8 @@ class Prober:
             closed_loop=not rate,
             order="as-listed",
             # The open-loop client needs a CPU of its own to offer what the server can take:
-            # shared, it tops out near 34,000 point selects a second on 2 cores (README).
+            # shared, it tops out near 34,000 point selects a second on 2 cores
+            # (docs/how-to/capacity.md).
             isolation=self.spec.protocol.isolated_unless_said(),
         )
         return derived_spec(data, f"capacity probe of {self.engine}")

@@ -53,7 +53,7 @@ def target_of(spec: Spec) -> Target | None:
 def rounds_order(spec: Spec) -> str:
     """How a search runs its rounds: as the spec says when it names interleaved,
     alternating or sliced rounds; otherwise sliced, which paired most tightly for the same
-    machine time here (README, "Measure until answered", has bench/precision.py's figures)."""
+    machine time here (docs/explanation/statistics.md has bench/precision.py's figures)."""
     order = spec.protocol.order
     return order if order in ("interleaved", "alternating", "sliced") else "sliced"
 

@@ -85,7 +85,7 @@ class ScannedTree:
             return (
                 f"none of the {len(self.unrecognised)} file(s) listed above is a cell "
                 "oltplab can read; for outputs in another layout, describe it with --map FILE "
-                "(README: Importing other layouts)"
+                "(docs/tutorials/import-results.md: a mapping file)"
             )
         return (
             f"no sysbench outputs here; expected one or more of {', '.join(SCENARIO_DIRS)} "

@@ -53,8 +53,8 @@ from oltplab.store.provenance import RunRecord, sysbench_facts
 from oltplab.store.rows import CellRow
 from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.driver import find_sysbench, sysbench_version
+from oltplab.sysbench.validity import INTERFERENCE
 from oltplab.telemetry.devices import Telemetry
-from oltplab.telemetry.load import INTERFERENCE
 from oltplab.telemetry.registry import default_names, devices
 from oltplab.telemetry.summaries import host_summary
 

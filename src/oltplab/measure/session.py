@@ -15,7 +15,7 @@ from oltplab.base import metrics
 from oltplab.base.errors import DiskFull, EngineError
 from oltplab.base.hostinfo import disk_of
 from oltplab.base.stats import steady
-from oltplab.base.stopping import UNSETTLED, Stop
+from oltplab.base.stopping import Stop
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
 from oltplab.engines.control import format_pairs
 from oltplab.engines.isolation import CpuSplit, pin_server
@@ -40,6 +40,7 @@ from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
 from oltplab.store.scratch import scratch_root
+from oltplab.sysbench import validity
 from oltplab.sysbench.driver import (
     CLIENT_BOUND_SHARE,
     Job,
@@ -49,10 +50,9 @@ from oltplab.sysbench.driver import (
     execute_together,
 )
 from oltplab.sysbench.output import SysbenchOutput, read_output
-from oltplab.sysbench.validity import TELEMETRY_GAP, stall_notes, validity_flags
 from oltplab.telemetry.collectors import Collected, Row, queue_rows
 from oltplab.telemetry.devices import CellSite, Telemetry
-from oltplab.telemetry.load import INTERFERENCE, Interference, interference
+from oltplab.telemetry.load import Interference, interference
 from oltplab.telemetry.registry import devices
 
 log = logging.getLogger("oltplab")
@@ -538,24 +538,24 @@ def record_cell(
         except EngineError as exc:
             log.warning("%s: status not recorded: %s", cell_label(cell), exc)
     interval = parsed.interval if spec.protocol.order == "sliced" else spec.protocol.report_interval
-    flags = validity_flags(parsed, seconds, interval, cell.rate)
+    flags = validity.validity_flags(parsed, seconds, interval, cell.rate)
     # The CPUs sysbench may use: all of them, or the client's share when isolated.
     cores = len(os.sched_getaffinity(0))
     share = client_share(result.cpu_seconds, result.seconds, cell.threads, cores)
     if share > CLIENT_BOUND_SHARE:
-        flags.append("client-bound")
+        flags.append(validity.CLIENT_BOUND)
     if collected.gap:
-        flags.append(TELEMETRY_GAP)
+        flags.append(validity.TELEMETRY_GAP)
     if stopped is not None and not stopped.settled:
-        flags.append(UNSETTLED)
+        flags.append(validity.UNSETTLED)
     disturbed = _interference(parsed, collected.rows)
     if disturbed is not None and disturbed.flagged:
-        flags.append(INTERFERENCE)
+        flags.append(validity.INTERFERENCE)
     notes = ", ".join(
         filter(
             None,
             [
-                stall_notes(parsed),
+                validity.stall_notes(parsed),
                 disturbed.note() if disturbed is not None and disturbed.flagged else "",
                 f"client CPU {share:.0%}",
                 stopped.describe() if stopped is not None else "",

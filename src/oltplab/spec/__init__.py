@@ -270,7 +270,7 @@ class ProtocolSpec(StrictModel):
     # sliced: the cells of a round run at once, each in its own slots of this many seconds
     # in turn (measure/sliced.py). A quarter second: this host's speed swings within a few
     # seconds, and in bench/precision.py quarter-second slots decided a planted 7% in 10
-    # trials of 10 with the narrowest paired TPS interval (README, "Precision").
+    # trials of 10 with the narrowest paired TPS interval (docs/how-to/precision.md).
     slice_seconds: Annotated[float, Field(ge=0.05, le=60)] = 0.25
     seed: Annotated[int, whole(0, 2**32 - 1)] = 0
     sysbench_grace_seconds: Seconds = 60

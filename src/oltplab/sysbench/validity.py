@@ -6,10 +6,24 @@ import numpy as np
 
 from oltplab.sysbench.output import SysbenchOutput
 
-# Flags told next to a cell that do not make its numbers suspect.
-TELEMETRY_GAP = "telemetry-gap"
-INFORMATIONAL_FLAGS = frozenset({TELEMETRY_GAP})
+# The flags a cell can carry in the ledger, each named once, here: the glossary of the
+# documentation defines each (tests/unit/test_glossary.py holds the two lists together).
+EMPTY = "empty"
+TRUNCATED = "truncated"
 ERRORS = "errors"
+RECONNECTS = "reconnects"
+SHORT = "short"
+STALL = "stall"
+MISSING_INTERVALS = "missing-intervals"
+EXTRA_INTERVALS = "extra-intervals"
+# Set by the measuring session, from what it sees beside sysbench's output.
+CLIENT_BOUND = "client-bound"
+TELEMETRY_GAP = "telemetry-gap"
+# An adaptive cell that never met the stopping rule (base/stopping.py) and ran its longest.
+UNSETTLED = "unsettled"
+INTERFERENCE = "interference"
+# Flags told next to a cell that do not make its numbers suspect.
+INFORMATIONAL_FLAGS = frozenset({TELEMETRY_GAP})
 # Ignored errors (deadlocks and the like) up to this share of transactions are told, but
 # leave the cell in the findings: one deadlock in 900 s says nothing about its throughput.
 ERROR_RATE_LIMIT = 0.001
@@ -21,6 +35,10 @@ SATURATED_SHORTFALL = 0.05
 # count offered itself varies (+-4.5% at 100 tps for 5 s). A shortfall within this many
 # standard deviations of that count is the arrivals' chance, unless the queue holds it.
 SATURATED_DEVIATIONS = 3.0
+FLAGS = (
+    EMPTY, TRUNCATED, ERRORS, RECONNECTS, SHORT, SATURATED, STALL, MISSING_INTERVALS,
+    EXTRA_INTERVALS, CLIENT_BOUND, TELEMETRY_GAP, UNSETTLED, INTERFERENCE,
+)  # fmt: skip
 
 
 def saturated(offered_tps: float, served_tps: float, seconds: float, queued_at_end: float) -> bool:
@@ -52,20 +70,20 @@ def validity_flags(
     not asked to is a valid summary-only run.
     """
     if output.empty:
-        return ["empty"]
+        return [EMPTY]
     if output.queue_overflowed:
         return [SATURATED]  # it stopped at once, saying why: nothing else is to be judged
     flags = []
     summary = output.summary
     if summary is None:
-        flags.append("truncated")
+        flags.append(TRUNCATED)
     else:
         if summary.errors > 0:
             flags.append(ERRORS)
         if summary.reconnects > 0:
-            flags.append("reconnects")
+            flags.append(RECONNECTS)
         if seconds is not None and summary.total_time_s < seconds * 0.95:
-            flags.append("short")
+            flags.append(SHORT)
         offered = rate or output.rate
         queued = float(output.queue[-1, 1]) if len(output.queue) else 0.0
         if offered and saturated(offered, summary.tps, summary.total_time_s, queued):
@@ -73,7 +91,7 @@ def validity_flags(
     if seconds is None and summary is not None:
         seconds = summary.total_time_s
     if output.stalls:
-        flags.append("stall")
+        flags.append(STALL)
     step = output.interval or interval
     if step is None:
         return flags
@@ -84,9 +102,9 @@ def validity_flags(
     gaps = bool(len(spaced) and np.any(spaced > float(np.median(spaced)) * 1.5))
     expected = int(seconds // step) if seconds is not None else None
     if gaps or (expected is not None and len(seen) < expected - 1):
-        flags.append("missing-intervals")
+        flags.append(MISSING_INTERVALS)
     elif expected is not None and len(seen) > expected + 1:
-        flags.append("extra-intervals")
+        flags.append(EXTRA_INTERVALS)
     return flags
 
 

@@ -88,6 +88,8 @@ def checkpoint_age(status: dict[str, float], innodb_status: str | None) -> float
     """Redo written but not yet checkpointed, from whichever source this engine has."""
     if "Innodb_checkpoint_age" in status:  # MariaDB
         return status["Innodb_checkpoint_age"]
+    if "pg_checkpoint_age" in status:  # PostgreSQL: WAL since the redo point
+        return status["pg_checkpoint_age"]
     if "Innodb_redo_log_current_lsn" in status:  # MySQL 8.0.30+
         return status["Innodb_redo_log_current_lsn"] - status["Innodb_redo_log_checkpoint_lsn"]
     if innodb_status:

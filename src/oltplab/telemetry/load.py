@@ -34,7 +34,6 @@ DISTURBED_CPU = 0.25
 # at least DISTURBED_MIN_SECONDS of them) were disturbed.
 DISTURBED_SHARE = 0.10
 DISTURBED_MIN_SECONDS = 2
-INTERFERENCE = "interference"
 
 
 # --- reading /proc --------------------------------------------------------------------------
