@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.analysis.dataset import load
 from oltplab.importers.naming import (
     CellName,
     cell_name,
@@ -41,6 +42,8 @@ from oltplab.store.directory import (
     stem_of,
     warm_up_output,
 )
+from tests.cli import oltplab
+from tests.synthetic import sysbench_text
 
 PACKAGE = Path(__file__).parents[2] / "src" / "oltplab"
 NAMING = PACKAGE / "store" / "directory.py"
@@ -138,6 +141,32 @@ def test_other_layouts_still_read_token_by_token() -> None:
         "128M-5M-500tps", "128M", 0, 3,
     )  # fmt: skip
     assert vars_tier("Tier12G.vars.txt") == "12G"
+
+
+def test_zero_threads_is_refused_in_either_reading() -> None:
+    assert cell_name("Tier128M_RW_0th.sysbench.txt") == "its name says 0 threads"
+
+
+def test_an_import_keeps_the_tier_s_underscore_and_the_cell_s_rate(tmp_path: Path) -> None:
+    """Closed- and open-loop cells of one tier and thread count are two cells, and the
+    files oltplab keeps beside them are neither cells nor refused, whatever they hold (an
+    error log may quote sysbench)."""
+    folder = tmp_path / "tree" / scenario_dir("oltp_read_write") / "mysql" / "8.0.45"
+    folder.mkdir(parents=True)
+    for tier, rate, tps in (("pool_a", 0, 90.0), ("128M", 0, 100.0), ("128M", 500, 80.0)):
+        stem = folder / cell_stem(Cell("e", tier, "oltp_read_write", 4, 1, False, rate), False)
+        output_of(stem).write_text(sysbench_text([tps] * 30, 4))
+        for kind, suffix in (("engine", "jsonl"), ("load", "jsonl"), (STATUS, "txt")):
+            beside(stem, kind, suffix).write_text("{}\n")
+    session = folder / session_stem("128M", False)
+    for kind in (ERRLOG, CNF):
+        beside(session, kind).write_text("sysbench 1.0.20\n")
+    done = oltplab("import", "tree", "-r", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "3 cell(s) imported" in said and "not imported" not in said.lower(), said
+    found = {(c.tier, c.rate, c.tps) for c in load([tmp_path / "out"]).cells}
+    assert found == {("pool_a", 0, 90.0), ("128M", 0, 100.0), ("128M", 500, 80.0)}
 
 
 # --- nothing else builds a name of the results directory -----------------------------------

@@ -182,7 +182,7 @@ def cell_name(name: str) -> CellName | str:
     stem = next((name.removesuffix(s) for s in CELL_SUFFIXES if name.endswith(s)), None)
     if stem is None:
         return f"not a sysbench output name (expected one ending in {', '.join(CELL_SUFFIXES)})"
-    if own := CELL_STEM.match(stem):
+    if (own := CELL_STEM.match(stem)) and int(own["threads"]) > 0:
         return CellName(
             own["tier"],
             own["tier"],
