@@ -53,8 +53,8 @@ def test_names_say_family_version_and_variant() -> None:
 def test_file_names_with_extra_tokens() -> None:
     found = cell_name("run1_5M_Tier12G_tp10_os2_RW_64th.sysbench.txt")
     assert not isinstance(found, str)
-    assert (found.tier, found.base_tier, found.threads, found.repetition) == (
-        "12G-5M-tp10-os2", "12G", 64, 1,
+    assert (found.tier, found.vars_tiers, found.threads, found.repetition) == (
+        "12G-5M-tp10-os2", ("12G",), 64, 1,
     )  # fmt: skip
     concur = cell_name("Tier12G_Concur16_128th.sysbench.log")
     assert not isinstance(concur, str) and (concur.tier, concur.threads) == ("12G-Concur16", 128)

@@ -95,8 +95,9 @@ def test_a_cell_s_path_reads_back_as_the_cell(cell: Cell, reads_only: bool, befo
     assert isinstance(named, CellName), named
     assert replace(scenario, rate=named.rate) == cell.scenario
     assert (engine.family, engine.version) == ("mariadb", "11.8.6")
-    assert named == CellName(cell.tier, cell.tier, cell.threads, cell.repetition, before,
+    assert named == CellName(cell.tier, named.vars_tiers, cell.threads, cell.repetition, before,
                              cell.rate)  # fmt: skip
+    assert named.vars_tiers[0] == cell.tier
     assert is_cell_file(name) and not is_warm_up(name) and not is_companion(name)
     assert stem_of(output).name == cell_stem(cell, reads_only, before)
     for kind, suffix in BESIDE_A_CELL:
@@ -137,10 +138,14 @@ def test_other_layouts_still_read_token_by_token() -> None:
     """A name oltplab did not write keeps its extra tokens in the tier, rate words too."""
     found = cell_name("run3_5M_Tier128M_RW_64th_500tps.sysbench.txt")
     assert isinstance(found, CellName)
-    assert (found.tier, found.base_tier, found.rate, found.repetition) == (
-        "128M-5M-500tps", "128M", 0, 3,
+    assert (found.tier, found.vars_tiers, found.rate, found.repetition) == (
+        "128M-5M-500tps", ("128M",), 0, 3,
     )  # fmt: skip
     assert vars_tier("Tier12G.vars.txt") == "12G"
+    # Extra tokens only between Tier and RW read as oltplab's tier with a '_'; the variables
+    # of another tree's Tier12G.vars.txt still describe it.
+    extra = cell_name("Tier12G_tp10_RW_64th.sysbench.txt")
+    assert isinstance(extra, CellName) and extra.vars_tiers == ("12G_tp10", "12G"), extra
 
 
 def test_zero_threads_is_refused_in_either_reading() -> None:

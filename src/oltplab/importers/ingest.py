@@ -103,13 +103,13 @@ class CellFile:
     cell: Cell
     path: Path
     digest: str  # the cell's definition: the file's content
-    base_tier: str
+    vars_tiers: tuple[str, ...]
 
 
 def _cell_files(group: EngineGroup, engine: str) -> list[CellFile]:
     return [
         CellFile(_cell(engine, found), found.path, "import:" + sha256_file(found.path),
-                 found.base_tier)
+                 found.vars_tiers)
         for found in group.files
     ]  # fmt: skip
 
@@ -207,10 +207,8 @@ def _import_group(
             where = f"{engine} {cell.scenario.name} {cell.tier} {threads_label(cell.threads)}{rep}"
             report.flagged.append((where, ", ".join(flags)))
     for found in files:
-        if found.base_tier in variables:
-            ledger.record_variables(
-                engine, found.cell.tier, found.cell.workload, variables[found.base_tier]
-            )
+        if tier := next((t for t in found.vars_tiers if t in variables), None):
+            ledger.record_variables(engine, found.cell.tier, found.cell.workload, variables[tier])
 
 
 def _import_file(

@@ -160,7 +160,9 @@ class CellName:
     """What a cell file's name says."""
 
     tier: str  # with the name's other tokens: "12G-5M-tp10-os2"
-    base_tier: str  # the Tier<...> token alone, as `.vars.txt` files name it
+    # The tiers whose `.vars.txt` describes the cell, the closest first: oltplab names them
+    # by the whole tier, other trees by the Tier<...> token alone.
+    vars_tiers: tuple[str, ...]
     threads: int
     repetition: int
     again: int = 0  # measured again (oltplab's `_againN`): N; the highest N supersedes
@@ -183,9 +185,12 @@ def cell_name(name: str) -> CellName | str:
     if stem is None:
         return f"not a sysbench output name (expected one ending in {', '.join(CELL_SUFFIXES)})"
     if (own := CELL_STEM.match(stem)) and int(own["threads"]) > 0:
+        # Tier12G_tp10_RW_64th may be oltplab's tier "12G_tp10" or another tree's tier 12G
+        # with a tp10 token, whose variables are in Tier12G.vars.txt.
+        token = own["tier"].split("_")[0]
         return CellName(
             own["tier"],
-            own["tier"],
+            tuple(dict.fromkeys((own["tier"], token))),
             int(own["threads"]),
             int(own["repetition"] or 1),
             int(own["again"] or 0),
@@ -212,7 +217,7 @@ def cell_name(name: str) -> CellName | str:
         return f"its name has no {' or '.join(missing)} token; describe the layout with --map"
     if threads < 1:
         return "its name says 0 threads"
-    return CellName("-".join([tier, *others]), tier, threads, repetition or 1, again)
+    return CellName("-".join([tier, *others]), (tier,), threads, repetition or 1, again)
 
 
 def vars_tier(name: str) -> str | None:

@@ -37,7 +37,7 @@ ELSEWHERE = (
 class FoundFile:
     path: Path
     tier: str
-    base_tier: str  # the tier as `.vars.txt` files name it
+    vars_tiers: tuple[str, ...]  # the tiers as `.vars.txt` files name them, closest first
     workload: str
     network: bool
     threads: int
@@ -228,7 +228,7 @@ def _take(tree: ScannedTree, group: EngineGroup, scenario: Scenario, path: Path)
             FoundFile(
                 path,
                 named.tier,
-                named.base_tier,
+                named.vars_tiers,
                 scenario.workload,
                 scenario.network,
                 named.threads,
