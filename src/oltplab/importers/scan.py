@@ -266,7 +266,7 @@ def _mapped(tree: ScannedTree, layout: LayoutMap) -> set[Path]:
                 FoundFile(
                     path,
                     found.tier,
-                    found.tier,
+                    (found.tier,),
                     found.workload,
                     found.network,
                     found.threads,
