@@ -1,6 +1,6 @@
 """The toy family (tests/toys/toy_family.py), loaded as a plugin by OLTPLAB_PLUGINS, runs
 a real benchmark from the command line: MariaDB's binaries under the toy's name, its
-results filed and recorded as the toy's."""
+results filed and recorded as the toy's, and reported without the plugin."""
 
 from __future__ import annotations
 
@@ -37,3 +37,7 @@ def test_the_toy_family_runs_from_the_command_line(tmp_path: Path) -> None:
         db.close()
     assert family == "toy" and "MariaDB" in server_version
     assert list((tmp_path / "out" / "benchmark_logs" / "toy").glob("*/Tier*_RW_1th.sysbench.txt"))
+    # Its results are read without the plugin: they hold no code of it.
+    plain = {name: value for name, value in os.environ.items() if name != "OLTPLAB_PLUGINS"}
+    report = oltplab("report", "out", cwd=tmp_path, env=plain)
+    assert report.returncode == 0, report.stderr

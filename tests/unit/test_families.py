@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.analysis.points import dbms
 from oltplab.base.errors import EngineError
 from oltplab.engines.families import registered
 from oltplab.engines.family import Family
@@ -47,6 +48,12 @@ def test_a_new_family_is_one_module_and_its_one_register_line() -> None:
     # binaries or aliases to extend.
     naming = {"toy", "ToyFamily", "toy_family", "tests.toys.toy_family"}
     assert [p for p in SOURCE.rglob("*.py") if naming & _words(p)] == []
+
+
+def test_a_family_s_kind_of_server_is_its_protocol_s() -> None:
+    assert [dbms(name) for name in ("toy", "postgresql", "unknown")] == [
+        "MySQL-family", "PostgreSQL", "MySQL-family",
+    ]  # fmt: skip
 
 
 def test_the_names_a_spec_may_give_are_the_registered_families() -> None:
