@@ -165,7 +165,7 @@ class Family:
     example: ClassVar[SelfDescription]
     # Where a basedir holds the family's files, each most preferred first: the server
     # binary, the script that initialises a datadir, and the folders that may hold the
-    # server's error messages (english/errmsg.sys). The supplier looks for nothing else.
+    # server's error messages (english/errmsg.sys).
     server_binaries: ClassVar[tuple[str, ...]]
     install_scripts: ClassVar[tuple[str, ...]] = ()
     messages_folders: ClassVar[tuple[str, ...]] = ()
