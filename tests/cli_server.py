@@ -1,8 +1,9 @@
 """Runs `python -m oltplab ARGS` for tests/cli.py: a fresh interpreter that has imported the
 libraries oltplab uses (and nothing of oltplab itself, nor of pytest), then forks a child
 for each request. The child is what a new interpreter started as `python -m oltplab` would
-be (its own pid, working directory, environment, /dev/null as stdin, files as stdout and
-stderr), minus the ~0.6 s of library imports the suite would otherwise pay at every call.
+be (its own pid, working directory, environment and the folders its PYTHONPATH adds,
+/dev/null as stdin, files as stdout and stderr), minus the ~0.6 s of library imports the
+suite would otherwise pay at every call.
 
 Requests are JSON lines on stdin: {"args", "cwd", "env", "stdout", "stderr"}. For each,
 this prints `pid N` once the child exists and `exit CODE` once it ended (CODE as
@@ -64,6 +65,10 @@ def _child(request: dict, encoding: str) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        # Folders this call's PYTHONPATH adds, first, as a new interpreter would have them:
+        # a plugin the call names (OLTPLAB_PLUGINS) is imported from there.
+        added = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
+        sys.path[:0] = [folder for folder in added if folder not in sys.path]
         sys.argv = ["-m", *request["args"]]
         try:
             runpy.run_module("oltplab", run_name="__main__", alter_sys=True)

@@ -1,15 +1,15 @@
 """What every engine family does, checked the same way for each registered family (the
-built-in ones and a test family registered only in tests): it is known by its name to
-specs, import and the registry; a server names it; it translates every tier of an intent
-into an option file that holds each setting; and it gives the commands and files of a
-private instance. Starting real servers of each family is tests/integration/test_engines.py.
+built-in ones and the toy of tests/toys/): it is known by its name to specs, import and
+the registry; a server names it (its own example); it says where a basedir holds its
+files; it translates every tier of an intent into an option file that holds each setting;
+and it gives the commands and files of a private instance. Starting real servers of each
+family is tests/integration/test_engines.py (the toy's: test_toy_family.py).
 """
 
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from oltplab.engines.config import ServerPaths, Setting, expected_variables, parse_version
 from oltplab.engines.distribution import Distribution
@@ -28,15 +28,6 @@ from oltplab.spec import parse_spec
 
 # sysbench's drivers: a family speaks one of them, or sysbench cannot measure it.
 PROTOCOLS = ("mysql", "postgresql")
-
-
-@dataclass(frozen=True)
-class Sample:
-    """How a server of the family describes itself, as the contract feeds it."""
-
-    banner: str  # its binary's `--version` output, after the binary's own name
-    said: str  # VERSION() and @@version_comment of a running server
-    version: str  # the release both name
 
 
 def _spec(family: str):
@@ -80,11 +71,16 @@ def _distribution(family: type[Family], version: str, root: Path) -> Distributio
     )
 
 
-def check_family(family: type[Family], sample: Sample, work: Path) -> None:
+def check_family(family: type[Family], work: Path) -> None:
     # Known by its name, to the registry and to specs (as the key of its extras).
     assert family_named(family.name) is family
     assert family.client_protocol in PROTOCOLS, family.client_protocol
     spec = _spec(family.name)
+    sample = family.example
+
+    # Where a basedir holds its files: relative paths, a server binary among them.
+    files = (*family.server_binaries, *family.install_scripts, *family.messages_folders)
+    assert family.server_binaries and not any(PurePosixPath(f).is_absolute() for f in files)
 
     # A server names it, and its release.
     found = family_of_binary(sample.banner)

@@ -23,6 +23,7 @@ from oltplab.base.errors import (
 )
 from oltplab.cli import engines, replay, results, runs, shards, versions
 from oltplab.cli.app import DEBUG_ENV, Command, app, engines_app, errors, submit_app
+from oltplab.cli.plugins import load_plugins
 from oltplab.store.files import os_problem
 
 # In the order `--help` lists them; a name only where the function's differs.
@@ -77,6 +78,7 @@ def main() -> None:
     if blank is not None:
         _fail(blank, EXIT_BAD_INPUT)
     try:
+        load_plugins()
         # Not standalone, so that a wrong argument is one line like every other error.
         code = app(standalone_mode=False)
     except NoArgsIsHelpError as asked:

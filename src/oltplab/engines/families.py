@@ -1,8 +1,10 @@
 """The engine families oltplab knows, registered by name. A family is one module with one
-subclass of engines/family.Family, and one `register` line below; everything that differs
-between families (its files and commands, its configuration, its accounts, how a server
-says it is one, the words naming it in result trees) is asked of the registered class.
-tests/family_contract.py is what every registered family passes.
+subclass of engines/family.Family, and one `register` line: below for the built-in ones,
+or in the module itself for a plugin (cli/plugins.py imports plugins at the command line's
+start). Everything that differs between families (its files and commands, where a basedir
+holds them, its configuration, its accounts, how a server says it is one, the words naming
+it in result trees) is asked of the registered class, and registering it is what makes its
+name one a spec may give. tests/family_contract.py is what every registered family passes.
 """
 
 from __future__ import annotations
@@ -23,6 +25,11 @@ _FAMILIES: dict[str, type[Family]] = {}
 
 def register(family: type[Family]) -> None:
     """Adds a family (its name is then one a spec may give, too)."""
+    if _FAMILIES.get(family.name, family) is not family:
+        raise EngineError(
+            f"engine family {family.name!r} is registered already "
+            f"({_FAMILIES[family.name].__module__}); a plugin's family needs a name of its own"
+        )
     _FAMILIES[family.name] = family
     if family.name not in FAMILIES:
         FAMILIES.append(family.name)
@@ -90,12 +97,17 @@ def family_of_binary(banner: str) -> tuple[type[Family], str] | None:
     return family, version
 
 
+def server_binaries() -> list[str]:
+    """Where a basedir may hold the server binary of any registered family."""
+    return list(dict.fromkeys(b for family in _FAMILIES.values() for b in family.server_binaries))
+
+
 def aliases() -> dict[str, str]:
     """Each word that names a family in result trees, and the family it names."""
     return {alias: family.name for family in _FAMILIES.values() for alias in family.aliases}
 
 
 register(MysqlFamily)
-register(PerconaFamily)
 register(MariadbFamily)
+register(PerconaFamily)
 register(PostgresFamily)

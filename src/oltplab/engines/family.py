@@ -135,6 +135,16 @@ class ControlRoute:
 BENCHMARK_DATABASE = "sbtest"
 
 
+@dataclass(frozen=True)
+class SelfDescription:
+    """What a server of a family says of itself: each family gives one, and the family
+    contract (tests/family_contract.py) checks that the family recognises it."""
+
+    banner: str  # its binary's `--version` output, after the binary's own name
+    said: str  # VERSION() and @@version_comment of a running server
+    version: str  # the release both name
+
+
 class Family:
     """One database family: everything oltplab does that differs between families. A family
     is one module with one subclass of this class, registered by name in
@@ -152,6 +162,13 @@ class Family:
     cnf_name, log_name, pid_name = "my.cnf", "mysqld.err", "mysqld.pid"
     # Where the server's own output goes, beside its error log.
     output_name: ClassVar[str] = "mysqld.out"
+    example: ClassVar[SelfDescription]
+    # Where a basedir holds the family's files, each most preferred first: the server
+    # binary, the script that initialises a datadir, and the folders that may hold the
+    # server's error messages (english/errmsg.sys).
+    server_binaries: ClassVar[tuple[str, ...]]
+    install_scripts: ClassVar[tuple[str, ...]] = ()
+    messages_folders: ClassVar[tuple[str, ...]] = ()
 
     # --- what the family says about itself ------------------------------------------------
 
@@ -171,6 +188,12 @@ class Family:
     def release(cls, version: str) -> str:
         """The release in what VERSION() returns (`10.11.5-MariaDB-log` -> 10.11.5)."""
         return version.split("-")[0]
+
+    @classmethod
+    def debian_home(cls, package: str) -> Path | None:
+        """Where an installed Debian package of this family keeps its programs, when the
+        package is the family's and that is not /usr (PostgreSQL's, by major version)."""
+        return None
 
     # --- its configuration ------------------------------------------------------------------
 

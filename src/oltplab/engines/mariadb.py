@@ -10,7 +10,7 @@ from typing import ClassVar
 from oltplab.base.errors import EngineError
 from oltplab.engines.config import Setting, parse_version, plain
 from oltplab.engines.control import quote
-from oltplab.engines.family import Layout
+from oltplab.engines.family import Layout, SelfDescription
 from oltplab.engines.hosts import Host
 from oltplab.engines.mysql import MysqlFamily
 
@@ -18,6 +18,23 @@ from oltplab.engines.mysql import MysqlFamily
 class MariadbFamily(MysqlFamily):
     name: ClassVar[str] = "mariadb"
     aliases: ClassVar[tuple[str, ...]] = ("mariadb",)
+    example = SelfDescription(
+        " Ver 10.11.5-MariaDB for linux-systemd on x86_64 (MariaDB Server)",
+        "10.11.5-MariaDB-log mariadb.org binary distribution",
+        "10.11.5",
+    )
+    # mariadbd since 10.5: bin/mysqld first in a tarball (there a link to it), but Debian's
+    # /usr/sbin/mariadbd before its mysqld link.
+    server_binaries: ClassVar[tuple[str, ...]] = (
+        "bin/mysqld", "bin/mariadbd", "sbin/mariadbd", "sbin/mysqld",
+    )  # fmt: skip
+    install_scripts: ClassVar[tuple[str, ...]] = (
+        "scripts/mariadb-install-db",
+        "bin/mariadb-install-db",
+        "scripts/mysql_install_db",
+        "bin/mysql_install_db",  # 10.1's binary tarballs
+    )
+    messages_folders: ClassVar[tuple[str, ...]] = ("share", "share/mysql", "share/mariadb")
 
     @classmethod
     def claims(cls, said: str) -> bool:

@@ -22,7 +22,7 @@ from oltplab.engines.control import (
     Control,
     quote,
 )
-from oltplab.engines.family import ControlRoute, Family, Layout
+from oltplab.engines.family import ControlRoute, Family, Layout, SelfDescription
 from oltplab.engines.hosts import Host
 from oltplab.spec import ResolvedIntent
 from oltplab.spec.fields import Scalar
@@ -37,6 +37,18 @@ class MysqlFamily(Family):
     name: ClassVar[str] = "mysql"
     client_protocol: ClassVar[str] = "mysql"
     aliases: ClassVar[tuple[str, ...]] = ("mysql",)
+    example = SelfDescription(
+        " Ver 8.0.31 for Linux on x86_64 (MySQL Community Server - GPL)",
+        "8.0.31 MySQL Community Server - GPL",
+        "8.0.31",
+    )
+    server_binaries: ClassVar[tuple[str, ...]] = ("bin/mysqld", "sbin/mysqld")
+    # Recorded with the distribution; MySQL initialises with mysqld itself.
+    install_scripts: ClassVar[tuple[str, ...]] = (
+        "scripts/mysql_install_db",
+        "bin/mysql_install_db",
+    )
+    messages_folders: ClassVar[tuple[str, ...]] = ("share", "share/mysql")
 
     # --- what the family says about itself ------------------------------------------------
 

@@ -10,12 +10,19 @@ from typing import ClassVar
 
 from oltplab.engines.config import ServerPaths, Setting, canonical, plain
 from oltplab.engines.control import PostgresControl
-from oltplab.engines.family import BENCHMARK_DATABASE, ControlRoute, Family, Layout
+from oltplab.engines.family import (
+    BENCHMARK_DATABASE,
+    ControlRoute,
+    Family,
+    Layout,
+    SelfDescription,
+)
 from oltplab.engines.hosts import Host
 from oltplab.spec import ResolvedIntent
 from oltplab.spec.fields import Scalar
 
 _BANNER = re.compile(r"\(PostgreSQL\)\s+(\d[\w.]*)")
+_PACKAGE = re.compile(r"^postgresql-(\d+)$")
 # max_wal_size must hold at least two 16 MB WAL segments.
 MIN_WAL_SIZE = 32 * 1024**2
 
@@ -40,6 +47,13 @@ class PostgresFamily(Family):
     stop_signal: ClassVar[signal.Signals] = signal.SIGINT
     cnf_name, log_name, pid_name = "postgresql.conf", "postgres.log", "postgres.pid"
     output_name: ClassVar[str] = "postgres.log"  # postgres logs to its stderr
+    example = SelfDescription(
+        "(PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)",
+        "PostgreSQL 15.18 (Debian 15.18-0+deb12u1) on x86_64-pc-linux-gnu",
+        "15.18",
+    )
+    server_binaries: ClassVar[tuple[str, ...]] = ("bin/postgres",)
+    install_scripts: ClassVar[tuple[str, ...]] = ("bin/initdb",)
 
     @classmethod
     def claims(cls, said: str) -> bool:
@@ -50,6 +64,12 @@ class PostgresFamily(Family):
         """`postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)`"""
         match = _BANNER.search(banner)
         return match.group(1) if match else None
+
+    @classmethod
+    def debian_home(cls, package: str) -> Path | None:
+        # Debian keeps each major version's programs apart.
+        major = _PACKAGE.match(package)
+        return Path("/usr/lib/postgresql") / major.group(1) if major else None
 
     @classmethod
     def tunables(cls, version: tuple[int, ...], intent: ResolvedIntent) -> list[Setting]:

@@ -1,4 +1,6 @@
 """The supplier: get an engine's binaries into the cache and describe what was found.
+Where a basedir holds a family's files is the family's to say (engines/family.py); the
+supplier asks every registered family.
 
 Sources: Maven artifacts (fetched with the user's `mvn`), tarballs (URL or local file),
 an already unpacked basedir, and Debian packages: the host's installed ones, or another
@@ -29,20 +31,14 @@ from oltplab.base.errors import EngineError
 from oltplab.engines import debian_suite
 from oltplab.engines.cache import cache_root, engines_root
 from oltplab.engines.distribution import Distribution
+from oltplab.engines.families import family_named, family_of_binary, registered, server_binaries
+from oltplab.engines.family import Family
 from oltplab.spec.catalog import CATALOG
 from oltplab.spec.sources import BasedirSource, DebianSource, EngineSpec, MavenSource, TarballSource
 from oltplab.store.files import sha256_file
 
-SERVER_BINARIES = ("bin/mysqld", "bin/mariadbd", "sbin/mariadbd", "sbin/mysqld", "bin/postgres")
-INSTALL_DB_SCRIPTS = (
-    "scripts/mariadb-install-db",
-    "bin/mariadb-install-db",
-    "scripts/mysql_install_db",
-    "bin/mysql_install_db",  # MariaDB 10.1's binary tarballs
-    "bin/initdb",
-)
-# Debian's PostgreSQL packages keep each major version's programs apart.
-POSTGRES_PACKAGE = re.compile(r"^postgresql-(\d+)$")
+# Where Debian installs a server's programs, unless its family says otherwise.
+DEBIAN_HOME = Path("/usr")
 
 
 def source_of(engine: EngineSpec) -> dict[str, Any]:
@@ -58,39 +54,38 @@ def _engine_dir(engine: EngineSpec) -> Path:
     return engines_root() / f"{next(iter(source))}-{digest[:16]}"
 
 
-def identify(server: Path) -> tuple[str, str]:
-    """(family, version) from what the server binary says of itself."""
+def _first(folder: Path, names: tuple[str, ...] | list[str]) -> Path | None:
+    return next((folder / name for name in names if (folder / name).is_file()), None)
+
+
+def identify(server: Path) -> tuple[type[Family], str]:
+    """The family and version from what the server binary says of itself."""
     try:
         out = subprocess.run(
             [str(server), "--version"], capture_output=True, text=True, timeout=60, check=False
         ).stdout
     except OSError as exc:
         raise EngineError(f"{server}: cannot run the server binary: {exc}") from None
-    # Imported here: the families load every driver (psycopg, PyMySQL), a quarter of a
-    # second that each command would pay, and most never identify a binary.
-    from oltplab.engines.families import family_of_binary
-
     # The first word is the binary as it was started: its path may name any family.
     found = family_of_binary(out.strip().partition(" ")[2])
     if found is None:
         raise EngineError(
             f"{server}: --version names no release of a known family ({out.strip()[:120]!r})"
         )
-    family, version = found
-    return family.name, version
+    return found
 
 
 def find_basedir(root: Path) -> Path:
-    """The folder that holds bin/mysqld (or mariadbd, postgres), searched breadth first."""
+    """The folder that holds a family's server binary (bin/mysqld, bin/postgres, ...),
+    searched breadth first."""
+    binaries = server_binaries()
     queue = [root]
     while queue:
         folder = queue.pop(0)
-        if any((folder / binary).is_file() for binary in SERVER_BINARIES):
+        if _first(folder, binaries) is not None:
             return folder
         queue += sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
-    raise EngineError(
-        f"{root}: no bin/mysqld, bin/mariadbd or bin/postgres found in the distribution"
-    )
+    raise EngineError(f"{root}: no server binary ({', '.join(binaries)}) in the distribution")
 
 
 def _executables_on(basedir: Path) -> None:
@@ -104,25 +99,27 @@ def _executables_on(basedir: Path) -> None:
 def describe(
     engine: str, basedir: Path, source: dict[str, Any], archive_sha256: str | None = None
 ) -> Distribution:
-    server = next(basedir / b for b in SERVER_BINARIES if (basedir / b).is_file())
-    family, version = identify(server)
-    install_db = next((basedir / s for s in INSTALL_DB_SCRIPTS if (basedir / s).is_file()), None)
-    messages = None
-    for candidate in (
-        basedir / "share",
-        basedir / "share" / "mysql",
-        basedir / "share" / "mariadb",
-    ):
-        if (candidate / "english" / "errmsg.sys").is_file():
-            messages = candidate
-            break
+    found = _first(basedir, server_binaries())
+    assert found is not None, "a basedir is where a server binary was found"
+    family, version = identify(found)
+    # Of the names one binary has (Debian's /usr/sbin/mysqld links to mariadbd), the one
+    # its family runs.
+    server = _first(basedir, family.server_binaries) or found
+    messages = next(
+        (
+            basedir / folder
+            for folder in family.messages_folders
+            if (basedir / folder / "english" / "errmsg.sys").is_file()
+        ),
+        None,
+    )
     return Distribution(
         engine=engine,
-        family=family,
+        family=family.name,
         version=version,
         basedir=basedir,
         server=server,
-        install_db=install_db,
+        install_db=_first(basedir, family.install_scripts),
         messages_dir=messages,
         binary_sha256=sha256_file(server),
         source=source,
@@ -320,16 +317,16 @@ def _local_basedir(engine: EngineSpec) -> Path | None:
         return find_basedir(source.basedir)
     if "debian" in raw and "suite" not in raw:
         package = source.debian if isinstance(source, DebianSource) else raw["debian"]
-        if postgres := POSTGRES_PACKAGE.match(package):
+        homes = [home for f in registered() if (home := f.debian_home(package)) is not None]
+        if homes:
             # Installed, it is used where it is; else its files are unpacked into the cache.
-            installed = Path("/usr/lib/postgresql") / postgres.group(1)
-            return installed if (installed / "bin" / "postgres").is_file() else None
-        if not Path("/usr/sbin/mariadbd").is_file() and not Path("/usr/sbin/mysqld").is_file():
+            return homes[0] if _first(homes[0], server_binaries()) else None
+        if _first(DEBIAN_HOME, server_binaries()) is None:
             raise EngineError(
                 f"engine {engine.name}: Debian package {package} is not installed: "
                 f"run apt-get install {package}"
             )
-        return Path("/usr")
+        return DEBIAN_HOME
     return None
 
 
@@ -345,7 +342,21 @@ def cached(engine: EngineSpec) -> Distribution | None:
 
 
 def supply(engine: EngineSpec) -> Distribution:
-    """The engine's distribution, fetched into the cache on first use."""
+    """The engine's distribution, fetched into the cache on first use, of the family the
+    spec names where that family derives from the binary's own (a family of its own
+    running another's binaries)."""
+    distribution = _supplied(engine)
+    if engine.family is None or engine.family == distribution.family:
+        return distribution
+    if not issubclass(family_named(engine.family), family_named(distribution.family)):
+        raise EngineError(
+            f"engine {engine.name}: the spec says family {engine.family}, but its server "
+            f"binary is {distribution.family} {distribution.version}"
+        )
+    return replace(distribution, family=engine.family)
+
+
+def _supplied(engine: EngineSpec) -> Distribution:
     if engine.is_endpoint:
         raise EngineError(f"engine {engine.name}: an endpoint has no binaries to fetch")
     basedir = _local_basedir(engine)

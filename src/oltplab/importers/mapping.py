@@ -3,7 +3,7 @@
     [[files]]
     pattern = "series{series}/res{run}/sysbench.{mode}.{threads}.res"
     engine = "mariadb-s{series}"      # the engine's name
-    family = "mariadb"                # mysql, mariadb, percona-server, postgresql, unknown
+    family = "mariadb"                # a registered family (mysql, mariadb, ...) or unknown
     version = "10.{series}"           # default: the engine's name without its family
     tier = "default"                  # default "default"
     threads = "{threads}"

@@ -24,7 +24,7 @@ from oltplab.importers.naming import (
     vars_tier,
 )
 from oltplab.plan import Scenario
-from oltplab.spec.catalog import UNKNOWN_FAMILY
+from oltplab.spec.catalog import FAMILIES, UNKNOWN_FAMILY
 from oltplab.store.directory import WORK
 
 ELSEWHERE = (
@@ -196,7 +196,7 @@ def _laid_out(tree: ScannedTree) -> set[Path]:
                     if group.engine.family == UNKNOWN_FAMILY:
                         unknown.add(db_dir.name)
     tree.warnings += [
-        f"{db}: not a family oltplab knows (mysql, mariadb, percona-server, postgresql); "
+        f"{db}: not a family oltplab knows ({', '.join(FAMILIES)}); "
         f"imported as family {UNKNOWN_FAMILY}, left out of version progressions"
         for db in sorted(unknown)
     ]

@@ -9,9 +9,11 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-# The families a spec may name; engines/families.py registers each family's code, and
-# adds the name of one registered beyond these.
-FAMILIES = ["mysql", "mariadb", "percona-server", "postgresql"]
+# The families a spec may name: filled by engines/families.py as each family registers
+# (its code is a layer above), so the names come from one place. The command line imports
+# it, and any plugin, before it reads a spec (cli/plugins.py); code that parses specs
+# without the command line imports oltplab.engines.families first.
+FAMILIES: list[str] = []
 # Results imported from engines of none of these families (MySQL-compatible forks and the
 # like): shown under their own names, never taken for a version of a known family.
 UNKNOWN_FAMILY = "unknown"

@@ -25,7 +25,8 @@ Scalar = str | int | float | bool
 
 def _known_family(name: str) -> str:
     if name not in FAMILIES:
-        raise ValueError(f"expected a family: {', '.join(FAMILIES)}")
+        known = ", ".join(FAMILIES) or "none is registered (import oltplab.engines.families)"
+        raise ValueError(f"expected a family: {known}")
     return name
 
 
