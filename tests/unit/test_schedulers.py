@@ -9,14 +9,15 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterator
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from oltplab.base.errors import OltplabError
-from oltplab.cli import app
-from oltplab.cli.plugins import PLUGINS_ENV
+from oltplab.cli import app, plugins
+from oltplab.cli.plugins import GROUP, PLUGINS_ENV
 from oltplab.distribute.layout import read_distributed
 from oltplab.distribute.schedulers import registered, scheduler_named
 from tests.cli import oltplab
@@ -78,6 +79,8 @@ def test_the_toy_runs_from_the_command_line_as_a_plugin(run: Path) -> None:
     assert "submitted toy job toy-2: shard(s) 1, 2 of 2" in toy(*submit)
     assert "cancelled shard(s): 1, 2" in toy("cancel", str(run))
     # Without the plugin, oltplab knows no toy: the module was all of it.
+    mistyped = oltplab("submit", "toi", cwd=ROOT, env=plugin)
+    assert mistyped.returncode == 2 and "Did you mean 'toy'?" in mistyped.stderr
     unknown = oltplab("submit", "toy", "--help", cwd=ROOT)
     assert unknown.returncode == 2 and "No such command 'toy'" in unknown.stderr
     plugin_gone = oltplab("status", str(run), cwd=ROOT)
@@ -89,6 +92,16 @@ def test_a_plugin_that_does_not_import_is_one_line_naming_it(tmp_path: Path) -> 
     done = oltplab("status", ".", cwd=ROOT, env=env)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "plugin tests.toys.no_such_toy (OLTPLAB_PLUGINS) could not be imported" in done.stderr
+
+
+def test_an_installed_plugin_is_imported_from_its_entry_point(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    point = EntryPoint("toy", "tests.toys.no_such_toy", GROUP)
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [point] if group == GROUP else [])
+    monkeypatch.delenv(PLUGINS_ENV, raising=False)
+    with pytest.raises(OltplabError, match=r"plugin tests.toys.no_such_toy \(entry point toy "):
+        plugins.load_plugins()
 
 
 def _imported_by(module: str) -> set[str]:

@@ -65,9 +65,7 @@ def cli_reference() -> str:
             continue
         if hasattr(command, "commands"):
             group = command.context_class(command, info_name=name, parent=top)
-            # Asked as `--help` asks: `submit` builds a command per registered scheduler.
-            for sub_name in command.list_commands(group):
-                sub = command.get_command(group, sub_name)
+            for sub_name, sub in command.commands.items():
                 if not sub.hidden:
                     lines += _command(f"{name} {sub_name}", sub, group)
         else:

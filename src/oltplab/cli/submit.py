@@ -104,15 +104,14 @@ def _scheduler_command(name: str) -> Any:
 
 
 class Submit(Group):
-    """Each registered scheduler's command, then the commands added to the group itself."""
+    """Each registered scheduler's command, then the commands added to the group itself; made
+    when the command line is (after the plugins are imported), as `--help`, a mistyped
+    name's suggestion and the reference all list them."""
 
-    def list_commands(self, ctx: Any) -> list[str]:
-        return [*registered(), *(n for n in super().list_commands(ctx) if n not in registered())]
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        if cmd_name in registered():
-            return _scheduler_command(cmd_name)
-        return super().get_command(ctx, cmd_name)
+    def __init__(self, *, commands: dict[str, Any] | None = None, **settings: Any) -> None:
+        built = {name: _scheduler_command(name) for name in registered()}
+        own = {name: c for name, c in (commands or {}).items() if name not in built}
+        super().__init__(commands={**built, **own}, **settings)
 
 
 submit_app = typer.Typer(
