@@ -16,10 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 from oltplab.base.errors import OltplabError
-from oltplab.cli import app, plugins
+from oltplab.cli import app, plugins, submit
 from oltplab.cli.plugins import GROUP, PLUGINS_ENV
 from oltplab.distribute.layout import read_distributed
 from oltplab.distribute.schedulers import registered, scheduler_named
+from oltplab.distribute.slurm import Slurm
 from tests.cli import oltplab
 from tests.scheduler_contract import SPEC, check_scheduler, distributed_run
 from tests.toys.toy_scheduler import Toy
@@ -87,6 +88,29 @@ def test_the_toy_runs_from_the_command_line_as_a_plugin(run: Path) -> None:
     assert plugin_gone.returncode == 2 and "scheduler 'toy'" in plugin_gone.stderr
 
 
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ((), Slurm()),
+        (
+            ("--partition", "p", "--time", "1:00", "--sbatch-arg", "--mem=4G", "--sbatch-arg",
+             "--qos=x"),
+            Slurm(partition="p", time="1:00", extra=("--mem=4G", "--qos=x")),
+        ),
+    ],
+)  # fmt: skip
+def test_submit_slurm_s_options_make_its_scheduler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: tuple[str, ...], expected: Slurm
+) -> None:
+    made = []
+    monkeypatch.setattr(submit, "_submit", lambda spec, results, shards, made_: made.append(
+        (spec, results, shards, made_)))  # fmt: skip
+    args = ["submit", "slurm", "spec.toml", "-n", "2", "-r", str(tmp_path / "run"), *options]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert made == [(Path("spec.toml"), tmp_path / "run", 2, expected)]
+
+
 def test_a_plugin_that_does_not_import_is_one_line_naming_it(tmp_path: Path) -> None:
     env = {**os.environ, PLUGINS_ENV: "tests.toys.no_such_toy"}
     done = oltplab("status", ".", cwd=ROOT, env=env)
@@ -144,3 +168,13 @@ def test_a_new_scheduler_is_one_module_and_one_registration_line() -> None:
     assert _register_calls(TOY) == 1
     assert type(scheduler_named("toy")).__module__ == "tests.toys.toy_scheduler"
     assert not [p for p in PACKAGE.rglob("*.py") if "toys" in p.read_text()]
+
+
+def test_an_option_slurm_sets_itself_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    args = ["submit", "slurm", "spec.toml", "-n", "2", "-r", str(tmp_path / "run")]
+    done = CliRunner().invoke(app, [*args, "--sbatch-arg", "--array=1-3"])
+    assert isinstance(done.exception, OltplabError)
+    assert "oltplab sets --array itself" in str(done.exception)
+    assert not (tmp_path / "run").exists()

@@ -71,10 +71,7 @@ def _parameter(option: SubmitOption) -> inspect.Parameter:
     made = flag if kind is bool else typer.Option
     annotation = Annotated[kind, made(option.flag, help=option.help)]  # type: ignore[valid-type]
     return inspect.Parameter(
-        option.field,
-        inspect.Parameter.KEYWORD_ONLY,
-        annotation=annotation,
-        default=inspect.Parameter.empty if option.required else default,
+        option.field, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
     )
 
 
@@ -85,7 +82,10 @@ def _scheduler_command(name: str) -> Any:
     tuples = {o.field for o in options if typing.get_origin(o.kind) is tuple}
 
     def submit(spec_path: Path, shards: int, results: Path, **given: Any) -> None:
-        values = {k: tuple(v or ()) if k in tuples else v for k, v in given.items()}
+        # A repeated option not given at all leaves the class's default.
+        values = {
+            k: tuple(v) if k in tuples else v for k, v in given.items() if v or k not in tuples
+        }
         _submit(spec_path, results, shards, scheduler_named(name, **values))
 
     common = [

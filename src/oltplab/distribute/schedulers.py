@@ -80,12 +80,12 @@ class SubmitOption:
     help: str
     flag: str  # as typed: --partition
     default: Any
-    required: bool
 
 
 def submit_option(help: str, *, default: Any = None, flag: str | None = None) -> Any:
     """A field of a scheduler's class that `oltplab submit` takes as an option (--field-name
-    unless `flag` names it otherwise); `dataclasses.MISSING` makes it required."""
+    unless `flag` names it otherwise). It has a default: `status` and `cancel` make the
+    scheduler with none given."""
     return dataclasses.field(default=default, metadata={"help": help, "flag": flag})
 
 
@@ -102,7 +102,6 @@ def submit_options(name: str) -> list[SubmitOption]:
             field.metadata["help"],
             field.metadata["flag"] or "--" + field.name.replace("_", "-"),
             field.default,
-            field.default is dataclasses.MISSING,
         )
         for field in dataclasses.fields(make)
         if "help" in field.metadata
