@@ -63,6 +63,9 @@ def _child(request: dict, encoding: str) -> None:
         )
         sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
         os.chdir(request["cwd"])
+        # `python -m` puts the working directory first on the path (this server's is tests/),
+        # where a plugin named in OLTPLAB_PLUGINS may be found.
+        sys.path[0] = request["cwd"]
         os.environ.clear()
         os.environ.update(request["env"])
         # Folders this call's PYTHONPATH adds, first, as a new interpreter would have them:

@@ -19,7 +19,7 @@ from oltplab.engines.supplier import supply
 from oltplab.spec.catalog import CATALOG, FAMILIES
 from oltplab.spec.sources import EngineSpec
 from tests.family_contract import check_family
-from tests.toys import toy_family
+from tests.toys import code_words, toy_family
 
 SOURCE = Path(__file__).parents[2] / "src"
 MARIADB = "Ver 10.11.5-MariaDB for linux-systemd on x86_64 (MariaDB Server)"
@@ -47,7 +47,7 @@ def test_a_new_family_is_one_module_and_its_one_register_line() -> None:
     # Nothing of oltplab's code names it (its documentation may): no list of families,
     # binaries or aliases to extend.
     naming = {"toy", "ToyFamily", "toy_family", "tests.toys.toy_family"}
-    assert [p for p in SOURCE.rglob("*.py") if naming & _words(p)] == []
+    assert [p for p in SOURCE.rglob("*.py") if naming & code_words(p)] == []
 
 
 def test_a_family_s_kind_of_server_is_its_protocol_s() -> None:
@@ -94,24 +94,3 @@ def test_an_engine_may_name_a_family_that_derives_from_its_binary_s(tmp_path: Pa
     for other in ("mysql", "postgresql"):
         with pytest.raises(EngineError, match=f"family {other}, but its server binary is mariadb"):
             supply(_engine(basedir, other))
-
-
-def _words(module: Path) -> set[str]:
-    """The names and strings of a module's code, leaving out its docstrings."""
-    tree = ast.parse(module.read_text())
-    documented = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, documented) and node.body and isinstance(node.body[0], ast.Expr)
-    }
-    words: set[str] = set()
-    for node in ast.walk(tree):
-        match node:
-            case ast.Constant(value=str(text)) if id(node) not in docstrings:
-                words.add(text)
-            case ast.Name(id=word) | ast.Attribute(attr=word) | ast.alias(name=word):
-                words.add(word)
-            case ast.ImportFrom(module=str(word)):
-                words.add(word)
-    return words

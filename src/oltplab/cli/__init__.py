@@ -22,8 +22,9 @@ from oltplab.base.errors import (
     OltplabError,
 )
 from oltplab.cli import engines, replay, results, runs, shards, versions
-from oltplab.cli.app import DEBUG_ENV, Command, app, engines_app, errors, submit_app
+from oltplab.cli.app import DEBUG_ENV, Command, app, engines_app, errors
 from oltplab.cli.plugins import load_plugins
+from oltplab.cli.submit import submit_app
 from oltplab.store.files import os_problem
 
 # In the order `--help` lists them; a name only where the function's differs.
@@ -40,8 +41,8 @@ for name, command in COMMANDS:
     app.command(name, cls=Command)(command)
 engines_app.command("list", cls=Command)(engines.engines_list)
 engines_app.command("fetch", cls=Command)(engines.engines_fetch)
-submit_app.command("slurm", cls=Command)(shards.submit_slurm)
-submit_app.command("k8s", cls=Command)(shards.submit_k8s)
+# One `submit <name>` per registered scheduler (oltplab.cli.submit), plugins' included.
+app.add_typer(submit_app, name="submit")
 
 __all__ = ["app", "main"]
 

@@ -78,12 +78,6 @@ engines_app = typer.Typer(
     help="The engine catalog and the binary cache.", no_args_is_help=True, cls=Group
 )
 app.add_typer(engines_app, name="engines")
-submit_app = typer.Typer(
-    help="Run the shards of a matrix through a scheduler: one machine per shard.",
-    no_args_is_help=True,
-    cls=Group,
-)
-app.add_typer(submit_app, name="submit")
 
 console = Console()
 errors = Console(stderr=True)

@@ -1,5 +1,5 @@
-"""Commands that spread a matrix over machines: `plan`, `submit slurm`, `submit k8s` and
-`merge`."""
+"""Commands that spread a matrix over machines: `plan`, `merge` and `cancel` (`submit` is in
+`oltplab.cli.submit`)."""
 
 from __future__ import annotations
 
@@ -12,19 +12,11 @@ from rich.table import Table
 
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import Measure
-from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of, parse_percent
+from oltplab.cli.app import MeasureOption, console, errors, measure_of, parse_percent
 from oltplab.cli.display import duration_text
-from oltplab.distribute import kubernetes
-from oltplab.distribute.layout import (
-    is_distributed,
-    prepare,
-    read_distributed,
-    shard_state,
-    shards_of,
-)
+from oltplab.distribute.layout import is_distributed, read_distributed, shards_of
 from oltplab.distribute.merge import merge as merge_shards
-from oltplab.distribute.schedulers import Scheduler, scheduler_named
-from oltplab.distribute.slurm import Slurm, check_sbatch_args
+from oltplab.distribute.schedulers import scheduler_named
 from oltplab.plan.blocks import assign, blocks, serial_seconds, shard_seconds
 from oltplab.plan.lengths import ONE_REPETITION, ExpectedLengths, expected_spec
 from oltplab.plan.preparing import ASSUMED
@@ -240,33 +232,6 @@ def merge(
     console.print(f"Next: oltplab report {output}", highlight=False)
 
 
-def _submit(spec_path: Path, results: Path, shards: int, scheduler: Scheduler) -> None:
-    """The shards that are not complete and not queued or running, to the scheduler."""
-    spec = load_spec(spec_path)
-    distributed = prepare(results.resolve(), spec, shards, scheduler.name)
-    states = scheduler.states(distributed)
-    todo = []
-    for index in range(1, shards + 1):
-        busy = states.get(index)
-        if shard_state(spec, distributed, index).complete or (busy is not None and busy.active):
-            continue
-        todo.append(index)
-    if not todo:
-        console.print(f"{results}: every shard is complete, queued or running; nothing submitted")
-    else:
-        job = scheduler.submit(distributed, todo)
-        console.print(
-            f"submitted {scheduler.name} job {job}: shard(s) {', '.join(map(str, todo))} of "
-            f"{shards}",
-            highlight=False,
-        )
-    console.print(
-        f"Next: oltplab status {results}; when done, oltplab merge {results} -o MERGED "
-        f"(or oltplab report {results}/shard-*); oltplab cancel {results} stops it",
-        highlight=False,
-    )
-
-
 def cancel(
     results: Annotated[
         Path,
@@ -287,79 +252,6 @@ def cancel(
     console.print(f"cancelled shard(s): {said}", highlight=False)
     console.print(
         f"Next: oltplab status {results}; the same oltplab submit command resumes the run",
-        highlight=False,
-    )
-
-
-def submit_slurm(
-    spec_path: Annotated[Path, typer.Argument(help="The spec file (TOML).", metavar="SPEC")],
-    shards: ShardsOption,
-    results: Annotated[
-        Path,
-        typer.Option(
-            "--results", "-r", help="The run's directory, on a filesystem every node sees."
-        ),
-    ],
-    partition: Annotated[str | None, typer.Option(help="Slurm partition.")] = None,
-    time: Annotated[str | None, typer.Option(help="Time limit per shard (Slurm's form).")] = None,
-    sbatch_arg: Annotated[
-        list[str] | None,
-        typer.Option("--sbatch-arg", help="One more sbatch option, as sbatch takes it (repeat)."),
-    ] = None,
-) -> None:
-    """Submit the shards as one Slurm job array (a whole node each); submitting again runs
-    only the shards that are not complete and not queued or running."""
-    check_sbatch_args(sbatch_arg or [])  # before anything is written
-    scheduler = Slurm(partition=partition, time=time, extra=tuple(sbatch_arg or []))
-    _submit(spec_path, results, shards, scheduler)
-
-
-def submit_k8s(
-    spec_path: Annotated[Path, typer.Argument(help="The spec file (TOML).", metavar="SPEC")],
-    shards: ShardsOption,
-    image: Annotated[str, typer.Option(help="The image with oltplab (deploy/Containerfile).")],
-    storage: Annotated[
-        str, typer.Option(help="A ReadWriteMany PersistentVolumeClaim for results and cache.")
-    ],
-    namespace: Annotated[str, typer.Option(help="Kubernetes namespace.")] = "default",
-    node_selector: Annotated[
-        list[str] | None, typer.Option(help="key=value a node must carry (repeat).")
-    ] = None,
-    cpu: Annotated[str, typer.Option(help="CPU a pod asks for: a whole node's.")] = "2",
-    memory: Annotated[str, typer.Option(help="Memory a pod asks for: a whole node's.")] = "8Gi",
-    dry_run: Annotated[
-        bool, flag("--dry-run", help="Write the manifests instead of creating them.")
-    ] = False,
-    manifests_dir: Annotated[
-        Path, typer.Option("--manifests", help="Where --dry-run writes the manifests.")
-    ] = Path("k8s"),
-) -> None:
-    """Submit the shards as one Kubernetes Indexed Job (one pod per node), with the user's
-    kubeconfig; --dry-run writes the manifests instead."""
-    spec = load_spec(spec_path)
-    selector = {}
-    for pair in node_selector or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise OltplabError(f"--node-selector {pair}: expected key=value")
-        selector[key] = value
-    import tomli_w
-
-    text = tomli_w.dumps(spec.model_dump(mode="json", exclude_none=True))
-    found = kubernetes.manifests(
-        spec, text, shards, image=image, storage=storage, namespace=namespace,
-        node_selector=selector, cpu=cpu, memory=memory,
-    )  # fmt: skip
-    if dry_run:
-        paths = kubernetes.write(found, manifests_dir)
-        console.print("\n".join(str(p) for p in paths), highlight=False)
-        console.print(f"Next: kubectl apply -f {manifests_dir}", highlight=False)
-        return
-    created = kubernetes.apply(found)
-    console.print(f"created {created}", highlight=False)
-    console.print(
-        f"Next: kubectl get pods -l oltplab/run={kubernetes.job_name(spec)}; when done, "
-        "oltplab merge the shard-* folders of the volume",
         highlight=False,
     )
 

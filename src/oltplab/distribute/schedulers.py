@@ -1,18 +1,23 @@
 """The seam between a distributed run and the scheduler that runs its shards.
 
 A scheduler is one module with one class implementing `Scheduler` (submit shards, say
-where each stands, cancel them) and one `register` line below; `status`, `submit` again
-and `cancel` then work for it as for the others. The state words stay the scheduler's
-own (`RUNNING`, `Pending`, ...); `active` is what oltplab decides on: a shard whose task
-is queued or running is not submitted again, and its cells are not complete until the
-scheduler says it ended.
+where each stands, cancel them) and one `register` line: in `distribute/__init__.py` for
+oltplab's own, in the module itself for a plugin (`oltplab.cli.plugins`). `oltplab submit
+<name>` is then built from the class (its docstring the help, each field made with
+`submit_option` an option), and `status` and `cancel` work for it as for the others.
+The state words stay the scheduler's own (`RUNNING`, `Pending`, ...); `active` is what
+oltplab decides on: a shard whose task is queued or running is not submitted again, and
+its cells are not complete until the scheduler says it ended.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from oltplab.base.errors import OltplabError
 from oltplab.distribute.layout import Distributed
@@ -46,20 +51,63 @@ class Scheduler(Protocol):
         ...
 
 
-# name -> a scheduler with its default options (status and cancel need no others)
-_REGISTERED: dict[str, Callable[[], Scheduler]] = {}
+# name -> the scheduler's class, which makes it with its default options when called bare
+# (status and cancel need no others) and with the options `submit` was given.
+_REGISTERED: dict[str, Callable[..., Scheduler]] = {}
 
 
-def register(name: str, make: Callable[[], Scheduler]) -> None:
+def register(name: str, make: Callable[..., Scheduler]) -> None:
     _REGISTERED[name] = make
 
 
-def scheduler_named(name: str) -> Scheduler:
+def scheduler_named(name: str, **options: Any) -> Scheduler:
     if name not in _REGISTERED:
         known = ", ".join(sorted(_REGISTERED))
         raise OltplabError(f"scheduler {name!r}: not one oltplab knows (known: {known})")
-    return _REGISTERED[name]()
+    return _REGISTERED[name](**options)
 
 
 def registered() -> list[str]:
     return sorted(_REGISTERED)
+
+
+@dataclass(frozen=True)
+class SubmitOption:
+    """One option of `oltplab submit <scheduler>`: a field of the scheduler's class."""
+
+    field: str  # the keyword the class takes
+    kind: Any  # the field's type as annotated; a tuple is given once per value
+    help: str
+    flag: str  # as typed: --partition
+    default: Any
+
+
+def submit_option(help: str, *, default: Any = None, flag: str | None = None) -> Any:
+    """A field of a scheduler's class that `oltplab submit` takes as an option (--field-name
+    unless `flag` names it otherwise). It has a default: `status` and `cancel` make the
+    scheduler with none given."""
+    return dataclasses.field(default=default, metadata={"help": help, "flag": flag})
+
+
+def submit_options(name: str) -> list[SubmitOption]:
+    """The options of `oltplab submit <name>`, in the order of the class's fields."""
+    make = _REGISTERED[name]
+    if not dataclasses.is_dataclass(make):
+        return []
+    hints = typing.get_type_hints(make)
+    return [
+        SubmitOption(
+            field.name,
+            hints[field.name],
+            field.metadata["help"],
+            field.metadata["flag"] or "--" + field.name.replace("_", "-"),
+            field.default,
+        )
+        for field in dataclasses.fields(make)
+        if "help" in field.metadata
+    ]
+
+
+def described(name: str) -> str:
+    """What `oltplab submit <name>` does: the first paragraph of its class's docstring."""
+    return " ".join((inspect.getdoc(_REGISTERED[name]) or "").split("\n\n")[0].split())

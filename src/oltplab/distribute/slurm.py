@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from oltplab.base.errors import EnvironmentProblem, OltplabError
 from oltplab.distribute.layout import SNAPSHOTS, SPEC_FILE, Distributed
-from oltplab.distribute.schedulers import TaskState
+from oltplab.distribute.schedulers import TaskState, submit_option
 from oltplab.store.files import write_atomic
 from oltplab.store.scratch import WORK_DIR_ENV
 
@@ -70,18 +70,24 @@ UNFINISHED = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "R
 
 @dataclass(frozen=True)
 class Slurm:
-    """Slurm's job arrays, with the options of `oltplab submit slurm`."""
+    """Submit the shards as one Slurm job array (a whole node each).
 
-    partition: str | None = None
-    time: str | None = None
-    extra: tuple[str, ...] = ()
+    Each field made with `submit_option` is an option of `oltplab submit slurm`."""
+
+    partition: str | None = submit_option("Slurm partition.")
+    time: str | None = submit_option("Time limit per shard (Slurm's form).")
+    extra: tuple[str, ...] = submit_option(
+        "One more sbatch option, as sbatch takes it (repeat).", default=(), flag="--sbatch-arg"
+    )
     # What each task runs; this Python's oltplab unless a test says otherwise.
     oltplab: tuple[str, ...] = (sys.executable, "-m", "oltplab")
     name: ClassVar[str] = "slurm"
 
+    def __post_init__(self) -> None:
+        check_sbatch_args(list(self.extra))  # before `submit` writes anything
+
     def submit(self, distributed: Distributed, shards: list[int]) -> str:
         """One job array for these shards; Slurm's job id."""
-        check_sbatch_args(list(self.extra))
         folder = distributed.root / "slurm"
         folder.mkdir(exist_ok=True)
         script = folder / "job.sh"

@@ -1,0 +1,172 @@
+"""`oltplab submit`: one command per registered scheduler, built from its class when asked
+for (so that a scheduler a plugin registers has its command too), and `submit k8s`, which
+writes or applies manifests and is no registered scheduler yet."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from oltplab.base.errors import OltplabError
+from oltplab.cli.app import Command, Group, console, flag
+from oltplab.cli.shards import ShardsOption
+from oltplab.distribute import kubernetes
+from oltplab.distribute.layout import prepare, shard_state
+from oltplab.distribute.schedulers import (
+    Scheduler,
+    SubmitOption,
+    described,
+    registered,
+    scheduler_named,
+    submit_options,
+)
+from oltplab.spec import load_spec
+
+SpecArgument = Annotated[Path, typer.Argument(help="The spec file (TOML).", metavar="SPEC")]
+ResultsOption = Annotated[
+    Path,
+    typer.Option("--results", "-r", help="The run's directory, on a filesystem every node sees."),
+]
+# What every scheduler's command takes before its own options.
+_COMMON = ("spec_path", "shards", "results")
+_RESUMES = "submitting again runs only the shards that are not complete and not queued or running"
+
+
+def _submit(spec_path: Path, results: Path, shards: int, scheduler: Scheduler) -> None:
+    """The shards that are not complete and not queued or running, to the scheduler."""
+    spec = load_spec(spec_path)
+    distributed = prepare(results.resolve(), spec, shards, scheduler.name)
+    states = scheduler.states(distributed)
+    todo = []
+    for index in range(1, shards + 1):
+        busy = states.get(index)
+        if shard_state(spec, distributed, index).complete or (busy is not None and busy.active):
+            continue
+        todo.append(index)
+    if not todo:
+        console.print(f"{results}: every shard is complete, queued or running; nothing submitted")
+    else:
+        job = scheduler.submit(distributed, todo)
+        console.print(
+            f"submitted {scheduler.name} job {job}: shard(s) {', '.join(map(str, todo))} of "
+            f"{shards}",
+            highlight=False,
+        )
+    console.print(
+        f"Next: oltplab status {results}; when done, oltplab merge {results} -o MERGED "
+        f"(or oltplab report {results}/shard-*); oltplab cancel {results} stops it",
+        highlight=False,
+    )
+
+
+def _parameter(option: SubmitOption) -> inspect.Parameter:
+    """A scheduler's option as Typer takes it; a tuple is an option given once per value."""
+    kind, default = option.kind, option.default
+    if typing.get_origin(kind) is tuple:
+        kind, default = list[typing.get_args(kind)[0]] | None, None  # type: ignore[misc]
+    made = flag if kind is bool else typer.Option
+    annotation = Annotated[kind, made(option.flag, help=option.help)]  # type: ignore[valid-type]
+    return inspect.Parameter(
+        option.field, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+    )
+
+
+def _scheduler_command(name: str) -> Any:
+    options = submit_options(name)
+    if clash := [o.field for o in options if o.field in _COMMON]:
+        raise OltplabError(f"scheduler {name!r}: option {clash[0]} is one submit has already")
+    tuples = {o.field for o in options if typing.get_origin(o.kind) is tuple}
+
+    def submit(spec_path: Path, shards: int, results: Path, **given: Any) -> None:
+        # A repeated option not given at all leaves the class's default.
+        values = {
+            k: tuple(v) if k in tuples else v for k, v in given.items() if v or k not in tuples
+        }
+        _submit(spec_path, results, shards, scheduler_named(name, **values))
+
+    common = [
+        inspect.Parameter(field, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation)
+        for field, annotation in zip(
+            _COMMON, (SpecArgument, ShardsOption, ResultsOption), strict=True
+        )
+    ]
+    parameters = [*common, *map(_parameter, options)]
+    submit.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    submit.__annotations__ = {p.name: p.annotation for p in parameters}
+    one = typer.Typer(add_completion=False)
+    about = described(name).rstrip(".")
+    one.command(name, cls=Command, help=f"{about}; {_RESUMES}." if about else None)(submit)
+    return typer.main.get_command(one)
+
+
+class Submit(Group):
+    """Each registered scheduler's command, then the commands added to the group itself; made
+    when the command line is (after the plugins are imported), as `--help`, a mistyped
+    name's suggestion and the reference all list them."""
+
+    def __init__(self, *, commands: dict[str, Any] | None = None, **settings: Any) -> None:
+        built = {name: _scheduler_command(name) for name in registered()}
+        own = {name: c for name, c in (commands or {}).items() if name not in built}
+        super().__init__(commands={**built, **own}, **settings)
+
+
+submit_app = typer.Typer(
+    help="Run the shards of a matrix through a scheduler: one machine per shard.",
+    no_args_is_help=True,
+    cls=Submit,
+)
+
+
+@submit_app.command("k8s", cls=Command)
+def submit_k8s(
+    spec_path: SpecArgument,
+    shards: ShardsOption,
+    image: Annotated[str, typer.Option(help="The image with oltplab (deploy/Containerfile).")],
+    storage: Annotated[
+        str, typer.Option(help="A ReadWriteMany PersistentVolumeClaim for results and cache.")
+    ],
+    namespace: Annotated[str, typer.Option(help="Kubernetes namespace.")] = "default",
+    node_selector: Annotated[
+        list[str] | None, typer.Option(help="key=value a node must carry (repeat).")
+    ] = None,
+    cpu: Annotated[str, typer.Option(help="CPU a pod asks for: a whole node's.")] = "2",
+    memory: Annotated[str, typer.Option(help="Memory a pod asks for: a whole node's.")] = "8Gi",
+    dry_run: Annotated[
+        bool, flag("--dry-run", help="Write the manifests instead of creating them.")
+    ] = False,
+    manifests_dir: Annotated[
+        Path, typer.Option("--manifests", help="Where --dry-run writes the manifests.")
+    ] = Path("k8s"),
+) -> None:
+    """Submit the shards as one Kubernetes Indexed Job (one pod per node), with the user's
+    kubeconfig; --dry-run writes the manifests instead."""
+    spec = load_spec(spec_path)
+    selector = {}
+    for pair in node_selector or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise OltplabError(f"--node-selector {pair}: expected key=value")
+        selector[key] = value
+    import tomli_w
+
+    text = tomli_w.dumps(spec.model_dump(mode="json", exclude_none=True))
+    found = kubernetes.manifests(
+        spec, text, shards, image=image, storage=storage, namespace=namespace,
+        node_selector=selector, cpu=cpu, memory=memory,
+    )  # fmt: skip
+    if dry_run:
+        paths = kubernetes.write(found, manifests_dir)
+        console.print("\n".join(str(p) for p in paths), highlight=False)
+        console.print(f"Next: kubectl apply -f {manifests_dir}", highlight=False)
+        return
+    created = kubernetes.apply(found)
+    console.print(f"created {created}", highlight=False)
+    console.print(
+        f"Next: kubectl get pods -l oltplab/run={kubernetes.job_name(spec)}; when done, "
+        "oltplab merge the shard-* folders of the volume",
+        highlight=False,
+    )
