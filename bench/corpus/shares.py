@@ -72,7 +72,10 @@ def own_horizon_shares(dataset: Dataset, rule: StopRule) -> dict[str, float]:
 
 
 def print_replay(title: str, found: Replay) -> None:
-    print(f"\n{title}: {len(found.cells)} cells, saved {found.saved_share:.0%}")
+    print(
+        f"\n{title}: {len(found.cells)} cells, saved {found.saved_share:.0%}, "
+        f"{found.judged} verdicts to change"
+    )
     print(f"  {'class':<22} {'cells':>5} {'saved':>6} {'unsettled':>9} {'changed':>7} {'moved':>7}")
     for c in found.classes():
         print(
@@ -126,6 +129,7 @@ def main() -> None:
         "later_kept_share": round(shares[conservative], 4),
         "most_conservative_class": conservative,
         "warm_up_kept_share": round(warm_share, 4),
+        "verdicts_judged": learned.judged,
         "changes": [
             {k: getattr(c, k) for k in ("what", "subject", "before", "after")}
             for c in learned.changes

@@ -239,7 +239,9 @@ def test_late_drifts_fool_the_rule_alone_but_not_a_learned_horizon(tmp_path: Pat
     later = round(100 * replayed["later_kept_share"])
     said = " ".join(planned.stdout.split())
     assert f"repetitions after the first of their block kept {later}% of their seconds" in said
-    assert "verdicts that share changed in its replay: none beyond its resolution" in said
+    judged = replayed["verdicts_judged"]
+    assert judged > 0, replayed
+    assert f"verdicts that share changed in its replay: none of {judged} beyond its" in said
 
 
 def test_warm_ups_replay_by_the_rule_each_its_own_length_the_most() -> None:

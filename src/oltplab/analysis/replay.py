@@ -106,6 +106,9 @@ class Replay:
     changes: list[VerdictChange]
     warm_ups: WarmUps = WarmUps(0, 0, 0)
     learn: bool = True  # the horizon learned per block; else the rule alone decided
+    # The verdicts the whole-length analysis gave that a shorter cell could change: none
+    # where nothing is compared (one engine), and then "no change" says nothing.
+    judged: int = 0
 
     @property
     def measured_seconds(self) -> int:
@@ -184,6 +187,7 @@ class Replay:
             "classes": [
                 {**asdict(c), "saved_share": round(c.saved_share, 4)} for c in self.classes()
             ],
+            "verdicts_judged": self.judged,
             "changes": [asdict(change) for change in self.changes],
             "warm_ups": asdict(self.warm_ups),
         }
@@ -323,4 +327,5 @@ def replay(
     after = analyse(shortened(dataset, replayed), options)
     resolution = rule.target_ci_pct * 2**0.5
     changes = verdict_changes(before, after, resolution)
-    return Replay(rule, replayed, changes, replay_warm_ups(warm_ups, rule), learn)
+    judged = len(before.progression) + len(before.differences) + len(before.findings)
+    return Replay(rule, replayed, changes, replay_warm_ups(warm_ups, rule), learn, judged)

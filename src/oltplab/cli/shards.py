@@ -164,8 +164,7 @@ def plan(
             highlight=False,
         )
         console.print(
-            "verdicts that share changed in its replay: "
-            + ("; ".join(lengths.changes) if lengths.changes else "none beyond its resolution"),
+            f"verdicts that share changed in its replay: {lengths.verdicts()}",
             highlight=False,
         )
         if protocol.repetitions == 1:

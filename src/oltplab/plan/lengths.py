@@ -30,6 +30,16 @@ class ExpectedLengths:
     warm_up_share: float  # of warmup_*_seconds
     basis: str  # where the shares come from, in words
     changes: tuple[str, ...] = ()  # the verdicts its replay changed beyond resolution
+    judged: int | None = None  # the verdicts its replay could have changed (None: unknown)
+
+    def verdicts(self) -> str:
+        """What the replay the share came from did to verdicts, in words."""
+        if self.changes:
+            return "; ".join(self.changes)
+        if self.judged == 0:
+            return "none to change: its replay compared nothing (one engine, no finding)"
+        of = f" of {self.judged}" if self.judged is not None else ""
+        return f"none{of} beyond its resolution"
 
     def cell_share(self, repetitions: int) -> float:
         """Of measure_seconds, what a block's cells keep on average: its first whole."""
@@ -48,6 +58,7 @@ class ExpectedLengths:
             f"{corpus['warm_up_kept_share']:.0%}; replay a run of this host (oltplab replay "
             "RESULTS) and pass --from RESULTS for its own shares",
             tuple(corpus["changes"]),
+            corpus.get("verdicts_judged"),
         )
 
     @classmethod
@@ -89,7 +100,7 @@ class ExpectedLengths:
             said += f", warm-ups assumed to keep {warm_share:.0%} (it recorded none)"
         else:
             said += f", warm-ups {warm_share:.0%}"
-        return cls(float(later), warm_share, said, changes)
+        return cls(float(later), warm_share, said, changes, found.get("verdicts_judged"))
 
 
 def _described(change: dict[str, Any]) -> str:
