@@ -100,8 +100,13 @@ def test_two_engines_two_tiers_two_workloads_end_to_end(tmp_path):
         assert f"## {section}" in markdown
     assert "| mysql-8.0.31 | mysql | 8.0.31 | 8.0.31 |" in markdown
     assert "**innodb_buffer_pool_size**" not in markdown  # equal across engines per tier
-    # One 2-second run a point cannot tell the engines apart, and the finding says so.
-    assert "| No clear leader | rw-local | 128M |" in markdown and "| Leader |" not in markdown
+    # One 2-second run a point cannot tell the engines apart, and the finding says so,
+    # unless other load on the machine flagged one engine's cells, which the findings then
+    # leave out (listed below them): nothing is left to compare.
+    left_out = markdown.partition("Left out of these findings")[2].partition("\n## ")[0]
+    flagged = any(f"| rw-local | {e} | 128M |" in left_out for e in versions)
+    assert "| No clear leader | rw-local | 128M |" in markdown or flagged, markdown
+    assert "| Leader |" not in markdown
     assert (out / "report" / "report.html").is_file()
     assert (out / "report" / "charts" / "tps_rw-local_256M.png").is_file()
 
