@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.cli import oltplab, start_oltplab  # noqa: F401 - shared with the tests here
+from tests.tutorial import Step, steps
 
 pytestmark = pytest.mark.engine
 
@@ -132,3 +135,25 @@ def requests_beyond_files(page) -> list[str]:
 
     page.route("**/*", only_files)
     return requested
+
+
+FIRST_TUTORIAL = Path(__file__).parents[2] / "docs" / "tutorials" / "first-comparison.md"
+
+
+@dataclass(frozen=True)
+class TutorialRun:
+    folder: Path  # where its commands ran: the demo's results are in runs/demo
+    done: list[tuple[Step, list[subprocess.CompletedProcess[str]]]]
+
+
+@pytest.fixture(scope="session")
+def first_tutorial(tmp_path_factory: pytest.TempPathFactory) -> TutorialRun:
+    """The first-comparison tutorial's commands, run once as its reader runs them: its
+    results are the demo's, which tests that only read them share (the demo is two
+    minutes of the suite)."""
+    folder = tmp_path_factory.mktemp("first-tutorial")
+    done = [
+        (step, [oltplab(*command, cwd=folder) for command in step.commands])
+        for step in steps(FIRST_TUTORIAL)
+    ]
+    return TutorialRun(folder, done)
