@@ -45,7 +45,7 @@ from oltplab.plan import (
 from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.plan.preparing import preparing_ahead
 from oltplab.spec import LOCAL_HOST, Spec, cell_definition_digest
-from oltplab.store.directory import CLEANUP_OUTPUT, ResultsDir
+from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
@@ -331,7 +331,7 @@ def _cleanup_endpoints(ctx: RunContext) -> None:
                 ctx.spec,
                 ctx.sysbench,
                 state,
-                ctx.scratch(key) / CLEANUP_OUTPUT,
+                ctx.scratch(key),
                 "cleanup",
             )
             log.info("%s: sbtest tables dropped (--cleanup)", key)

@@ -30,6 +30,7 @@ from oltplab.base.stopping import StopRule
 from oltplab.spec.catalog import series
 from oltplab.spec.distribute import Canary, DistributeSpec
 from oltplab.spec.fields import (
+    DEFAULT_KIND,
     READ_ONLY_TESTS,
     RESERVED_SYSBENCH_OPTIONS,
     SYSBENCH_TESTS,
@@ -37,6 +38,7 @@ from oltplab.spec.fields import (
     Count,
     ExtraOptions,
     Family,
+    Kind,
     Name,
     NonNegativeCount,
     OptionalSeconds,
@@ -135,6 +137,9 @@ class WorkloadSpec(StrictModel):
     """
 
     name: Name
+    # What it runs on and how it is loaded (sysbench/kinds.py): sbtest, sysbench's tables,
+    # for a test, a mix or a script; another kind brings its own dataset and script.
+    kind: Kind = DEFAULT_KIND
     test: Literal[SYSBENCH_TESTS] | None = None  # type: ignore[valid-type]
     script: Annotated[PathText, BeforeValidator(beside_spec)] | None = None
     read_percent: Percent | None = None
@@ -172,6 +177,13 @@ class WorkloadSpec(StrictModel):
             kinds.append("read_percent/write_percent")
         if len(kinds) > 1:
             raise ValueError(f"workload {self.name!r}: give only one of {' or '.join(kinds)}")
+        if self.kind != DEFAULT_KIND:
+            if kinds or self.read_only is not None:
+                raise ValueError(
+                    f"workload {self.name!r}: test, script, read_percent, write_percent and "
+                    f"read_only are for kind {DEFAULT_KIND!r}; kind {self.kind!r} runs its own"
+                )
+            return self
         if not kinds and self.name not in SYSBENCH_TESTS:
             raise ValueError(
                 f"workload {self.name!r}: not a sysbench test ({', '.join(SYSBENCH_TESTS)}) nor "
@@ -231,7 +243,9 @@ def _workload_from_name(value: Any) -> Any:
     if isinstance(value.get("write_percent"), int) and value.get("read_percent") is None:
         value["read_percent"] = 100 - value["write_percent"]
     if name is None:
-        if value.get("script"):
+        if value.get("kind", DEFAULT_KIND) != DEFAULT_KIND:
+            base = str(value["kind"])
+        elif value.get("script"):
             base = Path(str(value["script"])).stem
         elif value.get("test"):
             base = str(value["test"])
