@@ -130,7 +130,9 @@ Percent = Annotated[int, Field(ge=0, le=100)]
 
 
 class WorkloadSpec(StrictModel):
-    """One workload: a built-in sysbench test, a read/write mix, or the user's own script.
+    """One workload: a built-in sysbench test, a read/write mix, or the user's own script,
+    on sysbench's sbtest tables; or a workload of another registered `kind`, which brings
+    its own dataset and script.
 
     `name` labels the workload in every table and folder; a plain string in the spec names
     a built-in test or a mix preset.
@@ -467,7 +469,12 @@ class Spec(StrictModel):
             protocol.add("slice_seconds")  # no slots to size
         if self.protocol.stop == "fixed":
             protocol |= {"stop_target_pct", "stop_min_seconds"}
-        workloads = {i: {"rates"} for i, w in enumerate(self.workloads) if w.rates is None}
+        # sbtest, the default kind, unsaid: specs from before kinds keep their digest.
+        workloads = {
+            i: {k for k, unset in (("rates", w.rates is None), ("kind", w.kind == DEFAULT_KIND))
+                if unset}
+            for i, w in enumerate(self.workloads)
+        }  # fmt: skip
         # A Debian source of the installed package, as before suites could be named.
         sources = [e.source.model_dump() if e.source else {} for e in self.engines]
         suite_keys = {"source": {"suite", "version", "sha256", "also"}}
@@ -532,7 +539,12 @@ def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) ->
         "engine": _engine_definition(spec.engine(engine)),
         "intent": {**resolved.__dict__},
         "dataset": spec.dataset.model_dump(exclude_none=True),
-        "workload": chosen.model_dump(mode="json", exclude_none=True),
+        # sbtest, the default kind, unsaid: cells from before kinds keep their digest.
+        "workload": chosen.model_dump(
+            mode="json",
+            exclude_none=True,
+            exclude={"kind"} if chosen.kind == DEFAULT_KIND else None,
+        ),
         "protocol": protocol,
     }
     if chosen.script is not None and chosen.script.is_file():
