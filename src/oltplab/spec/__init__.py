@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,30 +30,26 @@ from oltplab.spec.catalog import series
 from oltplab.spec.distribute import Canary, DistributeSpec
 from oltplab.spec.fields import (
     DEFAULT_KIND,
-    READ_ONLY_TESTS,
-    RESERVED_SYSBENCH_OPTIONS,
-    SYSBENCH_TESTS,
     ByteSize,
     Count,
     ExtraOptions,
     Family,
-    Kind,
     Name,
     NonNegativeCount,
     OptionalSeconds,
-    PathText,
     Rate,
     Scalar,
     Seconds,
     StrictModel,
     ThreadCount,
-    printable,
     whole,
 )
 from oltplab.spec.hosts import LOCAL_HOST, HostSpec, NetworkSpec, PlacementSpec
 from oltplab.spec.messages import describe
-from oltplab.spec.sources import EngineSpec, beside_spec
+from oltplab.spec.sources import EngineSpec
 from oltplab.spec.verdicts import CompareSpec
+from oltplab.spec.workload import MIX_PRESETS as MIX_PRESETS
+from oltplab.spec.workload import RandType, WorkloadSpec, workload_from_name
 
 # --- configuration intent --------------------------------------------------------------------
 
@@ -115,149 +110,7 @@ class ResolvedIntent:
     extra: dict[str, dict[str, Scalar]]
 
 
-# --- workload, dataset, protocol --------------------------------------------------------------
-
-
-# The read/write mixes of the Kubernetes report: each event is a point select or an index
-# update, drawn with these odds (percent of reads, percent of writes).
-MIX_PRESETS: dict[str, tuple[int, int]] = {
-    "read-intensive": (80, 20),
-    "balanced": (50, 50),
-    "write-intensive": (20, 80),
-}
-RandType = Literal["uniform", "gaussian", "special", "pareto", "zipfian"]
-Percent = Annotated[int, Field(ge=0, le=100)]
-
-
-class WorkloadSpec(StrictModel):
-    """One workload: a built-in sysbench test, a read/write mix, or the user's own script,
-    on sysbench's sbtest tables; or a workload of another registered `kind`, which brings
-    its own dataset and script.
-
-    `name` labels the workload in every table and folder; a plain string in the spec names
-    a built-in test or a mix preset.
-    """
-
-    name: Name
-    # What it runs on and how it is loaded (sysbench/kinds.py): sbtest, sysbench's tables,
-    # for a test, a mix or a script; another kind brings its own dataset and script.
-    kind: Kind = DEFAULT_KIND
-    test: Literal[SYSBENCH_TESTS] | None = None  # type: ignore[valid-type]
-    script: Annotated[PathText, BeforeValidator(beside_spec)] | None = None
-    read_percent: Percent | None = None
-    write_percent: Percent | None = None
-    # For a script, whether it only reads (read-only workloads get no read-write warm-up).
-    read_only: StrictBool | None = None
-    rand_type: RandType | None = None
-    rand_pareto_h: Annotated[float, Field(gt=0, lt=1)] | None = None
-    options: dict[str, Scalar] = {}
-    # Open loop for this workload: rates offered (overrides [protocol] rates).
-    rates: Annotated[list[Rate], Field(min_length=1, max_length=1000)] | None = None
-
-    @field_validator("options")
-    @classmethod
-    def _no_reserved(cls, options: dict[str, Scalar]) -> dict[str, Scalar]:
-        for key in options:
-            spelled = key.replace("_", "-")
-            if not re.match(r"^[a-z][a-z0-9_-]*$", key):
-                raise ValueError(f"option {key!r} is not a sysbench option name")
-            if spelled in RESERVED_SYSBENCH_OPTIONS:
-                raise ValueError(f"option {key!r} is set by oltplab and cannot be overridden")
-            if spelled in ("read-percent", "write-percent", "rand-type", "rand-pareto-h"):
-                raise ValueError(
-                    f"option {key!r}: set it as the workload's {key.replace('-', '_')} key"
-                )
-            if isinstance(value := options[key], str):
-                printable(value)
-        return options
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> WorkloadSpec:
-        mix = self.read_percent is not None or self.write_percent is not None
-        kinds = [k for k, given in (("test", self.test), ("script", self.script)) if given]
-        if mix:
-            kinds.append("read_percent/write_percent")
-        if len(kinds) > 1:
-            raise ValueError(f"workload {self.name!r}: give only one of {' or '.join(kinds)}")
-        if self.kind != DEFAULT_KIND:
-            if kinds or self.read_only is not None:
-                raise ValueError(
-                    f"workload {self.name!r}: test, script, read_percent, write_percent and "
-                    f"read_only are for kind {DEFAULT_KIND!r}; kind {self.kind!r} runs its own"
-                )
-            return self
-        if not kinds and self.name not in SYSBENCH_TESTS:
-            raise ValueError(
-                f"workload {self.name!r}: not a sysbench test ({', '.join(SYSBENCH_TESTS)}) nor "
-                f"a mix ({', '.join(MIX_PRESETS)}); or give a table with test, script, or "
-                "read_percent and write_percent"
-            )
-        if mix and (self.read_percent or 0) + (self.write_percent or 0) != 100:
-            raise ValueError(
-                f"workload {self.name!r}: read_percent and write_percent must add up to 100 "
-                f"(got {self.read_percent} and {self.write_percent})"
-            )
-        if self.read_only is not None and self.script is None:
-            raise ValueError(
-                f"workload {self.name!r}: read_only is only for scripts (a test or mix says it)"
-            )
-        if self.rand_pareto_h is not None and self.rand_type not in (None, "pareto"):
-            raise ValueError(f"workload {self.name!r}: rand_pareto_h goes with rand_type pareto")
-        return self
-
-    @property
-    def is_mix(self) -> bool:
-        return self.read_percent is not None
-
-    @property
-    def reads_only(self) -> bool:
-        """No writes: such a workload gets no read-write warm-up and an RO file name."""
-        if self.script is not None:
-            return bool(self.read_only)
-        if self.is_mix:
-            return self.write_percent == 0
-        return (self.test or self.name) in READ_ONLY_TESTS
-
-    def run_options(self) -> dict[str, Scalar]:
-        """What sysbench gets on top of the runner's own options."""
-        options: dict[str, Scalar] = {}
-        if self.is_mix:
-            options = {"read-percent": self.read_percent, "write-percent": self.write_percent}  # type: ignore[dict-item]
-        return {**options, **self.options}
-
-
-def _workload_from_name(value: Any) -> Any:
-    """A string or table in the spec as WorkloadSpec fields: presets filled in, names derived."""
-    if isinstance(value, str):
-        value = {"name": value}
-    if not isinstance(value, dict):
-        return value
-    value = dict(value)
-    name = value.get("name")
-    if (
-        name in MIX_PRESETS
-        and not {"test", "script", "read_percent", "write_percent"} & value.keys()
-    ):
-        value["read_percent"], value["write_percent"] = MIX_PRESETS[name]
-    # Only a number gives the other; anything else is left for validation to refuse.
-    if isinstance(value.get("read_percent"), int) and value.get("write_percent") is None:
-        value["write_percent"] = 100 - value["read_percent"]
-    if isinstance(value.get("write_percent"), int) and value.get("read_percent") is None:
-        value["read_percent"] = 100 - value["write_percent"]
-    if name is None:
-        if value.get("kind", DEFAULT_KIND) != DEFAULT_KIND:
-            base = str(value["kind"])
-        elif value.get("script"):
-            base = Path(str(value["script"])).stem
-        elif value.get("test"):
-            base = str(value["test"])
-        elif "read_percent" in value or "write_percent" in value:
-            base = f"mix-{value.get('read_percent')}-{value.get('write_percent')}"
-        else:
-            return value  # the missing name is reported
-        rand = value.get("rand_type")
-        value["name"] = f"{base}-{rand}" if rand else base
-    return value
+# --- dataset, protocol ------------------------------------------------------------------------
 
 
 class DatasetSpec(StrictModel):
@@ -369,7 +222,7 @@ class Spec(StrictModel):
             Annotated[
                 WorkloadSpec,
                 # A workload's name alone stands for the built-in or preset of that name.
-                BeforeValidator(_workload_from_name, json_schema_input_type=str | WorkloadSpec),
+                BeforeValidator(workload_from_name, json_schema_input_type=str | WorkloadSpec),
             ]
         ],
         Field(min_length=1),
