@@ -13,14 +13,14 @@ import subprocess
 from pathlib import Path
 
 from oltplab.measure.workloads import GATE, check_workloads, gated, workload_facts
-from oltplab.spec import parse_spec
+from oltplab.spec import Spec, parse_spec
 from oltplab.spec.fields import KINDS, RESERVED_SYSBENCH_OPTIONS, SYSBENCH_TESTS
 from oltplab.sysbench.driver import Call, find_sysbench, help_options, option_key
 from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.kinds import dataset_key, kind_of, kinds_used, registered
 
 
-def _spec(kind: WorkloadKind, tmp_path: Path):
+def _spec(kind: WorkloadKind, tmp_path: Path) -> Spec:
     text = (
         'engines = [{name = "mysql-8.0.31"}]\n'
         f"workloads = [{kind.example}]\n"
@@ -31,10 +31,10 @@ def _spec(kind: WorkloadKind, tmp_path: Path):
     return parse_spec(text, str(tmp_path / "spec.toml"))
 
 
-def _loads(sysbench: str, call: Call) -> dict[str, str]:
+def _loads(sysbench: str, spec: Spec, call: Call) -> dict[str, str]:
     """The options sysbench knows for this call run through the gate, as every cell runs;
     fails unless it loads."""
-    through = gated(call, GATE)
+    through = gated(call, spec, 1, {}, GATE)
     result = subprocess.run(
         [sysbench, through.test, "help"],
         capture_output=True,
@@ -78,7 +78,7 @@ def check_workload_kind(kind: WorkloadKind, tmp_path: Path) -> None:
     run = kind.call(spec, workload, 3)
     assert run.action == "run" and "--threads=3" in run.args("sysbench", tmp_path / "c")
     _is_test(run)
-    known = _loads(sysbench, run)
+    known = _loads(sysbench, spec, run)
     unknown = [key for key in run.options if option_key(key) not in known]
     assert not unknown, f"{run.test}: sysbench does not know {unknown}"
     check_workloads(spec, sysbench, "contract")  # what a run checks before anything starts

@@ -449,14 +449,7 @@ def _sysbench(
     spec = ctx.spec
     options = state.sysbench_options()
     gate = {"stop_file": str(watch.stop_file)} if watch is not None else {}
-    call = gated(kind_of(workload).call(spec, workload, threads))
-    call = dataclasses.replace(
-        call,
-        seconds=seconds,
-        report_interval=spec.protocol.report_interval,
-        options={**call.options, **gate},
-        rate=rate,
-    )
+    call = gated(kind_of(workload).call(spec, workload, threads), spec, seconds, gate, rate=rate)
     ticks = ctx.display.advance if watch is None else watch.beside(ctx.display.advance)
     with options.present():
         grace = spec.protocol.sysbench_grace_seconds

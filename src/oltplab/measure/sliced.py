@@ -16,7 +16,6 @@ import math
 import os
 import time
 from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path, PurePath
 
 from oltplab.base import metrics
@@ -156,11 +155,5 @@ def _job(
         "t0_ms": t0_ms,
         "server_pid": state.server.server_pid() or 0,
     }
-    call = gated(kind_of(workload).call(spec, workload, cell.threads), GATE)
-    call = replace(
-        call,
-        seconds=seconds,
-        report_interval=spec.protocol.report_interval,
-        options={**call.options, **gate},
-    )
+    call = gated(kind_of(workload).call(spec, workload, cell.threads), spec, seconds, gate, GATE)
     return Job(call.args(ctx.sysbench, connection), output, state.target(), call.env)

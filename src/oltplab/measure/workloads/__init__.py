@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import SpecError
 from oltplab.spec import Spec
-from oltplab.spec.fields import DEFAULT_KIND
+from oltplab.spec.fields import DEFAULT_KIND, Scalar
 from oltplab.store.files import sha256_file
 from oltplab.sysbench.driver import (
     Call,
@@ -38,10 +39,26 @@ GATE = Path(__file__).with_name("gate.lua")
 WORKLOAD_ENV = "OLTPLAB_WORKLOAD"  # read by workload.lua, for every gate
 
 
-def gated(call: Call, gate: Path = GATE) -> Call:
-    """A kind's call as sysbench is told to run it: through a gate, with the environment
-    that names the workload to it."""
-    return replace(call, test=str(gate), env={**call.env, WORKLOAD_ENV: call.test})
+def gated(
+    call: Call,
+    spec: Spec,
+    seconds: int,
+    gate_options: Mapping[str, Scalar],
+    gate: Path = GATE,
+    rate: int = 0,
+) -> Call:
+    """A kind's call as the runner runs it: through a gate (with the gate's own options,
+    and the environment that names the workload to it), for this long, at the protocol's
+    report interval."""
+    return replace(
+        call,
+        test=str(gate),
+        env={**call.env, WORKLOAD_ENV: call.test},
+        seconds=seconds,
+        report_interval=spec.protocol.report_interval,
+        options={**call.options, **gate_options},
+        rate=rate,
+    )
 
 
 def _help(command: list[str]) -> subprocess.CompletedProcess[str]:
