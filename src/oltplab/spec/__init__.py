@@ -29,7 +29,6 @@ from oltplab.base.stopping import StopRule
 from oltplab.spec.catalog import series
 from oltplab.spec.distribute import Canary, DistributeSpec
 from oltplab.spec.fields import (
-    DEFAULT_KIND,
     ByteSize,
     Count,
     ExtraOptions,
@@ -322,12 +321,7 @@ class Spec(StrictModel):
             protocol.add("slice_seconds")  # no slots to size
         if self.protocol.stop == "fixed":
             protocol |= {"stop_target_pct", "stop_min_seconds"}
-        # sbtest, the default kind, unsaid: specs from before kinds keep their digest.
-        workloads = {
-            i: {k for k, unset in (("rates", w.rates is None), ("kind", w.kind == DEFAULT_KIND))
-                if unset}
-            for i, w in enumerate(self.workloads)
-        }  # fmt: skip
+        workloads = {i: {"rates"} for i, w in enumerate(self.workloads) if w.rates is None}
         # A Debian source of the installed package, as before suites could be named.
         sources = [e.source.model_dump() if e.source else {} for e in self.engines]
         suite_keys = {"source": {"suite", "version", "sha256", "also"}}
@@ -393,11 +387,7 @@ def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) ->
         "intent": {**resolved.__dict__},
         "dataset": spec.dataset.model_dump(exclude_none=True),
         # sbtest, the default kind, unsaid: cells from before kinds keep their digest.
-        "workload": chosen.model_dump(
-            mode="json",
-            exclude_none=True,
-            exclude={"kind"} if chosen.kind == DEFAULT_KIND else None,
-        ),
+        "workload": chosen.model_dump(mode="json", exclude_none=True),
         "protocol": protocol,
     }
     if chosen.script is not None and chosen.script.is_file():

@@ -7,7 +7,15 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from oltplab.spec.fields import (
     DEFAULT_KIND,
@@ -123,6 +131,15 @@ class WorkloadSpec(StrictModel):
         if self.is_mix:
             return self.write_percent == 0
         return (self.test or self.name) in READ_ONLY_TESTS
+
+    @model_serializer(mode="wrap")
+    def _kind_when_chosen(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # sbtest, the default kind, is left unsaid: a spec written out, or its digests, are
+        # what they were before kinds.
+        data: dict[str, Any] = handler(self)
+        if self.kind == DEFAULT_KIND:
+            data.pop("kind", None)
+        return data
 
     def run_options(self) -> dict[str, Scalar]:
         """What sysbench gets on top of the runner's own options."""
