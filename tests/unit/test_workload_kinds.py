@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from oltplab.base.errors import SpecError
-from oltplab.measure.workloads import workload_facts
+from oltplab.measure.workloads import cell_definitions, workload_facts
+from oltplab.plan import build_plan
 from oltplab.plan.preparing import prepare_seconds
-from oltplab.spec import parse_spec
+from oltplab.spec import cell_definition_digest, parse_spec
 from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.kinds import dataset_key, kinds_used, registered
 from tests.toys import code_words, toy_workload
@@ -80,3 +81,12 @@ def test_sbtest_alone_keeps_its_snapshot_key_and_facts_and_two_kinds_load_both()
     assert prepare_seconds(both, 1) > prepare_seconds(alone, 1)
     toy = workload_facts(both)["toy"]
     assert toy["kind"] == "toy" and len(toy["script_sha256"]) == 64
+
+
+def test_a_kind_s_facts_are_in_its_cells_definitions_and_sbtest_s_are_as_before() -> None:
+    spec = parse_spec(ENGINE + 'workloads = ["balanced", {kind = "toy"}]\n' + DATASET, "t.toml")
+    cells = [cell for session in build_plan(spec) for cell in session.cells]
+    found = cell_definitions(spec, cells)
+    plain = {c: cell_definition_digest(spec, c.engine, c.tier, c.workload) for c in cells}
+    assert {c.workload for c in cells if found[c] == plain[c]} == {"balanced"}
+    assert {c.workload for c in cells if found[c] != plain[c]} == {"toy"}

@@ -362,8 +362,12 @@ def _engine_definition(engine: EngineSpec) -> dict[str, Any]:
     return engine.model_dump(mode="json", exclude=unset)
 
 
-def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) -> str:
-    """What a cell's numbers depend on; a changed digest means the stored cell is not comparable."""
+def cell_definition_digest(
+    spec: Spec, engine: str, tier: str, workload: str, kind_facts: dict[str, Any] | None = None
+) -> str:
+    """What a cell's numbers depend on; a changed digest means the stored cell is not
+    comparable. A workload of a kind other than sbtest adds its kind's facts (its dataset,
+    its script's sha256, ...)."""
     protocol = spec.protocol.model_dump(
         include={
             "warmup_ro_seconds",
@@ -393,6 +397,8 @@ def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) ->
     if chosen.script is not None and chosen.script.is_file():
         # An edited script measures something else.
         definition["script_sha256"] = hashlib.sha256(chosen.script.read_bytes()).hexdigest()
+    if kind_facts:
+        definition["kind_facts"] = kind_facts
     return _digest(definition)
 
 

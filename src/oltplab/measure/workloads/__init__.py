@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import SpecError
-from oltplab.spec import Spec
+from oltplab.plan import Cell
+from oltplab.spec import Spec, cell_definition_digest
 from oltplab.spec.fields import DEFAULT_KIND, Scalar
 from oltplab.store.files import sha256_file
 from oltplab.sysbench.driver import (
@@ -129,7 +130,23 @@ def workload_facts(spec: Spec) -> dict[str, dict[str, Any]]:
         if "script" in fact:
             fact["script_sha256"] = sha256_file(Path(fact["script"]))
         if workload.kind != DEFAULT_KIND:  # sbtest's facts stay as they were before kinds
-            fact["kind"] = workload.kind
+            fact.update(kind=workload.kind, dataset=kind_of(workload).dataset_key(spec))
         fact["position"] = position  # run.json sorts its keys; reports keep the spec's order
         facts[workload.name] = fact
     return facts
+
+
+def cell_definitions(spec: Spec, cells: Iterable[Cell]) -> dict[Cell, str]:
+    """Each cell's definition digest; a workload of a kind other than sbtest adds its kind's
+    facts (what its cells measure, without its place in the spec)."""
+    kinds = {
+        name: {key: value for key, value in fact.items() if key != "position"}
+        for name, fact in workload_facts(spec).items()
+        if "kind" in fact
+    }
+    return {
+        cell: cell_definition_digest(
+            spec, cell.engine, cell.tier, cell.workload, kinds.get(cell.workload)
+        )
+        for cell in cells
+    }
