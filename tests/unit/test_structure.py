@@ -12,8 +12,8 @@ PACKAGE = Path(__file__).parents[2] / "src" / "oltplab"
 LAYERS = (
     ("base",),
     ("spec",),
-    ("plan",),
     ("sysbench",),
+    ("plan",),
     ("store",),
     ("engines",),
     ("telemetry",),

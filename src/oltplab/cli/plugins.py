@@ -1,8 +1,8 @@
 """Plugins: modules outside oltplab that register what they add (an engine family, a
-scheduler, a telemetry device) with their own registration line when imported. The command
-line imports them at its start, after the built-in families and before any argument is
-parsed, so a spec naming a plugin's family, or `submit` naming its scheduler, finds it
-whichever command reads it.
+scheduler, a telemetry device, a workload kind) with their own registration line when
+imported. The command line imports them at its start, after the built-in families and
+before any argument is parsed, so a spec naming a plugin's family or kind, or
+`submit` naming its scheduler, finds it whichever command reads it.
 
 Two ways to name a plugin:
 
@@ -18,7 +18,8 @@ Two ways to name a plugin:
 
 A plugin registers as the built-in ones do, at its import: tests/toys/toy_family.py ends
 with `register(ToyFamily)` (engines/families.py), tests/toys/toy_scheduler.py with
-`register(Toy.name, Toy)` (distribute/schedulers.py).
+`register(Toy.name, Toy)` (distribute/schedulers.py), tests/toys/toy_workload.py with
+`register(ToyWorkload)` (sysbench/kinds.py).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def load_plugins() -> None:
     """Imports the built-in families, then every plugin: the installed ones first (by entry
     point name), then those the environment names, in its order."""
     # A plugin's family may subclass a built-in one, and the spec's names come from here.
+    # (The workload kinds' registry needs no such import: sbtest is known to every spec,
+    # and a plugin kind imports the registry to register itself.)
     importlib.import_module("oltplab.engines.families")
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
         _imported(point.value, f"entry point {point.name} of {ENTRY_POINT_GROUP}", point.load)

@@ -42,9 +42,10 @@ from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import supply
 from oltplab.spec import LOCAL_HOST, Spec, TierSpec
 from oltplab.spec.sources import EndpointSource, EngineSpec
-from oltplab.store.directory import PREPARE_OUTPUT
+from oltplab.store.directory import prepare_output
 from oltplab.store.files import os_problem, write_atomic, write_secret
-from oltplab.sysbench.driver import command, execute
+from oltplab.sysbench.driver import execute
+from oltplab.sysbench.kinds import dataset_key, kinds_used
 
 log = logging.getLogger("oltplab")
 BENCH_USER = "sbtest"
@@ -147,24 +148,25 @@ Phase = Callable[[str], None]
 
 
 def sysbench_prepare(
-    spec: Spec, sysbench: str, state: EngineState, output: Path, action: str = "prepare"
+    spec: Spec, sysbench: str, state: EngineState, folder: Path, action: str = "prepare"
 ) -> None:
-    """sysbench prepare (or cleanup: it drops the sbtest tables it made, nothing else)."""
+    """Each used workload kind's loader, in the spec's order: sysbench prepare (or cleanup:
+    it drops the tables it made, nothing else)."""
     options = state.sysbench_options()
-    args = command(
-        sysbench,
-        "oltp_read_write",
-        action,
-        options.path,
-        tables=spec.dataset.tables,
-        table_size=spec.dataset.table_size,
-        threads=max(1, min(spec.dataset.tables, os.cpu_count() or 1)),
-    )
-    with options.present():
-        result = execute(args, output, float("inf"), lambda _: None, state.target())
-    if result.returncode != 0:
-        detail = " | ".join(output.read_text(errors="replace").strip().splitlines()[-3:])
-        raise EngineError(f"engine {state.name}: sysbench {action} failed: {detail}")
+    for kind in kinds_used(spec):
+        call = kind.prepare(spec, action, os.cpu_count() or 1)
+        output = prepare_output(folder, kind.name, action)
+        with options.present():
+            result = execute(
+                call.args(sysbench, options.path),
+                output,
+                float("inf"),
+                lambda _: None,
+                state.target(),
+            )
+        if result.returncode != 0:
+            detail = " | ".join(output.read_text(errors="replace").strip().splitlines()[-3:])
+            raise EngineError(f"engine {state.name}: sysbench {action} failed: {detail}")
 
 
 def provisioned_engine(
@@ -183,7 +185,7 @@ def provisioned_engine(
     phase(f"{engine.name}: fetching binaries")
     distribution = supply(engine)
     wanted: dict[str, Any] = {
-        "dataset": json.dumps(spec.dataset.model_dump(exclude_none=True), sort_keys=True),
+        "dataset": dataset_key(spec),
         "format": SNAPSHOT_FORMAT,
     }
     entry = None
@@ -292,11 +294,9 @@ def _prepare_snapshot(
             control.create_benchmark_user(BENCH_USER, state.password, clients=clients)
             control.secure_accounts(BENCH_USER)
             state.server_version = control.version()
-        phase(
-            f"{state.name}: sysbench prepare ({spec.dataset.tables} x "
-            f"{spec.dataset.table_size:,} rows)"
-        )
-        sysbench_prepare(spec, sysbench, state, work / PREPARE_OUTPUT)
+        datasets = ", ".join(kind.describe_dataset(spec) for kind in kinds_used(spec))
+        phase(f"{state.name}: sysbench prepare ({datasets})")
+        sysbench_prepare(spec, sysbench, state, work)
     finally:
         clean = instance.stop(spec.protocol.stop_timeout_seconds)
     if not clean:
@@ -348,5 +348,5 @@ def endpoint_engine(
             )
         phase(f"{engine.name}: sysbench prepare on the endpoint")
         work.mkdir(parents=True, exist_ok=True)
-        sysbench_prepare(spec, sysbench, state, work / PREPARE_OUTPUT)
+        sysbench_prepare(spec, sysbench, state, work)
     return state

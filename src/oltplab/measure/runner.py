@@ -31,7 +31,7 @@ from oltplab.engines.supplier import check_sources
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.session import RunContext, run_alternating, run_session, set_up_engines
 from oltplab.measure.sliced import run_sliced
-from oltplab.measure.workloads import check_workloads, workload_facts
+from oltplab.measure.workloads import cell_definitions, check_workloads, workload_facts
 from oltplab.plan import (
     Cell,
     Session,
@@ -44,8 +44,8 @@ from oltplab.plan import (
 )
 from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.plan.preparing import preparing_ahead
-from oltplab.spec import LOCAL_HOST, Spec, cell_definition_digest
-from oltplab.store.directory import CLEANUP_OUTPUT, ResultsDir
+from oltplab.spec import LOCAL_HOST, Spec
+from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
@@ -128,10 +128,7 @@ def run(request: RunRequest, display: Display) -> Outcome:
     sysbench_binary = preflight(spec, origin)
     results = request.results.resolve()
     sessions = build_plan(spec) if shard is None else shard_sessions(spec, shard)
-    planned = {
-        cell: cell_definition_digest(spec, cell.engine, cell.tier, cell.workload)
-        for cell in cells_of(sessions)
-    }
+    planned = cell_definitions(spec, cells_of(sessions))
     with ResultsLock(results):
         ledger = Ledger.open(results)
         try:
@@ -331,7 +328,7 @@ def _cleanup_endpoints(ctx: RunContext) -> None:
                 ctx.spec,
                 ctx.sysbench,
                 state,
-                ctx.scratch(key) / CLEANUP_OUTPUT,
+                ctx.scratch(key),
                 "cleanup",
             )
             log.info("%s: sbtest tables dropped (--cleanup)", key)

@@ -32,7 +32,7 @@ from oltplab.engines.supplier import source_of
 from oltplab.measure.failures import failure_reason
 from oltplab.measure.request import Display
 from oltplab.measure.stopping import Watch
-from oltplab.measure.workloads import distribution, gated
+from oltplab.measure.workloads import gated
 from oltplab.plan import Cell, Session, threads_label
 from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
 from oltplab.store import directory as names
@@ -46,9 +46,9 @@ from oltplab.sysbench.driver import (
     Job,
     SysbenchRun,
     client_share,
-    command,
     execute_together,
 )
+from oltplab.sysbench.kinds import kind_of
 from oltplab.sysbench.output import SysbenchOutput, read_output
 from oltplab.telemetry.collectors import Collected, Row, queue_rows
 from oltplab.telemetry.devices import CellSite, Telemetry
@@ -416,17 +416,13 @@ def _refuse_tier_changes(
 
 def _warm_up(ctx: RunContext, state: EngineState, session: Session, stem: Path, label: str) -> None:
     protocol = ctx.spec.protocol
-    phases = [(names.WARM_UP_A, "oltp_read_only", protocol.warmup_ro_seconds)]
-    if not ctx.spec.workload(session.workload).reads_only:
-        phases.append((names.WARM_UP_B, "oltp_read_write", protocol.warmup_rw_seconds))
-    for name, test, seconds in phases:
+    workload = ctx.spec.workload(session.workload)
+    for position, (warm_up, seconds) in enumerate(kind_of(workload).warm_ups(ctx.spec, workload)):
+        name = names.warm_up_name(position)
         if seconds <= 0:
             continue
         ctx.display.phase(f"{label}: {name}", seconds)
         output = names.warm_up_output(stem, name)
-        # A warm-up runs with the options the spec gives its test, on the dataset's rows.
-        listed = {w.name: w.options for w in ctx.spec.workloads}
-        warm_up = WorkloadSpec(name=test, options=listed.get(test, {}))
         watch = Watch.of_warm_up(protocol, seconds, output, ctx.scratch("stop"))
         result = _sysbench(
             ctx, state, warm_up, protocol.warmup_threads, seconds, output, watch=watch
@@ -451,29 +447,13 @@ def _sysbench(
     """One sysbench run of the workload through the gate; its connection options exist
     only while it runs. Watched, it ends once the watch says so."""
     spec = ctx.spec
-    rand_type, pareto_h = distribution(spec, workload)
     options = state.sysbench_options()
     gate = {"stop_file": str(watch.stop_file)} if watch is not None else {}
-    script, env = gated(workload)
-    args = command(
-        ctx.sysbench,
-        script,
-        "run",
-        options.path,
-        tables=spec.dataset.tables,
-        table_size=spec.dataset.table_size,
-        threads=threads,
-        seconds=seconds,
-        report_interval=spec.protocol.report_interval,
-        rand_type=rand_type,
-        rand_pareto_h=pareto_h,
-        options={**workload.run_options(), **gate},
-        rate=rate,
-    )
+    call = gated(kind_of(workload).call(spec, workload, threads), spec, seconds, gate, rate=rate)
     ticks = ctx.display.advance if watch is None else watch.beside(ctx.display.advance)
     with options.present():
         grace = spec.protocol.sysbench_grace_seconds
-        job = Job(args, output, state.target(), env)
+        job = Job(call.args(ctx.sysbench, options.path), output, state.target(), call.env)
         return execute_together([job], seconds + grace, ticks)[0]
 
 

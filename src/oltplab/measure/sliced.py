@@ -31,10 +31,11 @@ from oltplab.measure.session import (
     results_folder,
     tier_groups,
 )
-from oltplab.measure.workloads import WORKLOAD_ENV, distribution, sysbench_test
+from oltplab.measure.workloads import gated
 from oltplab.plan import Cell, Session
 from oltplab.store.directory import cell_stem, output_of
-from oltplab.sysbench.driver import Job, command, execute_together
+from oltplab.sysbench.driver import Job, execute_together
+from oltplab.sysbench.kinds import kind_of
 from oltplab.sysbench.output import read_output
 from oltplab.sysbench.slices import parse_slices, sliced_output
 from oltplab.telemetry.collectors import Collected
@@ -147,7 +148,6 @@ def _job(
 ) -> Job:
     spec = ctx.spec
     workload = spec.workload(cell.workload)
-    rand_type, pareto_h = distribution(spec, workload)
     gate = {
         "slot": slot,
         "slots": slots,
@@ -155,18 +155,5 @@ def _job(
         "t0_ms": t0_ms,
         "server_pid": state.server.server_pid() or 0,
     }
-    args = command(
-        ctx.sysbench,
-        str(GATE),
-        "run",
-        connection,
-        tables=spec.dataset.tables,
-        table_size=spec.dataset.table_size,
-        threads=cell.threads,
-        seconds=seconds,
-        report_interval=spec.protocol.report_interval,
-        rand_type=rand_type,
-        rand_pareto_h=pareto_h,
-        options={**workload.run_options(), **gate},
-    )
-    return Job(args, output, state.target(), {WORKLOAD_ENV: sysbench_test(workload)})
+    call = gated(kind_of(workload).call(spec, workload, cell.threads), spec, seconds, gate, GATE)
+    return Job(call.args(ctx.sysbench, connection), output, state.target(), call.env)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from oltplab.spec import LOCAL_HOST, PlacementSpec, Spec, WorkloadSpec
+from oltplab.sysbench.kinds import kind_of
 
 # The reference report's two workloads keep its short scenario names; every other workload
 # is its own scenario, so two workloads never share a table.
@@ -179,9 +180,7 @@ def session_seconds(
     workload = spec.workload(session.workload)
     total = float(cells * spec.protocol.measure_seconds)
     if starts:
-        total += spec.protocol.warmup_ro_seconds
-        if not workload.reads_only:
-            total += spec.protocol.warmup_rw_seconds
+        total += sum(seconds for _, seconds in kind_of(workload).warm_ups(spec, workload))
     overhead = (SESSION_OVERHEAD_S if starts else 0.0) + cells * CELL_OVERHEAD_S
     return total + (overhead if wall else 0.0)
 

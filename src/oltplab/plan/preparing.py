@@ -9,7 +9,8 @@ its K-th engine on, so that at the start every engine is being prepared somewher
 than all shards waiting on the first one. The canary's engine comes first everywhere: the
 canary is measured before anything else.
 
-The figures rest on assumptions, said wherever they count: sysbench prepare loads about
+The figures rest on assumptions, said wherever they count: a dataset's rows are what its
+workload kinds say (sysbench/kinds.py), sysbench prepare loads about
 PREPARE_ROWS_PER_SECOND rows a second (400,000 rows in one table, one thread, took 5.8 s
 on this 2-core machine; a large one prepares 20 tables at once), a row takes about
 ROW_BYTES on disk (those rows made a 100 MiB file with MySQL 8.0; 20 x 5M rows fit the 2026
@@ -24,6 +25,7 @@ from collections.abc import Sequence
 
 from oltplab.plan import Session
 from oltplab.spec import Spec
+from oltplab.sysbench.kinds import kinds_used
 
 PREPARE_ROWS_PER_SECOND = 100_000
 ROW_BYTES = 260
@@ -41,13 +43,17 @@ ASSUMED = (
 def prepare_seconds(spec: Spec, engines: int) -> float:
     """Setting up this many engines and preparing their datasets on one machine
     (endpoints need neither)."""
-    rows = spec.dataset.tables * spec.dataset.table_size
-    return engines * (ENGINE_SETUP_S + rows / PREPARE_ROWS_PER_SECOND)
+    return engines * (ENGINE_SETUP_S + _rows(spec) / PREPARE_ROWS_PER_SECOND)
 
 
 def copy_seconds(spec: Spec) -> float:
     """One dataset's snapshot written to, or read from, the store."""
-    return spec.dataset.tables * spec.dataset.table_size * ROW_BYTES / COPY_BYTES_PER_SECOND
+    return _rows(spec) * ROW_BYTES / COPY_BYTES_PER_SECOND
+
+
+def _rows(spec: Spec) -> int:
+    """The rows of every workload kind's dataset an engine's snapshot holds."""
+    return sum(kind.dataset_rows(spec) for kind in kinds_used(spec))
 
 
 def preparing_order(engines: Sequence[str], shard_index: int) -> list[str]:

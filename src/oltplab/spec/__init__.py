@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +29,6 @@ from oltplab.base.stopping import StopRule
 from oltplab.spec.catalog import series
 from oltplab.spec.distribute import Canary, DistributeSpec
 from oltplab.spec.fields import (
-    READ_ONLY_TESTS,
-    RESERVED_SYSBENCH_OPTIONS,
-    SYSBENCH_TESTS,
     ByteSize,
     Count,
     ExtraOptions,
@@ -40,19 +36,19 @@ from oltplab.spec.fields import (
     Name,
     NonNegativeCount,
     OptionalSeconds,
-    PathText,
     Rate,
     Scalar,
     Seconds,
     StrictModel,
     ThreadCount,
-    printable,
     whole,
 )
 from oltplab.spec.hosts import LOCAL_HOST, HostSpec, NetworkSpec, PlacementSpec
 from oltplab.spec.messages import describe
-from oltplab.spec.sources import EngineSpec, beside_spec
+from oltplab.spec.sources import EngineSpec
 from oltplab.spec.verdicts import CompareSpec
+from oltplab.spec.workload import MIX_PRESETS as MIX_PRESETS
+from oltplab.spec.workload import RandType, WorkloadSpec, workload_from_name
 
 # --- configuration intent --------------------------------------------------------------------
 
@@ -113,135 +109,7 @@ class ResolvedIntent:
     extra: dict[str, dict[str, Scalar]]
 
 
-# --- workload, dataset, protocol --------------------------------------------------------------
-
-
-# The read/write mixes of the Kubernetes report: each event is a point select or an index
-# update, drawn with these odds (percent of reads, percent of writes).
-MIX_PRESETS: dict[str, tuple[int, int]] = {
-    "read-intensive": (80, 20),
-    "balanced": (50, 50),
-    "write-intensive": (20, 80),
-}
-RandType = Literal["uniform", "gaussian", "special", "pareto", "zipfian"]
-Percent = Annotated[int, Field(ge=0, le=100)]
-
-
-class WorkloadSpec(StrictModel):
-    """One workload: a built-in sysbench test, a read/write mix, or the user's own script.
-
-    `name` labels the workload in every table and folder; a plain string in the spec names
-    a built-in test or a mix preset.
-    """
-
-    name: Name
-    test: Literal[SYSBENCH_TESTS] | None = None  # type: ignore[valid-type]
-    script: Annotated[PathText, BeforeValidator(beside_spec)] | None = None
-    read_percent: Percent | None = None
-    write_percent: Percent | None = None
-    # For a script, whether it only reads (read-only workloads get no read-write warm-up).
-    read_only: StrictBool | None = None
-    rand_type: RandType | None = None
-    rand_pareto_h: Annotated[float, Field(gt=0, lt=1)] | None = None
-    options: dict[str, Scalar] = {}
-    # Open loop for this workload: rates offered (overrides [protocol] rates).
-    rates: Annotated[list[Rate], Field(min_length=1, max_length=1000)] | None = None
-
-    @field_validator("options")
-    @classmethod
-    def _no_reserved(cls, options: dict[str, Scalar]) -> dict[str, Scalar]:
-        for key in options:
-            spelled = key.replace("_", "-")
-            if not re.match(r"^[a-z][a-z0-9_-]*$", key):
-                raise ValueError(f"option {key!r} is not a sysbench option name")
-            if spelled in RESERVED_SYSBENCH_OPTIONS:
-                raise ValueError(f"option {key!r} is set by oltplab and cannot be overridden")
-            if spelled in ("read-percent", "write-percent", "rand-type", "rand-pareto-h"):
-                raise ValueError(
-                    f"option {key!r}: set it as the workload's {key.replace('-', '_')} key"
-                )
-            if isinstance(value := options[key], str):
-                printable(value)
-        return options
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> WorkloadSpec:
-        mix = self.read_percent is not None or self.write_percent is not None
-        kinds = [k for k, given in (("test", self.test), ("script", self.script)) if given]
-        if mix:
-            kinds.append("read_percent/write_percent")
-        if len(kinds) > 1:
-            raise ValueError(f"workload {self.name!r}: give only one of {' or '.join(kinds)}")
-        if not kinds and self.name not in SYSBENCH_TESTS:
-            raise ValueError(
-                f"workload {self.name!r}: not a sysbench test ({', '.join(SYSBENCH_TESTS)}) nor "
-                f"a mix ({', '.join(MIX_PRESETS)}); or give a table with test, script, or "
-                "read_percent and write_percent"
-            )
-        if mix and (self.read_percent or 0) + (self.write_percent or 0) != 100:
-            raise ValueError(
-                f"workload {self.name!r}: read_percent and write_percent must add up to 100 "
-                f"(got {self.read_percent} and {self.write_percent})"
-            )
-        if self.read_only is not None and self.script is None:
-            raise ValueError(
-                f"workload {self.name!r}: read_only is only for scripts (a test or mix says it)"
-            )
-        if self.rand_pareto_h is not None and self.rand_type not in (None, "pareto"):
-            raise ValueError(f"workload {self.name!r}: rand_pareto_h goes with rand_type pareto")
-        return self
-
-    @property
-    def is_mix(self) -> bool:
-        return self.read_percent is not None
-
-    @property
-    def reads_only(self) -> bool:
-        """No writes: such a workload gets no read-write warm-up and an RO file name."""
-        if self.script is not None:
-            return bool(self.read_only)
-        if self.is_mix:
-            return self.write_percent == 0
-        return (self.test or self.name) in READ_ONLY_TESTS
-
-    def run_options(self) -> dict[str, Scalar]:
-        """What sysbench gets on top of the runner's own options."""
-        options: dict[str, Scalar] = {}
-        if self.is_mix:
-            options = {"read-percent": self.read_percent, "write-percent": self.write_percent}  # type: ignore[dict-item]
-        return {**options, **self.options}
-
-
-def _workload_from_name(value: Any) -> Any:
-    """A string or table in the spec as WorkloadSpec fields: presets filled in, names derived."""
-    if isinstance(value, str):
-        value = {"name": value}
-    if not isinstance(value, dict):
-        return value
-    value = dict(value)
-    name = value.get("name")
-    if (
-        name in MIX_PRESETS
-        and not {"test", "script", "read_percent", "write_percent"} & value.keys()
-    ):
-        value["read_percent"], value["write_percent"] = MIX_PRESETS[name]
-    # Only a number gives the other; anything else is left for validation to refuse.
-    if isinstance(value.get("read_percent"), int) and value.get("write_percent") is None:
-        value["write_percent"] = 100 - value["read_percent"]
-    if isinstance(value.get("write_percent"), int) and value.get("read_percent") is None:
-        value["read_percent"] = 100 - value["write_percent"]
-    if name is None:
-        if value.get("script"):
-            base = Path(str(value["script"])).stem
-        elif value.get("test"):
-            base = str(value["test"])
-        elif "read_percent" in value or "write_percent" in value:
-            base = f"mix-{value.get('read_percent')}-{value.get('write_percent')}"
-        else:
-            return value  # the missing name is reported
-        rand = value.get("rand_type")
-        value["name"] = f"{base}-{rand}" if rand else base
-    return value
+# --- dataset, protocol ------------------------------------------------------------------------
 
 
 class DatasetSpec(StrictModel):
@@ -353,7 +221,7 @@ class Spec(StrictModel):
             Annotated[
                 WorkloadSpec,
                 # A workload's name alone stands for the built-in or preset of that name.
-                BeforeValidator(_workload_from_name, json_schema_input_type=str | WorkloadSpec),
+                BeforeValidator(workload_from_name, json_schema_input_type=str | WorkloadSpec),
             ]
         ],
         Field(min_length=1),
@@ -494,8 +362,12 @@ def _engine_definition(engine: EngineSpec) -> dict[str, Any]:
     return engine.model_dump(mode="json", exclude=unset)
 
 
-def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) -> str:
-    """What a cell's numbers depend on; a changed digest means the stored cell is not comparable."""
+def cell_definition_digest(
+    spec: Spec, engine: str, tier: str, workload: str, kind_facts: dict[str, Any] | None = None
+) -> str:
+    """What a cell's numbers depend on; a changed digest means the stored cell is not
+    comparable. A workload of a kind other than sbtest adds its kind's facts (its dataset,
+    its script's sha256, ...)."""
     protocol = spec.protocol.model_dump(
         include={
             "warmup_ro_seconds",
@@ -518,12 +390,15 @@ def cell_definition_digest(spec: Spec, engine: str, tier: str, workload: str) ->
         "engine": _engine_definition(spec.engine(engine)),
         "intent": {**resolved.__dict__},
         "dataset": spec.dataset.model_dump(exclude_none=True),
+        # sbtest, the default kind, unsaid: cells from before kinds keep their digest.
         "workload": chosen.model_dump(mode="json", exclude_none=True),
         "protocol": protocol,
     }
     if chosen.script is not None and chosen.script.is_file():
         # An edited script measures something else.
         definition["script_sha256"] = hashlib.sha256(chosen.script.read_bytes()).hexdigest()
+    if kind_facts:
+        definition["kind_facts"] = kind_facts
     return _digest(definition)
 
 

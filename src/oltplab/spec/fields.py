@@ -32,6 +32,21 @@ def _known_family(name: str) -> str:
 
 Family = Annotated[str, AfterValidator(_known_family)]
 
+# The workload kinds a spec may name (sysbench/kinds.py registers them; a plugin's kind is
+# added when the command line imports it). sbtest, sysbench's own tables, is the default
+# and always known, so that a spec parses before anything is registered.
+DEFAULT_KIND = "sbtest"
+KINDS: list[str] = [DEFAULT_KIND]
+
+
+def _known_kind(name: str) -> str:
+    if name not in KINDS:
+        raise ValueError(f"expected a workload kind: {', '.join(KINDS)}")
+    return name
+
+
+Kind = Annotated[str, AfterValidator(_known_kind)]
+
 ByteSize = Annotated[
     int,
     BeforeValidator(parse_size, json_schema_input_type=int | str),

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell
+from oltplab.spec.fields import DEFAULT_KIND
 
 LEDGER = "ledger.sqlite"
 JOURNAL = "journal.jsonl"
@@ -143,6 +144,19 @@ def output_of(stem: Path) -> Path:
 
 def stem_of(output: Path) -> Path:
     return output.with_name(output.name.removesuffix(SYSBENCH_OUTPUT))
+
+
+def prepare_output(folder: Path, kind: str, action: str = "prepare") -> Path:
+    """A workload kind's loader output (its `prepare`, or `cleanup` on an endpoint);
+    sbtest's, the default kind's, keep the names they had before kinds."""
+    if kind == DEFAULT_KIND:
+        return folder / (PREPARE_OUTPUT if action == "prepare" else CLEANUP_OUTPUT)
+    return folder / f"{action}-{kind}{SYSBENCH_OUTPUT}"
+
+
+def warm_up_name(position: int) -> str:
+    """A session's warm-up by its place among its kind's (0: WARM_UP_A, 1: WARM_UP_B)."""
+    return WARM_UP + chr(ord("A") + position)
 
 
 def warm_up_output(stem: Path, phase: str) -> Path:

@@ -10,7 +10,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
 from oltplab.base import nofollow
@@ -115,8 +115,8 @@ def command(
     action: str,
     connection: PurePath,
     *,
-    tables: int,
-    table_size: int,
+    tables: int | None = None,
+    table_size: int | None = None,
     threads: int,
     seconds: int | None = None,
     report_interval: int | None = None,
@@ -131,8 +131,9 @@ def command(
         binary,
         test,
         f"--config-file={connection}",
-        f"--tables={tables}",
-        f"--table-size={table_size}",
+        # sbtest's own options: a script with tables of its own has neither.
+        *([f"--tables={tables}"] if tables is not None else []),
+        *([f"--table-size={table_size}"] if table_size is not None else []),
         f"--threads={threads}",
         f"--rand-type={rand_type}",
     ]
@@ -154,6 +155,43 @@ def command(
         args.append(f"--{key}={rendered}")
     args.append(action)
     return args
+
+
+@dataclass(frozen=True)
+class Call:
+    """One sysbench run as a workload kind asks for it (its test or script, on which data,
+    with what options) and as the runner completes it (time, interval, rate, and the gate
+    it runs through, named with its environment)."""
+
+    test: str  # a built-in test's name or a script's path
+    action: str
+    threads: int
+    tables: int | None = None
+    table_size: int | None = None
+    seconds: int | None = None
+    report_interval: int | None = None
+    rand_type: str = "uniform"
+    rand_pareto_h: float | None = None
+    options: dict[str, Scalar] = field(default_factory=dict)
+    rate: int = 0
+    env: dict[str, str] = field(default_factory=dict)
+
+    def args(self, binary: str, connection: PurePath) -> list[str]:
+        return command(
+            binary,
+            self.test,
+            self.action,
+            connection,
+            tables=self.tables,
+            table_size=self.table_size,
+            threads=self.threads,
+            seconds=self.seconds,
+            report_interval=self.report_interval,
+            rand_type=self.rand_type,
+            rand_pareto_h=self.rand_pareto_h,
+            options=self.options,
+            rate=self.rate,
+        )
 
 
 # --- running -------------------------------------------------------------------------------

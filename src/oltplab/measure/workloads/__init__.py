@@ -1,39 +1,38 @@
-"""Workloads: what sysbench runs for each one, and a check of every workload against what
-the installed sysbench accepts, made before anything is provisioned.
+"""Workloads: what sysbench runs for each one, through the gate, and a check of every
+workload against what the installed sysbench accepts, made before anything is provisioned.
 
-A workload is a built-in sysbench test, a read/write mix (the bundled
-`oltp_read_write_pct.lua`), or the user's own Lua script. All of them run on the sbtest
-tables that sysbench's oltp_common prepares.
+What a workload runs and on which data is its kind's (sysbench/kinds.py): sbtest's
+built-in tests, read/write mixes (the bundled `oltp_read_write_pct.lua`) and the user's own
+scripts on sysbench's tables, or a plugin kind's own dataset and script.
 """
 
 from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import SpecError
-from oltplab.spec import Spec, WorkloadSpec
+from oltplab.plan import Cell
+from oltplab.spec import Spec, cell_definition_digest
+from oltplab.spec.fields import DEFAULT_KIND, Scalar
 from oltplab.store.files import sha256_file
-from oltplab.sysbench.driver import help_options, help_rand_types, option_key, value_problem
+from oltplab.sysbench.driver import (
+    Call,
+    help_options,
+    help_rand_types,
+    option_key,
+    value_problem,
+)
+from oltplab.sysbench.kinds import kind_of
+from oltplab.sysbench.sbtest import MIX_SCRIPT as MIX_SCRIPT
+from oltplab.sysbench.sbtest import distribution as distribution
+from oltplab.sysbench.sbtest import sysbench_test as sysbench_test
 
-MIX_SCRIPT = Path(__file__).with_name("oltp_read_write_pct.lua")
 HELP_TIMEOUT_SECONDS = 60
-
-
-def script_file(workload: WorkloadSpec) -> Path | None:
-    """The Lua file the workload runs, when it is not one of sysbench's own tests."""
-    if workload.script is not None:
-        return workload.script
-    return MIX_SCRIPT if workload.is_mix else None
-
-
-def sysbench_test(workload: WorkloadSpec) -> str:
-    """The workload as sysbench names it: a built-in test's name or a script's path."""
-    script = script_file(workload)
-    return str(script) if script else (workload.test or workload.name)
-
 
 # Every cell runs its workload through the gate: it counts ignored errors by code and can
 # end an adaptive cell early (gate.lua says how).
@@ -41,18 +40,26 @@ GATE = Path(__file__).with_name("gate.lua")
 WORKLOAD_ENV = "OLTPLAB_WORKLOAD"  # read by workload.lua, for every gate
 
 
-def gated(workload: WorkloadSpec) -> tuple[str, dict[str, str]]:
-    """What sysbench is told to run for a workload (the gate) and the environment that
-    names the workload to it."""
-    return str(GATE), {WORKLOAD_ENV: sysbench_test(workload)}
-
-
-def distribution(spec: Spec, workload: WorkloadSpec) -> tuple[str, float | None]:
-    """How rows are picked: the workload's own rand_type, else the dataset's; the Pareto
-    parameter only with the Pareto distribution."""
-    rand_type = workload.rand_type or spec.dataset.rand_type
-    pareto_h = workload.rand_pareto_h or spec.dataset.rand_pareto_h
-    return rand_type, pareto_h if rand_type == "pareto" else None
+def gated(
+    call: Call,
+    spec: Spec,
+    seconds: int,
+    gate_options: Mapping[str, Scalar],
+    gate: Path = GATE,
+    rate: int = 0,
+) -> Call:
+    """A kind's call as the runner runs it: through a gate (with the gate's own options,
+    and the environment that names the workload to it), for this long, at the protocol's
+    report interval."""
+    return replace(
+        call,
+        test=str(gate),
+        env={**call.env, WORKLOAD_ENV: call.test},
+        seconds=seconds,
+        report_interval=spec.protocol.report_interval,
+        options={**call.options, **gate_options},
+        rate=rate,
+    )
 
 
 def _help(command: list[str]) -> subprocess.CompletedProcess[str]:
@@ -92,17 +99,18 @@ def check_workloads(spec: Spec, sysbench: str, origin: str) -> None:
     check_rand("dataset", spec.dataset.rand_type)
     for index, workload in enumerate(spec.workloads):
         where = f"workloads[{index}] ({workload.name})"
-        check_rand(where, distribution(spec, workload)[0])
+        call = kind_of(workload).call(spec, workload, 1)
+        check_rand(where, call.rand_type)
         if workload.script is not None and not workload.script.is_file():
             raise SpecError(f"{origin}: {where}: script {workload.script}: no such file")
-        test = sysbench_test(workload)
+        test = call.test
         loaded = _help([sysbench, test, "help"])
         if loaded.returncode != 0:
             raise SpecError(
                 f"{origin}: {where}: sysbench cannot load {test}: {_fatal(loaded, test)}"
             )
         known = {**known_general, **help_options(loaded.stdout)}
-        for key, value in workload.run_options().items():
+        for key, value in call.options.items():
             kind = known.get(option_key(key))
             if kind is None:
                 raise SpecError(
@@ -114,22 +122,31 @@ def check_workloads(spec: Spec, sysbench: str, origin: str) -> None:
 
 
 def workload_facts(spec: Spec) -> dict[str, dict[str, Any]]:
-    """What each workload ran, for run.json and the report: its test or script (with the
-    script's sha256), mix, distribution and options."""
+    """What each workload ran, for run.json and the report: its kind's facts (a test or
+    script, mix, distribution, options for sbtest), with a script's sha256."""
     facts = {}
     for position, workload in enumerate(spec.workloads):
-        rand_type, pareto_h = distribution(spec, workload)
-        fact: dict[str, Any] = {"test": workload.test or workload.name}
-        script = script_file(workload)
-        if script is not None:
-            fact = {"script": str(script), "script_sha256": sha256_file(script)}
+        fact = kind_of(workload).facts(spec, workload)
+        if "script" in fact:
+            fact["script_sha256"] = sha256_file(Path(fact["script"]))
+        if workload.kind != DEFAULT_KIND:  # sbtest's facts stay as they were before kinds
+            fact.update(kind=workload.kind, dataset=kind_of(workload).dataset_key(spec))
         fact["position"] = position  # run.json sorts its keys; reports keep the spec's order
-        if workload.is_mix:
-            fact.update(read_percent=workload.read_percent, write_percent=workload.write_percent)
-        fact.update(rand_type=rand_type, read_only=workload.reads_only)
-        if pareto_h is not None:
-            fact["rand_pareto_h"] = pareto_h
-        if workload.options:
-            fact["options"] = dict(workload.options)
         facts[workload.name] = fact
     return facts
+
+
+def cell_definitions(spec: Spec, cells: Iterable[Cell]) -> dict[Cell, str]:
+    """Each cell's definition digest; a workload of a kind other than sbtest adds its kind's
+    facts (what its cells measure, without its place in the spec)."""
+    kinds = {
+        name: {key: value for key, value in fact.items() if key != "position"}
+        for name, fact in workload_facts(spec).items()
+        if "kind" in fact
+    }
+    return {
+        cell: cell_definition_digest(
+            spec, cell.engine, cell.tier, cell.workload, kinds.get(cell.workload)
+        )
+        for cell in cells
+    }

@@ -1,0 +1,54 @@
+"""What a workload kind is: the data a workload runs on and how it is loaded, the sysbench
+call that measures it, its warm-ups and the facts a run records of it. sysbench/kinds.py
+is the registry; sbtest (sysbench's own tables) is the built-in kind, and
+tests/workload_contract.py is what every registered kind passes.
+
+A kind describes; the runner acts: it runs the calls a kind returns (through the gate that
+counts errors and stops adaptive cells, with the protocol's time, interval and rate), keeps
+one snapshot of an engine holding every kind's dataset the spec uses, and names the files.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from oltplab.spec import Spec, WorkloadSpec
+from oltplab.sysbench.driver import Call
+
+
+class WorkloadKind(ABC):
+    name: ClassVar[str]
+    # One `[[workloads]]` entry of this kind, as a spec writes it: what the contract test
+    # runs the kind with.
+    example: ClassVar[str]
+
+    @abstractmethod
+    def dataset_key(self, spec: Spec) -> str:
+        """What the kind's prepared data depends on: an engine's snapshot is reused only for
+        the same keys, and two workloads of one kind share one dataset."""
+
+    @abstractmethod
+    def dataset_rows(self, spec: Spec) -> int:
+        """About how many rows `prepare` loads: the plan's estimate of loading and copying."""
+
+    @abstractmethod
+    def describe_dataset(self, spec: Spec) -> str:
+        """The dataset in a few words, for the progress line while it is loaded."""
+
+    @abstractmethod
+    def prepare(self, spec: Spec, action: str, cores: int) -> Call:
+        """The loader: sysbench's `prepare` (or `cleanup`, which drops what it made)."""
+
+    @abstractmethod
+    def call(self, spec: Spec, workload: WorkloadSpec, threads: int) -> Call:
+        """What one measured run (or warm-up) of the workload runs, on which data."""
+
+    @abstractmethod
+    def warm_ups(self, spec: Spec, workload: WorkloadSpec) -> list[tuple[WorkloadSpec, int]]:
+        """The workloads a session runs before it measures this one, in order, with the
+        most seconds each (0: skipped)."""
+
+    @abstractmethod
+    def facts(self, spec: Spec, workload: WorkloadSpec) -> dict[str, Any]:
+        """What the workload ran, for run.json and the report (JSON values)."""

@@ -1,0 +1,54 @@
+"""The workload kinds oltplab knows, registered by name. A kind is one module with one
+subclass of sysbench/kind.WorkloadKind and one `register` line: below for the built-in
+sbtest, or in the module itself for a plugin (cli/plugins.py imports plugins at the command
+line's start). Registering it makes its name one a spec's `kind` may give;
+tests/workload_contract.py is what every registered kind passes.
+"""
+
+from __future__ import annotations
+
+from oltplab.base.errors import SpecError
+from oltplab.spec import Spec, WorkloadSpec
+from oltplab.spec.fields import KINDS
+from oltplab.sysbench.kind import WorkloadKind
+from oltplab.sysbench.sbtest import Sbtest
+
+_KINDS: dict[str, WorkloadKind] = {}
+
+
+def register(kind: type[WorkloadKind]) -> None:
+    """Adds a kind (its name is then one a spec may give, too)."""
+    known = _KINDS.get(kind.name)
+    if known is not None and type(known) is not kind:
+        raise SpecError(
+            f"workload kind {kind.name!r} is registered already ({type(known).__module__}); "
+            "a plugin's kind needs a name of its own"
+        )
+    _KINDS[kind.name] = kind()
+    if kind.name not in KINDS:
+        KINDS.append(kind.name)
+
+
+def registered() -> list[WorkloadKind]:
+    return list(_KINDS.values())
+
+
+def kind_of(workload: WorkloadSpec) -> WorkloadKind:
+    if workload.kind not in _KINDS:
+        raise SpecError(f"no workload kind {workload.kind!r} (known: {', '.join(_KINDS)})")
+    return _KINDS[workload.kind]
+
+
+def kinds_used(spec: Spec) -> list[WorkloadKind]:
+    """The kinds of the spec's workloads, each once, in the spec's order: the datasets an
+    engine's snapshot holds."""
+    return list({w.kind: kind_of(w) for w in spec.workloads}.values())
+
+
+def dataset_key(spec: Spec) -> str:
+    """What an engine's snapshot holds: every used kind's dataset key (with sbtest alone,
+    the key snapshots had before kinds, so that they stay usable)."""
+    return " + ".join(kind.dataset_key(spec) for kind in kinds_used(spec))
+
+
+register(Sbtest)
