@@ -44,6 +44,7 @@ from oltplab.store.schema import CELL_RESULT_TABLES, MIGRATIONS, SCHEMA, SCHEMA_
 from oltplab.store.series import decode
 from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.output import Summary
+from oltplab.sysbench.transactions import KindResults
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -412,12 +413,10 @@ class Ledger:
         finished_at: str | None = None,
         histogram: Iterable[tuple[float, int]] = (),
         ignored_errors: Iterable[tuple[str, int]] = (),
+        kind_results: KindResults | None = None,
     ) -> None:
-        """A measured cell in one transaction: done with its summary, or failed with a reason.
-
-        The per-second samples and telemetry are kept either way: a truncated run still
-        shows its timeline.
-        """
+        """A measured cell in one transaction: done with its summary, or failed with a reason
+        (its per-second samples and telemetry kept either way: a truncated run's timeline)."""
         with self.recording(cell) as recording:
             recording.samples([samples])
             recording.finish(
@@ -431,6 +430,7 @@ class Ledger:
                 finished_at=finished_at,
                 histogram=histogram,
                 ignored_errors=ignored_errors,
+                kind_results=kind_results,
             )
 
     @_guarded
