@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from oltplab.base import metrics
 from oltplab.plan import Cell
 from oltplab.store.integrity import SUMMARY_COLUMNS
 from oltplab.store.journal import Record
@@ -16,9 +17,6 @@ from oltplab.store.series import INSERT, chunk_rows
 from oltplab.store.status import Status
 from oltplab.sysbench.output import Summary
 from oltplab.sysbench.transactions import KindResults
-
-# The telemetry source of a workload kind's own per-second series.
-WORKLOAD_SOURCE = "workload"
 
 
 def now() -> str:
@@ -127,5 +125,5 @@ class CellRecording:
         )
         db.executemany(
             "INSERT OR REPLACE INTO telemetry VALUES (?, ?, ?, ?, ?)",
-            ((cell_id, WORKLOAD_SOURCE, *point) for point in results.series),
+            ((cell_id, metrics.WORKLOAD, *point) for point in results.series),
         )

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from oltplab.base.metrics import NOPM, NOPM_DISTRICTS, WAREHOUSES_ACTIVE
 from oltplab.spec import Spec, WorkloadSpec
 from oltplab.spec.fields import Scalar
 from oltplab.sysbench.driver import Call
@@ -218,9 +219,9 @@ def read_tpcc(output: str) -> KindResults | None:
     minutes = float(total.group(1)) / 60
     types = sorted(merged(parts), key=lambda t: TYPES.index(t.name) if t.name in TYPES else 99)
     new_orders = sum(t.committed for t in types if t.name == "new_order")
-    metrics = {"nopm": new_orders / minutes, "warehouses_active": float(len(homes))}
+    figures = {NOPM: new_orders / minutes, WAREHOUSES_ACTIVE: float(len(homes))}
     if {"before", "after"} <= districts.keys():
-        metrics["nopm_districts"] = (districts["after"] - districts["before"]) / minutes
+        figures[NOPM_DISTRICTS] = (districts["after"] - districts["before"]) / minutes
     # Epoch seconds to the sysbench clock, whose second k covers (k-1, k] of the run.
     first = min(per_second, default=0)
     series = tuple(
@@ -228,7 +229,7 @@ def read_tpcc(output: str) -> KindResults | None:
     )
     return KindResults(
         transactions=tuple(types),
-        metrics=metrics,
+        metrics=figures,
         series=series,
         problems=tuple(problems),
     )
