@@ -33,7 +33,7 @@ def test_every_registered_kind_passes_the_contract(kind: WorkloadKind, tmp_path:
 
 
 def test_the_toy_is_among_them() -> None:
-    assert [kind.name for kind in registered()] == ["sbtest", "toy"]
+    assert [kind.name for kind in registered()] == ["sbtest", "tpcc", "toy"]
 
 
 def test_a_new_kind_is_one_module_and_its_one_register_line() -> None:
@@ -58,8 +58,8 @@ def test_a_new_kind_is_one_module_and_its_one_register_line() -> None:
 def test_a_spec_names_a_registered_kind_and_sbtest_by_default() -> None:
     spec = parse_spec(ENGINE + 'workloads = ["balanced", {kind = "toy"}]\n', "t.toml")
     assert [(w.name, w.kind) for w in spec.workloads] == [("balanced", "sbtest"), ("toy", "toy")]
-    with pytest.raises(SpecError, match="expected a workload kind: sbtest, toy"):
-        parse_spec(ENGINE + 'workloads = [{name = "x", kind = "tpcc"}]\n', "t.toml")
+    with pytest.raises(SpecError, match="expected a workload kind: sbtest, tpcc, toy"):
+        parse_spec(ENGINE + 'workloads = [{name = "x", kind = "tpc-h"}]\n', "t.toml")
     with pytest.raises(SpecError, match="are for kind 'sbtest'"):
         parse_spec(
             ENGINE + 'workloads = [{name = "x", kind = "toy", test = "oltp_insert"}]\n', "t.toml"

@@ -24,6 +24,7 @@ from oltplab.store.provenance import load_run_json
 from oltplab.store.rows import SupersededRow
 from oltplab.store.status import Status
 from oltplab.sysbench.error_codes import error_code_name
+from oltplab.sysbench.transactions import KindResults
 from oltplab.sysbench.validity import ERRORS, suspect_flags
 
 
@@ -67,12 +68,17 @@ class CellRecord:
     started_at: str = ""  # when its measurement began (ISO 8601, UTC), as the ledger says
     # The errors sysbench ignored, by code, most frequent first: (code, count).
     ignored_errors: tuple[tuple[str, int], ...] = ()
+    # What its workload kind measured beyond sysbench's summary (the TPC-C-like kind's
+    # transaction types and NOPM), when it has a kind that does.
+    kind_results: KindResults | None = None
 
     def metric(self, name: str) -> float | None:
         """A whole-run figure; `lat_p99_ms` is the latency at the 99th percentile, for a
         cell that measured that one (never another percentile under its name)."""
         if (wanted := metrics.percentile_of(name)) is not None:
             return self.lat_pct_ms if self.percentile == wanted else None
+        if name in metrics.KIND_METRICS:
+            return self.kind_results.metrics.get(name) if self.kind_results else None
         return getattr(self, name)
 
     @property
@@ -302,6 +308,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
             str(path),
         )
     ignored = ledger.ignored_errors()
+    measured = ledger.kind_results()
     for cell in ledger.cells():
         if not cell.finished:
             continue
@@ -348,6 +355,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
                 sliced=order == "sliced",
                 started_at=cell.started_at or "",
                 ignored_errors=tuple(ignored.get(cell.key, ())),
+                kind_results=measured.get(cell.key),
             )
         )
     for key, values in ledger.tps_series().items():

@@ -20,6 +20,8 @@ class Metric(NamedTuple):
 ENGINE = "engine"  # the engine probe: status counters and what it derives from them
 LOAD = "load"  # what the server, sysbench and everything else used of the machine
 SYSBENCH = "sysbench"  # what sysbench itself prints each interval beyond throughput
+# A workload kind's own per-second series (sysbench/transactions.py): New-Orders committed.
+WORKLOAD = "workload"
 IOSTAT = "iostat"
 VMSTAT = "vmstat"
 MPSTAT = "mpstat"
@@ -115,6 +117,13 @@ def analysed(source: str, name: str) -> bool:
     return (source, name) in _ANALYSED or any(
         is_disk((source, name), column) for column in (DISK_READ_COLUMN, DISK_WRITTEN_COLUMN)
     )
+
+
+# --- what a workload kind measures of a whole cell (sysbench/transactions.py) -------------
+NOPM = "nopm"  # New-Orders committed a minute (the TPC-C-like kind)
+NOPM_DISTRICTS = "nopm_districts"  # the same, from how far the districts' next order ids moved
+WAREHOUSES_ACTIVE = "warehouses_active"  # home warehouses of the cell's terminals
+KIND_METRICS = (NOPM, NOPM_DISTRICTS, WAREHOUSES_ACTIVE)
 
 
 # --- what a comparison can be made on ------------------------------------------------------

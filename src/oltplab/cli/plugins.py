@@ -38,12 +38,12 @@ ENTRY_POINT_GROUP = "oltplab.plugins"
 
 
 def load_plugins() -> None:
-    """Imports the built-in families, then every plugin: the installed ones first (by entry
-    point name), then those the environment names, in its order."""
-    # A plugin's family may subclass a built-in one, and the spec's names come from here.
-    # (The workload kinds' registry needs no such import: sbtest is known to every spec,
-    # and a plugin kind imports the registry to register itself.)
+    """Imports the built-in families and workload kinds, then every plugin: the installed
+    ones first (by entry point name), then those the environment names, in its order."""
+    # A plugin's family or kind may subclass a built-in one, and the spec's names come
+    # from here.
     importlib.import_module("oltplab.engines.families")
+    importlib.import_module("oltplab.sysbench.kinds")
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
         _imported(point.value, f"entry point {point.name} of {ENTRY_POINT_GROUP}", point.load)
     for name in re.split(r"[,\s]+", os.environ.get(PLUGINS_ENV, "").strip()):

@@ -21,17 +21,15 @@ from pathlib import Path
 from types import FrameType
 
 from oltplab import __version__
-from oltplab.base.errors import DiskFull, EngineError, OltplabError, SpecError
-from oltplab.base.hostinfo import memory_bytes
-from oltplab.base.sizes import format_size
+from oltplab.base.errors import DiskFull, EngineError, OltplabError
 from oltplab.engines.isolation import PAGE_CACHE_EVICTION, CpuSplit, check_host, pin_client
 from oltplab.engines.provision import sysbench_prepare
 from oltplab.engines.snapshots import SnapshotStore
-from oltplab.engines.supplier import check_sources
+from oltplab.measure.preflight import preflight
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.session import RunContext, run_alternating, run_session, set_up_engines
 from oltplab.measure.sliced import run_sliced
-from oltplab.measure.workloads import cell_definitions, check_workloads, workload_facts
+from oltplab.measure.workloads import cell_definitions, workload_facts
 from oltplab.plan import (
     Cell,
     Session,
@@ -51,8 +49,9 @@ from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, sysbench_facts
 from oltplab.store.rows import CellRow
+from oltplab.store.scratch import scratch_root
 from oltplab.store.status import RunStatus, Status
-from oltplab.sysbench.driver import find_sysbench, sysbench_version
+from oltplab.sysbench.driver import sysbench_version
 from oltplab.sysbench.validity import INTERFERENCE
 from oltplab.telemetry.devices import Telemetry
 from oltplab.telemetry.registry import default_names, devices
@@ -68,27 +67,6 @@ class Outcome:
     counts: dict[str, int]
     failed: list[CellRow]
     interrupted: bool = False
-
-
-# --- checks before anything is provisioned ---------------------------------------------------
-
-
-def preflight(spec: Spec, origin: str) -> str:
-    """Host-dependent checks; returns the sysbench binary."""
-    memory = memory_bytes()
-    provisioned = any(not engine.is_endpoint for engine in spec.engines)
-    for index, tier in enumerate(spec.tier_list):
-        pool = spec.resolve(tier).buffer_pool
-        if provisioned and memory and pool >= memory:
-            where = f"tiers[{index}].buffer_pool" if spec.tiers else "config.buffer_pool"
-            raise SpecError(
-                f"{origin}: {where}: {format_size(pool)} is larger than this machine's memory "
-                f"({memory / 1024**3:.1f}G); choose a smaller buffer pool"
-            )
-    check_sources(spec.engines)
-    sysbench = find_sysbench()
-    check_workloads(spec, sysbench, origin)
-    return sysbench
 
 
 def check_compatible(
@@ -125,8 +103,8 @@ def run(request: RunRequest, display: Display) -> Outcome:
     """The spec's matrix (or shard K of N of it) measured into the request's results."""
     spec, origin, shard = request.spec, request.origin, request.shard
     chosen = default_names() if request.telemetry is None else request.telemetry
-    sysbench_binary = preflight(spec, origin)
     results = request.results.resolve()
+    sysbench_binary = preflight(spec, origin, scratch_root(results))
     sessions = build_plan(spec) if shard is None else shard_sessions(spec, shard)
     planned = cell_definitions(spec, cells_of(sessions))
     with ResultsLock(results):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oltplab.base import metrics
+from oltplab.base import metrics, nofollow
 from oltplab.base.errors import DiskFull, EngineError
 from oltplab.base.hostinfo import disk_of
 from oltplab.base.stats import steady
@@ -50,6 +50,7 @@ from oltplab.sysbench.driver import (
 )
 from oltplab.sysbench.kinds import kind_of
 from oltplab.sysbench.output import SysbenchOutput, read_output
+from oltplab.sysbench.transactions import KindResults
 from oltplab.telemetry.collectors import Collected, Row, queue_rows
 from oltplab.telemetry.devices import CellSite, Telemetry
 from oltplab.telemetry.load import Interference, interference
@@ -493,6 +494,14 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     record_cell(ctx, state, cell, output, read_output(output), result, collected, stopped)
 
 
+def _kind_results(spec: Spec, workload: WorkloadSpec, output: Path) -> KindResults | None:
+    try:
+        text = nofollow.read_text(output)
+    except OSError:
+        return None  # sysbench wrote nothing: its failure is the cell's reason
+    return kind_of(workload).results(spec, workload, text)
+
+
 def record_cell(
     ctx: RunContext,
     state: EngineState,
@@ -528,6 +537,9 @@ def record_cell(
         flags.append(validity.TELEMETRY_GAP)
     if stopped is not None and not stopped.settled:
         flags.append(validity.UNSETTLED)
+    measured = _kind_results(spec, spec.workload(cell.workload), output)
+    if measured is not None and measured.problems:
+        flags.append(validity.INCONSISTENT)
     disturbed = _interference(parsed, collected.rows)
     if disturbed is not None and disturbed.flagged:
         flags.append(validity.INTERFERENCE)
@@ -539,6 +551,7 @@ def record_cell(
                 disturbed.note() if disturbed is not None and disturbed.flagged else "",
                 f"client CPU {share:.0%}",
                 stopped.describe() if stopped is not None else "",
+                *(measured.problems if measured is not None else ()),
                 *collected.notes,
             ],
         )
@@ -559,6 +572,7 @@ def record_cell(
         clock=dataclasses.asdict(collected.clock) if collected.clock else None,
         histogram=parsed.histogram,
         ignored_errors=parsed.ignored_errors,
+        kind_results=measured,
     )
     if parsed.summary is not None and reason is None:
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""

@@ -12,9 +12,9 @@ canary is measured before anything else.
 The figures rest on assumptions, said wherever they count: a dataset's rows are what its
 workload kinds say (sysbench/kinds.py), sysbench prepare loads about
 PREPARE_ROWS_PER_SECOND rows a second (400,000 rows in one table, one thread, took 5.8 s
-on this 2-core machine; a large one prepares 20 tables at once), a row takes about
-ROW_BYTES on disk (those rows made a 100 MiB file with MySQL 8.0; 20 x 5M rows fit the 2026
-report's 32G tier and not its 12G one), and a machine copies a snapshot to or from the
+on this 2-core machine; a large one prepares 20 tables at once), a dataset takes the
+disk its kinds say (an sbtest row about ROW_BYTES: 20 x 5M rows fit the 2026 report's 32G
+tier and not its 12G one), and a machine copies a snapshot to or from the
 store at about COPY_BYTES_PER_SECOND, whatever the others copy at the same time.
 """
 
@@ -25,10 +25,10 @@ from collections.abc import Sequence
 
 from oltplab.plan import Session
 from oltplab.spec import Spec
+from oltplab.sysbench.kind import ROW_BYTES
 from oltplab.sysbench.kinds import kinds_used
 
 PREPARE_ROWS_PER_SECOND = 100_000
-ROW_BYTES = 260
 COPY_BYTES_PER_SECOND = 200e6
 # Setting an engine up before its dataset: initialising a datadir and a first start (MySQL
 # 8.0 takes 10-20 s here, MariaDB a few).
@@ -48,7 +48,7 @@ def prepare_seconds(spec: Spec, engines: int) -> float:
 
 def copy_seconds(spec: Spec) -> float:
     """One dataset's snapshot written to, or read from, the store."""
-    return _rows(spec) * ROW_BYTES / COPY_BYTES_PER_SECOND
+    return sum(kind.dataset_bytes(spec) for kind in kinds_used(spec)) / COPY_BYTES_PER_SECOND
 
 
 def _rows(spec: Spec) -> int:

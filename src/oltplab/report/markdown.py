@@ -16,6 +16,7 @@ from oltplab.report import (
     environment,
     latency_sections,
     precision_section,
+    transactions_section,
 )
 from oltplab.report.format import without_html
 
@@ -41,6 +42,7 @@ SECTIONS: list[Section] = [
     latency_sections.capacity,
     latency_sections.omission,
     precision_section.section,
+    transactions_section.section,
 ]
 
 

@@ -115,6 +115,8 @@ class ResolvedIntent:
 class DatasetSpec(StrictModel):
     tables: Annotated[int, whole(1, 100_000, " of tables")] = 20
     table_size: Annotated[int, whole(1, 10**11, " of rows")] = 5_000_000
+    # The TPC-C-like kind's warehouses (sysbench/tpcc.py); sbtest's tables ignore it.
+    warehouses: Annotated[int, whole(1, 100_000, " of warehouses")] | None = None
     # How rows are picked; a workload may pick its own.
     rand_type: RandType = "uniform"
     rand_pareto_h: Annotated[float, Field(gt=0, lt=1)] | None = None

@@ -65,6 +65,9 @@ class WorkloadSpec(StrictModel):
     rand_type: RandType | None = None
     rand_pareto_h: Annotated[float, Field(gt=0, lt=1)] | None = None
     options: dict[str, Scalar] = {}
+    # For a kind with transaction types (tpcc): percent of transactions by type, adding up
+    # to 100; the kind says which names it knows (sysbench/kind.py).
+    mix: dict[str, Percent] | None = None
     # Open loop for this workload: rates offered (overrides [protocol] rates).
     rates: Annotated[list[Rate], Field(min_length=1, max_length=1000)] | None = None
 
@@ -93,6 +96,12 @@ class WorkloadSpec(StrictModel):
             kinds.append("read_percent/write_percent")
         if len(kinds) > 1:
             raise ValueError(f"workload {self.name!r}: give only one of {' or '.join(kinds)}")
+        if self.mix is not None and sum(self.mix.values()) != 100:
+            shares = ", ".join(f"{name} = {share}" for name, share in self.mix.items())
+            raise ValueError(
+                f"workload {self.name!r}: mix must add up to 100 percent (got "
+                f"{sum(self.mix.values())}: {shares})"
+            )
         if self.kind != DEFAULT_KIND:
             if kinds or self.read_only is not None:
                 raise ValueError(
@@ -100,6 +109,11 @@ class WorkloadSpec(StrictModel):
                     f"read_only are for kind {DEFAULT_KIND!r}; kind {self.kind!r} runs its own"
                 )
             return self
+        if self.mix is not None:
+            raise ValueError(
+                f"workload {self.name!r}: mix is for kinds with transaction types (such as "
+                "tpcc); an sbtest read/write mix takes read_percent and write_percent"
+            )
         if not kinds and self.name not in SYSBENCH_TESTS:
             raise ValueError(
                 f"workload {self.name!r}: not a sysbench test ({', '.join(SYSBENCH_TESTS)}) nor "

@@ -12,13 +12,12 @@ to recover, never read as if it were data.
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -27,46 +26,24 @@ from oltplab.plan import Cell
 from oltplab.store.directory import ResultsDir, check_results
 from oltplab.store.files import os_problem
 from oltplab.store.integrity import (
-    NUMBER,
-    check_cell_row,
     check_file,
     damaged,
     sqlite_problem,
     value_problem,
     wrong_type_query,
-    wrong_value,
 )
 from oltplab.store.journal import Journal, Record, ledger_records
+from oltplab.store.ledger_reads import LedgerReads, _guarded
 from oltplab.store.lock import prepare_results
 from oltplab.store.recording import CellRecording, now
-from oltplab.store.rows import CELLS_QUERY, CellRow, EngineRow, RunRow, SupersededRow
+from oltplab.store.rows import EngineRow, RunRow, SupersededRow
 from oltplab.store.schema import CELL_RESULT_TABLES, MIGRATIONS, SCHEMA, SCHEMA_VERSION
-from oltplab.store.series import decode
 from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.output import Summary
-
-P = ParamSpec("P")
-R = TypeVar("R")
+from oltplab.sysbench.transactions import KindResults
 
 
-def _guarded(method: Callable[P, R]) -> Callable[P, R]:
-    """SQLite's and the OS's errors as one line naming the ledger (disk full, damage...)."""
-
-    @functools.wraps(method)
-    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
-        ledger = args[0]
-        assert isinstance(ledger, Ledger)
-        try:
-            return method(*args, **kwargs)
-        except sqlite3.Error as exc:
-            raise sqlite_problem(exc, ledger.path) from None
-        except OSError as exc:
-            raise os_problem(exc, ledger.path) from None
-
-    return guarded
-
-
-class Ledger:
+class Ledger(LedgerReads):
     def __init__(self, connection: sqlite3.Connection, path: Path, journal: Journal | None):
         self._db = connection
         self.path = path
@@ -412,12 +389,10 @@ class Ledger:
         finished_at: str | None = None,
         histogram: Iterable[tuple[float, int]] = (),
         ignored_errors: Iterable[tuple[str, int]] = (),
+        kind_results: KindResults | None = None,
     ) -> None:
-        """A measured cell in one transaction: done with its summary, or failed with a reason.
-
-        The per-second samples and telemetry are kept either way: a truncated run still
-        shows its timeline.
-        """
+        """A measured cell in one transaction: done with its summary, or failed with a reason
+        (its per-second samples and telemetry kept either way: a truncated run's timeline)."""
         with self.recording(cell) as recording:
             recording.samples([samples])
             recording.finish(
@@ -431,6 +406,7 @@ class Ledger:
                 finished_at=finished_at,
                 histogram=histogram,
                 ignored_errors=ignored_errors,
+                kind_results=kind_results,
             )
 
     @_guarded
@@ -493,59 +469,6 @@ class Ledger:
             raise KeyError(cell.key)
         return int(row[0])
 
-    # --- reading ------------------------------------------------------------------------------
-
-    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        self._db.row_factory = sqlite3.Row
-        try:
-            return list(self._db.execute(sql, args))
-        finally:
-            self._db.row_factory = None
-
-    @_guarded
-    def cells(self) -> list[CellRow]:
-        """Every cell of the matrix, in the order it was registered."""
-        return [CellRow.of(row) for row in self.cell_rows()]
-
-    def cell_rows(self) -> list[sqlite3.Row]:
-        """The cells as the ledger's rows (for the store's own journal), checked."""
-        return [check_cell_row(self.path, row) for row in self._query(CELLS_QUERY)]
-
-    @_guarded
-    def tps_series(self) -> dict[str, np.ndarray]:
-        """Every cell's per-second TPS, in second order."""
-        parts: dict[str, list[np.ndarray]] = {}
-        for key, tps in self._db.execute(
-            "SELECT c.key, s.tps FROM samples s JOIN cells c ON c.id = s.cell_id"
-            " ORDER BY s.cell_id, s.chunk"
-        ):
-            values = decode(tps)
-            if values is None:
-                raise value_problem(
-                    self.path, f"per-second samples of {key!r}", "tps", tps, "an array of floats"
-                )
-            parts.setdefault(str(key), []).append(values)
-        return {key: np.concatenate(found) for key, found in parts.items()}
-
-    @_guarded
-    def telemetry(
-        self, wanted: Callable[[str, str], bool] = lambda source, metric: True
-    ) -> dict[str, dict[tuple[str, str], list[tuple[int, float]]]]:
-        """Series by cell key and (source, metric), in second order; those wanted."""
-        found: dict[str, dict[tuple[str, str], list[tuple[int, float]]]] = {}
-        for key, source, metric, second, value in self._db.execute(
-            "SELECT c.key, t.source, t.metric, t.second, t.value FROM telemetry t"
-            " JOIN cells c ON c.id = t.cell_id ORDER BY t.cell_id, t.source, t.metric, t.second"
-        ):
-            if not wanted(source, metric):
-                continue
-            if wrong_value(value, NUMBER, nullable=False):
-                raise value_problem(self.path, f"telemetry of {key!r}", metric, value, NUMBER)
-            found.setdefault(str(key), {}).setdefault((str(source), str(metric)), []).append(
-                (int(second), float(value))
-            )
-        return found
-
     @_guarded
     def machines(self) -> dict[str, str]:
         """Which machine measured each cell: a merged ledger says it (meta cell_machines);
@@ -564,36 +487,3 @@ class Ledger:
             str(row["key"]): by_run.get(row["run_id"], alone)
             for row in self._query("SELECT key, run_id FROM cells")
         }
-
-    def _per_cell(self, table: str, columns: str, order: str) -> dict[str, list[tuple[Any, int]]]:
-        found: dict[str, list[tuple[Any, int]]] = {}
-        for key, value, count in self._db.execute(
-            f"SELECT c.key, {columns} FROM {table} t JOIN cells c ON c.id = t.cell_id"
-            f" ORDER BY t.cell_id, {order}"
-        ):
-            found.setdefault(str(key), []).append((value, int(count)))
-        return found
-
-    @_guarded
-    def latency_histograms(self) -> dict[str, list[tuple[float, int]]]:
-        """Each cell's --histogram buckets (latency in ms, events), where it printed one."""
-        return self._per_cell("latency_histograms", "t.value_ms, t.count", "t.value_ms")
-
-    @_guarded
-    def ignored_errors(self) -> dict[str, list[tuple[str, int]]]:
-        """Each cell's ignored errors by code, most frequent first, where it had any."""
-        return self._per_cell("ignored_errors", "t.code, t.count", "t.count DESC, t.code")
-
-    @_guarded
-    def variables_by_tier(self) -> dict[tuple[str, str], dict[str, str]]:
-        found: dict[tuple[str, str], dict[str, str]] = {}
-        for engine, tier, name, value in self._db.execute(
-            "SELECT engine, tier, name, value FROM variables ORDER BY engine, tier, workload"
-        ):
-            found.setdefault((str(engine), str(tier)), {}).setdefault(str(name), str(value))
-        return found
-
-    @_guarded
-    def counts(self) -> dict[str, int]:
-        found = dict(self._db.execute("SELECT status, COUNT(*) FROM cells GROUP BY 1"))
-        return {str(status): int(found.get(status, 0)) for status in Status}

@@ -9,12 +9,14 @@ from typing import Any
 
 import numpy as np
 
+from oltplab.base import metrics
 from oltplab.plan import Cell
 from oltplab.store.integrity import SUMMARY_COLUMNS
 from oltplab.store.journal import Record
 from oltplab.store.series import INSERT, chunk_rows
 from oltplab.store.status import Status
 from oltplab.sysbench.output import Summary
+from oltplab.sysbench.transactions import KindResults
 
 
 def now() -> str:
@@ -51,6 +53,7 @@ class CellRecording:
         finished_at: str | None = None,
         histogram: Iterable[tuple[float, int]] = (),
         ignored_errors: Iterable[tuple[str, int]] = (),
+        kind_results: KindResults | None = None,
     ) -> None:
         """Done with its summary, or failed with a reason. The journal keeps all but the
         series, the latency histogram and the ignored errors by code, which the raw files
@@ -92,9 +95,35 @@ class CellRecording:
             "INSERT OR REPLACE INTO ignored_errors VALUES (?, ?, ?)",
             ((self._id, code, count) for code, count in ignored_errors),
         )
+        if kind_results is not None:
+            self._kind_results(kind_results)
         self._db.execute(
             "UPDATE cells SET status = ?, reason = ?, finished_at = ?, artifact = ?,"
             " flags = ?, notes = ? WHERE id = ?",
             (status, reason, finished_at, artifact, ",".join(flags), notes, self._id),
         )
         self.finished = True
+
+    def _kind_results(self, results: KindResults) -> None:
+        db, cell_id = self._db, self._id
+        for kind in results.transactions:
+            db.execute(
+                "INSERT OR REPLACE INTO transaction_types VALUES (?, ?, ?, ?, ?, ?)",
+                (cell_id, kind.name, kind.committed, kind.rollbacks, kind.retries, kind.gave_up),
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO transaction_errors VALUES (?, ?, ?, ?)",
+                ((cell_id, kind.name, code, count) for code, count in kind.errors),
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO transaction_latency VALUES (?, ?, ?, ?)",
+                ((cell_id, kind.name, value, count) for value, count in kind.histogram),
+            )
+        db.executemany(
+            "INSERT OR REPLACE INTO cell_metrics VALUES (?, ?, ?)",
+            ((cell_id, metric, value) for metric, value in results.metrics.items()),
+        )
+        db.executemany(
+            "INSERT OR REPLACE INTO telemetry VALUES (?, ?, ?, ?, ?)",
+            ((cell_id, metrics.WORKLOAD, *point) for point in results.series),
+        )

@@ -16,7 +16,10 @@ def _add_column(db: sqlite3.Connection, table: str, column: str) -> None:
 
 SCHEMA_VERSION = 8
 # The tables that hold what a cell measured, emptied when it is measured again.
-CELL_RESULT_TABLES = ("summaries", "samples", "telemetry", "latency_histograms", "ignored_errors")
+CELL_RESULT_TABLES = (
+    "summaries", "samples", "telemetry", "latency_histograms", "ignored_errors",
+    "transaction_types", "transaction_errors", "transaction_latency", "cell_metrics",
+)  # fmt: skip
 # How to bring an older ledger up to date, step by step; each step runs in one transaction.
 # (Tables new in a version need no step: the schema below creates them.)
 MIGRATIONS: dict[int, list[str | Callable[[sqlite3.Connection], None]]] = {
@@ -129,6 +132,30 @@ CREATE TABLE IF NOT EXISTS superseded (
     finished_at TEXT, artifact TEXT, flags TEXT NOT NULL, notes TEXT NOT NULL,
     tps REAL, total_time_s REAL, why TEXT NOT NULL
 );
+-- What a workload kind measured beyond sysbench's summary (sysbench/transactions.py): per
+-- transaction type, its errors by code and its service-time histogram (sysbench's
+-- buckets), and the cell's own metrics (the TPC-C-like kind's NOPM, both ways).
+CREATE TABLE IF NOT EXISTS transaction_types (
+    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    type TEXT NOT NULL, committed INTEGER NOT NULL, rollbacks INTEGER NOT NULL,
+    retries INTEGER NOT NULL, gave_up INTEGER NOT NULL,
+    PRIMARY KEY (cell_id, type)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS transaction_errors (
+    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    type TEXT NOT NULL, code TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (cell_id, type, code)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS transaction_latency (
+    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    type TEXT NOT NULL, value_ms REAL NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (cell_id, type, value_ms)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS cell_metrics (
+    cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    metric TEXT NOT NULL, value REAL NOT NULL,
+    PRIMARY KEY (cell_id, metric)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS variables (
     engine TEXT NOT NULL, tier TEXT NOT NULL, workload TEXT NOT NULL,
     name TEXT NOT NULL, value TEXT NOT NULL,

@@ -15,6 +15,11 @@ from typing import Any, ClassVar
 
 from oltplab.spec import Spec, WorkloadSpec
 from oltplab.sysbench.driver import Call
+from oltplab.sysbench.transactions import KindResults
+
+# What a row takes on disk unless its kind says otherwise: 400,000 sbtest rows made a
+# 100 MiB file with MySQL 8.0 here.
+ROW_BYTES = 260
 
 
 class WorkloadKind(ABC):
@@ -22,6 +27,8 @@ class WorkloadKind(ABC):
     # One `[[workloads]]` entry of this kind, as a spec writes it: what the contract test
     # runs the kind with.
     example: ClassVar[str]
+    # The transaction types a workload's `mix` may name (none: the kind takes no mix).
+    transaction_types: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def dataset_key(self, spec: Spec) -> str:
@@ -52,3 +59,22 @@ class WorkloadKind(ABC):
     @abstractmethod
     def facts(self, spec: Spec, workload: WorkloadSpec) -> dict[str, Any]:
         """What the workload ran, for run.json and the report (JSON values)."""
+
+    def check(self, spec: Spec, workload: WorkloadSpec) -> str | None:
+        """What is wrong with the workload for this kind, in one line (None: nothing); the
+        spec's own validation has passed. The mix names only the kind's types."""
+        for name in workload.mix or {}:
+            if name not in self.transaction_types:
+                known = ", ".join(self.transaction_types) or "none: it takes no mix"
+                return f"mix.{name}: not a transaction type of kind {self.name!r} ({known})"
+        return None
+
+    def dataset_bytes(self, spec: Spec) -> int:
+        """About how much disk the loaded dataset takes in an engine's datadir (and again in
+        its snapshot), checked against the free space before anything is loaded."""
+        return self.dataset_rows(spec) * ROW_BYTES
+
+    def results(self, spec: Spec, workload: WorkloadSpec, output: str) -> KindResults | None:
+        """What the kind measures beyond sysbench's own summary, read from a cell's raw
+        output (None: nothing more)."""
+        return None

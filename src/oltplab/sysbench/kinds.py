@@ -12,6 +12,7 @@ from oltplab.spec import Spec, WorkloadSpec
 from oltplab.spec.fields import KINDS
 from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.sbtest import Sbtest
+from oltplab.sysbench.tpcc import Tpcc
 
 _KINDS: dict[str, WorkloadKind] = {}
 
@@ -52,3 +53,4 @@ def dataset_key(spec: Spec) -> str:
 
 
 register(Sbtest)
+register(Tpcc)

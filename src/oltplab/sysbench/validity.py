@@ -22,6 +22,9 @@ TELEMETRY_GAP = "telemetry-gap"
 # An adaptive cell that never met the stopping rule (base/stopping.py) and ran its longest.
 UNSETTLED = "unsettled"
 INTERFERENCE = "interference"
+# A workload kind found the cell's data wrong afterwards (the TPC-C-like kind's
+# consistency conditions).
+INCONSISTENT = "inconsistent"
 # Flags told next to a cell that do not make its numbers suspect.
 INFORMATIONAL_FLAGS = frozenset({TELEMETRY_GAP})
 # Ignored errors (deadlocks and the like) up to this share of transactions are told, but
@@ -37,7 +40,7 @@ SATURATED_SHORTFALL = 0.05
 SATURATED_DEVIATIONS = 3.0
 FLAGS = (
     EMPTY, TRUNCATED, ERRORS, RECONNECTS, SHORT, SATURATED, STALL, MISSING_INTERVALS,
-    EXTRA_INTERVALS, CLIENT_BOUND, TELEMETRY_GAP, UNSETTLED, INTERFERENCE,
+    EXTRA_INTERVALS, CLIENT_BOUND, TELEMETRY_GAP, UNSETTLED, INTERFERENCE, INCONSISTENT,
 )  # fmt: skip
 
 

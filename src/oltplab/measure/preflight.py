@@ -1,0 +1,52 @@
+"""Checks made before anything is provisioned, of what the spec asks of this host: memory
+for each buffer pool, the engines' sources, a sysbench that runs every workload, and disk
+for the datasets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oltplab.base.errors import SpecError
+from oltplab.base.hostinfo import memory_bytes
+from oltplab.base.sizes import format_size
+from oltplab.engines.supplier import check_sources
+from oltplab.measure.workloads import check_workloads
+from oltplab.spec import Spec
+from oltplab.store.files import free_bytes
+from oltplab.sysbench.driver import find_sysbench
+from oltplab.sysbench.kinds import kinds_used
+
+
+def preflight(spec: Spec, origin: str, work: Path) -> str:
+    """Host-dependent checks; returns the sysbench binary."""
+    memory = memory_bytes()
+    provisioned = any(not engine.is_endpoint for engine in spec.engines)
+    for index, tier in enumerate(spec.tier_list):
+        pool = spec.resolve(tier).buffer_pool
+        if provisioned and memory and pool >= memory:
+            where = f"tiers[{index}].buffer_pool" if spec.tiers else "config.buffer_pool"
+            raise SpecError(
+                f"{origin}: {where}: {format_size(pool)} is larger than this machine's memory "
+                f"({memory / 1024**3:.1f}G); choose a smaller buffer pool"
+            )
+    check_sources(spec.engines)
+    sysbench = find_sysbench()
+    check_workloads(spec, sysbench, origin)
+    check_dataset_space(spec, work, origin)
+    return sysbench
+
+
+def check_dataset_space(spec: Spec, work: Path, origin: str) -> None:
+    """Said before anything is loaded: an engine's dataset, with its snapshot beside it,
+    fits in the free space where engines keep their data."""
+    if all(engine.is_endpoint for engine in spec.engines):
+        return
+    needed = 2 * sum(kind.dataset_bytes(spec) for kind in kinds_used(spec))
+    free = free_bytes(work)
+    if needed > free:
+        datasets = ", ".join(kind.describe_dataset(spec) for kind in kinds_used(spec))
+        raise SpecError(
+            f"{origin}: [dataset]: {datasets} takes about {format_size(needed // 2)} in an "
+            f"engine and as much again in its snapshot, {format_size(needed)} in all; "
+            f"{work} has {format_size(free)} free. Make the dataset smaller or free space"
+        )
