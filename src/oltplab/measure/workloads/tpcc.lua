@@ -1,7 +1,7 @@
 -- A TPC-C-like workload for sysbench 1.0.20, written from the TPC-C specification
 -- (revision 5.11, clauses 1, 2 and 4), for MySQL/MariaDB (--db-driver=mysql) and
--- PostgreSQL (--db-driver=pgsql). Not a TPC-C implementation: no keying or think times,
--- no terminals, no audited durability; every event is one transaction.
+-- PostgreSQL (--db-driver=pgsql). Not TPC-C: no keying or think times, no audit; each
+-- thread is a terminal with a home warehouse, and every event is one transaction.
 --   prepare (parallel): thread 0 creates the tables and loads ITEM; warehouses are dealt
 --     to the threads.   cleanup: drops the nine tables.
 --   run: each thread deals its own deck of transaction types (--mix) and prints, per epoch
@@ -68,7 +68,7 @@ end
 -- reading another statement's result crashed sysbench 1.0.20 here.
 local function select_rows(sql)
    local result = con:query(sql)
-   local rows = {}
+   local rows = {fields = result.nfields}
    for i = 1, result.nrows do
       rows[i] = result:fetch_row()
    end
@@ -76,12 +76,13 @@ local function select_rows(sql)
    return rows
 end
 
+-- The first row's values (NULLs as nil), or nil when there is no row.
 local function select_one(sql)
-   local row = select_rows(sql)[1]
-   if row == nil then
+   local rows = select_rows(sql)
+   if rows[1] == nil then
       return nil
    end
-   return unpack(row)
+   return unpack(rows[1], 1, rows.fields)
 end
 
 local function sleep_ms(ms)
