@@ -99,7 +99,7 @@ def test_a_load_killed_midway_is_loaded_again_by_the_next_run(tmp_path):
 
     wait_for(loading, 300, "the load to be under way")
     os.kill(first.pid, signal.SIGKILL)
-    first.wait()
+    first.communicate(timeout=60)
     cnf = str(out / ".work" / ENGINE / "my.cnf")
     wait_for(lambda: not processes_using(cnf), 60, "the engine to die with oltplab")
     assert not (out / ".work" / ENGINE / "snapshot.json").exists()
