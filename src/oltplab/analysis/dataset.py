@@ -433,7 +433,7 @@ def _target(protocol: dict[str, Any]) -> metrics.Target | None:
     if margin is None:
         return None
     try:
-        measure = metrics.measure_named(protocol.get("precision_measure", "tps"))
+        measure = metrics.measure_named(protocol.get("precision_measure") or "tps")
         return metrics.Target(float(margin), measure)
     except (TypeError, ValueError):
         return None

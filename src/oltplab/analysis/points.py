@@ -83,8 +83,12 @@ class Points:
             if series is not None and len(series) >= 2:
                 cut, part = steady(series, self.dataset.fixed_cut)
                 sample = PointSample({cell.repetition: part})
-                if self.measure.per_transaction:
-                    found = self._per_transaction(cell, cut, part)
+                if self.measure.per_transaction or self.measure.series:
+                    found = (
+                        self._per_transaction(cell, cut, part)
+                        if self.measure.per_transaction
+                        else self._own_series(cell, cut)
+                    )
                     if found is None:
                         continue
                     sample = found
@@ -110,6 +114,18 @@ class Points:
         seconds = [cut + i + 1 for i in kept]
         values = np.array([cost[s] * self.measure.scale for s in seconds]) / weights
         return PointSample({cell.repetition: values}, {cell.repetition: weights})
+
+    def _own_series(self, cell: CellRecord, cut: int) -> PointSample | None:
+        """The measure's own per-second series (a workload kind's) over the seconds the
+        TPS series' cut leaves, its last second dropped: the run ended within it."""
+        assert self.measure.series is not None
+        found = dict(self.dataset.telemetry.get(cell.key, {}).get(self.measure.series, []))
+        start = round(cut * (cell.interval_s or 1.0))
+        seconds = sorted(second for second in found if second > start)[:-1]
+        if len(seconds) < 2:
+            return None
+        values = np.array([found[second] * self.measure.scale for second in seconds])
+        return PointSample({cell.repetition: values})
 
     def samples(self, include_flagged: bool = True) -> dict[Point, PointSample]:
         """Each point's steady per-second TPS series, by repetition."""

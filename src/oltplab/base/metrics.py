@@ -20,11 +20,13 @@ class Metric(NamedTuple):
 ENGINE = "engine"  # the engine probe: status counters and what it derives from them
 LOAD = "load"  # what the server, sysbench and everything else used of the machine
 SYSBENCH = "sysbench"  # what sysbench itself prints each interval beyond throughput
-# A workload kind's own per-second series (sysbench/transactions.py): New-Orders committed.
+# A workload kind's own per-second series (sysbench/transactions.py).
 WORKLOAD = "workload"
 IOSTAT = "iostat"
 VMSTAT = "vmstat"
 MPSTAT = "mpstat"
+
+NEW_ORDERS = Metric(WORKLOAD, "new_order")  # New-Orders committed each second (tpcc)
 
 # --- what the OS tools print -----------------------------------------------------------------
 CPU_USER = Metric(MPSTAT, "all:%usr")
@@ -102,6 +104,7 @@ _ANALYSED = frozenset(
         *REDO_BYTES,
         QUEUE_LENGTH,
         CONCURRENCY,
+        NEW_ORDERS,
     }
 )
 
@@ -119,7 +122,8 @@ def analysed(source: str, name: str) -> bool:
     )
 
 
-# --- what a workload kind measures of a whole cell (sysbench/transactions.py) -------------
+# --- what a workload kind measures ---------------------------------------------------------
+# ... and of a whole cell (sysbench/transactions.py) -------------
 NOPM = "nopm"  # New-Orders committed a minute (the TPC-C-like kind)
 NOPM_DISTRICTS = "nopm_districts"  # the same, from how far the districts' next order ids moved
 WAREHOUSES_ACTIVE = "warehouses_active"  # home warehouses of the cell's terminals
@@ -130,8 +134,9 @@ KIND_METRICS = (NOPM, NOPM_DISTRICTS, WAREHOUSES_ACTIVE)
 
 
 class Measure(NamedTuple):
-    """A figure points are compared on: TPS (per second) or a per-transaction cost, each
-    second's value weighted by that second's transactions."""
+    """A figure points are compared on: TPS (per second), a per-transaction cost, each
+    second's value weighted by that second's transactions, or a workload kind's own
+    per-second series (scaled: New-Orders a second to NOPM)."""
 
     name: str
     label: str
@@ -139,6 +144,7 @@ class Measure(NamedTuple):
     higher_is_better: bool
     per_transaction: frozenset[Metric] = frozenset()  # the load series it divides by TPS
     scale: float = 1.0
+    series: Metric | None = None  # the telemetry series it is, second by second
 
     def format(self, value: float) -> str:
         return f"{value:,.1f}" if abs(value) < 1000 else f"{value:,.0f}"
@@ -152,7 +158,8 @@ SWITCHES_PER_TXN = Measure(
     "switches_per_txn", "server context switches per transaction", "", False,
     frozenset({SERVER_SWITCHES}),
 )  # fmt: skip
-MEASURES = {m.name: m for m in (TPS, CPU_PER_TXN, SWITCHES_PER_TXN)}
+NOPM_MEASURE = Measure("nopm", "NOPM", "New-Orders/min", True, scale=60.0, series=NEW_ORDERS)
+MEASURES = {m.name: m for m in (TPS, CPU_PER_TXN, SWITCHES_PER_TXN, NOPM_MEASURE)}
 
 
 class Target(NamedTuple):

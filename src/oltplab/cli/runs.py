@@ -147,7 +147,8 @@ def run(
         typer.Option(
             metavar="NAME",
             help="With --precision: what the comparisons are judged on: tps, cpu_us_per_txn "
-            "(the server's CPU per transaction) or switches_per_txn. Same as "
+            "(the server's CPU per transaction), switches_per_txn, or nopm (New-Orders a "
+            "minute, the default when every workload is TPC-C-like; else tps). Same as "
             "[protocol] precision_measure.",
         ),
     ] = None,

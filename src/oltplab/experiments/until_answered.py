@@ -36,6 +36,7 @@ from oltplab.spec import Spec, derived_spec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem, write_atomic
 from oltplab.store.lock import holder
+from oltplab.sysbench.kinds import precision_measure
 
 log = logging.getLogger("oltplab")
 # How often a search writes down its time spent: a kill loses at most this much of it.
@@ -47,7 +48,7 @@ def target_of(spec: Spec) -> Target | None:
     if protocol.target_ci_pct is None:
         return None
     budget = protocol.budget_minutes * 60.0 if protocol.budget_minutes else None
-    return Target(protocol.target_ci_pct, measure_named(protocol.precision_measure), budget)
+    return Target(protocol.target_ci_pct, measure_named(precision_measure(spec)), budget)
 
 
 def rounds_order(spec: Spec) -> str:
@@ -186,7 +187,9 @@ def _search(request: RunRequest, display: Display, spent: TimeSpent) -> Search:
     # first keeps restarts and warm-ups a small part of the time.
     step = rounds if rounds_order(spec) in KEPT_RUNNING else 1
     while True:
-        current, text = with_rounds(spec, rounds)
+        # The measure as resolved (a kind's own when the spec names none) goes with the
+        # results, for the report to judge on the same.
+        current, text = with_rounds(spec, rounds, precision_measure=target.measure.name)
         outcome = run(replace(request, spec=current, spec_text=text), display)
         search = Search(outcome, rounds=rounds)
         if outcome.interrupted or outcome.failed:

@@ -150,7 +150,8 @@ class ProtocolSpec(StrictModel):
     # (DIFFERENT or SAME), or the budget (minutes of the run) is spent: see analysis/precision.
     target_ci_pct: Annotated[float, Field(gt=0, le=100)] | None = None
     budget_minutes: Annotated[int, whole(1, 7 * 24 * 60, " of minutes")] | None = None
-    precision_measure: Literal["tps", "cpu_us_per_txn", "switches_per_txn"] = "tps"
+    # None: the workloads' own (NOPM when every workload is TPC-C-like, else TPS).
+    precision_measure: Literal["tps", "cpu_us_per_txn", "switches_per_txn", "nopm"] | None = None
     # The server and sysbench on CPUs of their own, the datadir's pages evicted from the page
     # cache before each session (see isolation.py).
     isolation: StrictBool = False

@@ -27,6 +27,8 @@ class WorkloadKind(ABC):
     # One `[[workloads]]` entry of this kind, as a spec writes it: what the contract test
     # runs the kind with.
     example: ClassVar[str]
+    # What its comparisons are judged on unless the spec says (base/metrics.MEASURES).
+    headline_measure: ClassVar[str] = "tps"
     # The transaction types a workload's `mix` may name (none: the kind takes no mix).
     transaction_types: ClassVar[tuple[str, ...]] = ()
 

@@ -50,6 +50,15 @@ def kinds_used(spec: Spec) -> list[WorkloadKind]:
     return list({w.kind: kind_of(w) for w in spec.workloads}.values())
 
 
+def precision_measure(spec: Spec) -> str:
+    """What a precision search judges on: the spec's measure, else the one every workload's
+    kind has (NOPM for the TPC-C-like kind), else TPS."""
+    if spec.protocol.precision_measure is not None:
+        return spec.protocol.precision_measure
+    headlines = {kind_of(workload).headline_measure for workload in spec.workloads}
+    return headlines.pop() if len(headlines) == 1 else "tps"
+
+
 def dataset_key(spec: Spec) -> str:
     """What an engine's snapshot holds: every used kind's dataset key (with sbtest alone,
     the key snapshots had before kinds, so that they stay usable)."""

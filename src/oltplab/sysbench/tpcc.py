@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from oltplab.base.metrics import NOPM, NOPM_DISTRICTS, WAREHOUSES_ACTIVE
+from oltplab.base.metrics import NEW_ORDERS, NOPM, NOPM_DISTRICTS, WAREHOUSES_ACTIVE
 from oltplab.spec import Spec, WorkloadSpec
 from oltplab.spec.fields import Scalar
 from oltplab.sysbench.driver import Call
@@ -89,6 +89,7 @@ class Tpcc(WorkloadKind):
     name: ClassVar[str] = "tpcc"
     example: ClassVar[str] = '{name = "tpcc", kind = "tpcc"}'
     transaction_types: ClassVar[tuple[str, ...]] = TYPES
+    headline_measure: ClassVar[str] = NOPM
 
     def check(self, spec: Spec, workload: WorkloadSpec) -> str | None:
         if problem := super().check(spec, workload):
@@ -225,7 +226,7 @@ def read_tpcc(output: str) -> KindResults | None:
     # Epoch seconds to the sysbench clock, whose second k covers (k-1, k] of the run.
     first = min(per_second, default=0)
     series = tuple(
-        ("new_order", second - first + 1, float(n)) for second, n in sorted(per_second.items())
+        (NEW_ORDERS.name, second - first + 1, float(n)) for second, n in sorted(per_second.items())
     )
     return KindResults(
         transactions=tuple(types),
