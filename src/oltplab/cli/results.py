@@ -119,6 +119,7 @@ class ExportTable(StrEnum):
     changes = "changes"
     precision = "precision"
     costs = "costs"
+    transactions = "transactions"
 
 
 def export(

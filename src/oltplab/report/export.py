@@ -23,7 +23,7 @@ from oltplab.analysis.model import Analysis
 from oltplab.analysis.openloop import cell_percentiles
 from oltplab.analysis.precision import Answer
 from oltplab.analysis.tables import ProgressionRow
-from oltplab.base.metrics import latency_metric
+from oltplab.base.metrics import KIND_METRICS, latency_metric
 from oltplab.sysbench.validity import SATURATED
 
 # fmt: off
@@ -80,9 +80,16 @@ COST_COLUMNS = (
     "measure", "family", "scenario", "tier", "threads", "baseline", "engine", "baseline_cost",
     "cost", "diff_pct", "ci_low_pct", "ci_high_pct", "verdict",
 )
+# A workload kind's own figures (the TPC-C-like kind's), one row per cell and transaction
+# type, the cell's NOPM repeated on each.
+TRANSACTION_COLUMNS = (
+    *IDENTITY_COLUMNS, "type", "committed", "rollbacks", "retries", "gave_up",
+    "transaction_errors", "share_pct", "service_p50_ms", "service_p95_ms", "service_p99_ms",
+    "nopm", "nopm_districts", "warehouses_active",
+)
 TABLES = (
     "summary", "progression", "differences", "findings", "flags", "operations", "changes",
-    "precision", "costs",
+    "precision", "costs", "transactions",
 )
 # fmt: on
 
@@ -244,7 +251,34 @@ def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[di
         return COST_COLUMNS, [
             _cost(name, row) for name, rows in analysis.costs.items() for row in rows
         ]
+    if table == "transactions":
+        return TRANSACTION_COLUMNS, _transactions(analysis)
     raise ValueError(f"unknown table {table!r}")
+
+
+def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
+    rows = []
+    for cell in analysis.dataset.cells:
+        if cell.kind_results is None:
+            continue
+        types = cell.kind_results.transactions
+        ended = sum(kind.ended for kind in types)
+        for kind in types:
+            rows.append(
+                {
+                    **{c: getattr(cell, c) for c in IDENTITY_COLUMNS},
+                    "type": kind.name,
+                    "committed": kind.committed,
+                    "rollbacks": kind.rollbacks,
+                    "retries": kind.retries,
+                    "gave_up": kind.gave_up,
+                    "transaction_errors": " ".join(f"{c}={n}" for c, n in kind.errors),
+                    "share_pct": _round(100 * kind.ended / ended, 3) if ended else None,
+                    **{f"service_p{q}_ms": kind.percentile(q / 100) for q in (50, 95, 99)},
+                    **{m: cell.metric(m) for m in KIND_METRICS},
+                }
+            )
+    return rows
 
 
 def _answer(answer: Answer) -> dict[str, Any]:
