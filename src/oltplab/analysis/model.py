@@ -239,8 +239,12 @@ class Analysis:
         target = self.target
         if target is None:
             return []
-        points = self.points if not target.measure.per_transaction else None
-        points = points or self.cost_points.get(target.measure.name)
+        measure = target.measure
+        points: Points | None = self.points
+        if measure.series is not None:
+            points = Points(self.dataset, spread(self.machines), measure)
+        elif measure.per_transaction:
+            points = self.cost_points.get(measure.name)
         return answers(points, target) if points is not None else []
 
 

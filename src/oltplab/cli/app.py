@@ -134,7 +134,8 @@ MeasureOption = Annotated[
         "--measure",
         metavar="NAME",
         help="Compare on tps, cpu_us_per_txn (the server's CPU per transaction: another load "
-        "on the host moves it far less than TPS) or switches_per_txn.",
+        "on the host moves it far less than TPS), switches_per_txn, or nopm (New-Orders a "
+        "minute, for TPC-C-like workloads).",
     ),
 ]
 
