@@ -139,3 +139,12 @@ def test_figures_are_read_per_type_with_nopm_both_ways() -> None:
 def test_an_output_without_the_kind_s_lines_has_no_figures() -> None:
     assert read_tpcc("sysbench 1.0.20\nFATAL: cannot connect\n") is None
     assert all(name in TYPES for name in DECK)
+
+
+def test_terminals_pace_a_workload_as_the_specification_s_terminals_would() -> None:
+    paced = spec('{kind = "tpcc", rates = ["terminals", 50]}', "warehouses = 10")
+    assert paced.workloads[0].rates == [5, 50]  # 0.48 a second per warehouse
+    fewer = spec('{kind = "tpcc", rates = ["terminals"], options = {warehouses = 2}}')
+    assert fewer.workloads[0].rates == [1]
+    with pytest.raises(SpecError, match="rates"):
+        spec('{name = "oltp_read_write", rates = ["terminals"]}')

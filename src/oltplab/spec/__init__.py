@@ -48,7 +48,7 @@ from oltplab.spec.messages import describe
 from oltplab.spec.sources import EngineSpec
 from oltplab.spec.verdicts import CompareSpec
 from oltplab.spec.workload import MIX_PRESETS as MIX_PRESETS
-from oltplab.spec.workload import RandType, WorkloadSpec, workload_from_name
+from oltplab.spec.workload import RandType, WorkloadSpec, paced_as_terminals, workload_from_name
 
 # --- configuration intent --------------------------------------------------------------------
 
@@ -235,6 +235,11 @@ class Spec(StrictModel):
     network: NetworkSpec = NetworkSpec()
     distribute: DistributeSpec = DistributeSpec()
     compare: CompareSpec = CompareSpec()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _paced(cls, data: Any) -> Any:
+        return paced_as_terminals(data)
 
     @model_validator(mode="after")
     def _consistent(self) -> Spec:

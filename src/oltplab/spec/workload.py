@@ -39,6 +39,12 @@ MIX_PRESETS: dict[str, tuple[int, int]] = {
     "balanced": (50, 50),
     "write-intensive": (20, 80),
 }
+# A TPC-C-like workload's `rates = ["terminals"]`: what the specification's ten terminals a
+# warehouse offer with their keying and think times. At its ceiling of 12.86 New-Orders a
+# minute per warehouse, New-Orders being 45% of the mix, that is 28.6 transactions a
+# minute, 0.48 a second, per warehouse.
+TERMINAL_TPS_PER_WAREHOUSE = 0.48
+TERMINALS = "terminals"
 RandType = Literal["uniform", "gaussian", "special", "pareto", "zipfian"]
 Percent = Annotated[int, Field(ge=0, le=100)]
 
@@ -161,6 +167,33 @@ class WorkloadSpec(StrictModel):
         if self.is_mix:
             options = {"read-percent": self.read_percent, "write-percent": self.write_percent}  # type: ignore[dict-item]
         return {**options, **self.options}
+
+
+def paced_as_terminals(data: Any) -> Any:
+    """A spec's data with each workload's `"terminals"` rate made the number the TPC-C
+    specification's terminals would offer at its warehouses (the workload's
+    options.warehouses, else [dataset] warehouses, else one); whole, at least 1."""
+    if not isinstance(data, dict) or not isinstance(data.get("workloads"), list):
+        return data
+    dataset: dict[str, Any] = data["dataset"] if isinstance(data.get("dataset"), dict) else {}
+    workloads = []
+    for item in data["workloads"]:
+        rates = item.get("rates") if isinstance(item, dict) else None
+        # Terminals and warehouses are a kind's of its own (sbtest has neither).
+        if (
+            isinstance(rates, list)
+            and TERMINALS in rates
+            and item.get("kind", DEFAULT_KIND) != DEFAULT_KIND
+        ):
+            options: dict[str, Any] = (
+                item["options"] if isinstance(item.get("options"), dict) else {}
+            )
+            warehouses = options.get("warehouses") or dataset.get("warehouses") or 1
+            if isinstance(warehouses, int) and not isinstance(warehouses, bool):
+                paced = max(1, round(TERMINAL_TPS_PER_WAREHOUSE * warehouses))
+                item = {**item, "rates": [paced if r == TERMINALS else r for r in rates]}
+        workloads.append(item)
+    return {**data, "workloads": workloads}
 
 
 def workload_from_name(value: Any) -> Any:
