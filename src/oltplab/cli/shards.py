@@ -19,7 +19,7 @@ from oltplab.distribute.merge import merge as merge_shards
 from oltplab.distribute.schedulers import scheduler_named
 from oltplab.plan.blocks import assign, blocks, serial_seconds, shard_seconds
 from oltplab.plan.lengths import ONE_REPETITION, ExpectedLengths, expected_spec
-from oltplab.plan.preparing import ASSUMED
+from oltplab.plan.preparing import assumed
 from oltplab.spec import Spec, load_spec, revised_spec
 from oltplab.spec.distribute import BlockDimension
 from oltplab.store.directory import REPLAY_JSON
@@ -151,7 +151,7 @@ def plan(
         console.print(
             "prepare: each engine's dataset prepared once, by the first shard to reach it (each "
             "shard starts from another engine), and copied by the others from the shared "
-            f"snapshot store (assumed: {ASSUMED})",
+            f"snapshot store (assumed: {assumed(spec)})",
             highlight=False,
         )
     if lengths is not None:

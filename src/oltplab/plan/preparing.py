@@ -10,8 +10,8 @@ than all shards waiting on the first one. The canary's engine comes first everyw
 canary is measured before anything else.
 
 The figures rest on assumptions, said wherever they count: a dataset's rows are what its
-workload kinds say (sysbench/kinds.py), sysbench prepare loads about
-PREPARE_ROWS_PER_SECOND rows a second (400,000 rows in one table, one thread, took 5.8 s
+workload kinds say (sysbench/kinds.py), and so is how many rows a second their loader
+loads (sbtest's PREPARE_ROWS_PER_SECOND: 400,000 rows in one table, one thread, took 5.8 s
 on this 2-core machine; a large one prepares 20 tables at once), a dataset takes the
 disk its kinds say (an sbtest row about ROW_BYTES: 20 x 5M rows fit the 2026 report's 32G
 tier and not its 12G one), and a machine copies a snapshot to or from the
@@ -25,35 +25,40 @@ from collections.abc import Sequence
 
 from oltplab.plan import Session
 from oltplab.spec import Spec
-from oltplab.sysbench.kind import ROW_BYTES
+from oltplab.sysbench.kind import PREPARE_ROWS_PER_SECOND, ROW_BYTES
 from oltplab.sysbench.kinds import kinds_used
 
-PREPARE_ROWS_PER_SECOND = 100_000
 COPY_BYTES_PER_SECOND = 200e6
 # Setting an engine up before its dataset: initialising a datadir and a first start (MySQL
 # 8.0 takes 10-20 s here, MariaDB a few).
 ENGINE_SETUP_S = 15.0
 
-ASSUMED = (
-    f"{PREPARE_ROWS_PER_SECOND:,} rows prepared a second, {ROW_BYTES} bytes a row, "
-    f"snapshots copied at {COPY_BYTES_PER_SECOND / 1e6:.0f} MB/s"
-)
+
+def assumed(spec: Spec) -> str:
+    """The assumptions behind the figures, for the spec's workload kinds."""
+    loading = ", ".join(
+        f"{kind.rows_loaded_per_second:,.0f} rows prepared a second"
+        + (f" ({kind.name})" if kind.rows_loaded_per_second != PREPARE_ROWS_PER_SECOND else "")
+        for kind in kinds_used(spec)
+    )
+    return (
+        f"{loading}, {ROW_BYTES} bytes a row, "
+        f"snapshots copied at {COPY_BYTES_PER_SECOND / 1e6:.0f} MB/s"
+    )
 
 
 def prepare_seconds(spec: Spec, engines: int) -> float:
     """Setting up this many engines and preparing their datasets on one machine
     (endpoints need neither)."""
-    return engines * (ENGINE_SETUP_S + _rows(spec) / PREPARE_ROWS_PER_SECOND)
+    loading = sum(
+        kind.dataset_rows(spec) / kind.rows_loaded_per_second for kind in kinds_used(spec)
+    )
+    return engines * (ENGINE_SETUP_S + loading)
 
 
 def copy_seconds(spec: Spec) -> float:
     """One dataset's snapshot written to, or read from, the store."""
     return sum(kind.dataset_bytes(spec) for kind in kinds_used(spec)) / COPY_BYTES_PER_SECOND
-
-
-def _rows(spec: Spec) -> int:
-    """The rows of every workload kind's dataset an engine's snapshot holds."""
-    return sum(kind.dataset_rows(spec) for kind in kinds_used(spec))
 
 
 def preparing_order(engines: Sequence[str], shard_index: int) -> list[str]:

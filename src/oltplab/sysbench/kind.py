@@ -20,6 +20,9 @@ from oltplab.sysbench.transactions import KindResults
 # What a row takes on disk unless its kind says otherwise: 400,000 sbtest rows made a
 # 100 MiB file with MySQL 8.0 here.
 ROW_BYTES = 260
+# How fast a loader loads unless its kind says: 400,000 sbtest rows in one table, one
+# thread, took 5.8 s here.
+PREPARE_ROWS_PER_SECOND = 100_000
 
 
 class WorkloadKind(ABC):
@@ -27,6 +30,8 @@ class WorkloadKind(ABC):
     # One `[[workloads]]` entry of this kind, as a spec writes it: what the contract test
     # runs the kind with.
     example: ClassVar[str]
+    # The plan's estimate of its loader's speed, in rows a second.
+    rows_loaded_per_second: ClassVar[float] = PREPARE_ROWS_PER_SECOND
     # What its comparisons are judged on unless the spec says (base/metrics.MEASURES).
     headline_measure: ClassVar[str] = "tps"
     # The transaction types a workload's `mix` may name (none: the kind takes no mix).
