@@ -1,9 +1,10 @@
 """The TPC-C-like kind: an order-entry load on the nine tables of the TPC-C specification
 (revision 5.11) at `[dataset] warehouses = W`, loaded in parallel and measured by
-measure/workloads/tpcc.lua, in MySQL-family and PostgreSQL dialects. It is not TPC-C (no
-keying or think times, no audit), so its figure is NOPM, New-Orders per minute, counted
-twice: from the committed New-Orders, and from how far the districts' next order ids moved
-over the cell.
+measure/workloads/tpcc.lua (which runs tpcc_common.lua's helpers and tpcc_load.lua's loader
+from its folder), in MySQL-family and PostgreSQL dialects. It is not TPC-C (no keying or
+think times, no audit), so its figure is NOPM, New-Orders per minute, counted twice: from
+the committed New-Orders, and from how far the districts' next order ids moved over the
+cell.
 
 Each thread is a terminal bound to a home warehouse; a workload may use the first
 `options.warehouses` of those loaded. Each thread deals itself decks of transactions (10
@@ -15,6 +16,7 @@ the dataset.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from dataclasses import dataclass
@@ -29,6 +31,9 @@ from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.transactions import KindResults, TransactionType, merged
 
 SCRIPT = Path(__file__).parent.parent / "measure" / "workloads" / "tpcc.lua"
+# The script loads these from its folder; their digests join the script's in the facts, so
+# that a cell's definition changes with any of the three.
+HELPERS = tuple(SCRIPT.with_name(name) for name in ("tpcc_common.lua", "tpcc_load.lua"))
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 # The specification's deck of 23 (clause 5.2.4.2's minimum shares, met by a deck).
 DECK = {"new_order": 10, "payment": 10, "order_status": 1, "delivery": 1, "stock_level": 1}
@@ -150,6 +155,9 @@ class Tpcc(WorkloadKind):
         constants = nurand_constants(spec.protocol.seed, loaded_warehouses(spec))
         return {
             "script": str(SCRIPT),
+            "helpers_sha256": {
+                path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in HELPERS
+            },
             "warehouses": used_warehouses(spec, workload),
             "warehouses_loaded": loaded_warehouses(spec),
             "mix": {name: round(100 * n / sum(cards.values()), 2) for name, n in cards.items()},
