@@ -226,8 +226,9 @@ def differences(original: dict[str, Any], repeat: dict[str, Any]) -> list[str]:
             found.append(f"sysbench {key} differs")
     for name, facts in original.get("workloads", {}).items():
         again = repeat.get("workloads", {}).get(name, {})
-        if facts.get("script_sha256") != again.get("script_sha256"):
-            found.append(f"workload {name}: script sha256 differs")
+        for key in ("script_sha256", "helpers_sha256"):  # a script and the files it loads
+            if facts.get(key) != again.get(key):
+                found.append(f"workload {name}: {key.split('_')[0]} sha256 differs")
     for name, facts in original.get("engines", {}).items():
         again = repeat.get("engines", {}).get(name)
         if again is None:
