@@ -329,7 +329,7 @@ def test_warehouses_beyond_the_free_disk_are_refused_with_the_estimate_before_lo
     result = oltplab("run", "bad.toml", "--results", "out", cwd=tmp_path)
     assert_one_line_error(
         result,
-        "bad.toml: [dataset]: TPC-C-like, 100,000 warehouses takes about 12.5 TB in an engine",
+        "bad.toml: [dataset]: TPC-C-like, 100,000 warehouses takes about 14.6 TB in an engine",
         "free. Make the dataset smaller or free space",
     )
     assert not (tmp_path / "out").exists()
