@@ -26,6 +26,7 @@ from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.analysis.points import Point, Points
 from oltplab.base.errors import OltplabError
+from oltplab.base.metrics import NOPM
 from oltplab.report import build
 from oltplab.report.html import plotly_js
 from oltplab.report.tool_formats import point_name
@@ -107,11 +108,14 @@ def _history(
             for c in run.points.dataset.cells
             if (c.scenario, c.tier, c.engine, c.threads) == point and c.artifact
         ]
+        nopm = run.points.values(NOPM).get(point)
         rows.append(
             {
                 "run": run.name,
                 "started_at": run.started_at,
                 "tps": round(steady.point if steady else value.whole_run, 2),
+                # A TPC-C-like point's New-Orders a minute (mean of its runs).
+                "nopm": round(nopm.whole_run, 1) if nopm is not None else None,
                 "low": None if steady is None or steady.low is None else round(steady.low, 2),
                 "high": None if steady is None or steady.high is None else round(steady.high, 2),
                 "repetitions": value.runs,
