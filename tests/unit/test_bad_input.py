@@ -54,6 +54,23 @@ SPECS = [
         ENGINE + '[dataset]\ntables = "20"\n',
         "dataset.tables: expected a whole number of tables from 1 to 100,000 (got '20')",
     ),
+    (
+        ENGINE + "[dataset]\nwarehouses = 0\n",
+        "dataset.warehouses: expected a whole number of warehouses from 1 to 100,000 (got 0)",
+    ),
+    (
+        ENGINE + "[dataset]\nwarehouses = -3\n",
+        "dataset.warehouses: expected a whole number of warehouses from 1 to 100,000 (got -3)",
+    ),
+    (
+        ENGINE + "[dataset]\nwarehouses = 2.5\n",
+        "dataset.warehouses: expected a whole number of warehouses from 1 to 100,000 (got 2.5)",
+    ),
+    (
+        ENGINE + 'workloads = [{kind = "tpcc", mix = {new_order = 50, payment = 40}}]\n',
+        "workloads[0]: workload 'tpcc': mix must add up to 100 percent (got 90: new_order = 50, "
+        "payment = 40)",
+    ),
     (ENGINE + '[config]\nbinlog = "yes"\n', "config.binlog: expected true or false (got 'yes')"),
     (ENGINE + "[config]\ndoublewrite = 1\n", "config.doublewrite: expected true or false (got 1)"),
     (
@@ -293,3 +310,26 @@ def test_a_newline_in_a_file_name_is_printed_escaped(tmp_path):
     assert done.returncode == 0, done.stderr
     [line] = [line for line in done.stderr.splitlines() if "Tier8G_RW_1th" in line]
     assert "Tier8G_RW_1th\\nrun 2.sysbench.txt: " in line, done.stderr
+
+
+TPCC = 'engines = [{name = "mariadb-debian"}]\nworkloads = [{kind = "tpcc"%s}]\n'
+
+
+def test_a_tpcc_mix_naming_an_unknown_transaction_is_refused_before_the_run(tmp_path):
+    (tmp_path / "bad.toml").write_text(TPCC % ", mix = {new_order = 50, refund = 50}")
+    result = oltplab("run", "bad.toml", "--results", "out", cwd=tmp_path)
+    assert_one_line_error(
+        result, "bad.toml: workloads[0] (tpcc): mix.refund: not a transaction type of kind"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_warehouses_beyond_the_free_disk_are_refused_with_the_estimate_before_loading(tmp_path):
+    (tmp_path / "bad.toml").write_text(TPCC % "" + "[dataset]\nwarehouses = 100000\n")
+    result = oltplab("run", "bad.toml", "--results", "out", cwd=tmp_path)
+    assert_one_line_error(
+        result,
+        "bad.toml: [dataset]: TPC-C-like, 100,000 warehouses takes about 12.5 TB in an engine",
+        "free. Make the dataset smaller or free space",
+    )
+    assert not (tmp_path / "out").exists()

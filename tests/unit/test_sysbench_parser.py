@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from oltplab.base.errors import EngineError
-from oltplab.sysbench.driver import Target, command, connection_options
+from oltplab.sysbench.driver import Call, Target, connection_options
 from oltplab.sysbench.output import parse_output, read_output
 from oltplab.sysbench.validity import stall_notes, validity_flags
 
@@ -86,18 +86,17 @@ def test_short_run_is_flagged():
 
 def test_the_command_line_holds_no_connection_options_only_their_file(tmp_path):
     options = tmp_path / "connection.cnf"
-    args = command(
-        "sysbench",
+    call = Call(
         "oltp_read_only",
         "run",
-        options,
+        threads=8,
         tables=2,
         table_size=100,
-        threads=8,
         seconds=30,
         report_interval=1,
         options={"range_selects": False, "skip_trx": True},
     )
+    args = call.args("sysbench", options)
     assert args[1] == "oltp_read_only" and args[-1] == "run"
     assert "--threads=8" in args and "--time=30" in args and "--report-interval=1" in args
     assert "--range_selects=off" in args and "--skip_trx=on" in args

@@ -7,8 +7,8 @@ import pytest
 from oltplab.measure.workloads import MIX_SCRIPT, distribution, sysbench_test
 from oltplab.spec import parse_spec
 from oltplab.sysbench.driver import (
+    Call,
     Target,
-    command,
     connection_options,
     help_options,
     help_rand_types,
@@ -71,16 +71,15 @@ def test_postgresql_targets_get_the_pgsql_driver(tmp_path):
     text = connection_options(target)
     assert "db-driver=pgsql\n" in text and "pgsql-port=5433\n" in text
     assert "pgsql-password=s3cret\n" in text and "mysql" not in text
-    args = command(
-        "sysbench",
+    call = Call(
         "oltp_read_write",
         "run",
-        tmp_path / "connection.cnf",
+        threads=2,
         tables=1,
         table_size=10,
-        threads=2,
         rand_type="pareto",
         rand_pareto_h=0.3,
     )
+    args = call.args("sysbench", tmp_path / "connection.cnf")
     assert "s3cret" not in " ".join(args)
     assert "--rand-pareto-h=0.3" in args

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from oltplab.base import nofollow
 from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell
 from oltplab.store.directory import (
@@ -38,8 +39,12 @@ from oltplab.store.integrity import (
 )
 from oltplab.store.journal import Journal, Record
 from oltplab.store.ledger import Ledger
+from oltplab.store.provenance import load_run_json
 from oltplab.store.schema import SCHEMA_VERSION
+from oltplab.sysbench.kind import WorkloadKind
+from oltplab.sysbench.kinds import kind_named
 from oltplab.sysbench.output import NO_SAMPLES, Summary, SysbenchOutput, read_output
+from oltplab.sysbench.transactions import KindResults
 from oltplab.telemetry.collectors import TelemetryClock
 from oltplab.telemetry.registry import telemetry_rows
 
@@ -80,12 +85,23 @@ def raw_output(results: Path, artifact: str | None) -> SysbenchOutput | None:
         return None
 
 
+def workload_kinds(results: Path) -> dict[str, WorkloadKind]:
+    """The kind of each workload other than sbtest, as run.json says, for the figures a
+    kind reads from its cells' raw output."""
+    try:
+        facts = load_run_json(ResultsDir(results).run_json).workloads
+    except (OSError, OltplabError):
+        return {}
+    return {name: kind_named(fact["kind"]) for name, fact in facts.items() if "kind" in fact}
+
+
 class _Replay:
     def __init__(self, results: Path, ledger: Ledger, report: Rebuilt) -> None:
         self.results = results
         self.ledger = ledger
         self.report = report
         self.cells: dict[str, Cell] = {}
+        self.kinds = workload_kinds(results)
 
     def apply(self, record: Record) -> None:
         kind = record["type"]
@@ -172,7 +188,18 @@ class _Replay:
             finished_at=record["finished_at"],
             histogram=output.histogram if output is not None else (),
             ignored_errors=output.ignored_errors if output is not None else (),
+            kind_results=self._kind_results(cell, record["artifact"]),
         )
+
+    def _kind_results(self, cell: Cell, artifact: str | None) -> KindResults | None:
+        kind = self.kinds.get(cell.workload)
+        if kind is None or not artifact:
+            return None
+        try:
+            return kind.results(nofollow.read_text(self.results / artifact))
+        except OSError:
+            self.report.lost.append(f"{cell.key}: its workload kind's figures ({artifact})")
+            return None
 
 
 def rebuild(results: Path) -> Rebuilt:

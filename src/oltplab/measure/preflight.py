@@ -12,7 +12,7 @@ from oltplab.base.sizes import format_size
 from oltplab.engines.supplier import check_sources
 from oltplab.measure.workloads import check_workloads
 from oltplab.spec import Spec
-from oltplab.store.files import free_bytes
+from oltplab.store.files import format_bytes, free_bytes
 from oltplab.sysbench.driver import find_sysbench
 from oltplab.sysbench.kinds import kinds_used
 
@@ -46,7 +46,7 @@ def check_dataset_space(spec: Spec, work: Path, origin: str) -> None:
     if needed > free:
         datasets = ", ".join(kind.describe_dataset(spec) for kind in kinds_used(spec))
         raise SpecError(
-            f"{origin}: [dataset]: {datasets} takes about {format_size(needed // 2)} in an "
-            f"engine and as much again in its snapshot, {format_size(needed)} in all; "
-            f"{work} has {format_size(free)} free. Make the dataset smaller or free space"
+            f"{origin}: [dataset]: {datasets} takes about {format_bytes(needed / 2)} in an "
+            f"engine and as much again in its snapshot, {format_bytes(needed)} in all; "
+            f"{work} has {format_bytes(free)} free. Make the dataset smaller or free space"
         )

@@ -494,12 +494,12 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     record_cell(ctx, state, cell, output, read_output(output), result, collected, stopped)
 
 
-def _kind_results(spec: Spec, workload: WorkloadSpec, output: Path) -> KindResults | None:
+def _kind_results(workload: WorkloadSpec, output: Path) -> KindResults | None:
     try:
         text = nofollow.read_text(output)
     except OSError:
         return None  # sysbench wrote nothing: its failure is the cell's reason
-    return kind_of(workload).results(spec, workload, text)
+    return kind_of(workload).results(text)
 
 
 def record_cell(
@@ -537,7 +537,7 @@ def record_cell(
         flags.append(validity.TELEMETRY_GAP)
     if stopped is not None and not stopped.settled:
         flags.append(validity.UNSETTLED)
-    measured = _kind_results(spec, spec.workload(cell.workload), output)
+    measured = _kind_results(spec.workload(cell.workload), output)
     if measured is not None and measured.problems:
         flags.append(validity.INCONSISTENT)
     disturbed = _interference(parsed, collected.rows)

@@ -146,7 +146,7 @@ class LedgerReads:
         types: dict[str, list[TransactionType]] = {}
         for key, name, committed, rollbacks, retries, gave_up in self._db.execute(
             "SELECT c.key, t.type, t.committed, t.rollbacks, t.retries, t.gave_up"
-            " FROM transaction_types t JOIN cells c ON c.id = t.cell_id ORDER BY t.cell_id"
+            " FROM transaction_types t JOIN cells c ON c.id = t.cell_id ORDER BY t.cell_id, t.rowid"
         ):
             types.setdefault(str(key), []).append(
                 TransactionType(

@@ -140,7 +140,7 @@ CREATE TABLE IF NOT EXISTS transaction_types (
     type TEXT NOT NULL, committed INTEGER NOT NULL, rollbacks INTEGER NOT NULL,
     retries INTEGER NOT NULL, gave_up INTEGER NOT NULL,
     PRIMARY KEY (cell_id, type)
-) WITHOUT ROWID;
+);  -- with its rowid: the kind's order of types, as they were written
 CREATE TABLE IF NOT EXISTS transaction_errors (
     cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
     type TEXT NOT NULL, code TEXT NOT NULL, count INTEGER NOT NULL,

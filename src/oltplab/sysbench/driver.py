@@ -109,54 +109,6 @@ def value_problem(value: Scalar, kind: str | None) -> str | None:
     return None
 
 
-def command(
-    binary: str,
-    test: str,
-    action: str,
-    connection: PurePath,
-    *,
-    tables: int | None = None,
-    table_size: int | None = None,
-    threads: int,
-    seconds: int | None = None,
-    report_interval: int | None = None,
-    rand_type: str = "uniform",
-    rand_pareto_h: float | None = None,
-    options: dict[str, Scalar] | None = None,
-    rate: int = 0,
-) -> list[str]:
-    """sysbench's arguments; the connection (password and all) comes from the options file
-    written by `connection_options`."""
-    args = [
-        binary,
-        test,
-        f"--config-file={connection}",
-        # sbtest's own options: a script with tables of its own has neither.
-        *([f"--tables={tables}"] if tables is not None else []),
-        *([f"--table-size={table_size}"] if table_size is not None else []),
-        f"--threads={threads}",
-        f"--rand-type={rand_type}",
-    ]
-    if rand_pareto_h is not None:
-        args.append(f"--rand-pareto-h={rand_pareto_h}")
-    if seconds is not None:
-        args += [f"--time={seconds}", "--events=0"]
-    if report_interval is not None:
-        args.append(f"--report-interval={report_interval}")
-    if action == "run":
-        # The whole latency distribution, at sysbench's own buckets; p95 per interval line.
-        args += ["--percentile=95", "--histogram=on"]
-    if rate:
-        # Open loop: events are offered at this rate whatever the server does; a late event
-        # waits in sysbench's queue and its latency counts the wait.
-        args.append(f"--rate={rate}")
-    for key, value in (options or {}).items():
-        rendered = ("on" if value else "off") if isinstance(value, bool) else value
-        args.append(f"--{key}={rendered}")
-    args.append(action)
-    return args
-
-
 @dataclass(frozen=True)
 class Call:
     """One sysbench run as a workload kind asks for it (its test or script, on which data,
@@ -177,21 +129,36 @@ class Call:
     env: dict[str, str] = field(default_factory=dict)
 
     def args(self, binary: str, connection: PurePath) -> list[str]:
-        return command(
+        """sysbench's arguments; the connection (password and all) comes from the options
+        file written by `connection_options`."""
+        args = [
             binary,
             self.test,
-            self.action,
-            connection,
-            tables=self.tables,
-            table_size=self.table_size,
-            threads=self.threads,
-            seconds=self.seconds,
-            report_interval=self.report_interval,
-            rand_type=self.rand_type,
-            rand_pareto_h=self.rand_pareto_h,
-            options=self.options,
-            rate=self.rate,
-        )
+            f"--config-file={connection}",
+            # sbtest's own options: a script with tables of its own has neither.
+            *([f"--tables={self.tables}"] if self.tables is not None else []),
+            *([f"--table-size={self.table_size}"] if self.table_size is not None else []),
+            f"--threads={self.threads}",
+            f"--rand-type={self.rand_type}",
+        ]
+        if self.rand_pareto_h is not None:
+            args.append(f"--rand-pareto-h={self.rand_pareto_h}")
+        if self.seconds is not None:
+            args += [f"--time={self.seconds}", "--events=0"]
+        if self.report_interval is not None:
+            args.append(f"--report-interval={self.report_interval}")
+        if self.action == "run":
+            # The whole latency distribution, at sysbench's own buckets; p95 per interval.
+            args += ["--percentile=95", "--histogram=on"]
+        if self.rate:
+            # Open loop: events are offered at this rate whatever the server does; a late
+            # event waits in sysbench's queue and its latency counts the wait.
+            args.append(f"--rate={self.rate}")
+        for key, value in self.options.items():
+            rendered = ("on" if value else "off") if isinstance(value, bool) else value
+            args.append(f"--{key}={rendered}")
+        args.append(self.action)
+        return args
 
 
 # --- running -------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ class WorkloadKind(ABC):
         its snapshot), checked against the free space before anything is loaded."""
         return self.dataset_rows(spec) * ROW_BYTES
 
-    def results(self, spec: Spec, workload: WorkloadSpec, output: str) -> KindResults | None:
+    def results(self, output: str) -> KindResults | None:
         """What the kind measures beyond sysbench's own summary, read from a cell's raw
-        output (None: nothing more)."""
+        output alone, so that a rebuilt ledger reads it again (None: nothing more)."""
         return None

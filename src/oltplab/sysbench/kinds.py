@@ -35,9 +35,13 @@ def registered() -> list[WorkloadKind]:
 
 
 def kind_of(workload: WorkloadSpec) -> WorkloadKind:
-    if workload.kind not in _KINDS:
-        raise SpecError(f"no workload kind {workload.kind!r} (known: {', '.join(_KINDS)})")
-    return _KINDS[workload.kind]
+    return kind_named(workload.kind)
+
+
+def kind_named(name: str) -> WorkloadKind:
+    if name not in _KINDS:
+        raise SpecError(f"no workload kind {name!r} (known: {', '.join(_KINDS)})")
+    return _KINDS[name]
 
 
 def kinds_used(spec: Spec) -> list[WorkloadKind]:

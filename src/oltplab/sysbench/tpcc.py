@@ -116,7 +116,7 @@ class Tpcc(WorkloadKind):
 
     def describe_dataset(self, spec: Spec) -> str:
         warehouses = loaded_warehouses(spec)
-        return f"TPC-C-like, {warehouses} warehouse{'s' if warehouses > 1 else ''}"
+        return f"TPC-C-like, {warehouses:,} warehouse{'s' if warehouses > 1 else ''}"
 
     def prepare(self, spec: Spec, action: str, cores: int) -> Call:
         warehouses = loaded_warehouses(spec)
@@ -153,7 +153,7 @@ class Tpcc(WorkloadKind):
             "read_only": False,
         }
 
-    def results(self, spec: Spec, workload: WorkloadSpec, output: str) -> KindResults | None:
+    def results(self, output: str) -> KindResults | None:
         return read_tpcc(output)
 
 
