@@ -167,6 +167,24 @@ def run_oltplab(spec_path: Path, results: Path, output: Path) -> dict[str, Figur
     return figures
 
 
+def flagged(results: Path) -> str | None:
+    """What oltplab flagged in its cells (other load on the machine, say), which go-tpc's
+    runs, measured the same way in between, have no check for."""
+    ledger = sqlite3.connect(f"file:{results / LEDGER}?mode=ro", uri=True)
+    try:
+        flags = [str(f) for (f,) in ledger.execute("SELECT flags FROM cells").fetchall()]
+    finally:
+        ledger.close()
+    said = sorted({flag for f in flags for flag in f.split(",") if flag})
+    if not said:
+        return None
+    marked = sum(1 for f in flags if f)
+    return (
+        f"oltplab flagged {marked} of {len(flags)} cells ({', '.join(said)}; the cells' notes"
+        f" in `oltplab report {results}`); go-tpc's runs have no such check"
+    )
+
+
 def go_tpc_summary(text: str) -> tuple[float, float]:
     """go-tpc's New-Orders a minute and its committed transactions a second."""
     tpmc = TPMC.search(text)
@@ -324,6 +342,8 @@ def main() -> None:
         f" buffer pool {args.buffer_pool}; a figure per repetition (tx/s: every type)"
     )
     report(args.engines, {"oltplab": ours, "go-tpc": go_tpc})
+    if said := flagged(results / "oltplab"):
+        print(said)
     print(f"\nwall time {time.monotonic() - started:.0f} s; raw outputs in {results}")
 
 
