@@ -19,10 +19,10 @@ enters a ledger.
         [--warehouses 2] [--threads 4] [--seconds 60] [--warmup 10]
         [--buffer-pool 512M] [--repetitions 1] [--results DIR]
 
-Time, on a 2-core machine with the engines already fetched and go-tpc built: 11 min 24 s
-with --repetitions 2 and the other defaults (two go-tpc loads and six go-tpc runs, then
-oltplab's two loads and four cells). Building go-tpc the first time took 1 min 32 s,
-module downloads included.
+Time, on a busy 2-core machine with the engines already fetched and go-tpc built: 7 min
+14 s at the defaults; 11 min 14 s and 11 min 24 s with --repetitions 2 (two go-tpc loads
+and six go-tpc runs, then oltplab's two loads and four cells). Building go-tpc the first
+time took 1 min 32 s, module downloads included.
 
 Limits: go-tpc 1.0.7 takes the password only as -p on its command line (no environment
 variable, no option file), where other users of the machine can read it. So its instance
