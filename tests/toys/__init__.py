@@ -24,3 +24,17 @@ def code_words(module: Path) -> set[str]:
             case ast.ImportFrom(module=str(word)):
                 words.add(word)
     return words
+
+
+def classes_and_registers(module: Path) -> tuple[ast.Module, list[str], list[ast.Call]]:
+    """A toy module's tree, its classes, and its calls of `register`: what "one module and
+    one registration line" is checked on."""
+    tree = ast.parse(module.read_text())
+    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    registers = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        and node.func.id == "register"
+    ]  # fmt: skip
+    return tree, classes, registers

@@ -6,7 +6,6 @@ basedir holds their files and taking the family an engine names."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from oltplab.engines.supplier import supply
 from oltplab.spec.catalog import CATALOG, FAMILIES
 from oltplab.spec.sources import EngineSpec
 from tests.family_contract import check_family
-from tests.toys import code_words, toy_family
+from tests.toys import classes_and_registers, code_words, toy_family
 
 SOURCE = Path(__file__).parents[2] / "src"
 MARIADB = "Ver 10.11.5-MariaDB for linux-systemd on x86_64 (MariaDB Server)"
@@ -35,14 +34,7 @@ def test_the_toy_is_among_them() -> None:
 
 
 def test_a_new_family_is_one_module_and_its_one_register_line() -> None:
-    tree = ast.parse(Path(toy_family.__file__).read_text())
-    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
-    registers = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-        and node.func.id == "register"
-    ]  # fmt: skip
+    _, classes, registers = classes_and_registers(Path(toy_family.__file__))
     assert classes == ["ToyFamily"] and len(registers) == 1
     # Nothing of oltplab's code names it (its documentation may): no list of families,
     # binaries or aliases to extend.

@@ -6,7 +6,6 @@ keeps from before kinds: its snapshot key and its facts."""
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from oltplab.plan.preparing import prepare_seconds
 from oltplab.spec import cell_definition_digest, parse_spec
 from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.kinds import dataset_key, kinds_used, registered
-from tests.toys import code_words, toy_workload
+from tests.toys import classes_and_registers, code_words, toy_workload
 from tests.workload_contract import check_workload_kind
 
 SOURCE = Path(__file__).parents[2] / "src"
@@ -38,14 +37,7 @@ def test_the_toy_is_among_them() -> None:
 
 def test_a_new_kind_is_one_module_and_its_one_register_line() -> None:
     module = Path(toy_workload.__file__)
-    tree = ast.parse(module.read_text())
-    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
-    registers = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-        and node.func.id == "register"
-    ]  # fmt: skip
+    tree, classes, registers = classes_and_registers(module)
     assert classes == ["ToyWorkload"] and len(registers) == 1
     assert tree.body[-1].value is registers[0]  # type: ignore[attr-defined]  # its last line
     # Its one file besides: the script it runs, data of the module, named as the module.
