@@ -14,5 +14,5 @@ status=0
 oltplab run "$here/long-cells.toml" --results "$results" || status=$?
 tar -C "$results" --exclude=./.work --exclude=./.oltplab.lock -cJf "$here/long-cells.tar.xz.partial" .
 mv "$here/long-cells.tar.xz.partial" "$here/long-cells.tar.xz"
-echo "corpus: $here/long-cells.tar.xz ($(du -h "$here/long-cells.tar.xz" | cut -f1)); next: oltplab replay $results --stop adaptive --target 2%"
+echo "corpus: $here/long-cells.tar.xz ($(du -h "$here/long-cells.tar.xz" | cut -f1)); next: oltplab replay $results --stop adaptive --resolution 2%"
 exit "$status"

@@ -83,7 +83,7 @@ def test_capacity_under_an_objective_with_real_probes(tmp_path: Path, browser_pa
     )  # fmt: skip
     done = oltplab(
         "capacity", "point.toml", "--slo", "p99<5ms", "-r", "cap", "--start", "1600",
-        "--precision", "40", "--max-repetitions", "2", cwd=tmp_path,
+        "--resolution", "40", "--max-repetitions", "2", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     found = json.loads((tmp_path / "cap" / "capacity.json").read_text())

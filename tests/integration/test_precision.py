@@ -91,7 +91,7 @@ def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> No
     spec.write_text(text)
     results = tmp_path / "results"
     narrow = oltplab(
-        "run", str(spec), "-r", str(results), "--precision", "0.001%", "--budget", "1m",
+        "run", str(spec), "-r", str(results), "--margin", "0.001%", "--budget", "1m",
         "--measure", "switches_per_txn", cwd=tmp_path, timeout=600,
     )  # fmt: skip
     assert narrow.returncode == 0, narrow.stdout + narrow.stderr
@@ -120,7 +120,7 @@ def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> No
     assert re.search(evicted, (results / "oltplab.log").read_text())
 
     wide = oltplab(
-        "run", str(spec), "-r", str(results), "--precision", "2%",
+        "run", str(spec), "-r", str(results), "--margin", "2%",
         "--measure", "switches_per_txn", cwd=tmp_path, timeout=600,
     )  # fmt: skip
     assert wide.returncode == 0, wide.stdout + wide.stderr
@@ -161,7 +161,7 @@ def test_the_budget_is_for_the_whole_search_across_a_kill_and_its_resume(tmp_pat
     spec = tmp_path / "spec.toml"
     spec.write_text(text.replace("[protocol]\n", engines + "[protocol]\n"))
     results = tmp_path / "results"
-    search = ("run", str(spec), "-r", str(results), "--precision", "0.001%", "--budget", "1m",
+    search = ("run", str(spec), "-r", str(results), "--margin", "0.001%", "--budget", "1m",
               "--no-telemetry")  # fmt: skip
     started = time.monotonic()
     first = start_oltplab(*search, cwd=tmp_path)
@@ -205,7 +205,7 @@ def searched_a_against_itself(
     tmp_path: Path, protocol: str, measure: str, telemetry_on_a: bool = False
 ) -> Path:
     """One engine as A and B (the same binary, two instances), read-only at one thread in
-    3 s cells, searched with --precision 50% on a measure; the results directory. Without
+    3 s cells, searched with --margin 50% on a measure; the results directory. Without
     telemetry, or (telemetry_on_a) with the default devices on A only."""
     engines = (
         f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
@@ -217,7 +217,7 @@ def searched_a_against_itself(
     spec.write_text(text.replace("[protocol]\n", engines + "[protocol]\n" + protocol))
     results = tmp_path / "results"
     done = oltplab(
-        "run", str(spec), "-r", str(results), "--precision", "50%", "--measure", measure,
+        "run", str(spec), "-r", str(results), "--margin", "50%", "--measure", measure,
         *([] if telemetry_on_a else ["--no-telemetry"]), cwd=tmp_path, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

@@ -88,7 +88,7 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
     (tmp_path / "bisect.toml").write_text(releases(slow_from=2, count=3))
     bisected = oltplab(
         "bisect", "--good", "r1", "--bad", "r3", "--spec", "bisect.toml",
-        "--threshold", "10", "--max-repetitions", "6", "-r", "bisect", cwd=tmp_path,
+        "--margin", "10", "--max-repetitions", "6", "-r", "bisect", cwd=tmp_path,
     )  # fmt: skip
     assert bisected.returncode == 0, bisected.stdout + bisected.stderr
     found = json.loads((tmp_path / "bisect" / "bisect.json").read_text())
@@ -148,11 +148,11 @@ def test_a_rerun_says_whether_it_reproduced(tmp_path: Path) -> None:
     assert "beyond +-10%" in verdict.stdout
     # The regression gate on the same real runs: the slowed one fails it, named; the repeat
     # of the same spec (an A/A pair) never does.
-    gated = oltplab("gate", "first", "slower", "--max-regression", "10%", cwd=tmp_path)
+    gated = oltplab("gate", "first", "slower", "--margin", "10%", cwd=tmp_path)
     assert gated.returncode == 1, gated.stdout + gated.stderr
     assert "gate: regression (r1 " in gated.stderr and "| regression |" in gated.stdout
     schema = junit_schema()
     schema.validate((tmp_path / "slower" / "gate.xml").read_text())
-    aa = oltplab("gate", "first", "again", "--max-regression", "10%", cwd=tmp_path)
+    aa = oltplab("gate", "first", "again", "--margin", "10%", cwd=tmp_path)
     assert aa.returncode in (0, 2), aa.stdout + aa.stderr
     schema.validate((tmp_path / "again" / "gate.xml").read_text())

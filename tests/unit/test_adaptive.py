@@ -185,7 +185,7 @@ def test_replaying_the_rule_on_a_2026_sized_tree_saves_half_and_changes_no_verdi
     half of series that settle as these do, and changes no verdict."""
     tree_2026(tmp_path / "tree", drifting=0.1)
     assert oltplab("import", "tree", "-r", "imported", cwd=tmp_path).returncode == 0
-    learned = oltplab("replay", "imported", "--target", "2%", cwd=tmp_path)
+    learned = oltplab("replay", "imported", "--resolution", "2%", cwd=tmp_path)
     assert learned.returncode == 0, learned.stdout + learned.stderr
     said = " ".join(learned.stdout.split())
     assert "Every block here ran once: each cell is the first of its block and runs whole" in said
@@ -193,7 +193,7 @@ def test_replaying_the_rule_on_a_2026_sized_tree_saves_half_and_changes_no_verdi
     assert (replayed["saved_share"], replayed["learning"]) == (0.0, 720), replayed["learning"]
     assert replayed["later_kept_share"] is None
 
-    done = oltplab("replay", "imported", "--target", "2%", "--horizon", "none", cwd=tmp_path)
+    done = oltplab("replay", "imported", "--resolution", "2%", "--horizon", "none", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     with (tmp_path / "imported" / "replay.csv").open() as file:
         rows = list(csv.DictReader(file))

@@ -211,8 +211,8 @@ def test_output_paths_are_checked_before_anything_is_written(tmp_path):
     build_tree(tmp_path / "tree")
     assert oltplab("import", "tree", "-r", "out", cwd=tmp_path).returncode == 0
     assert_one_line_error(
-        oltplab("export", "out", "-o", "nosuchdir/x.csv", cwd=tmp_path),
-        "--output nosuchdir/x.csv: the folder nosuchdir does not exist; create it first",
+        oltplab("export", "out", "-o", "a-file/x.csv", cwd=tmp_path),
+        "--output a-file/x.csv: a-file is a file; give a path in a folder",
     )
     assert_one_line_error(
         oltplab("export", "out", "-o", "out", cwd=tmp_path),

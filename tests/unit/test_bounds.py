@@ -28,7 +28,7 @@ SPEC = Path(__file__).parent.parent.parent / "examples" / "quick.toml"
         (["calibrate", "x", "--threads", "0"], ["'--threads'", "greater than or equal to 1"]),
         (["bisect", "--good", "a", "--bad", "b", "--max-repetitions", "10000"], ["less than"]),
         (["replay", "x", "--min-seconds", "1000000000"], ["'--min-seconds'", "less than"]),
-        (["report", "x", "--threshold", "-5"], ["'--threshold'", "greater than or equal to 0"]),
+        (["report", "x", "--margin", "-5"], ["--margin -5: expected a percentage above 0"]),
     ],
 )
 def test_argument_errors_are_one_line(tmp_path: Path, arguments, fragments) -> None:

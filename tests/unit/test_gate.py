@@ -47,7 +47,7 @@ def test_a_planted_slowdown_fails_the_gate_and_an_a_a_pair_never_does(tmp_path: 
     base = imported(tmp_path, "base", 1)
     same = imported(tmp_path, "same", 2)
     slow = imported(tmp_path, "slow", 3, {16: 0.2})
-    failed = oltplab("gate", base, slow, "--max-regression", "5%", cwd=tmp_path)
+    failed = oltplab("gate", base, slow, "--margin", "5%", cwd=tmp_path)
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "## oltplab gate: regression" in failed.stdout
     assert "gate: regression (mysql-8.0.45 rw-local 2G 16t)" in failed.stderr
@@ -60,21 +60,21 @@ def test_a_planted_slowdown_fails_the_gate_and_an_a_a_pair_never_does(tmp_path: 
     cases = schema.to_dict(xml)["testsuite"][0]["testcase"]
     assert len(cases) == 3 and sum("failure" in case for case in cases) == 1
 
-    aa = oltplab("gate", base, same, "--max-regression", "5%", cwd=tmp_path)
+    aa = oltplab("gate", base, same, "--margin", "5%", cwd=tmp_path)
     assert aa.returncode in (0, 2), aa.stdout + aa.stderr
     schema.validate((tmp_path / same / "gate.xml").read_text())
     # The same slowdown against a tolerance far wider than it: passed.
     (tmp_path / "loose").mkdir()
-    loose = oltplab("gate", base, slow, "--max-regression", "60%", "-o", "loose", cwd=tmp_path)
+    loose = oltplab("gate", base, slow, "--margin", "60%", "-o", "loose", cwd=tmp_path)
     assert loose.returncode == 0 and "## oltplab gate: no regression" in loose.stdout
 
 
 def test_the_gate_refuses_what_it_cannot_judge_in_one_line(tmp_path: Path) -> None:
     base = imported(tmp_path, "base", 1)
-    bad = oltplab("gate", base, base, "--max-regression", "lots", cwd=tmp_path)
+    bad = oltplab("gate", base, base, "--margin", "lots", cwd=tmp_path)
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
-        "error: --max-regression lots: expected a percentage above 0 and up to 100, e.g. 3%"
+        "error: --margin lots: expected a percentage above 0 and up to 100, e.g. 3%"
     ]
     missing = oltplab("gate", base, "nowhere", cwd=tmp_path)
     assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1

@@ -51,7 +51,7 @@ def links(markdown: str) -> list[str]:
 def test_a_folder_name_stays_in_its_code_span_in_the_gate_summary(tmp_path: Path) -> None:
     base = imported(tmp_path, LINK_NAME, 1)
     other = imported(tmp_path, "other", 2)
-    done = oltplab("gate", base, other, "--max-regression", "50%", cwd=tmp_path)
+    done = oltplab("gate", base, other, "--margin", "50%", cwd=tmp_path)
     assert done.returncode in (0, 2), done.stderr
     written = (tmp_path / other / "gate.md").read_text()
     assert done.stdout == written

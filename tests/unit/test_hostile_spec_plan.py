@@ -147,7 +147,7 @@ def test_shipped_examples_are_far_below_the_spec_size_limit():
 
 
 def _calibrated(tmp_path: Path) -> dict[str, str]:
-    """A cache with an interleaved calibration of this host, so that --precision plans."""
+    """A cache with an interleaved calibration of this host, so that --margin plans."""
     (tmp_path / "cache").mkdir()
     entry = {
         "engine": "mariadb-10.11.5",
@@ -163,9 +163,9 @@ def _calibrated(tmp_path: Path) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("options", "calibrated", "message"),
     [
-        (["--precision", "0%"], True, "--precision 0%: expected a percentage above 0"),
-        (["--precision", "3%"], False, "--precision: this host has no calibration"),
-        (["--precision", "3%", "--measure", "speed"], True, "--measure"),
+        (["--margin", "0%"], True, "--margin 0%: expected a percentage above 0"),
+        (["--margin", "3%"], False, "--margin: this host has no calibration"),
+        (["--margin", "3%", "--measure", "speed"], True, "--measure"),
         (["--measure", "speed"], False, "--measure"),
     ],
 )

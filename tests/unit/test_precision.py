@@ -52,7 +52,7 @@ def paired_rounds(
 
 
 def sequential(a: PointSample, b: PointSample, margin: float, rounds: int) -> str:
-    """The rule as `run --precision` applies it: a look after every round from the third."""
+    """The rule as `run --margin` applies it: a look after every round from the third."""
     for k in range(MIN_ROUNDS, rounds + 1):
         _, verdict = decide(first_rounds(a, k), first_rounds(b, k), margin, paired=True)
         if verdict != UNKNOWN:
@@ -147,8 +147,8 @@ def test_the_host_check_advises_on_what_moves_numbers():
 
 @pytest.mark.parametrize("text", ["0", "-3%", "fast", "101%", "nan"])
 def test_a_bad_precision_is_one_line_naming_it(text: str) -> None:
-    with pytest.raises(OltplabError, match=r"--precision .*: expected a percentage"):
-        parse_percent(text, "--precision")
+    with pytest.raises(OltplabError, match=r"--margin .*: expected a percentage"):
+        parse_percent(text, "--margin")
 
 
 def test_budgets_read_as_times() -> None:
@@ -166,9 +166,9 @@ def test_plan_prints_rounds_and_time_from_this_hosts_calibration(tmp_path: Path)
     spec = tmp_path / "interleaved.toml"
     spec.write_text(quick.replace('order = "as-listed"', 'order = "interleaved"'))
     env = {**os.environ, "OLTPLAB_CACHE": str(tmp_path / "cache")}
-    bare = oltplab("plan", str(spec), "--precision", "3%", cwd=tmp_path, env=env)
+    bare = oltplab("plan", str(spec), "--margin", "3%", cwd=tmp_path, env=env)
     assert bare.returncode == 2
-    assert bare.stderr.strip().splitlines()[-1].startswith("error: --precision: this host has")
+    assert bare.stderr.strip().splitlines()[-1].startswith("error: --margin: this host has")
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "noise-floor.json").write_text(
         json.dumps(
@@ -184,7 +184,7 @@ def test_plan_prints_rounds_and_time_from_this_hosts_calibration(tmp_path: Path)
         )
     )
     found = oltplab(
-        "plan", str(spec), "--precision", "3%", "--measure", "cpu_us_per_txn",
+        "plan", str(spec), "--margin", "3%", "--measure", "cpu_us_per_txn",
         cwd=tmp_path, env=env,
     )  # fmt: skip
     assert found.returncode == 0, found.stderr
@@ -219,11 +219,11 @@ def test_a_kept_running_order_is_planned_with_a_calibration_of_its_own_rounds(
     }
     store = tmp_path / "cache" / "noise-floor.json"
     store.write_text(json.dumps({platform.node(): entry}))
-    refused = oltplab("plan", str(spec), "--precision", "3%", cwd=tmp_path, env=env)
+    refused = oltplab("plan", str(spec), "--margin", "3%", cwd=tmp_path, env=env)
     assert refused.returncode == 2
     assert f"`oltplab calibrate ENGINE --order {planned}`" in refused.stderr
     store.write_text(json.dumps({platform.node(): entry, f"{platform.node()}/{planned}": entry}))
-    found = oltplab("plan", str(spec), "--precision", "3%", cwd=tmp_path, env=env)
+    found = oltplab("plan", str(spec), "--margin", "3%", cwd=tmp_path, env=env)
     assert found.returncode == 0, found.stderr
     text = " ".join(found.stdout.split())
     assert re.search(rf"tps \(chosen\) │ ±8.00% │ {rounds_needed(8.0, 1.5)} │", text), text
@@ -267,7 +267,7 @@ def test_a_damaged_time_spent_is_refused_in_one_line(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
     (results / "search.json").write_text('{"spent_seconds": -5}\n')
-    done = oltplab("run", str(spec), "-r", str(results), "--precision", "3%", cwd=tmp_path)
+    done = oltplab("run", str(spec), "-r", str(results), "--margin", "3%", cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(f"error: {results / 'search.json'}: expected")

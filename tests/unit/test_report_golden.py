@@ -131,7 +131,7 @@ ro-local,8G,mysql,5.7.44,8.0.45,4,900.0,1000.0,-10.0,-10.0,-10.0,significant,30,
         ("rw-local", "8G", 4, 24.0),
         ("ro-local", "8G", 4, -10.0),
     ]
-    wider = json.loads(export("--table", "differences", "--format", "json", "--threshold", "20"))
+    wider = json.loads(export("--table", "differences", "--format", "json", "--margin", "20"))
     assert [d["diff_pct"] for d in wider] == [24.0]
     assert (
         export("--table", "flags")

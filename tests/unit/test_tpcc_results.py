@@ -1,6 +1,6 @@
 """A real TPC-C-like precision search, read back: MySQL 8.0.31 against MariaDB 10.11.5 (W =
 2, 1 and 4 threads, four sliced rounds of 20 s), its ledger, journal, run.json and raw
-outputs kept in tests/data/tpcc-precision.tar.xz (`oltplab run SPEC --precision 3%
+outputs kept in tests/data/tpcc-precision.tar.xz (`oltplab run SPEC --margin 3%
 --budget 20m` on the project's machine). NOPM is judged from the kind's own per-second
 series; a rebuilt ledger reads the kind's figures again from the raw outputs; the export
 gives one row per cell and transaction type."""

@@ -124,6 +124,7 @@ class Bisection:
     last_good: str | None = None
     first_changed: str | None = None
     verdict: str = ""
+    decided: bool = True  # False when the ends' interval straddles the margin
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -20,15 +20,16 @@ from oltplab.analysis.equivalence import TOST_CONFIDENCE
 from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Point
 from oltplab.analysis.reproduce import common_points
+from oltplab.base.errors import EXIT_REGRESSED, EXIT_UNDECIDED
 from oltplab.base.metrics import TPS, Measure
 
 
 class Outcome(IntEnum):
-    """The gate's verdict, as its exit code."""
+    """The gate's verdict, as its exit code (the same statuses as every command's)."""
 
     PASSED = 0
-    REGRESSED = 1
-    UNDECIDED = 2
+    REGRESSED = EXIT_REGRESSED
+    UNDECIDED = EXIT_UNDECIDED
 
 
 OUTCOME_WORDS = {

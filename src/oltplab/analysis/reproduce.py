@@ -11,7 +11,7 @@ from oltplab.analysis.dataset import load
 from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, Equivalence, equivalence
 from oltplab.analysis.estimate import PointSample
 from oltplab.analysis.points import Point, Points
-from oltplab.base.errors import OltplabError
+from oltplab.base.errors import EXIT_REGRESSED, EXIT_UNDECIDED, OltplabError
 from oltplab.base.metrics import TPS, Measure
 
 
@@ -30,6 +30,14 @@ class Reproduction:
         needed = [found.needed for _, found in self.points if found.needed]
         more = f"; about {max(needed)} repetitions would decide" if needed else ""
         return f"undecided: the interval is wider than the margin of {self.margin_pct:g}%{more}"
+
+    @property
+    def exit_status(self) -> int:
+        """0 reproduced, 1 not (a difference found), 5 undecided: as every verdict exits."""
+        verdicts = {found.verdict for _, found in self.points}
+        if verdicts == {EQUIVALENT}:
+            return 0
+        return EXIT_REGRESSED if DIFFERENT in verdicts else EXIT_UNDECIDED
 
 
 def common_points(

@@ -1,14 +1,18 @@
 """Errors that reach the user as one line, without a traceback, and the exit code each gives.
 
-Exit codes: 1 a cell failed, 2 bad input (a spec, an argument, a file given to read), 3 the
-environment (disk full, permissions, a damaged ledger, a results directory in use), 4 a
-bug in oltplab, 130 interrupted.
+Exit codes, the same for every command: 0 done, 1 a cell failed or a regression was found,
+2 bad input (a spec, an argument, a file given to read), 3 the environment (disk full,
+permissions, a damaged ledger, a results directory in use), 4 a bug in oltplab, 5 undecided
+(a verdict was asked, by `gate`, `reproduced` or `bisect`, and the intervals cannot give one
+yet), 130 interrupted.
 """
 
 EXIT_CELL_FAILED = 1
+EXIT_REGRESSED = 1
 EXIT_BAD_INPUT = 2
 EXIT_ENVIRONMENT = 3
 EXIT_INTERNAL = 4
+EXIT_UNDECIDED = 5
 EXIT_INTERRUPTED = 130
 
 

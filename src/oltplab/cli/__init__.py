@@ -25,6 +25,7 @@ from oltplab.cli import engines, replay, results, runs, shards, versions
 from oltplab.cli.app import DEBUG_ENV, Command, app, engines_app, errors
 from oltplab.cli.plugins import load_plugins
 from oltplab.cli.submit import submit_app
+from oltplab.cli.vocabulary import renamed
 from oltplab.store.files import os_problem
 
 # In the order `--help` lists them; a name only where the function's differs.
@@ -80,8 +81,11 @@ def main() -> None:
         _fail(blank, EXIT_BAD_INPUT)
     try:
         load_plugins()
+        arguments = renamed(
+            sys.argv[1:], lambda note: errors.print(note, highlight=False, soft_wrap=True)
+        )
         # Not standalone, so that a wrong argument is one line like every other error.
-        code = app(standalone_mode=False)
+        code = app(args=arguments, standalone_mode=False)
     except NoArgsIsHelpError as asked:
         asked.show()
         sys.exit(asked.exit_code)

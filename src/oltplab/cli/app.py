@@ -21,6 +21,7 @@ from oltplab.base.errors import (
     OltplabError,
 )
 from oltplab.cli.display import display_for, failed_table, status_table, tps_tables
+from oltplab.cli.vocabulary import margin_option
 from oltplab.measure.request import RunRequest
 from oltplab.store.ledger import Ledger
 
@@ -125,9 +126,7 @@ IncludeFlaggedOption = Annotated[
     bool,
     flag("--include-flagged", help="Let cells with validity flags count in the key findings."),
 ]
-ThresholdOption = Annotated[
-    float, typer.Option(min=0, max=1000, help="List differences beyond this many percent.")
-]
+DifferencesMarginOption = Annotated[str, margin_option("list differences beyond +-PCT.")]
 MeasureOption = Annotated[
     str,
     typer.Option(

@@ -12,8 +12,9 @@ import typer
 from rich.table import Table
 
 from oltplab.base.errors import OltplabError
-from oltplab.cli.app import WEEK_SECONDS, ThresholdOption, console
+from oltplab.cli.app import WEEK_SECONDS, DifferencesMarginOption, console, parse_percent
 from oltplab.cli.display import duration_text
+from oltplab.cli.vocabulary import MARGIN, RESOLUTION, resolution_option
 from oltplab.store.directory import REPLAY_CSV, REPLAY_JSON, SYSBENCH_OUTPUT, check_results
 from oltplab.store.files import write_whole
 from oltplab.store.outputs import check_replaceable
@@ -44,12 +45,8 @@ def replay(
     stop: Annotated[
         StopRuleName, typer.Option(help="The stopping rule to replay on the recorded seconds.")
     ] = StopRuleName.adaptive,
-    target: Annotated[
-        str,
-        typer.Option(
-            metavar="PCT",
-            help="Stop a cell once its steady mean's 95% interval is this narrow (e.g. 2%).",
-        ),
+    resolution: Annotated[
+        str, resolution_option("stop a cell once its steady mean's 95% interval is within +-PCT.")
     ] = "2%",
     min_seconds: Annotated[
         int,
@@ -75,7 +72,7 @@ def replay(
             "every cell (what trusting it without the horizon would change).",
         ),
     ] = HorizonName.learned,
-    threshold: ThresholdOption = 5.0,
+    margin: DifferencesMarginOption = "5%",
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Where replay.csv goes (default: FIRST_RESULTS)."),
@@ -83,19 +80,18 @@ def replay(
 ) -> None:
     """Where the adaptive stopping rule would have stopped each recorded cell, the machine
     time that would save, and which verdicts of the report (progression, differences beyond
-    the threshold, findings) the shorter cells would change, per workload class (scenario
+    the margin, findings) the shorter cells would change, per workload class (scenario
     and tier). Cells are judged on their engine-state signals where the results hold the
     engine probe's telemetry."""
     from oltplab.analysis.dataset import load
     from oltplab.analysis.model import AnalysisOptions
     from oltplab.analysis.replay import replay as replay_rule
     from oltplab.base.stopping import StopRule
-    from oltplab.cli.app import parse_percent
     from oltplab.importers.naming import is_warm_up
     from oltplab.report.export import to_csv
     from oltplab.sysbench.output import read_output
 
-    rule = StopRule(parse_percent(target, "--target"), min_seconds, max_seconds or 10**9)
+    rule = StopRule(parse_percent(resolution, RESOLUTION), min_seconds, max_seconds or 10**9)
     for given in results:
         check_results(given)
     folder = output or results[0]
@@ -110,7 +106,11 @@ def replay(
     warm_ups = [read_output(path).tps for path in outputs if path.is_file()]
     with console.status(f"replaying the {stop} rule on {len(dataset.cells)} cells"):
         found = replay_rule(
-            dataset, rule, AnalysisOptions([], threshold), warm_ups, horizon == HorizonName.learned
+            dataset,
+            rule,
+            AnalysisOptions([], parse_percent(margin, MARGIN)),
+            warm_ups,
+            horizon == HorizonName.learned,
         )
     if not found.cells:
         raise OltplabError(f"{results[0]}: no cell has per-second samples to replay")
@@ -146,10 +146,10 @@ def replay(
     else:
         console.print("No verdict changes beyond the rule's resolution.")
     if close:
-        resolution = rule.target_ci_pct * 2**0.5
+        apart = rule.target_ci_pct * 2**0.5
         console.print(
-            f"{close} more within +-{resolution:.1f}% of the line they crossed: closer than "
-            f"cells known to +-{rule.target_ci_pct:g}% tell apart (a narrower --target keeps "
+            f"{close} more within +-{apart:.1f}% of the line they crossed: closer than "
+            f"cells known to +-{rule.target_ci_pct:g}% tell apart (a finer --resolution keeps "
             "them).",
             highlight=False,
         )

@@ -15,15 +15,17 @@ from oltplab.base.errors import OltplabError
 from oltplab.cli.app import (
     BaselineOption,
     CutOption,
+    DifferencesMarginOption,
     IncludeFlaggedOption,
     ResultsOption,
-    ThresholdOption,
     console,
     errors,
     flag,
+    parse_percent,
     shown,
 )
 from oltplab.cli.display import failed_table, shards_table, status_table
+from oltplab.cli.vocabulary import MARGIN
 from oltplab.distribute.layout import is_distributed, shards_of
 from oltplab.distribute.progress import shard_rows
 from oltplab.store.directory import CHARTS, ResultsDir
@@ -148,12 +150,12 @@ def export(
             "differences, findings, flags, operations (per-transaction CPU, context "
             "switches, I/O and redo from the telemetry), changes (change points along "
             "each family's releases), precision (each comparison's verdict against the "
-            "run's --precision target) or costs (the version progression on the server's "
+            "run's --margin) or costs (the version progression on the server's "
             "CPU and context switches per transaction).",
         ),
     ] = ExportTable.summary,
     baseline: BaselineOption = None,
-    threshold: ThresholdOption = 5.0,
+    margin: DifferencesMarginOption = "5%",
     include_flagged: IncludeFlaggedOption = False,
     cut_seconds: CutOption = None,
     output: Annotated[
@@ -173,6 +175,7 @@ def export(
     from oltplab.analysis.model import AnalysisOptions, analyse
     from oltplab.report.export import salvaged_rows, table_rows, to_csv, to_json
 
+    differences_pct = parse_percent(margin, MARGIN)
     if output is not None:
         check_output_file(output)
     if format in TOOL_FORMATS:
@@ -192,7 +195,7 @@ def export(
         for problem in found.problems:
             errors.print(f"lost: {problem}", highlight=False, markup=False, soft_wrap=True)
     else:
-        options = AnalysisOptions(baseline or [], threshold, include_flagged=include_flagged)
+        options = AnalysisOptions(baseline or [], differences_pct, include_flagged=include_flagged)
         columns, rows = table_rows(table.value, analyse(load(results, cut_seconds), options))
     text = to_csv(rows, columns) if format is Format.csv else to_json(rows)
     if output is None:
@@ -353,7 +356,7 @@ def report(
         typer.Option("--output", "-o", help="Report folder (default: FIRST_RESULTS/report)."),
     ] = None,
     baseline: BaselineOption = None,
-    threshold: ThresholdOption = 5.0,
+    margin: DifferencesMarginOption = "5%",
     relative_to: Annotated[
         str | None, typer.Option(help="Engine that the relative chart normalises to (= 1.0).")
     ] = None,
@@ -370,6 +373,7 @@ def report(
     """Write report.md, report.html (self-contained, works offline) and charts/*.png."""
     from oltplab.report import build, charts
 
+    differences_pct = parse_percent(margin, MARGIN)
     folder = output or ResultsDir(results[0]).report
     # A results folder's own report folder is ours wherever it is; any other must be apart
     # from the results read, as the folder is replaced whole.
@@ -386,7 +390,12 @@ def report(
         dataset = load(results, cut_seconds)
         hosts = {run["host"]["hostname"] for run in dataset.runs if "host" in run}
         options = AnalysisOptions(
-            baseline or [], threshold, relative_to, compare or [], include_flagged, load_for(hosts)
+            baseline or [],
+            differences_pct,
+            relative_to,
+            compare or [],
+            include_flagged,
+            load_for(hosts),
         )
         with console.status("writing the report"):
             files = build(analyse(dataset, options), partial, painter)

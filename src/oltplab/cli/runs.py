@@ -8,7 +8,7 @@ import time
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -29,6 +29,7 @@ from oltplab.cli.app import (
     run_and_report,
 )
 from oltplab.cli.display import display_for, noise_table, reproduction_table, touches
+from oltplab.cli.vocabulary import MARGIN, margin_option, margin_pct
 from oltplab.measure.request import RunRequest
 from oltplab.plan.blocks import Shard
 from oltplab.plan.lengths import ONE_REPETITION
@@ -38,6 +39,9 @@ from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, differences, read_run_json
 from oltplab.store.scratch import WORK_DIR_ENV
 from oltplab.telemetry import registry
+
+if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
+    from oltplab.analysis.reproduce import Reproduction
 
 
 def run(
@@ -103,9 +107,9 @@ def run(
         flag(
             "--profile",
             help="Same as adding `perf` to --telemetry: the server profiled on-CPU in every "
-            "measured cell (perf record, cpu-clock), folded stacks beside each cell's output; "
-            "`oltplab report` draws them as flame graphs and `oltplab bisect --explain` "
-            "compares two releases' own time per function.",
+            "measured cell (perf record, cpu-clock), folded stacks beside each cell's output "
+            "(any flame graph tool reads them); `oltplab bisect --explain` compares two "
+            "releases' own time per function and draws their differential flame graph.",
         ),
     ] = False,
     snapshots: Annotated[
@@ -123,21 +127,20 @@ def run(
             "temporary storage). Keep it off network storage: the engine's I/O goes there.",
         ),
     ] = None,
-    precision: Annotated[
+    margin: Annotated[
         str | None,
-        typer.Option(
-            metavar="PCT",
-            help="Add interleaved, paired rounds until every comparison (each engine, tier "
-            "and workload against the first) is DIFFERENT or SAME within +-PCT (e.g. 3%), "
-            "judged on its 90% interval; undecided ones end UNKNOWN when --budget runs out. "
-            "Same as [protocol] target_ci_pct.",
+        margin_option(
+            "add paired rounds (sliced and isolated unless the spec names another order) "
+            "until every comparison (each engine, tier and workload against the first) is "
+            "DIFFERENT or SAME within +-PCT, judged on its 90% interval; undecided ones end "
+            "UNKNOWN when --budget runs out. Same as [protocol] target_ci_pct."
         ),
     ] = None,
     budget: Annotated[
         str | None,
         typer.Option(
             metavar="TIME",
-            help="With --precision: add no round that would end after this much time "
+            help="With --margin: add no round that would end after this much time "
             "(90s, 30m, 2h), counted while the search runs, over its resumes. Same as "
             "[protocol] budget_minutes.",
         ),
@@ -146,7 +149,7 @@ def run(
         str | None,
         typer.Option(
             metavar="NAME",
-            help="With --precision: what the comparisons are judged on: tps, cpu_us_per_txn "
+            help="With --margin: what the comparisons are judged on: tps, cpu_us_per_txn "
             "(the server's CPU per transaction), switches_per_txn, or nopm (New-Orders a "
             "minute, the default when every workload is TPC-C-like; else tps). Same as "
             "[protocol] precision_measure.",
@@ -168,7 +171,7 @@ def run(
     Cells already done are skipped and the cell a killed run had in flight runs again.
     Exits 1 when any cell failed (the final table lists them with their reasons).
     """
-    parsed = with_precision(load_spec(spec), precision, budget, measure)
+    parsed = with_precision(load_spec(spec), margin, budget, measure)
     protocol = parsed.protocol
     if protocol.stop == "adaptive" and protocol.repetitions == 1 and until_cv is None:
         errors.print(f"note: {ONE_REPETITION}", highlight=False, markup=False)
@@ -212,12 +215,10 @@ def rerun(
         flag("--yes", "-y", help="Start without asking (what it touches is still shown)."),
     ] = False,
     margin: Annotated[
-        float | None,
-        typer.Option(
-            min=0.1,
-            max=99,
-            help="Percent within which the repeat counts as the original's (two one-sided "
-            "tests on the 90% interval); default: margin_pct of the spec's compare section, 5.",
+        str | None,
+        margin_option(
+            "the repeat counts as the original's within +-PCT (two one-sided tests on the "
+            "90% interval); default: margin_pct of the spec's compare section, 5."
         ),
     ] = None,
 ) -> None:
@@ -267,7 +268,7 @@ def rerun(
     for difference in repeat.data["differences"]:
         errors.print(f"[yellow]differs from the original run:[/yellow] {difference}")
     if not outcome.interrupted:
-        _judge_repeat(original, results, margin or spec.compare.margin_pct, repeat)
+        _judge_repeat(original, results, margin_pct(margin, spec.compare.margin_pct), repeat)
     report_outcome(results, outcome)
 
 
@@ -277,7 +278,7 @@ def _judge_repeat(
     margin: float,
     record: RunRecord | None,
     measure: Measure = TPS,
-) -> None:
+) -> Reproduction:
     from oltplab.analysis.reproduce import reproduction
 
     found = reproduction(original, repeat, margin, measure)
@@ -293,6 +294,7 @@ def _judge_repeat(
             ],
         }
         record.save()
+    return found
 
 
 def reproduced(
@@ -302,16 +304,16 @@ def reproduced(
     repeat: Annotated[
         Path, typer.Argument(metavar="REPEAT", help="The results directory measured again.")
     ],
-    margin: Annotated[
-        float, typer.Option(min=0.1, max=99, help="Percent within which they count as the same.")
-    ] = 5.0,
+    margin: Annotated[str, margin_option("they count as the same within +-PCT.")] = "5%",
     measure: MeasureOption = "tps",
 ) -> None:
     """Whether REPEAT reproduces ORIGINAL within +-MARGIN% at every point both measured:
     `reproduced within 5%`, `not reproduced`, or `undecided` (with the repetitions that
-    would decide), always with each point's interval."""
-    _judge_repeat(original, repeat, margin, None, measure_of(measure))
+    would decide), always with each point's interval. Exits 0 when reproduced, 1 when not,
+    5 when undecided."""
+    found = _judge_repeat(original, repeat, margin_pct(margin, 5.0), None, measure_of(measure))
     console.print(f"Next: oltplab report {original} {repeat} -o DIR (the two side by side)")
+    raise typer.Exit(found.exit_status)
 
 
 def demo(
@@ -353,7 +355,7 @@ def calibrate(
             help="How A and B take turns: interleaved (a restart and warm-up per cell), "
             "alternating (both kept running, cells back to back) or sliced (both kept "
             "running, each round's cells at once in short time slots; these two isolated, as "
-            "--precision searches are); a spec is planned "
+            "--margin searches are); a spec is planned "
             "with the calibration of its order."
         ),
     ] = Order.INTERLEAVED,
@@ -399,19 +401,17 @@ def calibrate(
     spreads = ", ".join(f"{k} {v:.1f}%" for k, v in floor.round_spread_pct.items())
     console.print(
         f"round-to-round spread of A against B: {spreads}; about {overhead:.0f} s a session "
-        "beyond its warm-up and cells (stored for `oltplab plan --precision`)",
+        "beyond its warm-up and cells (stored for `oltplab plan --margin`)",
         highlight=False,
     )
-    console.print("Next: oltplab plan SPEC --precision 3% (rounds and hours on this host)")
+    console.print("Next: oltplab plan SPEC --margin 3% (rounds and hours on this host)")
 
 
-def with_precision(
-    spec: Spec, precision: str | None, budget: str | None, measure: str | None
-) -> Spec:
-    """The spec with the command line's precision target, budget and measure."""
+def with_precision(spec: Spec, margin: str | None, budget: str | None, measure: str | None) -> Spec:
+    """The spec with the command line's precision search: its margin, budget and measure."""
     changes: dict[str, object] = {}
-    if precision is not None:
-        changes["target_ci_pct"] = parse_percent(precision, "--precision")
+    if margin is not None:
+        changes["target_ci_pct"] = parse_percent(margin, MARGIN)
     if budget is not None:
         changes["budget_minutes"] = max(1, round(parse_duration(budget, "--budget") / 60))
     if measure is not None:
@@ -421,6 +421,6 @@ def with_precision(
     if not changes:
         return spec
     if spec.protocol.target_ci_pct is None and "target_ci_pct" not in changes:
-        raise OltplabError("--budget and --measure need --precision PCT (or target_ci_pct)")
+        raise OltplabError("--budget and --measure need --margin PCT (or target_ci_pct)")
     protocol = spec.protocol.model_copy(update=changes)
     return spec.model_copy(update={"protocol": protocol})

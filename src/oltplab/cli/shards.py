@@ -14,6 +14,7 @@ from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import Measure
 from oltplab.cli.app import MeasureOption, console, errors, measure_of, parse_percent
 from oltplab.cli.display import duration_text
+from oltplab.cli.vocabulary import MARGIN, margin_option
 from oltplab.distribute.layout import is_distributed, read_distributed, shards_of
 from oltplab.distribute.merge import merge as merge_shards
 from oltplab.distribute.schedulers import scheduler_named
@@ -48,12 +49,11 @@ def plan(
             "placement,tier,workload,threads."
         ),
     ] = None,
-    precision: Annotated[
+    margin: Annotated[
         str | None,
-        typer.Option(
-            metavar="PCT",
-            help="Also print the paired rounds and the machine time this host needs for every "
-            "comparison to be decided against +-PCT, from its calibration (oltplab calibrate).",
+        margin_option(
+            "also print the paired rounds and the machine time this host needs for every "
+            "comparison to be decided against +-PCT, from its calibration (oltplab calibrate)."
         ),
     ] = None,
     measure: MeasureOption = "tps",
@@ -92,7 +92,7 @@ def plan(
     """
     spec = load_spec(spec_path)
     # Every option is checked before anything is printed: an error is then the only line.
-    margin = parse_percent(precision, "--precision") if precision is not None else None
+    margin_pct = parse_percent(margin, MARGIN) if margin is not None else None
     chosen = measure_of(measure)
     given: list[str] = []
     revised: dict[str, dict[str, object]] = {"distribute": {}, "protocol": {}}
@@ -125,7 +125,7 @@ def plan(
         spec = expected_spec(spec, lengths)
     elif replayed is not None:
         raise OltplabError("--from RESULTS: only adaptive cells use it; add --stop adaptive")
-    rounds = _plan_precision(spec, margin, chosen) if margin is not None else None
+    rounds = _plan_precision(spec, margin_pct, chosen) if margin_pct is not None else None
     found = blocks(spec)
     dealt = assign(found, shards)
     cut = "/".join(spec.distribute.block) or "nothing"
@@ -271,7 +271,7 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> tuple[Table, 
     if calibration is None:
         option = "" if order == "interleaved" else f" --order {order}"
         raise OltplabError(
-            f"--precision: this host has no calibration of {order} rounds to plan with; run "
+            f"--margin: this host has no calibration of {order} rounds to plan with; run "
             f"`oltplab calibrate ENGINE{option}` first (a few minutes), then plan again"
         )
 
@@ -308,6 +308,6 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> tuple[Table, 
         f"One round: {sessions} session(s), {duration_text(round_seconds)} ({what}, as "
         f"calibrated with {calibration.cell_seconds} s cells). With that many rounds no "
         f"difference ends SAME and one of ±{2 * margin:g}% ends DIFFERENT, each nine times in "
-        f"ten or more; `oltplab run SPEC --precision {margin:g}%` stops as soon as each "
+        f"ten or more; `oltplab run SPEC --margin {margin:g}%` stops as soon as each "
         "comparison is decided."
     )

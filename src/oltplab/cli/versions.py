@@ -10,7 +10,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of
+from oltplab.base.errors import EXIT_UNDECIDED, OltplabError
+from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of, parse_percent
+from oltplab.cli.vocabulary import (
+    MARGIN,
+    RESOLUTION,
+    margin_option,
+    resolution_option,
+)
+from oltplab.cli.vocabulary import margin_pct as given_margin
 from oltplab.store.directory import BISECT_MD, FLAMEGRAPH, GATE_MD, GATE_XML, STEPS, ResultsDir
 from oltplab.store.ledger import Ledger
 
@@ -91,13 +99,11 @@ def bisect(
         str | None,
         typer.Option(help='The cell to follow: "[SCENARIO] TIER WORKLOAD <N>t".'),
     ] = None,
-    threshold: Annotated[
-        float | None,
-        typer.Option(
-            min=0.1,
-            max=99,
-            help="Percent: a release within +-threshold of the other is the same; default: "
-            "margin_pct of the spec's compare section, 5.",
+    margin: Annotated[
+        str | None,
+        margin_option(
+            "a release within +-PCT of the other is the same; default: margin_pct of the "
+            "spec's compare section, 5."
         ),
     ] = None,
     results: Annotated[
@@ -117,7 +123,8 @@ def bisect(
     """Which release first changed a cell: the releases between --good and --bad bisected,
     each step measured paired and interleaved until its interval decides; then what differs
     between the last good and the first changed release (settings, per-transaction costs, an
-    on-CPU profile drawn as a differential flame graph)."""
+    on-CPU profile drawn as a differential flame graph). Exits 5 when the two ends cannot
+    be told apart nor called the same within its repetitions."""
     from oltplab.cli.display import display_for
     from oltplab.experiments.bisect import DEFAULT_SPEC, Bisector, explain_change, releases_between
     from oltplab.report.explained import bisect_markdown
@@ -135,12 +142,12 @@ def bisect(
 
     chosen = CellChoice.parse(cell, spec)
     folder = results or Path("runs") / f"bisect-{good}-{bad}"
-    margin = threshold or spec.compare.margin_pct
+    margin_pct = given_margin(margin, spec.compare.margin_pct)
     bisector = Bisector(
         spec,
         releases,
         chosen,
-        margin,
+        margin_pct,
         folder.resolve(),
         display_for(console),
         max_repetitions,
@@ -163,6 +170,8 @@ def bisect(
         f"{report}" + (f"\n{flamegraph}" if flamegraph else ""), highlight=False, soft_wrap=True
     )
     console.print(f"Next: read {report}; every step's results are in {folder / STEPS}")
+    if not found.decided:
+        raise typer.Exit(EXIT_UNDECIDED)
 
 
 def capacity(
@@ -176,10 +185,9 @@ def capacity(
     start: Annotated[
         int, typer.Option(min=1, max=10_000_000, help="The first rate offered (tps).")
     ] = 100,
-    precision: Annotated[
-        float,
-        typer.Option(min=0.5, max=50, help="Percent: bisect until the bracket is this narrow."),
-    ] = 5.0,
+    resolution: Annotated[
+        str, resolution_option("bisect until the bracket is within PCT (0.5% to 50%).")
+    ] = "5%",
     max_repetitions: Annotated[
         int,
         typer.Option(min=1, max=100, help="Runs at one rate at most before its point decides."),
@@ -194,10 +202,13 @@ def capacity(
     from oltplab.spec import load_spec
 
     objective = Objective.parse(slo)
+    bracket_pct = parse_percent(resolution, RESOLUTION)
+    if not 0.5 <= bracket_pct <= 50:
+        raise OltplabError(f"{RESOLUTION} {resolution}: expected 0.5% to 50%, e.g. 5%")
     spec = load_spec(spec_path)
     found = capacities(
         spec, objective, results.resolve(), display_for(console), start=start,
-        precision=precision / 100, max_repetitions=max_repetitions,
+        precision=bracket_pct / 100, max_repetitions=max_repetitions,
     )  # fmt: skip
     table = Table(title=f"Capacity at {objective}")
     for column in ("engine", "tier", "sustains", "closed-loop peak", "of the peak"):
@@ -229,12 +240,8 @@ def gate(
     candidate: Annotated[
         Path, typer.Argument(metavar="CANDIDATE", help="The results directory to judge.")
     ],
-    max_regression: Annotated[
-        str,
-        typer.Option(
-            metavar="PCT",
-            help="The largest regression allowed, e.g. 3% (TPS lower, a cost higher).",
-        ),
+    margin: Annotated[
+        str, margin_option("the largest regression allowed (TPS lower, a cost higher).")
     ] = "3%",
     measure: MeasureOption = "tps",
     output: Annotated[
@@ -244,13 +251,12 @@ def gate(
         ),
     ] = None,
 ) -> None:
-    """A regression gate for CI: exit 0 when no point regressed beyond --max-regression,
-    1 when one did (named), 2 when the intervals cannot tell (an input that cannot be
-    judged also exits 2, with an error line). Prints a Markdown summary (append it to
+    """A regression gate for CI: exit 0 when no point regressed beyond --margin, 1 when one
+    did (named), 5 when the intervals cannot tell (undecided), 2 for an input that cannot be
+    judged (with an error line). Prints a Markdown summary (append it to
     $GITHUB_STEP_SUMMARY) and writes JUnit XML, one test case per point."""
     from oltplab.analysis.gate import OUTCOME_WORDS, Outcome, junit_xml
     from oltplab.analysis.gate import gate as judge_gate
-    from oltplab.cli.app import errors, parse_percent
     from oltplab.report.gate_summary import markdown
     from oltplab.store.directory import check_results
     from oltplab.store.files import check_output_file, write_atomic
@@ -260,7 +266,7 @@ def gate(
     folder = output or candidate
     for name in (GATE_MD, GATE_XML):
         check_output_file(folder / name)
-    found = judge_gate(baseline, candidate, parse_percent(max_regression, "--max-regression"),
+    found = judge_gate(baseline, candidate, parse_percent(margin, MARGIN),
                        measure_of(measure))  # fmt: skip
     summary = markdown(found, baseline, candidate)
     write_atomic(folder / GATE_MD, summary)

@@ -191,6 +191,7 @@ class Bisector:
                 if ends.judged.verdict == EQUIVALENT
                 else f"undecided from {names[0]} to {names[-1]}: {ends.judged.describe()}"
             )
+            found.decided = ends.judged.verdict == EQUIVALENT
             return self._saved()
         bad_against_good = ends.judged.comparison.diff_pct
         good_against_bad = counterpart_pct(bad_against_good)

@@ -50,7 +50,7 @@ def calibration_spec(
         "[protocol]\nwarmup_ro_seconds = 5\nwarmup_rw_seconds = 5\nwarmup_threads = 2\n"
         f"measure_seconds = {seconds}\nthreads = {threads}\nrepetitions = {repetitions}\n"
         f'order = "{order}"\n'
-        # Alternating and sliced calibrations plan --precision searches, which are isolated
+        # Alternating and sliced calibrations plan --margin searches, which are isolated
         # unless a spec says otherwise; the interleaved one is the noise floor of plain runs.
         f"isolation = {'false' if order == 'interleaved' else 'true'}\n"
     )
@@ -61,7 +61,7 @@ class NoiseFloor:
     engine: str
     comparisons: dict[tuple[str, int], Comparison]
     # Per measure: how much the A/B log ratio spreads from round to round, in percent (the
-    # widest over the points calibrated): what `plan --precision` plans with.
+    # widest over the points calibrated): what `plan --margin` plans with.
     round_spread_pct: dict[str, float] = field(default_factory=dict)
 
     @property

@@ -152,7 +152,7 @@ def _spent_before(path: Path) -> float:
     spent = said.get("spent_seconds") if isinstance(said, dict) else None
     if isinstance(spent, bool) or not isinstance(spent, int | float) or not 0 <= spent < 1e9:
         raise OltplabError(
-            f'{path}: expected {{"spent_seconds": N}}, the seconds an unfinished --precision '
+            f'{path}: expected {{"spent_seconds": N}}, the seconds an unfinished --margin '
             "search spent; remove the file to start its budget afresh"
         )
     return float(spent)

@@ -33,7 +33,7 @@ def _answers(analysis: Analysis) -> list[str]:
     target = analysis.target
     if target is None:
         return [
-            "This run set no precision target (`oltplab run --precision 3%` adds paired "
+            "This run set no precision target (`oltplab run --margin 3%` adds paired "
             "rounds until every comparison is decided).",
             "",
         ]

@@ -5,7 +5,7 @@ out), and the patterns that read oltplab's own names back (importers/naming.py).
 
     <results>/
       ledger.sqlite, journal.jsonl, run.json, .oltplab.lock, oltplab.log, pt-summary.txt
-      search.json                    time an unfinished --precision search has spent
+      search.json                    time an unfinished --margin search has spent
       benchmark_logs*/<engine>/...   raw files of the cells (scenario_dir, engine_dir, cell_stem)
       .work/                         scratch (store/scratch.py says where it goes instead):
                                      an engine's working files, named by its family's

@@ -176,10 +176,11 @@ def sha256_file(path: Path) -> str:
 
 
 def check_output_file(path: Path) -> None:
-    """An --output file oltplab may write: not a folder, in a folder that exists."""
+    """An --output file oltplab may write: not a folder, and its folder made if missing, as
+    every command's -o makes the folders it names."""
     if path.is_dir():
         raise OltplabError(f"--output {path}: is a folder; give a file name")
-    if not path.parent.is_dir():
-        raise OltplabError(
-            f"--output {path}: the folder {path.parent} does not exist; create it first"
-        )
+    standing = next((place for place in path.parents if place.exists()), None)
+    if standing is not None and not standing.is_dir():
+        raise OltplabError(f"--output {path}: {standing} is a file; give a path in a folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
