@@ -4,10 +4,12 @@
 figures are *equivalent* within +-margin when the 90% interval of their difference lies
 inside (-margin, +margin) (TOST at the 5% level); they *differ* when it lies wholly outside
 it; otherwise the measurement is *undecided*, and the interval's width says about how many
-repetitions would decide: enough for its half-width to fall under half the margin,
-assuming it narrows as one over the square root of their number. That depends on the
-spread alone, not on where the point happens to lie, so it grows as the margin narrows
-and stays put as rounds accumulate at the same spread.
+repetitions would decide: enough for its half-width to fall under half the margin. The
+spread is taken from the interval with its own t quantile, and the half-width at a larger
+count uses that count's: with 3 repetitions, t(2) alone widens an interval 1.8 times over
+its large-sample width, which a count scaled by width squared would take for spread. That
+depends on the spread alone, not on where the point happens to lie, so it grows as the
+margin narrows and stays put as rounds accumulate at the same spread.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from oltplab.analysis.estimate import Comparison, PointSample, compare
+from oltplab.analysis.estimate import Comparison, PointSample, compare, t_quantile
 
 TOST_CONFIDENCE = 0.90
 EQUIVALENT = "equivalent"
@@ -62,9 +64,30 @@ def _needed(comparison: Comparison, margin_pct: float) -> int | None:
     assert comparison.low_pct is not None and comparison.high_pct is not None
     half = (comparison.high_pct - comparison.low_pct) / 2
     target = margin_pct / 2
-    if not comparison.over_repetitions or half <= target:
+    n = comparison.n
+    if not comparison.over_repetitions or half <= target or n < 2:
         return None
-    return max(comparison.n + 1, math.ceil(comparison.n * (half / target) ** 2))
+    # Degrees of freedom at a count: paired rounds give one difference each; independent
+    # sides two means each (Welch's, at equal spreads), as compare() reckoned them.
+    paired = "paired" in comparison.estimate.method
+
+    def df(count: int) -> int:
+        return count - 1 if paired else 2 * (count - 1)
+
+    # The spread of one repetition: the half-width without its t quantile and its count.
+    spread = half / t_quantile(TOST_CONFIDENCE, df(n)) * math.sqrt(n)
+
+    def narrow_enough(count: int) -> bool:
+        return t_quantile(TOST_CONFIDENCE, df(count)) * spread / math.sqrt(count) <= target
+
+    high = n + 1
+    while not narrow_enough(high):
+        high *= 2
+    low = high // 2 if high > n + 1 else n + 1  # narrow_enough(high) holds; low may not
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if narrow_enough(middle) else (middle + 1, high)
+    return high
 
 
 def equivalence(

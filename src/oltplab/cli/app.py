@@ -169,6 +169,16 @@ def report_outcome(results: Path, outcome: Outcome) -> None:
         raise typer.Exit(EXIT_CELL_FAILED)
 
 
+def report_hint(results: list[Path]) -> str:
+    """The report that shows these results: each directory once (`gate A A` is one run),
+    side by side in a folder of its own when there are several."""
+    unique = list({path.resolve(): path for path in results}.values())
+    named = " ".join(shown(path) for path in unique)
+    if len(unique) == 1:
+        return f"oltplab report {named}"
+    return f"oltplab report {named} -o DIR (the {len(unique)} side by side)"
+
+
 def run_and_report(request: RunRequest) -> None:
     """The matrix, or one shard of it between its canaries, then its tables."""
     display = display_for(console)

@@ -58,8 +58,12 @@ def status(
         else:
             rows += [_row_of(shard) for shard in shards_of(path)]
     console.print(shards_table(rows))
-    named = " ".join(str(p) for p in results)
-    console.print(f"Next: oltplab report {named} (or oltplab merge ... -o DIR)", highlight=False)
+    named = " ".join(shown(p) for p in results)
+    console.print(
+        f"Next: oltplab report {named} (or oltplab merge {named} -o DIR)",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _status_of(results: Path) -> None:

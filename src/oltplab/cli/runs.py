@@ -25,6 +25,7 @@ from oltplab.cli.app import (
     measure_of,
     parse_duration,
     parse_percent,
+    report_hint,
     report_outcome,
     run_and_report,
 )
@@ -312,7 +313,7 @@ def reproduced(
     would decide), always with each point's interval. Exits 0 when reproduced, 1 when not,
     5 when undecided."""
     found = _judge_repeat(original, repeat, margin_pct(margin, 5.0), None, measure_of(measure))
-    console.print(f"Next: oltplab report {original} {repeat} -o DIR (the two side by side)")
+    console.print(f"Next: {report_hint([original, repeat])}", highlight=False, soft_wrap=True)
     raise typer.Exit(found.exit_status)
 
 

@@ -183,11 +183,20 @@ def plan(
         )
     for said in rounds or ():
         console.print(said, highlight=False)
+    if shards == 1:
+        console.print(
+            f"Next: oltplab run {spec_path} --results DIR (on this machine; --shards N plans "
+            "the matrix over N machines)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
     console.print(
         f"Next: oltplab submit slurm {spec_path} --shards {shards} --results DIR "
-        f"(or oltplab run {spec_path} --shard K/{shards} --results DIR --snapshots SHARED "
-        "on each machine)",
+        f"(or, on each machine, oltplab run {spec_path} --shard K/{shards} --results DIR "
+        "--snapshots SHARED)",
         highlight=False,
+        soft_wrap=True,
     )
 
 

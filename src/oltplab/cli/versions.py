@@ -11,7 +11,15 @@ import typer
 from rich.table import Table
 
 from oltplab.base.errors import EXIT_UNDECIDED, OltplabError
-from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of, parse_percent
+from oltplab.cli.app import (
+    MeasureOption,
+    console,
+    errors,
+    flag,
+    measure_of,
+    parse_percent,
+    report_hint,
+)
 from oltplab.cli.vocabulary import (
     MARGIN,
     RESOLUTION,
@@ -64,9 +72,7 @@ def history(
                 with_interval(c.size),
             )  # fmt: skip
         console.print(table)
-    console.print(
-        f"Next: oltplab report {' '.join(str(p) for p in ordered)} -o DIR", highlight=False
-    )
+    console.print(f"Next: {report_hint(ordered)}", highlight=False, soft_wrap=True)
 
 
 def _spec_digests(results: list[Path]) -> dict[Path, str]:
@@ -277,8 +283,8 @@ def gate(
     said = f"gate: {OUTCOME_WORDS[found.outcome]}" + (f" ({regressed})" if regressed else "")
     errors.print(said, highlight=False, markup=False, soft_wrap=True)
     errors.print(
-        f"Summary: {folder / GATE_MD}; JUnit XML: {folder / GATE_XML}. Next: oltplab report "
-        f"{baseline} {candidate} -o DIR (the two side by side)",
+        f"Summary: {folder / GATE_MD}; JUnit XML: {folder / GATE_XML}. Next: "
+        f"{report_hint([baseline, candidate])}",
         highlight=False,
         markup=False,
         soft_wrap=True,
