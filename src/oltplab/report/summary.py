@@ -59,8 +59,9 @@ def _headlines(analysis: Analysis) -> list[str]:
                 found.append((pair.scenario, pair.tier, most, other, by_threads[most]))
     if not found:
         return []
-    subject = analysis.subject
-    out = [f"Steady throughput of {subject} against each other engine, 95% intervals:", ""]
+    chosen = analysis.compared_with
+    against = ", ".join(chosen) if chosen else "each other engine"
+    out = [f"Steady throughput of {analysis.subject} against {against}, 95% intervals:", ""]
     for scenario, tier, threads, other, versus in found[:HEADLINES]:
         interval = with_interval(versus)
         verdict = "" if versus.low_pct is None else f", {versus.verdict}"
