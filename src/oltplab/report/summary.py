@@ -41,7 +41,7 @@ def _cells(analysis: Analysis) -> str:
     flagged = sum(bool(c.flags) for c in done)
     text = f"Cells: {len(done)} measured, {failed} failed, {flagged} flagged"
     if others:
-        text += f", {others} not measured yet"
+        text += f", {others} not measured (pending, running or without a result)"
     if analysis.left_out:
         text += f" ({len(analysis.left_out)} left out of the key findings as in doubt)"
     return text + ("; see Flagged and failed cells." if failed or flagged else ".")
