@@ -118,7 +118,9 @@ def test_names_from_files_stay_text(page_url, browser_page):
     page.wait_for_selector("#chart .main-svg")
     label = f"mysql-8.0.45@{HOSTILE}"
     assert page.locator("#engines label", has_text=label).count() == 1
-    assert page.locator("img").count() == 0
+    # The only images are the sections' charts, files beside the page.
+    sources = page.eval_on_selector_all("img", "found => found.map(i => i.getAttribute('src'))")
+    assert sources and all(s.startswith("charts/") and s.endswith(".png") for s in sources)
     legend = page.locator("#chart .legendtext").all_text_contents()
     assert f"{label} 8G" in legend
     assert errors == []
@@ -173,4 +175,33 @@ def test_one_thread_count_is_drawn_with_the_engines_along_the_x_axis(tmp_path, b
     assert drawn[0]["name"] == "2G 1t" and drawn[0]["y"] == [302.0, 322.0, 312.0], drawn
     axis = page.evaluate("document.getElementById('chart').layout.xaxis.title.text")
     assert axis == "engine (1 thread)"
+    assert errors == []
+
+
+def test_a_wild_interval_is_cut_at_the_edge_and_the_points_keep_the_axis(tmp_path, browser_page):
+    """Points at 500-2,000 TPS and three repetitions of one cell far apart: its interval
+    reaches past 200,000, and the axis still ends near 4,000, a triangle at the cut."""
+    from tests.synthetic import sysbench_text
+
+    for version, by_threads in (("8.0.45", (500, 1900)), ("8.4.3", (550, None))):
+        folder = tmp_path / "tree" / "benchmark_logs" / "mysql" / version
+        folder.mkdir(parents=True)
+        for threads, level in zip((1, 8), by_threads, strict=True):
+            for rep, wild in zip((1, 2, 3), (200, 200, 5600), strict=True):
+                tps = level or wild
+                text = sysbench_text([tps + (s % 3) for s in range(30)], threads)
+                (folder / f"Tier8G_RW_{threads}th_run{rep}.sysbench.txt").write_text(text)
+    ledger = Ledger.open(tmp_path / "res")
+    import_tree(scan_tree(tmp_path / "tree"), ledger)
+    ledger.close()
+    built = build(analyse(load([tmp_path / "res"]), AnalysisOptions()), tmp_path / "report")
+    page, errors = browser_page
+    page.goto(built.html.as_uri())
+    page.wait_for_selector("#chart .main-svg")
+    top = page.evaluate("document.getElementById('chart').layout.yaxis.range[1]")
+    assert 3000 < top < 5000, top
+    marks = page.evaluate(
+        "document.getElementById('chart').data.filter(t => t.name === 'interval beyond the chart')"
+    )
+    assert len(marks) == 1 and marks[0]["x"] == [8] and "goes on to" in marks[0]["text"][0]
     assert errors == []

@@ -33,7 +33,8 @@ def build(analysis: Analysis, out: Path, painter: Painter | None = None) -> Repo
         drawer = painter or stack.enter_context(charts.painter())
         drawer.draw(planned)
         md, page = out / REPORT_MD, out / REPORT_HTML
-        write_atomic(md, markdown.render(analysis, [c.path.relative_to(out) for c in planned]))
-        write_atomic(page, html.render(analysis))
+        document = markdown.document(analysis, [c.path.relative_to(out) for c in planned])
+        write_atomic(md, markdown.text(document))
+        write_atomic(page, html.render(analysis, document))
         drawn = drawer.finish()
     return ReportFiles(md, page, drawn)

@@ -26,6 +26,7 @@ from oltplab.analysis.model import Analysis
 from oltplab.analysis.tables import Ratio
 from oltplab.analysis.telemetry import Timeline
 from oltplab.base.processes import die_with
+from oltplab.report.bars import kept
 from oltplab.store.directory import chart_file, safe_name
 from oltplab.store.files import write_atomic_bytes
 
@@ -377,20 +378,39 @@ def _tps(figure: Figure, chart: Chart) -> None:
     _legend(figure, axis, chart.legend)
 
 
+def _error_bars(
+    axis: Axes,
+    lines: list[tuple[Sequence[float], Sequence[tuple[float, ...]], str]],
+    from_zero: bool = True,
+) -> None:
+    """Lines of (x, (point, distance down, distance up), colour) with their error bars kept
+    on the points of all of them: an interval beyond is cut at the edge, a triangle there."""
+    drawn = iter(kept([(b[0], b[1], b[2]) for _, found, _ in lines for b in found], from_zero))
+    cut = False
+    for xs, found, colour in lines:
+        mine = [next(drawn) for _ in found]
+        axis.errorbar(xs, [b.point for b in mine], yerr=[[b.down for b in mine],
+                      [b.up for b in mine]], marker="o", capsize=3, color=colour)  # fmt: skip
+        for x, bar in zip(xs, mine, strict=True):
+            if bar.cut_high:
+                axis.plot([x], [bar.point + bar.up], marker="^", markersize=9, color=colour)
+            if bar.cut_low:
+                axis.plot([x], [bar.point - bar.down], marker="v", markersize=9, color=colour)
+            cut = cut or bar.cut_high or bar.cut_low
+    if cut:
+        axis.text(0.99, 0.01, "▲▼ interval goes on beyond the chart", transform=axis.transAxes,
+                  ha="right", va="bottom", fontsize="x-small", color="#444")  # fmt: skip
+
+
 def _relative(figure: Figure, chart: Chart) -> None:
     """Steady ratios to the baseline engine with their 95% intervals as error bars."""
     threads, baseline, bars = chart.data
     axis = figure.subplots()
-    for engine, colour in chart.legend:
-        points = bars[engine]
-        axis.errorbar(
-            [p[0] for p in points],
-            [p[1] for p in points],
-            yerr=[[p[2] for p in points], [p[3] for p in points]],
-            marker="o",
-            capsize=3,
-            color=colour,
-        )
+    _error_bars(
+        axis,
+        [([p[0] for p in bars[e]], [p[1:] for p in bars[e]], colour) for e, colour in chart.legend],
+        from_zero=False,
+    )
     axis.axhline(1.0, color="grey", linewidth=0.8)
     _threads_axis(axis, threads)
     axis.set_ylabel(f"steady TPS / {baseline}")
@@ -475,9 +495,8 @@ def _releases(figure: Figure, chart: Chart) -> None:
     releases, lines = chart.data
     axis = figure.add_subplot()
     colours = dict(chart.legend)
-    for name, (xs, bars, changed) in lines.items():
-        axis.errorbar(xs, [b[0] for b in bars], yerr=[[b[1] for b in bars], [b[2] for b in bars]],
-                      marker="o", capsize=3, color=colours[name])  # fmt: skip
+    _error_bars(axis, [(xs, bars, colours[name]) for name, (xs, bars, _) in lines.items()])
+    for name, (_, _, changed) in lines.items():
         for x in changed:
             axis.axvline(x - 0.5, color=colours[name], linestyle="--", linewidth=1)
     axis.set_xticks(range(len(releases)), releases, rotation=30, ha="right", fontsize=8)

@@ -1,4 +1,6 @@
-"""One self-contained HTML page over precomputed data: Plotly inlined, no network needed."""
+"""One HTML page over precomputed data, Plotly inlined, no network needed: the summary and
+every section of report.md, rendered from the same Markdown lines, around interactive
+charts drawn from the analysis. The PNG charts it shows are the files beside it."""
 
 from __future__ import annotations
 
@@ -9,12 +11,15 @@ from typing import Any
 
 import jinja2
 import numpy as np
+from markdown_it import MarkdownIt
 
 from oltplab.analysis.changes import no_change_sentences
 from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Value, dbms
 from oltplab.base.metrics import latency_metric
+from oltplab.report import markdown
+from oltplab.report.bars import REACH
 from oltplab.report.format import CROSS_FAMILY, scenario_title, with_interval
 
 
@@ -92,6 +97,7 @@ def page_data(analysis: Analysis) -> dict[str, Any]:
         "percentiles": dataset.percentiles,
         "engines": dataset.engine_names(),
         "baseline": analysis.relative_engine,
+        "reach": REACH,
         "points": records,
         "series": {k: packed(dataset.series[k]) for k in sorted(series_keys)},
         "curves": [
@@ -185,7 +191,13 @@ def embed_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render(analysis: Analysis) -> str:
+def as_html(lines: list[str]) -> str:
+    """Markdown lines as HTML: CommonMark with tables, and any HTML in them shown as text
+    (names are escaped already; this keeps it so whatever a section prints)."""
+    return MarkdownIt("commonmark", {"html": False}).enable("table").render("\n".join(lines))
+
+
+def render(analysis: Analysis, document: markdown.Document) -> str:
     environment = jinja2.Environment(
         loader=jinja2.FunctionLoader(
             lambda name: resources.files("oltplab.report").joinpath("templates", name).read_text()
@@ -194,7 +206,9 @@ def render(analysis: Analysis) -> str:
     )
     template = environment.get_template("report.html.j2")
     return template.render(
-        title=", ".join(str(p) for p in analysis.dataset.sources),
+        title=document.title,
+        summary=as_html(document.summary),
+        sections=as_html(document.sections),
         percentiles=analysis.dataset.percentiles,
         data=embed_json(page_data(analysis)),
         plotly=plotly_js().replace("</script", "<\\/script"),

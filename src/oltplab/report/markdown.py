@@ -1,12 +1,14 @@
-"""The report as Markdown: its sections in order, each a function of the analysis and the
-charts drawn for it (paths relative to the report) giving Markdown lines, empty when the
-data has nothing for it. A new section is one module with such a function and one entry
-in `SECTIONS`; `register` appends one (tests/unit/test_report_sections.py adds its own)."""
+"""The report as Markdown: a summary, then its sections in order, each a function of the
+analysis and the charts drawn for it (paths relative to the report) giving Markdown lines,
+empty when the data has nothing for it. A new section is one module with such a function
+and one entry in `SECTIONS`; `register` appends one (tests/unit/test_report_sections.py
+adds its own). report.html shows the same lines (html.render), so both say the same."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from oltplab.analysis.model import Analysis
@@ -16,6 +18,7 @@ from oltplab.report import (
     environment,
     latency_sections,
     precision_section,
+    summary,
     transactions_section,
 )
 from oltplab.report.format import without_html
@@ -74,9 +77,30 @@ def numbered(lines: list[str]) -> list[str]:
     return out
 
 
-def render(analysis: Analysis, charts: list[Path]) -> str:
-    title = ", ".join(str(p) for p in analysis.dataset.sources)
-    lines = [f"# oltplab report: {title}", ""]
+@dataclass(frozen=True)
+class Document:
+    """The report: its title as plain text, its summary and its numbered sections as
+    Markdown lines in which no name can carry HTML or a link elsewhere."""
+
+    title: str
+    summary: list[str]
+    sections: list[str]
+
+
+def document(analysis: Analysis, charts: list[Path]) -> Document:
+    body = []
     for section in SECTIONS:
-        lines += section(analysis, charts)
-    return "\n".join(without_html(line) for line in numbered(lines))
+        body += section(analysis, charts)
+    return Document(
+        "oltplab report: " + ", ".join(str(p) for p in analysis.dataset.sources),
+        [without_html(line) for line in summary.summary(analysis, charts)],
+        [without_html(line) for line in numbered(body)],
+    )
+
+
+def text(found: Document) -> str:
+    return "\n".join([without_html(f"# {found.title}"), "", *found.summary, *found.sections])
+
+
+def render(analysis: Analysis, charts: list[Path]) -> str:
+    return text(document(analysis, charts))
