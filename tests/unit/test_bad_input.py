@@ -201,7 +201,7 @@ def test_history_takes_each_directory_once_and_notes_different_specs(tmp_path):
         "history", "night1", "night2", "night3", "--engine", "mysql-8.0.45", cwd=tmp_path
     )
     assert said.returncode == 0, said.stderr
-    assert "note: these directories were run from different specs (night1: night1night1" in (
+    assert "note: not alike: spec: night1 has digest=night1night1; night2 has" in (
         said.stderr.replace("\n", "")
     )
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from oltplab.analysis.comparability import Traits, traits
 from oltplab.base import metrics
 from oltplab.base.errors import OltplabError
 from oltplab.base.sizes import parse_size
@@ -184,6 +185,8 @@ class Dataset:
     superseded: dict[str, list[SupersededRow]] = field(default_factory=dict)
     # The precision a run measured to (protocol.target_ci_pct and its measure), if any.
     target: metrics.Target | None = None
+    # What each results directory was measured under (spec, dataset, settings, host...).
+    traits: list[Traits] = field(default_factory=list)
     # Derived values the analysis computes once per dataset (steady parts, bootstrap draws).
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
@@ -382,6 +385,8 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
             }
         )
     spec = ledger.meta("spec")
+    record = dataset.run_records.get(str(path))
+    dataset.traits.append(traits(str(path), spec, ledger.meta("spec_digest"), record))
     if spec:
         dataset.specs.append(spec)
         protocol = stored.get("protocol", {})

@@ -169,6 +169,36 @@ def report_outcome(results: Path, outcome: Outcome) -> None:
         raise typer.Exit(EXIT_CELL_FAILED)
 
 
+AllowMismatchOption = Annotated[
+    bool,
+    flag(
+        "--allow-mismatch",
+        help="Give a verdict even between runs whose spec, dataset, engine settings, "
+        "isolation, order or host differ (each difference is still named).",
+    ),
+]
+
+
+def unlike(results: list[Path], *, refuse: bool, expected: tuple[str, ...] = ()) -> list[str]:
+    """What differs between these runs' setups, each said on stderr as a note; where a
+    verdict is asked (refuse), any difference is an error naming them all instead. The
+    `expected` aspects are left out (shards run on machines of their own, by design)."""
+    from oltplab.analysis.comparability import mismatches, traits_of
+
+    traits = [traits_of(path, shown(path)) for path in results]
+    found = [m.describe() for m in mismatches(traits) if m.aspect not in expected]
+    if found and refuse:
+        raise OltplabError(
+            f"{' and '.join(shown(p) for p in results)} were not measured alike ("
+            + "; ".join(found)
+            + "): a verdict would be the setup's, not the engine's; measure them alike, or "
+            "pass --allow-mismatch to judge anyway"
+        )
+    for said in found:
+        errors.print(f"note: not alike: {said}", highlight=False, markup=False, soft_wrap=True)
+    return found
+
+
 def report_hint(results: list[Path]) -> str:
     """The report that shows these results: each directory once (`gate A A` is one run),
     side by side in a folder of its own when there are several."""

@@ -16,6 +16,7 @@ from oltplab.base.errors import EXIT_BAD_INPUT, OltplabError
 from oltplab.base.metrics import MEASURES, TPS, Measure
 from oltplab.cli.app import (
     WEEK_SECONDS,
+    AllowMismatchOption,
     MeasureOption,
     ResultsOption,
     console,
@@ -28,6 +29,7 @@ from oltplab.cli.app import (
     report_hint,
     report_outcome,
     run_and_report,
+    unlike,
 )
 from oltplab.cli.display import display_for, noise_table, reproduction_table, touches
 from oltplab.cli.vocabulary import MARGIN, margin_option, margin_pct
@@ -307,11 +309,13 @@ def reproduced(
     ],
     margin: Annotated[str, margin_option("they count as the same within +-PCT.")] = "5%",
     measure: MeasureOption = "tps",
+    allow_mismatch: AllowMismatchOption = False,
 ) -> None:
     """Whether REPEAT reproduces ORIGINAL within +-MARGIN% at every point both measured:
     `reproduced within 5%`, `not reproduced`, or `undecided` (with the repetitions that
     would decide), always with each point's interval. Exits 0 when reproduced, 1 when not,
     5 when undecided."""
+    unlike([original, repeat], refuse=not allow_mismatch)
     found = _judge_repeat(original, repeat, margin_pct(margin, 5.0), None, measure_of(measure))
     console.print(f"Next: {report_hint([original, repeat])}", highlight=False, soft_wrap=True)
     raise typer.Exit(found.exit_status)

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import Measure
-from oltplab.cli.app import MeasureOption, console, errors, measure_of, parse_percent
+from oltplab.cli.app import MeasureOption, console, errors, measure_of, parse_percent, unlike
 from oltplab.cli.display import duration_text
 from oltplab.cli.vocabulary import MARGIN, margin_option
 from oltplab.distribute.layout import is_distributed, read_distributed, shards_of
@@ -231,6 +231,8 @@ def merge(
     paths = [shard for path in shards for shard in shards_of(path)]
     with console.status("merging"):
         merged = merge_shards(paths, output)
+    # One spec is merge's own rule; each shard's machine differs by design.
+    unlike(paths, refuse=False, expected=("host",))
     machines = sorted({m for s in merged for m in s.machines.values() if m})
     console.print(
         f"{output}: {len(merged)} shard(s) merged, {sum(len(s.done) for s in merged)} done "

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from oltplab.base.errors import EXIT_UNDECIDED, OltplabError
 from oltplab.cli.app import (
+    AllowMismatchOption,
     MeasureOption,
     console,
     errors,
@@ -19,6 +20,7 @@ from oltplab.cli.app import (
     measure_of,
     parse_percent,
     report_hint,
+    unlike,
 )
 from oltplab.cli.vocabulary import (
     MARGIN,
@@ -28,7 +30,6 @@ from oltplab.cli.vocabulary import (
 )
 from oltplab.cli.vocabulary import margin_pct as given_margin
 from oltplab.store.directory import BISECT_MD, FLAMEGRAPH, GATE_MD, GATE_XML, STEPS, ResultsDir
-from oltplab.store.ledger import Ledger
 
 
 def history(
@@ -45,15 +46,8 @@ def history(
     from oltplab.report.format import with_interval
 
     ordered, changes = history_changes(results, engine, measure_of(measure))
-    specs = _spec_digests(ordered)
-    if len(set(specs.values())) > 1:
-        errors.print(
-            "note: these directories were run from different specs ("
-            + ", ".join(f"{p}: {d[:12]}" for p, d in specs.items())
-            + "); a change between them may be the spec's, not the engine's",
-            highlight=False,
-            soft_wrap=True,
-        )
+    # A change between two that were not measured alike may be the setup's, not the engine's.
+    unlike(ordered, refuse=False)
     console.print(
         f"{engine} in {len(ordered)} results directories, oldest first: "
         + ", ".join(str(p) for p in ordered),
@@ -73,20 +67,6 @@ def history(
             )  # fmt: skip
         console.print(table)
     console.print(f"Next: {report_hint(ordered)}", highlight=False, soft_wrap=True)
-
-
-def _spec_digests(results: list[Path]) -> dict[Path, str]:
-    """The digest of the spec each directory was run from (imported ones have none)."""
-    digests = {}
-    for path in results:
-        ledger = Ledger.open(path, create=False, journal=False)
-        try:
-            digest = ledger.meta("spec_digest")
-        finally:
-            ledger.close()
-        if digest:
-            digests[path] = digest
-    return digests
 
 
 def bisect(
@@ -249,6 +229,7 @@ def gate(
     margin: Annotated[
         str, margin_option("the largest regression allowed (TPS lower, a cost higher).")
     ] = "3%",
+    allow_mismatch: AllowMismatchOption = False,
     measure: MeasureOption = "tps",
     output: Annotated[
         Path | None,
@@ -269,12 +250,13 @@ def gate(
 
     for results in (baseline, candidate):
         check_results(results)
+    unalike = unlike([baseline, candidate], refuse=not allow_mismatch)
     folder = output or candidate
     for name in (GATE_MD, GATE_XML):
         check_output_file(folder / name)
     found = judge_gate(baseline, candidate, parse_percent(margin, MARGIN),
                        measure_of(measure))  # fmt: skip
-    summary = markdown(found, baseline, candidate)
+    summary = markdown(found, baseline, candidate, unalike)
     write_atomic(folder / GATE_MD, summary)
     write_atomic(folder / GATE_XML, junit_xml(found))
     print(summary, end="")

@@ -8,9 +8,11 @@ from oltplab.analysis.gate import OUTCOME_WORDS, Gate, Outcome
 from oltplab.report.format import code, table, without_html
 
 
-def markdown(found: Gate, baseline: Path, candidate: Path) -> str:
-    """The summary a CI job shows: the verdict first, then every point, worst first. Names
-    are the report's Markdown: a folder in a code span, no HTML or link a name could carry."""
+def markdown(found: Gate, baseline: Path, candidate: Path, unalike: list[str]) -> str:
+    """The summary a CI job shows: the verdict first, then how the two runs were not
+    measured alike (when the gate was told to judge anyway), then every point, worst first.
+    Names are the report's Markdown: a folder in a code span, no HTML or link a name could
+    carry."""
     words = OUTCOME_WORDS[found.outcome]
     lines = [
         f"## oltplab gate: {words}",
@@ -23,6 +25,9 @@ def markdown(found: Gate, baseline: Path, candidate: Path) -> str:
         f"undecided, {len(found.of(Outcome.PASSED))} passed.",
         "",
     ]
+    if unalike:
+        lines += ["Judged with --allow-mismatch; the two were not measured alike:", ""]
+        lines += [f"- {code(said)}" for said in unalike] + [""]
     worst_first = [Outcome.REGRESSED, Outcome.UNDECIDED, Outcome.PASSED]
     ordered = sorted(found.points, key=lambda p: (worst_first.index(p.outcome), p.point))
     lines += table(

@@ -15,13 +15,14 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from oltplab.analysis.changes import Change, changes_over, started
+from oltplab.analysis.comparability import Traits, mismatches
 from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.analysis.points import Point, Points
@@ -45,6 +46,11 @@ class SiteRun:
     path: Path
     started_at: str
     points: Points
+
+    @property
+    def traits(self) -> Traits:
+        """What it was measured under, under its name on the site."""
+        return replace(self.points.dataset.traits[0], run=self.name)
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,9 @@ def _relative(target: Path, start: Path) -> str:
     return Path(os.path.relpath(target.resolve(), start.resolve())).as_posix()
 
 
-def _index_row(run: SiteRun, floor_for: NoiseFloorOf) -> dict[str, Any]:
+def _index_row(run: SiteRun, latest: SiteRun, floor_for: NoiseFloorOf) -> dict[str, Any]:
+    """A run's row of the index, with what its setup does not share with the latest run's."""
+    unalike = [m.aspect for m in mismatches([run.traits, latest.traits])]
     dataset = run.points.dataset
     record = next(iter(dataset.runs), {})
     host = record.get("host", {})
@@ -89,6 +97,7 @@ def _index_row(run: SiteRun, floor_for: NoiseFloorOf) -> dict[str, Any]:
             f"sysbench {record.get('sysbench', '?')}, oltplab {record.get('oltplab', '?')}"
         ),
         "calibration": "" if floor is None else f"noise floor {floor:.1f}%",
+        "unalike": ", ".join(unalike),
         "report": f"runs/{run.name}/{REPORT_HTML}",
     }
 
@@ -135,7 +144,15 @@ def _history(
         for c in changes
         if (c.scenario, c.tier, c.threads) == (scenario, tier, threads) and c.series == engine
     ]
-    return {"point": point_name(point), "rows": rows, "changes": marked}
+    shown_runs = {row["run"] for row in rows}
+    unalike = mismatches([run.traits for run in runs if run.name in shown_runs])
+    return {
+        "point": point_name(point),
+        "rows": rows,
+        "changes": marked,
+        # A line joining runs not measured alike: each difference, said above the chart.
+        "unalike": [m.describe() for m in unalike],
+    }
 
 
 def _side_by_side(runs: list[SiteRun], engines: list[str]) -> list[dict[str, Any]]:
@@ -210,7 +227,8 @@ def _write_site(results: list[Path], out: Path, floor_for: NoiseFloorOf) -> list
     write_atomic(
         out / "index.html",
         templates.get_template("site_index.html.j2").render(
-            runs=[_index_row(run, floor_for) for run in reversed(runs)], histories=listed
+            runs=[_index_row(run, runs[-1], floor_for) for run in reversed(runs)],
+            histories=listed,
         ),
     )
     return listed

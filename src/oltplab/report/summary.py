@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from oltplab.analysis.comparability import mismatches
 from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.model import Analysis
 from oltplab.report.format import code, with_interval
@@ -89,6 +90,15 @@ def _next(analysis: Analysis) -> str:
     return f"Next: {code(export)} writes the key findings as CSV."
 
 
+def _unalike(analysis: Analysis) -> list[str]:
+    """How the results directories shown side by side were not measured alike."""
+    found = mismatches(analysis.dataset.traits)
+    if not found:
+        return []
+    said = [f"- {code(m.describe())}" for m in found]
+    return ["Not measured alike (a difference between them may be the setup's):", "", *said, ""]
+
+
 def summary(analysis: Analysis, charts: list[Path]) -> list[str]:
     return [
         f"## {TITLE}",
@@ -97,6 +107,7 @@ def summary(analysis: Analysis, charts: list[Path]) -> list[str]:
         "",
         _cells(analysis),
         "",
+        *_unalike(analysis),
         *_headlines(analysis),
         _next(analysis),
         "",

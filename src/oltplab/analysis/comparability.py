@@ -1,0 +1,138 @@
+"""Whether two runs can be compared at all: the same dataset, engine settings, isolation,
+order of rounds and host, from the same spec. A difference in any of these moves the
+numbers as much as an engine does (an isolated run against a plain one measured -59% on
+this project's own host), so every command where runs meet names it: `gate` and
+`reproduced` refuse to give a verdict unless told to go on, and the views that only show
+runs side by side (report, site, history, merge) mark it.
+
+Each run's traits come from what it recorded: the spec its ledger keeps and its run.json
+(the host, and the isolation it ran under). An imported tree records neither, so only
+what both runs know is compared.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oltplab.base.errors import OltplabError
+from oltplab.store.directory import ResultsDir
+from oltplab.store.ledger import Ledger
+from oltplab.store.provenance import load_run_json
+
+ASPECTS = ("spec", "dataset", "engine settings", "isolation", "order", "host")
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What one results directory was measured under: aspect -> its settings, each a
+    `key=value` item, for the aspects it recorded."""
+
+    run: str
+    aspects: dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    aspect: str
+    # Per run, the items of the aspect that not every run shares.
+    differing: dict[str, tuple[str, ...]]
+
+    def describe(self) -> str:
+        """`isolation: a has server on CPU 1, sysbench on CPU 0; b has off`."""
+        sides = "; ".join(
+            f"{run} has {', '.join(items) if items else 'none of them'}"
+            for run, items in self.differing.items()
+        )
+        return f"{self.aspect}: {sides}"
+
+
+def _flat(prefix: str, value: Any) -> list[str]:
+    """`dataset.tables=8`-style items of a TOML table, nested keys joined by dots."""
+    if isinstance(value, dict):
+        return [item for key in sorted(value) for item in _flat(f"{prefix}.{key}", value[key])]
+    return [f"{prefix}={json.dumps(value, sort_keys=True)}"]
+
+
+def _settings(spec: dict[str, Any]) -> list[str]:
+    """The engine settings a spec asks for: its [config], each tier's, each engine's own."""
+    items = _flat("config", spec.get("config", {}))
+    for tier in spec.get("tiers", []):
+        if isinstance(tier, dict):
+            items += _flat(f"tier {tier.get('name', '?')}", tier)
+    for engine in spec.get("engines", []):
+        if isinstance(engine, dict) and isinstance(engine.get("config"), dict):
+            items += _flat(f"engine {engine.get('name', '?')}.config", engine["config"])
+    return items
+
+
+def _isolation(spec: dict[str, Any], record: dict[str, Any] | None) -> str | None:
+    """As the run recorded it (its CPU split, page cache only, or off); from the spec for
+    runs that recorded no more."""
+    host = (record or {}).get("host", {})
+    if isinstance(host, dict) and host.get("isolation"):
+        return str(host["isolation"])
+    if spec:
+        return "on" if spec.get("protocol", {}).get("isolation") else "off"
+    return None
+
+
+def traits(
+    run: str, spec_text: str | None, spec_digest: str | None, record: dict[str, Any] | None
+) -> Traits:
+    """A run's traits from the spec text its ledger keeps, that spec's digest and its
+    run.json (any of them may be missing: an imported tree has none)."""
+    try:
+        spec = tomllib.loads(spec_text) if spec_text else {}
+    except tomllib.TOMLDecodeError:
+        spec = {}
+    aspects: dict[str, tuple[str, ...]] = {}
+    if spec_digest:
+        aspects["spec"] = (f"digest={spec_digest[:12]}",)
+    if spec:
+        aspects["dataset"] = tuple(_flat("dataset", spec.get("dataset", {}))) or ("defaults",)
+        aspects["engine settings"] = tuple(_settings(spec)) or ("defaults",)
+        aspects["order"] = (str(spec.get("protocol", {}).get("order", "as-listed")),)
+    isolation = _isolation(spec, record)
+    if isolation is not None:
+        aspects["isolation"] = (isolation,)
+    host = (record or {}).get("host", {})
+    if isinstance(host, dict) and host.get("hostname"):
+        aspects["host"] = tuple(
+            f"{key}={host[key]}" for key in ("hostname", "cpu_model", "cores") if key in host
+        )
+    return Traits(run, aspects)
+
+
+def mismatches(runs: list[Traits]) -> list[Mismatch]:
+    """Each aspect that two or more runs recorded and recorded differently, in ASPECTS'
+    order; an aspect only some runs recorded is compared among those."""
+    found = []
+    for aspect in ASPECTS:
+        known = {t.run: t.aspects[aspect] for t in runs if aspect in t.aspects}
+        if len(set(known.values())) < 2:
+            continue
+        shared = set.intersection(*(set(items) for items in known.values()))
+        differing = {
+            run: tuple(item for item in items if item not in shared) for run, items in known.items()
+        }
+        found.append(Mismatch(aspect, differing))
+    return found
+
+
+def traits_of(results: Path, label: str | None = None) -> Traits:
+    """A results directory's traits, read from its ledger and run.json."""
+
+    ledger = Ledger.open(results, create=False, journal=False)
+    try:
+        spec_text, digest = ledger.meta("spec"), ledger.meta("spec_digest")
+    finally:
+        ledger.close()
+    try:
+        record = load_run_json(ResultsDir(results).run_json).model_dump(exclude_none=True)
+    except (OSError, OltplabError):
+        record = None
+    return traits(label or str(results), spec_text, digest, record)
