@@ -164,7 +164,7 @@ def _calibrated(tmp_path: Path) -> dict[str, str]:
     ("options", "calibrated", "message"),
     [
         (["--margin", "0%"], True, "--margin 0%: expected a percentage above 0"),
-        (["--margin", "3%"], False, "--margin: this host has no calibration"),
+        (["--margin", "3%"], False, "this host has no calibration of"),
         (["--margin", "3%", "--measure", "speed"], True, "--measure"),
         (["--measure", "speed"], False, "--measure"),
     ],

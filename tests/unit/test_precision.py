@@ -168,7 +168,7 @@ def test_plan_prints_rounds_and_time_from_this_hosts_calibration(tmp_path: Path)
     env = {**os.environ, "OLTPLAB_CACHE": str(tmp_path / "cache")}
     bare = oltplab("plan", str(spec), "--margin", "3%", cwd=tmp_path, env=env)
     assert bare.returncode == 2
-    assert bare.stderr.strip().splitlines()[-1].startswith("error: --margin: this host has")
+    assert bare.stderr.strip().splitlines()[-1].startswith("error: --margin: the spec's rounds")
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "noise-floor.json").write_text(
         json.dumps(
@@ -221,7 +221,8 @@ def test_a_kept_running_order_is_planned_with_a_calibration_of_its_own_rounds(
     store.write_text(json.dumps({platform.node(): entry}))
     refused = oltplab("plan", str(spec), "--margin", "3%", cwd=tmp_path, env=env)
     assert refused.returncode == 2
-    assert f"`oltplab calibrate ENGINE --order {planned}`" in refused.stderr
+    assert f"`oltplab calibrate mysql-5.7.22 --order {planned}`" in refused.stderr
+    assert "or pass --calibrate to run it now" in refused.stderr
     store.write_text(json.dumps({platform.node(): entry, f"{platform.node()}/{planned}": entry}))
     found = oltplab("plan", str(spec), "--margin", "3%", cwd=tmp_path, env=env)
     assert found.returncode == 0, found.stderr

@@ -40,6 +40,8 @@ from functools import cache, cached_property
 import numpy as np
 from scipy import special
 
+from oltplab.base.stats import MIN_REPETITIONS
+
 DRAWS = 4000
 CONFIDENCE = 0.95
 MIN_SECONDS = 20
@@ -47,9 +49,6 @@ MIN_SECONDS = 20
 # and an occasional 15% dip on one side, 10% of A/A comparisons came out significant at
 # 95% (tests/unit/test_compare.py); the t interval on the logs keeps to about 5%.
 FEW_REPETITIONS = 10
-# Below this many repetitions an interval over them is all width: with 2, t(1) = 12.7 puts
-# a throughput's 95% interval from near 0 to several times its point.
-MIN_REPETITIONS = 3
 SIGNIFICANT = "significant"
 NOT_SIGNIFICANT = "not significant"
 TOO_SHORT = f"inconclusive (run shorter than {MIN_SECONDS} s)"

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from itertools import combinations
 from statistics import mean
 
-from oltplab.analysis.estimate import MIN_REPETITIONS, SIGNIFICANT, Comparison, too_few
+from oltplab.analysis.estimate import SIGNIFICANT, Comparison, too_few
 from oltplab.analysis.points import Point, Points, Value, cross_family, diff_pct
+from oltplab.base.stats import MIN_REPETITIONS
 from oltplab.plan import threads_label
 
 

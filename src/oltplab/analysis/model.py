@@ -50,13 +50,28 @@ from oltplab.base.metrics import MEASURES, Target, latency_metric
 
 
 @dataclass(frozen=True)
+class QuotedFloor:
+    """A noise floor quoted beside results: what `oltplab calibrate` measured on their host
+    for their order of rounds, and which engine and day it measured."""
+
+    pct: float
+    engine: str
+    order: str
+    measured_on: str | None  # the date, ISO; None for a calibration stored without one
+
+    def describe(self) -> str:
+        when = f" on {self.measured_on}" if self.measured_on else ""
+        return f"±{self.pct:.1f}% ({self.engine}, {self.order} rounds, calibrated{when})"
+
+
+@dataclass(frozen=True)
 class AnalysisOptions:
     baselines: list[str] = field(default_factory=list)
     threshold: float = 5.0
     relative_to: str | None = None
     compare: list[str] = field(default_factory=list)
     include_flagged: bool = False
-    noise_floor: float | None = None
+    noise_floor: QuotedFloor | None = None
 
     def relative_engine(self, dataset: Dataset) -> str:
         return _engine(dataset, self.relative_to, "--relative-to")

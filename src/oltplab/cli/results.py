@@ -393,17 +393,16 @@ def report(
     ):
         from oltplab.analysis.dataset import load
         from oltplab.analysis.model import AnalysisOptions, analyse
-        from oltplab.experiments.calibrate import load_for
+        from oltplab.experiments.calibrate import floor_for
 
         dataset = load(results, cut_seconds)
-        hosts = {run["host"]["hostname"] for run in dataset.runs if "host" in run}
         options = AnalysisOptions(
             baseline or [],
             differences_pct,
             relative_to,
             compare or [],
             include_flagged,
-            load_for(hosts),
+            floor_for(dataset),
         )
         with console.status("writing the report"):
             files = build(analyse(dataset, options), partial, painter)

@@ -14,6 +14,7 @@ import typer
 
 from oltplab.base.errors import EXIT_BAD_INPUT, OltplabError
 from oltplab.base.metrics import MEASURES, TPS, Measure
+from oltplab.base.stats import MIN_REPETITIONS
 from oltplab.cli.app import (
     WEEK_SECONDS,
     AllowMismatchOption,
@@ -344,7 +345,14 @@ def calibrate(
     results: Annotated[
         Path | None, typer.Option("--results", "-r", help="Default: runs/calibrate-ENGINE.")
     ] = None,
-    repetitions: Annotated[int, typer.Option(min=2, max=1000, help="Rounds of A and B.")] = 5,
+    repetitions: Annotated[
+        int,
+        typer.Option(
+            min=MIN_REPETITIONS,
+            max=1000,
+            help=f"Rounds of A and B ({MIN_REPETITIONS} at least: fewer give no interval).",
+        ),
+    ] = 5,
     seconds: Annotated[
         int, typer.Option(min=3, max=WEEK_SECONDS, help="Seconds per measurement.")
     ] = 30,
@@ -368,14 +376,34 @@ def calibrate(
     """Measure this host's noise floor: one engine as A and as B, in paired rounds.
 
     Any difference between A and B is noise; the widest bound of their 95% intervals is
-    printed, stored for this host, and shown by `oltplab report` next to its threshold.
+    printed and stored for this host, order of rounds, engine and date. `oltplab report`
+    quotes the one of its results' host and order nearest their date; `oltplab plan
+    --margin` plans with the latest of the spec's order.
     """
+    run_calibration(
+        engine, results, repetitions, seconds, threads or [1, 4], workload, measure, order
+    )
+    console.print("Next: oltplab plan SPEC --margin 3% (rounds and hours on this host)")
+
+
+def run_calibration(
+    engine: str,
+    results: Path | None,
+    repetitions: int,
+    seconds: int,
+    threads: list[int],
+    workload: str,
+    measure: str,
+    order: str,
+) -> None:
+    """One calibration measured, its table printed and it stored (calibrate, and plan
+    --calibrate)."""
     from oltplab.analysis.dataset import load
     from oltplab.analysis.estimate import SIGNIFICANT
     from oltplab.experiments.calibrate import calibration_spec, noise_floor, save, session_overhead
     from oltplab.plan import build_plan, plan_seconds, threads_label
 
-    text = calibration_spec(engine, repetitions, seconds, threads or [1, 4], workload, order)
+    text = calibration_spec(engine, repetitions, seconds, threads, workload, order)
     spec = parse_spec(text, f"calibrate {engine}")
     folder = results or Path("runs") / f"calibrate-{engine}"
     display = display_for(console)
@@ -409,7 +437,6 @@ def calibrate(
         "beyond its warm-up and cells (stored for `oltplab plan --margin`)",
         highlight=False,
     )
-    console.print("Next: oltplab plan SPEC --margin 3% (rounds and hours on this host)")
 
 
 def with_precision(spec: Spec, margin: str | None, budget: str | None, measure: str | None) -> Spec:

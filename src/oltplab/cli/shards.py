@@ -12,7 +12,7 @@ from rich.table import Table
 
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import Measure
-from oltplab.cli.app import MeasureOption, console, errors, measure_of, parse_percent, unlike
+from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of, parse_percent, unlike
 from oltplab.cli.display import duration_text
 from oltplab.cli.vocabulary import MARGIN, margin_option
 from oltplab.distribute.layout import is_distributed, read_distributed, shards_of
@@ -22,6 +22,7 @@ from oltplab.plan.blocks import assign, blocks, serial_seconds, shard_seconds
 from oltplab.plan.lengths import ONE_REPETITION, ExpectedLengths, expected_spec
 from oltplab.plan.preparing import assumed
 from oltplab.spec import Spec, load_spec, revised_spec
+from oltplab.spec.catalog import CATALOG
 from oltplab.spec.distribute import BlockDimension
 from oltplab.store.directory import REPLAY_JSON
 
@@ -57,6 +58,14 @@ def plan(
         ),
     ] = None,
     measure: MeasureOption = "tps",
+    calibrate: Annotated[
+        bool,
+        flag(
+            "--calibrate",
+            help="With --margin on a host without a calibration of the spec's order of "
+            "rounds: measure one first (oltplab calibrate, about 10 minutes), then plan.",
+        ),
+    ] = False,
     repetitions: Annotated[
         int | None,
         typer.Option(min=1, max=1000, help="Plan this many repetitions instead of the spec's."),
@@ -125,7 +134,9 @@ def plan(
         spec = expected_spec(spec, lengths)
     elif replayed is not None:
         raise OltplabError("--from RESULTS: only adaptive cells use it; add --stop adaptive")
-    rounds = _plan_precision(spec, margin_pct, chosen) if margin_pct is not None else None
+    rounds = (
+        _plan_precision(spec, margin_pct, chosen, calibrate) if margin_pct is not None else None
+    )
     found = blocks(spec)
     dealt = assign(found, shards)
     cut = "/".join(spec.distribute.block) or "nothing"
@@ -266,7 +277,9 @@ def cancel(
     )
 
 
-def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> tuple[Table, str]:
+def _plan_precision(
+    spec: Spec, margin: float, chosen: Measure, calibrate: bool
+) -> tuple[Table, str]:
     """Rounds and machine time for every comparison to be decided, from this host's
     round-to-round spread of each measure: enough for the 90% interval's half-width to
     fall under half the margin, so that no difference ends SAME and one of twice the margin
@@ -280,11 +293,21 @@ def _plan_precision(spec: Spec, margin: float, chosen: Measure) -> tuple[Table, 
     order = rounds_order(spec)
     calibration = calibration_here(order)
     if calibration is None:
+        engine = next((e.name for e in spec.engines if e.name in CATALOG), "ENGINE")
         option = "" if order == "interleaved" else f" --order {order}"
-        raise OltplabError(
-            f"--margin: this host has no calibration of {order} rounds to plan with; run "
-            f"`oltplab calibrate ENGINE{option}` first (a few minutes), then plan again"
-        )
+        needed = f"oltplab calibrate {engine}{option}"
+        if not calibrate or engine == "ENGINE":
+            raise OltplabError(
+                f"--margin: the spec's rounds are {order}, and this host has no calibration "
+                f"of {order} rounds to plan with; run `{needed}` first (about 10 minutes), "
+                + ("or pass --calibrate to run it now" if engine != "ENGINE" else "then plan")
+            )
+        from oltplab.cli.runs import run_calibration
+
+        errors.print(f"--calibrate: {needed} (about 10 minutes)", highlight=False)
+        run_calibration(engine, None, 5, 30, [1, 4], "oltp_read_only", "tps", order)
+        calibration = calibration_here(order)
+        assert calibration is not None  # stored by run_calibration, or it raised
 
     def seconds_of(rounds: int) -> tuple[float, int]:
         spec_of, _ = with_rounds(spec, rounds)

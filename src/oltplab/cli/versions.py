@@ -288,11 +288,11 @@ def site(
     their provenance and calibration, each run's report, and one page per point with its
     figure in every run, the interval of each, the change points along them, and links to
     the raw files. Open OUTPUT/index.html; it needs no server and no network."""
-    from oltplab.experiments.calibrate import load_for
+    from oltplab.experiments.calibrate import floor_for
     from oltplab.report.site import build_site
 
     with console.status(f"building the site over {len(results)} results directories"):
-        built = build_site(results, output, load_for)
+        built = build_site(results, output, floor_for)
     console.print(
         f"{built.index}: {built.runs} run(s), {built.histories} point(s) over them",
         highlight=False,

@@ -2,7 +2,8 @@
 
 The same engine runs as A and as B in interleaved rounds; any difference between them is
 noise. The widest bound of their 95% intervals is the smallest difference this host can
-tell apart, and is stored per host so reports can print it next to their threshold.
+tell apart. It is stored per host, order of rounds, engine and date, and a report quotes
+the one of its own host and order nearest its own date, with that date.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.estimate import Comparison
+from oltplab.analysis.model import QuotedFloor
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import round_spread_pct
 from oltplab.base.errors import OltplabError
@@ -72,7 +74,12 @@ class NoiseFloor:
             if c.low_pct is not None and c.high_pct is not None
         ]
         if not bounds:
-            raise OltplabError("calibration gave no usable comparison: run longer cells")
+            why = sorted({c.estimate.method for c in self.comparisons.values()})
+            raise OltplabError(
+                "calibration gave no usable comparison of A and B ("
+                + ("; ".join(why) or "no point both measured")
+                + "): give what is short, --repetitions or --seconds"
+            )
         return max(bounds)
 
 
@@ -126,10 +133,27 @@ def _store() -> Path:
     return cache_root() / "noise-floor.json"
 
 
-def _key(order: str) -> str:
-    """A host's calibration of interleaved rounds is under its name (what the report's noise
-    floor reads); of alternating ones, under `<name>/alternating`: their spreads differ."""
-    return platform.node() if order == "interleaved" else f"{platform.node()}/{order}"
+def calibration_order(order: str) -> str:
+    """The calibration that speaks for rounds in this order: runs that restart and warm up
+    each cell (as listed, random, interleaved) are calibrated interleaved; rounds kept
+    running, in their own order."""
+    return order if order in ("alternating", "sliced") else "interleaved"
+
+
+def _stored() -> list[dict[str, Any]]:
+    """Every calibration stored on this machine, oldest first. Files written before
+    calibrations were kept per engine and date held one per host (and order) by key."""
+    path = _store()
+    if not path.is_file():
+        return []
+    known = json.loads(path.read_text())
+    if isinstance(known.get("calibrations"), list):
+        return [dict(c) for c in known["calibrations"] if isinstance(c, dict)]
+    entries = []
+    for key, entry in known.items():
+        host, _, order = key.partition("/")
+        entries.append({"host": host, "order": order or "interleaved", **entry})
+    return sorted(entries, key=lambda e: str(e.get("measured_at", "")))
 
 
 def save(
@@ -139,30 +163,39 @@ def save(
     session_overhead_s: float,
     order: str = "interleaved",
 ) -> None:
+    """Kept beside every other calibration, under its host, order, engine and date: a
+    report quotes the one of its own host and order nearest its own date."""
     path = _store()
     path.parent.mkdir(parents=True, exist_ok=True)
-    known: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
-    known[_key(order)] = {
-        "engine": floor.engine,
-        "noise_floor_pct": round(floor.value, 2),
-        "round_spread_pct": {k: round(v, 3) for k, v in floor.round_spread_pct.items()},
-        "cell_seconds": cell_seconds,
-        "session_overhead_s": round(session_overhead_s, 1),
-        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "results": str(results),
-    }
-    write_atomic(path, json.dumps(known, indent=2))
+    calibrations = _stored()
+    calibrations.append(
+        {
+            "host": platform.node(),
+            "order": order,
+            "engine": floor.engine,
+            "noise_floor_pct": round(floor.value, 2),
+            "round_spread_pct": {k: round(v, 3) for k, v in floor.round_spread_pct.items()},
+            "cell_seconds": cell_seconds,
+            "session_overhead_s": round(session_overhead_s, 1),
+            "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "results": str(results),
+        }
+    )
+    write_atomic(path, json.dumps({"calibrations": calibrations}, indent=2))
 
 
 def calibration_here(order: str = "interleaved") -> Calibration | None:
-    """This host's calibration of rounds in this order, for planning, if `oltplab
+    """This host's latest calibration of rounds in this order, for planning, if `oltplab
     calibrate` has stored one."""
-    path = _store()
-    if not path.is_file():
+    mine = [
+        c
+        for c in _stored()
+        if c.get("host") == platform.node() and c.get("order") == order
+        if c.get("round_spread_pct")
+    ]
+    if not mine:
         return None
-    entry = json.loads(path.read_text()).get(_key(order))
-    if not entry or not entry.get("round_spread_pct"):
-        return None
+    entry = mine[-1]
     return Calibration(
         {str(k): float(v) for k, v in entry["round_spread_pct"].items()},
         int(entry["cell_seconds"]),
@@ -170,10 +203,39 @@ def calibration_here(order: str = "interleaved") -> Calibration | None:
     )
 
 
-def load_for(hosts: set[str]) -> float | None:
-    """The noise floor measured on the host these results came from, if there is one."""
-    path = _store()
-    if len(hosts) != 1 or not path.is_file():
+def _when(text: object) -> datetime | None:
+    try:
+        found = datetime.fromisoformat(str(text))
+    except ValueError:
         return None
-    entry = json.loads(path.read_text()).get(next(iter(hosts)))
-    return None if entry is None else float(entry["noise_floor_pct"])
+    return found if found.tzinfo else found.replace(tzinfo=UTC)
+
+
+def floor_for(dataset: Dataset) -> QuotedFloor | None:
+    """The noise floor to quote beside these results: a calibration of the host they ran on
+    and of their order of rounds, the one nearest in time to when they started; none for
+    results from several hosts, or a host and order never calibrated."""
+    hosts = {r["host"]["hostname"] for r in dataset.runs if isinstance(r.get("host"), dict)}
+    if len(hosts) != 1:
+        return None
+    order = calibration_order(dataset.order)
+    mine = [c for c in _stored() if c.get("host") in hosts and c.get("order") == order]
+    if not mine:
+        return None
+    started = min((_when(r.get("started_at")) for r in dataset.runs), key=_sortable, default=None)
+    if started is not None:
+        mine.sort(key=lambda c: abs((_when(c.get("measured_at")) or started) - started))
+    else:
+        mine.reverse()
+    entry = mine[0]
+    measured = _when(entry.get("measured_at"))
+    return QuotedFloor(
+        float(entry["noise_floor_pct"]),
+        str(entry.get("engine", "?")),
+        order,
+        measured.date().isoformat() if measured else None,
+    )
+
+
+def _sortable(when: datetime | None) -> datetime:
+    return when or datetime.max.replace(tzinfo=UTC)

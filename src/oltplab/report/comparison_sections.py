@@ -177,8 +177,7 @@ def differences(analysis: Analysis, charts: list[Path]) -> list[str]:
         "",
         "Only differences whose 95% interval excludes zero are listed; "
         + (
-            f"a no-change comparison on this host spans ±{options.noise_floor:.1f}% "
-            "(`oltplab calibrate`)."
+            f"a no-change comparison on this host spans {options.noise_floor.describe()}."
             if options.noise_floor is not None
             else "no noise floor was measured on this host (`oltplab calibrate ENGINE`)."
         ),

@@ -23,8 +23,8 @@ import jinja2
 
 from oltplab.analysis.changes import Change, changes_over, started
 from oltplab.analysis.comparability import Traits, mismatches
-from oltplab.analysis.dataset import load
-from oltplab.analysis.model import AnalysisOptions, analyse
+from oltplab.analysis.dataset import Dataset, load
+from oltplab.analysis.model import AnalysisOptions, QuotedFloor, analyse
 from oltplab.analysis.points import Point, Points
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import NOPM
@@ -37,7 +37,7 @@ from oltplab.store.outputs import whole_folder
 
 # A change point needs runs on both sides of it and one more (analysis/changes).
 MIN_HISTORY = 3
-NoiseFloorOf = Callable[[set[str]], float | None]
+NoiseFloorOf = Callable[[Dataset], QuotedFloor | None]
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def _index_row(run: SiteRun, latest: SiteRun, floor_for: NoiseFloorOf) -> dict[s
     dataset = run.points.dataset
     record = next(iter(dataset.runs), {})
     host = record.get("host", {})
-    floor = floor_for({r["host"]["hostname"] for r in dataset.runs if "host" in r})
+    floor = floor_for(dataset)
     return {
         "name": run.name,
         "started_at": run.started_at,
@@ -96,7 +96,7 @@ def _index_row(run: SiteRun, latest: SiteRun, floor_for: NoiseFloorOf) -> dict[s
             else f"host {host.get('hostname', '?')}, {host.get('cores', '?')} cores, "
             f"sysbench {record.get('sysbench', '?')}, oltplab {record.get('oltplab', '?')}"
         ),
-        "calibration": "" if floor is None else f"noise floor {floor:.1f}%",
+        "calibration": "" if floor is None else f"noise floor {floor.describe()}",
         "unalike": ", ".join(unalike),
         "report": f"runs/{run.name}/{REPORT_HTML}",
     }
