@@ -178,7 +178,7 @@ def save(
             "cell_seconds": cell_seconds,
             "session_overhead_s": round(session_overhead_s, 1),
             "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "results": str(results),
+            "results": str(results.resolve()),
         }
     )
     write_atomic(path, json.dumps({"calibrations": calibrations}, indent=2))
