@@ -37,7 +37,11 @@ def test_every_exit_status_the_code_defines_is_on_the_page_and_no_other() -> Non
 def test_the_gates_outcomes_are_statuses_every_command_shares() -> None:
     """The gate has no statuses of its own: each verdict is a row of the one table."""
     meanings = {int(row[0]): row[1] for row in table("Exit statuses")}
-    words = {Outcome.PASSED: "done", Outcome.REGRESSED: "regression", Outcome.UNDECIDED: "undecided"}
+    words = {
+        Outcome.PASSED: "done",
+        Outcome.REGRESSED: "regression",
+        Outcome.UNDECIDED: "undecided",
+    }
     for outcome, word in words.items():
         assert word in meanings[outcome.value], (outcome, meanings)
 

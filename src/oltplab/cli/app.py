@@ -209,9 +209,31 @@ def report_hint(results: list[Path]) -> str:
     return f"oltplab report {named} -o DIR (the {len(unique)} side by side)"
 
 
+def _floor_note(request: RunRequest) -> str | None:
+    """When this host's noise floor is wider than the margin a plain run is judged at: what
+    the run cannot tell apart, and the command that would decide."""
+    from oltplab.experiments.calibrate import floor_here
+
+    spec = request.spec
+    floor = floor_here(spec.protocol.order)
+    margin = spec.compare.margin_pct
+    if spec.protocol.target_ci_pct is not None or floor is None or floor.pct <= margin:
+        return None
+    origin = request.origin if request.origin.endswith(".toml") else "SPEC"
+    return (
+        f"note: this host's noise floor, {floor.describe()}, is wider than the margin of "
+        f"{margin:g}% ([compare] margin_pct): one plain run here cannot tell {margin:g}% "
+        f"apart; `oltplab run {origin} --margin {margin:g}%` adds paired rounds until each "
+        "comparison is decided"
+    )
+
+
 def run_and_report(request: RunRequest) -> None:
     """The matrix, or one shard of it between its canaries, then its tables."""
     display = display_for(console)
+    floor_note = _floor_note(request)
+    if floor_note:
+        errors.print(floor_note, highlight=False, markup=False, soft_wrap=True)
     if request.shard is not None:
         from oltplab.distribute.canary import run_shard
 
@@ -228,6 +250,8 @@ def run_and_report(request: RunRequest) -> None:
         from oltplab.measure.runner import run as run_matrix
 
         outcome = run_matrix(request, display)
+    if floor_note:
+        errors.print(floor_note, highlight=False, markup=False, soft_wrap=True)
     report_outcome(request.results, outcome)
 
 

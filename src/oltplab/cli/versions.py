@@ -18,6 +18,7 @@ from oltplab.cli.app import (
     errors,
     flag,
     measure_of,
+    parse_duration,
     parse_percent,
     report_hint,
     unlike,
@@ -100,14 +101,24 @@ def bisect(
         typer.Option(
             min=3, max=100, help="Rounds per step at most (3 at least), before it is undecided."
         ),
-    ] = 8,
+    ] = 20,
+    budget: Annotated[
+        str,
+        typer.Option(
+            metavar="TIME",
+            help="Add no round that would end the bisection after this much time (90s, 30m, "
+            "2h); undecided ends then say the rounds and the budget that would decide.",
+        ),
+    ] = "30m",
     explain: Annotated[
         bool, flag(help="Profile the two releases around the change and explain it.")
     ] = True,
     measure: MeasureOption = "tps",
 ) -> None:
     """Which release first changed a cell: the releases between --good and --bad bisected,
-    each step measured paired and interleaved until its interval decides; then what differs
+    each step measured in paired rounds as a precision search measures them (sliced and
+    isolated unless the spec names another order) until its interval decides or the budget
+    would be spent; then what differs
     between the last good and the first changed release (settings, per-transaction costs, an
     on-CPU profile drawn as a differential flame graph). Exits 5 when the two ends cannot
     be told apart nor called the same within its repetitions."""
@@ -129,6 +140,7 @@ def bisect(
     chosen = CellChoice.parse(cell, spec)
     folder = results or Path("runs") / f"bisect-{good}-{bad}"
     margin_pct = given_margin(margin, spec.compare.margin_pct)
+    budget_seconds = parse_duration(budget, "--budget")
     bisector = Bisector(
         spec,
         releases,
@@ -138,6 +150,7 @@ def bisect(
         display_for(console),
         max_repetitions,
         measure_of(measure),
+        budget_seconds,
     )
     found = bisector.search()
     explanation, flamegraph = None, None

@@ -1,12 +1,15 @@
 """Which release first changed a cell: a bisection over an ordered list of releases, each
-step measured paired and interleaved, with repetitions added until its interval decides.
+step measured in paired rounds as a precision search measures them (sliced and isolated
+unless the spec names another order), rounds added until its interval decides or the
+budget would be spent.
 
 The endpoints are measured first; if the last release is within +-threshold of the first
 (two one-sided tests on the 90% interval), there is nothing to find. Otherwise each step
 measures the middle release of what is left against the nearer release already known,
 round by round (A B, B A, A B, ...), judged from the third round on until the middle one's
 interval lies wholly on one side of halfway between the two ends (it is like that end), or
-the repetitions run out: then its point places it, and the step says it was undecided.
+the rounds or the budget run out: then its point places it, and the step says it was
+undecided. Ends that stay undecided say how many rounds, and how much time, would decide.
 Every step is a results directory of its own; a shared snapshot store prepares each
 release's dataset once.
 """
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -41,9 +46,10 @@ from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Points
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import TPS, Measure
+from oltplab.experiments.until_answered import rounds_order, with_rounds
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import run
-from oltplab.plan import Scenario
+from oltplab.plan import KEPT_RUNNING, Scenario
 from oltplab.spec import Spec, derived_spec
 from oltplab.spec.catalog import CATALOG, family_releases
 from oltplab.spec.sources import EngineSpec
@@ -109,6 +115,7 @@ class Bisector:
         display: Display,
         max_repetitions: int,
         measure: Measure = TPS,
+        budget_seconds: float = math.inf,
     ) -> None:
         self.base = base
         self.cell = cell
@@ -117,7 +124,10 @@ class Bisector:
         self.display = display
         self.max_repetitions = max_repetitions
         self.compared_on = measure
+        self.budget_seconds = budget_seconds
+        self.started = time.monotonic()
         self.found = Bisection(releases, cell, threshold_pct, [])
+        self.round_seconds = 0.0
 
     def _engine(self, name: str) -> dict[str, Any]:
         known = {e.name: e for e in self.base.engines}
@@ -125,7 +135,8 @@ class Bisector:
         return engine.model_dump(mode="json", exclude_none=True)
 
     def spec_for(self, names: list[str], repetitions: int) -> tuple[Spec, str]:
-        """The base spec cut to the cell, for these releases, interleaved."""
+        """The base spec cut to the cell, for these releases, in a precision search's
+        rounds."""
         data = self.base.model_dump(mode="json", exclude_none=True, exclude={"distribute"})
         data["engines"] = [self._engine(n) for n in names]
         if data["tiers"]:
@@ -137,10 +148,8 @@ class Bisector:
                 f"--cell: tier {self.cell.tier} and workload {self.cell.workload} must be the "
                 "spec's own"
             )
-        data["protocol"].update(
-            threads=[self.cell.threads], repetitions=repetitions, order="interleaved"
-        )
-        return derived_spec(data, "bisect step")
+        data["protocol"].update(threads=[self.cell.threads])
+        return with_rounds(derived_spec(data, "bisect step")[0], repetitions)
 
     def measure(
         self, known: str, other: str, decide: Callable[[Comparison], Equivalence | Placement]
@@ -149,7 +158,12 @@ class Bisector:
         number = len(self.found.steps)
         folder = ResultsDir(self.results).step(number, known, other)
         point = (Scenario(self.cell.workload).name, self.cell.tier, self.cell.threads)
-        for repetitions in range(MIN_ROUNDS, max(MIN_ROUNDS, self.max_repetitions) + 1):
+        repetitions = MIN_ROUNDS
+        # Rounds kept running restart the engines for each batch added: a batch as long as
+        # the first keeps that a small part of the time.
+        batch = MIN_ROUNDS if rounds_order(self.base) in KEPT_RUNNING else 1
+        began = time.monotonic()
+        while True:
             spec, text = self.spec_for([known, other], repetitions)
             request = RunRequest(
                 spec,
@@ -174,8 +188,13 @@ class Bisector:
                     confidence=TOST_CONFIDENCE,
                 )
             )
-            if judged.verdict != UNDECIDED:
+            self.round_seconds = (time.monotonic() - began) / repetitions
+            more = min(repetitions + batch, self.max_repetitions)
+            if judged.verdict != UNDECIDED or more <= repetitions:
                 break
+            if self.spent() + (more - repetitions) * self.round_seconds > self.budget_seconds:
+                break
+            repetitions = more
         step = Step(number, known, other, repetitions, judged, folder)
         self.found.steps.append(step)
         self.display.note(f"step {number}: {other} against {known}: {judged.describe()}")
@@ -189,7 +208,8 @@ class Bisector:
             found.verdict = (
                 f"no change beyond +-{self.threshold:g}% from {names[0]} to {names[-1]}"
                 if ends.judged.verdict == EQUIVALENT
-                else f"undecided from {names[0]} to {names[-1]}: {ends.judged.describe()}"
+                else f"UNKNOWN from {names[0]} to {names[-1]}: {ends.judged.describe()}"
+                + self._would_decide(ends)
             )
             found.decided = ends.judged.verdict == EQUIVALENT
             return self._saved()
@@ -209,6 +229,23 @@ class Bisector:
         found.last_good, found.first_changed = names[low], names[high]
         found.verdict = f"{names[high]} is the first release that changed (after {names[low]})"
         return self._saved()
+
+    def spent(self) -> float:
+        return time.monotonic() - self.started
+
+    def _would_decide(self, step: Step) -> str:
+        """What undecided ends would need: the rounds their interval asks for, at the time
+        a round took here, as the options that allow it."""
+        assert isinstance(step.judged, Equivalence)
+        needed = step.judged.needed
+        if needed is None:
+            return ""
+        more = (needed - step.repetitions) * self.round_seconds
+        minutes = math.ceil((self.spent() + more) / 60)
+        return (
+            f"; about {needed} rounds would decide, {minutes} min in all at "
+            f"{self.round_seconds:.0f} s a round: --max-repetitions {needed} --budget {minutes}m"
+        )
 
     def _saved(self) -> Bisection:
         write_atomic(

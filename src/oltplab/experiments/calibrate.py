@@ -227,12 +227,25 @@ def floor_for(dataset: Dataset) -> QuotedFloor | None:
         mine.sort(key=lambda c: abs((_when(c.get("measured_at")) or started) - started))
     else:
         mine.reverse()
-    entry = mine[0]
+    return _quoted(mine[0])
+
+
+def floor_here(order: str) -> QuotedFloor | None:
+    """This host's latest noise floor for rounds in this order, if one is stored."""
+    mine = [
+        c
+        for c in _stored()
+        if c.get("host") == platform.node() and c.get("order") == calibration_order(order)
+    ]
+    return _quoted(mine[-1]) if mine else None
+
+
+def _quoted(entry: dict[str, Any]) -> QuotedFloor:
     measured = _when(entry.get("measured_at"))
     return QuotedFloor(
         float(entry["noise_floor_pct"]),
         str(entry.get("engine", "?")),
-        order,
+        str(entry["order"]),
         measured.date().isoformat() if measured else None,
     )
 
