@@ -89,11 +89,24 @@ TRANSACTION_COLUMNS = (
     "transaction_errors", "share_pct", "service_p50_ms", "service_p95_ms", "service_p99_ms",
     "nopm", "nopm_districts", "warehouses_active",
 )
-TABLES = (
-    "summary", "progression", "differences", "findings", "flags", "operations", "changes",
-    "precision", "costs", "transactions",
-)
+# Every table but the summary, whose latency columns are those the runs used.
+FIXED_COLUMNS = {
+    "progression": PROGRESSION_COLUMNS, "differences": PROGRESSION_COLUMNS,
+    "findings": FINDING_COLUMNS, "flags": FLAG_COLUMNS, "operations": OPERATION_COLUMNS,
+    "changes": CHANGE_COLUMNS, "precision": PRECISION_COLUMNS, "costs": COST_COLUMNS,
+    "transactions": TRANSACTION_COLUMNS,
+}
+TABLES = ("summary", *FIXED_COLUMNS)
 # fmt: on
+
+
+def columns_of(table: str, percentiles: list[int]) -> tuple[str, ...]:
+    """The columns a table is written with, in order."""
+    if table == "summary":
+        return summary_columns(percentiles)
+    if table not in FIXED_COLUMNS:
+        raise ValueError(f"unknown table {table!r}")
+    return FIXED_COLUMNS[table]
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -214,13 +227,17 @@ def _progression(rows: list[Any]) -> list[dict[str, Any]]:
 
 def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
     """Columns and rows of one table."""
+    return columns_of(table, analysis.dataset.percentiles), _rows(table, analysis)
+
+
+def _rows(table: str, analysis: Analysis) -> list[dict[str, Any]]:
     if table == "summary":
-        return summary_columns(analysis.dataset.percentiles), _summary(analysis)
+        return _summary(analysis)
     if table in ("progression", "differences"):
         rows = analysis.differences if table == "differences" else analysis.progression
-        return PROGRESSION_COLUMNS, _progression(rows)
+        return _progression(rows)
     if table == "findings":
-        return FINDING_COLUMNS, [
+        return [
             {
                 "kind": f.kind,
                 "scenario": f.scenario,
@@ -232,7 +249,7 @@ def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[di
             for f in analysis.findings
         ]
     if table == "flags":
-        return FLAG_COLUMNS, [
+        return [
             {
                 "scenario": c.scenario,
                 "engine": c.engine,
@@ -250,18 +267,14 @@ def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[di
             for c in analysis.flagged
         ]
     if table == "operations":
-        return OPERATION_COLUMNS, [r.as_dict(3, "_per_txn") for r in analysis.operations]
+        return [r.as_dict(3, "_per_txn") for r in analysis.operations]
     if table == "changes":
-        return CHANGE_COLUMNS, [_change(c) for c in analysis.changes]
+        return [_change(c) for c in analysis.changes]
     if table == "precision":
-        return PRECISION_COLUMNS, [_answer(a) for a in analysis.answers]
+        return [_answer(a) for a in analysis.answers]
     if table == "costs":
-        return COST_COLUMNS, [
-            _cost(name, row) for name, rows in analysis.costs.items() for row in rows
-        ]
-    if table == "transactions":
-        return TRANSACTION_COLUMNS, _transactions(analysis)
-    raise ValueError(f"unknown table {table!r}")
+        return [_cost(name, row) for name, rows in analysis.costs.items() for row in rows]
+    return _transactions(analysis)
 
 
 def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
