@@ -177,6 +177,11 @@ def test_flagged_cells_left_out_are_counted_on_stderr(nights: Path, tmp_path: Pa
         assert "left out 5 flagged cell(s) of 15 measured (interference 5)" in told, told
     bencher = json.loads((tmp_path / "out.bencher").read_text())
     assert "mysql-8.0.45/rw-local/2G/16t" not in bencher and len(bencher) == 2
+    # The findings table is the one table that leaves them out; the others show them.
+    findings = oltplab("export", "night2", "-t", "findings", cwd=tmp_path)
+    assert findings.returncode == 0, findings.stderr
+    told = " ".join(findings.stderr.split())
+    assert "findings: left out 5 flagged cell(s) of 15 measured (interference 5)" in told, told
 
 
 def test_otava_reads_a_history_one_run_of_which_lacks_a_point(nights: Path, tmp_path: Path) -> None:

@@ -168,9 +168,9 @@ def export(
         bool,
         flag(
             "--include-flagged",
-            help="Let cells with validity flags count: in the findings table, and in otava "
-            "and bencher, which otherwise leave them out and count them on stderr (otava "
-            "gives each flagged point a POINT/flags column).",
+            help="Let cells with validity flags count in the findings table, otava and "
+            "bencher, which otherwise leave them out and count them on stderr (otava gives "
+            "each flagged point a POINT/flags column).",
         ),
     ] = False,
     cut_seconds: CutOption = None,
@@ -190,6 +190,7 @@ def export(
     from oltplab.analysis.dataset import load
     from oltplab.analysis.model import AnalysisOptions, analyse
     from oltplab.report.export import salvaged_rows, table_rows, to_csv, to_json
+    from oltplab.report.tool_formats import Flagged
 
     differences_pct = parse_percent(margin, MARGIN)
     if output is not None:
@@ -212,7 +213,13 @@ def export(
             errors.print(f"lost: {problem}", highlight=False, markup=False, soft_wrap=True)
     else:
         options = AnalysisOptions(baseline or [], differences_pct, include_flagged=include_flagged)
-        columns, rows = table_rows(table.value, analyse(load(results, cut_seconds), options))
+        analysis = analyse(load(results, cut_seconds), options)
+        columns, rows = table_rows(table.value, analysis)
+        flagged = Flagged.of([analysis.dataset])
+        # The one table that leaves flagged cells out (the others show them, flags beside).
+        if table is ExportTable.findings and flagged.cells and not include_flagged:
+            told = flagged.left_out("lets them count")
+            errors.print(f"findings: {told}", highlight=False, markup=False, soft_wrap=True)
     text = to_csv(rows, columns) if format is Format.csv else to_json(rows)
     if output is None:
         sys.stdout.write(text)

@@ -84,10 +84,10 @@ class Flagged:
         """`interference 45, stall 2`: how many cells carry each flag."""
         return ", ".join(f"{flag} {count}" for flag, count in self.by_flag.items())
 
-    def left_out(self) -> str:
+    def left_out(self, remedy: str = "exports them with their flags") -> str:
         return (
             f"left out {self.cells} flagged cell(s) of {self.measured} measured "
-            f"({self.named}); --include-flagged exports them with their flags"
+            f"({self.named}); --include-flagged {remedy}"
         )
 
     def nothing_to_export(self, include_flagged: bool) -> OltplabError:
