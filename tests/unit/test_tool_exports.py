@@ -166,6 +166,34 @@ def test_otava_exports_flagged_cells_with_their_flags(nights: Path, tmp_path: Pa
     assert float(found["mysql-8.0.45/rw-local/2G/16t/tps"]) > 0
     config = yaml.safe_load((tmp_path / "h.otava.yaml").read_text())
     assert "mysql-8.0.45/rw-local/2G/16t/flags" in config["tests"]["oltplab"]["attributes"]
+    # Bencher's format has no place for a flag: they are counted on stderr.
+    bencher = oltplab("export", "night1", "-f", "bencher", "--include-flagged", cwd=tmp_path)
+    assert bencher.returncode == 0, bencher.stderr
+    assert len(json.loads(bencher.stdout)) == 3
+    told = " ".join(bencher.stderr.split())
+    assert "exported 15 flagged cell(s) (interference 15)" in told, told
+    # OpenMetrics exports every cell, each series labelled with its cell's flags.
+    series = oltplab("export", "night1", "-f", "openmetrics", cwd=tmp_path)
+    assert series.returncode == 0, series.stderr
+    [tps] = [f for f in text_string_to_metric_families(series.stdout) if f.name == "oltplab_tps"]
+    assert {s.labels["flags"] for s in tps.samples} == {"interference"}
+
+
+def test_an_export_of_results_with_no_measured_cell_exits_2(tmp_path: Path) -> None:
+    """One empty output imported: a failed cell, flagged `empty`, and nothing measured."""
+    folder = tmp_path / "tree" / "benchmark_logs" / "mysql" / "8.0.45"
+    folder.mkdir(parents=True)
+    (folder / "Tier2G_RW_4th.sysbench.txt").write_text("")
+    assert oltplab("import", "tree", "-r", "empty", cwd=tmp_path).returncode == 0
+    for format, reason in [
+        ("otava", "no cell is measured"),
+        ("bencher", "no cell is measured"),
+        ("openmetrics", "no cell of empty has per-second samples"),
+    ]:
+        refused = oltplab("export", "empty", "-f", format, "-o", f"out.{format}", cwd=tmp_path)
+        assert refused.returncode == 2, (format, refused.stdout + refused.stderr)
+        assert f"nothing to export: {reason}" in " ".join(refused.stderr.split()), format
+        assert not (tmp_path / f"out.{format}").exists()
 
 
 def test_flagged_cells_left_out_are_counted_on_stderr(nights: Path, tmp_path: Path) -> None:
@@ -206,3 +234,5 @@ def test_otava_reads_a_history_one_run_of_which_lacks_a_point(nights: Path, tmp_
     ]
     changes = analysed(tmp_path, "f.otava.yaml")
     assert ("night5", "mysql-8.0.45/rw-local/2G/16t/tps") in [c[:2] for c in changes], changes
+    # Otava read the flags column as an attribute of each run.
+    assert all("mysql-8.0.45/rw-local/2G/16t/flags" in found for *_, found in changes)

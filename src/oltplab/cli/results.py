@@ -261,7 +261,10 @@ def _export_for_tool(
             raise OltplabError("--format openmetrics exports one run: give one results directory")
         series = tool_formats.openmetrics(load(results, cut_seconds))
         if series is None:
-            raise OltplabError(f"nothing to export: no cell of {results[0]} has a second to give")
+            raise OltplabError(
+                f"nothing to export: no cell of {results[0]} has per-second samples with a "
+                "time to stamp them"
+            )
         files, flagged = {output: series}, None
     if flagged is not None and flagged.cells and not include_flagged:
         errors.print(flagged.left_out(), highlight=False, markup=False, soft_wrap=True)

@@ -103,6 +103,11 @@ class Flagged:
                 f"nothing to export: {which} ({self.named}), and flagged cells are left out "
                 "unless --include-flagged, which exports them with their flags"
             )
+        if not self.measured:
+            return OltplabError(
+                "nothing to export: no cell is measured (oltplab status lists the failed "
+                "and pending ones)"
+            )
         return OltplabError(
             f"nothing to export: none of the {self.measured} measured cell(s) gives a figure"
         )
