@@ -23,7 +23,11 @@ _NUMBER = r"[-+]?\d[\d,]*(?:\.\d+)?"
 PRINTED = re.compile(rf"({_NUMBER})(%|x)? \[({_NUMBER})x?, ({_NUMBER})x?\]")
 NAN = re.compile(r"\bnan\b", re.IGNORECASE)
 # Export columns that hold a point and the two ends of its interval.
-EXPORTED = [("tps", "tps_ci_low", "tps_ci_high"), ("diff_pct", "ci_low_pct", "ci_high_pct")]
+EXPORTED = [
+    ("tps", "tps_ci_low", "tps_ci_high"),
+    ("diff_pct", "ci_low_pct", "ci_high_pct"),
+    ("cpu_us_per_txn", "cpu_us_per_txn_ci_low", "cpu_us_per_txn_ci_high"),
+]
 PAGE = [("tps", "tps_low", "tps_high")]
 DATA_ELEMENT = '<script type="application/json" id="data">'
 

@@ -73,8 +73,8 @@ def test_two_engines_two_tiers_two_workloads_end_to_end(tmp_path):
         *("lat_max_ms", "errors_per_s", "error_rate", "reconnects_per_s", "duration_s"),
         *("interval_s", "ignored_errors", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms"),
         "max_ms",
-        *("offered_tps", "achieved_tps", "saturated", "flags", "cv", "steady_from_s", "notes"),
-        "machine",
+        *("offered_tps", "achieved_tps", "saturated", "cpu_us_per_txn", "cpu_us_per_txn_ci_low"),
+        *("cpu_us_per_txn_ci_high", "flags", "cv", "steady_from_s", "notes", "machine"),
     ]
     assert {r["scenario"] for r in table} == {"rw-local", "ro-local"}
     assert {r["tier"] for r in table} == {"128M", "256M"}

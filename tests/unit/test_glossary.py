@@ -10,6 +10,7 @@ import csv
 import importlib
 import io
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ SOURCE = ROOT / "src" / "oltplab"
 # the cells ran with, one per point and metric of the Otava history.
 LATENCY_TERM = "lat_pN_ms"
 OTAVA_TERM = "ENGINE/SCENARIO/TIER/Nt/METRIC"
+OTAVA_FLAGS_TERM = "ENGINE/SCENARIO/TIER/Nt/flags"
 
 
 def _section(text: str, heading: str) -> str:
@@ -74,11 +76,13 @@ def flag_headings(text: str) -> list[str]:
 
 def as_terms(header: list[str]) -> list[str]:
     """A header in the glossary's terms: the latency columns as one term, each Otava
-    point-and-metric column as another."""
+    point-and-metric column as another, each point's flags as a third."""
     out: list[str] = []
     for column in header:
         if percentile_of(column) is not None:
             column = LATENCY_TERM
+        elif column.endswith("/flags"):
+            column = OTAVA_FLAGS_TERM
         elif "/" in column:
             assert column.rsplit("/", 1)[1] in dict(OTAVA_METRICS), column
             column = OTAVA_TERM
@@ -100,7 +104,11 @@ def headers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
                            cwd=root)  # fmt: skip
         assert exported.returncode == 0, exported.stderr
         found[table.value] = next(csv.reader(io.StringIO(exported.stdout)))
-    exported = oltplab("export", "results", "--format", "otava", "-o", "history.csv", cwd=root)
+    # Its one cell flagged, so that the history has a flags column too.
+    with sqlite3.connect(root / "results" / "ledger.sqlite") as db:
+        db.execute("UPDATE cells SET flags = 'interference'")
+    exported = oltplab("export", "results", "--format", "otava", "--include-flagged",
+                       "-o", "history.csv", cwd=root)  # fmt: skip
     assert exported.returncode == 0, exported.stderr
     found["otava"] = next(csv.reader(io.StringIO((root / "history.csv").read_text())))
     return found

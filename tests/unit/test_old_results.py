@@ -100,3 +100,23 @@ def test_the_report_shows_the_same_throughput_tables(old_results: Path) -> None:
     before = tables((FIXTURE / "expected" / "report.md").read_text())
     now = tables((old_results / "v4" / "report" / "report.md").read_text())
     assert len(before) == 4 and now == before
+
+
+def test_each_cell_s_cpu_per_transaction_has_its_interval_in_the_summary(
+    old_results: Path,
+) -> None:
+    """One run a point, so each cell's steady CPU per transaction is its point's in the
+    operations table; its interval, from the same seconds, holds it (none under 20 s)."""
+    key = ("scenario", "engine", "workload", "threads")
+    points = {tuple(r[k] for k in key): r for r in rows(old_results / "operations.csv")}
+    summary = rows(old_results / "summary.csv")
+    assert [r["cpu_us_per_txn"] for r in summary] == [
+        points[tuple(r[k] for k in key)]["cpu_us_per_txn"] for r in summary
+    ]
+    with_interval = [r for r in summary if r["cpu_us_per_txn_ci_low"]]
+    assert len(with_interval) == 5, summary
+    for r in with_interval:
+        low, figure, high = (
+            float(r[f"cpu_us_per_txn{end}"]) for end in ("_ci_low", "", "_ci_high")
+        )
+        assert low <= figure <= high, r

@@ -159,7 +159,7 @@ ro-local,mariadb-10.11.16,8G,oltp_read_only,4,1,failed,truncated,,,no summary: t
     assert summary[1] == (
         "rw-local,mariadb,10.11.16,mariadb-10.11.16,2G,oltp_read_write,1,1,"
         "done,120.0,120.0,120.0,120.0,2400.0,1680.0,480.0,240.0,5.0,9.0,40.0,0.0,0.0,0.0,30.0,"
-        "1.0,,,,,,,,,,,,0.0,1,,"
+        "1.0,,,,,,,,,,,,,,,0.0,1,,"
     )
     assert "rw-local,mysql,8.0.45,mysql-8.0.45,8G,oltp_read_write,4,2,done,640.0" in "\n".join(
         summary

@@ -180,7 +180,8 @@ def measure_named(name: str) -> Measure:
 # --- what sysbench printed for a whole run ---------------------------------------------------
 # Its latency is at the percentile the run asked for (--percentile): a figure is named after
 # it (`lat_p99_ms`), so that two percentiles never share a column or a table.
-_LATENCY = re.compile(r"^lat_p(\d+)_ms$")
+LATENCY_PATTERN = r"^lat_p(\d+)_ms$"
+_LATENCY = re.compile(LATENCY_PATTERN)
 
 
 def latency_metric(percentile: int) -> str:

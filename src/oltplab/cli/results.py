@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -35,6 +35,9 @@ from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, run_state
 from oltplab.store.outputs import whole_folder
 from oltplab.store.status import Status
+
+if TYPE_CHECKING:
+    from oltplab.report.tool_formats import Flagged
 
 
 def status(
@@ -161,7 +164,15 @@ def export(
     ] = ExportTable.summary,
     baseline: BaselineOption = None,
     margin: DifferencesMarginOption = "5%",
-    include_flagged: IncludeFlaggedOption = False,
+    include_flagged: Annotated[
+        bool,
+        flag(
+            "--include-flagged",
+            help="Let cells with validity flags count in the findings table, otava and "
+            "bencher, which otherwise leave them out and count them on stderr (otava gives "
+            "each flagged point a POINT/flags column).",
+        ),
+    ] = False,
     cut_seconds: CutOption = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
@@ -179,6 +190,7 @@ def export(
     from oltplab.analysis.dataset import load
     from oltplab.analysis.model import AnalysisOptions, analyse
     from oltplab.report.export import salvaged_rows, table_rows, to_csv, to_json
+    from oltplab.report.tool_formats import Flagged
 
     differences_pct = parse_percent(margin, MARGIN)
     if output is not None:
@@ -201,7 +213,13 @@ def export(
             errors.print(f"lost: {problem}", highlight=False, markup=False, soft_wrap=True)
     else:
         options = AnalysisOptions(baseline or [], differences_pct, include_flagged=include_flagged)
-        columns, rows = table_rows(table.value, analyse(load(results, cut_seconds), options))
+        analysis = analyse(load(results, cut_seconds), options)
+        columns, rows = table_rows(table.value, analysis)
+        flagged = Flagged.of([analysis.dataset])
+        # The one table that leaves flagged cells out (the others show them, flags beside).
+        if table is ExportTable.findings and flagged.cells and not include_flagged:
+            told = flagged.left_out("lets them count")
+            errors.print(f"findings: {told}", highlight=False, markup=False, soft_wrap=True)
     text = to_csv(rows, columns) if format is Format.csv else to_json(rows)
     if output is None:
         sys.stdout.write(text)
@@ -217,32 +235,39 @@ def _export_for_tool(
     cut_seconds: int | None,
     include_flagged: bool,
 ) -> None:
-    from oltplab.analysis.changes import started
+    """Writes a tool's format. Flagged cells left out are counted on stderr, and an export
+    with nothing in it is refused with the reason, never written empty."""
     from oltplab.analysis.dataset import load
     from oltplab.analysis.points import Points
     from oltplab.report import tool_formats
 
-    files: dict[Path | None, str] = {}
     if format is Format.otava:
-        if output is None:
-            raise OltplabError(
-                "--format otava needs -o FILE.csv: the Otava config written beside it names it"
-            )
-        ordered = sorted(results, key=started)
-        runs = [
-            tool_formats.RunPoints(path.name, started(path), Points(load([path], cut_seconds)))
-            for path in ordered
-        ]
-        config = output.with_suffix(".otava.yaml")
-        check_output_file(config)
-        files[output], files[config] = tool_formats.otava(runs, output.name, include_flagged)
+        files, flagged = _otava_files(results, output, cut_seconds, include_flagged)
     elif format is Format.bencher:
         points = Points(load(results, cut_seconds))
-        files[output] = tool_formats.bencher(points, include_flagged)
+        flagged = tool_formats.Flagged.of([points.dataset])
+        text = tool_formats.bencher(points, include_flagged)
+        if text is None:
+            raise flagged.nothing_to_export(include_flagged)
+        files = {output: text}
+        if include_flagged and flagged.cells:
+            errors.print(
+                f"exported {flagged.cells} flagged cell(s) ({flagged.named}) in their points' "
+                "figures: Bencher's format has no place for flags (--table flags lists them)",
+                highlight=False, markup=False, soft_wrap=True,
+            )  # fmt: skip
     else:
         if len(results) != 1:
             raise OltplabError("--format openmetrics exports one run: give one results directory")
-        files[output] = tool_formats.openmetrics(load(results, cut_seconds))
+        series = tool_formats.openmetrics(load(results, cut_seconds))
+        if series is None:
+            raise OltplabError(
+                f"nothing to export: no cell of {results[0]} has per-second samples with a "
+                "time to stamp them"
+            )
+        files, flagged = {output: series}, None
+    if flagged is not None and flagged.cells and not include_flagged:
+        errors.print(flagged.left_out(), highlight=False, markup=False, soft_wrap=True)
     for path, text in files.items():
         if path is None:
             sys.stdout.write(text)
@@ -256,6 +281,34 @@ def _export_for_tool(
             highlight=False,
             markup=False,
         )
+
+
+def _otava_files(
+    results: list[Path], output: Path | None, cut_seconds: int | None, include_flagged: bool
+) -> tuple[dict[Path | None, str], Flagged]:
+    """The history's CSV files beside -o and the Otava config that names them."""
+    from oltplab.analysis.changes import started
+    from oltplab.analysis.dataset import load
+    from oltplab.analysis.points import Points
+    from oltplab.report import tool_formats
+
+    if output is None:
+        raise OltplabError(
+            "--format otava needs -o FILE.csv: the Otava config written beside it names it"
+        )
+    runs = [
+        tool_formats.RunPoints(path.name, started(path), Points(load([path], cut_seconds)))
+        for path in sorted(results, key=started)
+    ]
+    flagged = tool_formats.Flagged.of(run.points.dataset for run in runs)
+    history = tool_formats.otava(runs, output.name, include_flagged)
+    if history is None:
+        raise flagged.nothing_to_export(include_flagged)
+    named = [(output.with_name(name), text) for name, text in history.csvs]
+    named.append((output.with_suffix(".otava.yaml"), history.config))
+    for path, _ in named:
+        check_output_file(path)
+    return dict(named), flagged
 
 
 def import_(

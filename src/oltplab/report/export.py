@@ -17,13 +17,13 @@ from typing import Any
 from oltplab.analysis.changes import Change
 from oltplab.analysis.dataset import CellRecord
 from oltplab.analysis.equivalence import TOST_CONFIDENCE
-from oltplab.analysis.estimate import Estimate
+from oltplab.analysis.estimate import Estimate, mean_estimate
 from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.openloop import cell_percentiles
 from oltplab.analysis.precision import Answer
 from oltplab.analysis.tables import ProgressionRow
-from oltplab.base.metrics import KIND_METRICS, latency_metric
+from oltplab.base.metrics import CPU_PER_TXN, KIND_METRICS, latency_metric
 from oltplab.sysbench.validity import SATURATED
 
 # fmt: off
@@ -35,6 +35,8 @@ PERCENTILE_LABELS = [f"p{q:g}" for q in PERCENTILES]
 # From each cell's whole latency histogram (sysbench --histogram).
 DISTRIBUTION_COLUMNS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms")
 OPEN_LOOP_COLUMNS = ("offered_tps", "achieved_tps", "saturated")
+# The cell's server CPU per transaction over its steady seconds, with its interval.
+CPU_COLUMNS = ("cpu_us_per_txn", "cpu_us_per_txn_ci_low", "cpu_us_per_txn_ci_high")
 RATE_COLUMNS = ("qps", "reads_per_s", "writes_per_s", "other_per_s", "lat_avg_ms")
 COUNT_COLUMNS = (
     "lat_max_ms", "errors_per_s", "error_rate", "reconnects_per_s", "duration_s", "interval_s",
@@ -63,7 +65,7 @@ def summary_columns(percentiles: list[int]) -> tuple[str, ...]:
     return (
         *IDENTITY_COLUMNS, "tps", "tps_ci_low", "tps_ci_high", "tps_whole_run",
         *RATE_COLUMNS, *latency, *COUNT_COLUMNS, "ignored_errors", *DISTRIBUTION_COLUMNS,
-        *OPEN_LOOP_COLUMNS,
+        *OPEN_LOOP_COLUMNS, *CPU_COLUMNS,
         "flags", "cv", "steady_from_s", "notes", "machine",
     )  # fmt: skip
 
@@ -87,11 +89,24 @@ TRANSACTION_COLUMNS = (
     "transaction_errors", "share_pct", "service_p50_ms", "service_p95_ms", "service_p99_ms",
     "nopm", "nopm_districts", "warehouses_active",
 )
-TABLES = (
-    "summary", "progression", "differences", "findings", "flags", "operations", "changes",
-    "precision", "costs", "transactions",
-)
+# Every table but the summary, whose latency columns are those the runs used.
+FIXED_COLUMNS = {
+    "progression": PROGRESSION_COLUMNS, "differences": PROGRESSION_COLUMNS,
+    "findings": FINDING_COLUMNS, "flags": FLAG_COLUMNS, "operations": OPERATION_COLUMNS,
+    "changes": CHANGE_COLUMNS, "precision": PRECISION_COLUMNS, "costs": COST_COLUMNS,
+    "transactions": TRANSACTION_COLUMNS,
+}
+TABLES = ("summary", *FIXED_COLUMNS)
 # fmt: on
+
+
+def columns_of(table: str, percentiles: list[int]) -> tuple[str, ...]:
+    """The columns a table is written with, in order."""
+    if table == "summary":
+        return summary_columns(percentiles)
+    if table not in FIXED_COLUMNS:
+        raise ValueError(f"unknown table {table!r}")
+    return FIXED_COLUMNS[table]
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -117,7 +132,7 @@ def salvaged_rows(found: list[dict[str, Any]]) -> tuple[tuple[str, ...], list[di
     percentiles = sorted({v["percentile"] for v in found if v.get("percentile")}) or [95]
     columns = summary_columns(percentiles)
     renamed = {"duration_s": "total_time_s", "tps_whole_run": "tps"}
-    steady = {"tps", "tps_ci_low", "tps_ci_high", "cv", "steady_from_s", "error_rate"}
+    steady = {"tps", "tps_ci_low", "tps_ci_high", *CPU_COLUMNS, "cv", "steady_from_s", "error_rate"}
     rows = []
     for values in found:
         row = {c: None if c in steady else values.get(renamed.get(c, c)) for c in columns}
@@ -131,10 +146,15 @@ def _summary(analysis: Analysis) -> list[dict[str, Any]]:
     """One row per measured cell (done or failed), with its steady-state statistics."""
     stats = {s.cell.key: s for s in analysis.stability}
     percentiles = analysis.dataset.percentiles
+    cpu = analysis.cost_points.get(CPU_PER_TXN.name)
     rows = []
     for cell in analysis.dataset.cells:
         found = stats.get(cell.key)
         tps, low, high = _bounds(found.mean if found else None, 2)
+        # The cell's own steady seconds, weighted by their transactions, as the costs
+        # table's points are made of: the estimate and its interval from the same seconds.
+        cut = cpu.cuts.get(cell.key) if cpu else None
+        cpu_bounds = _bounds(mean_estimate(cut.sample) if cut else None, 3)
         rows.append(
             {
                 **{c: getattr(cell, c) for c in IDENTITY_COLUMNS},
@@ -150,6 +170,7 @@ def _summary(analysis: Analysis) -> list[dict[str, Any]]:
                 "offered_tps": cell.rate or None,
                 "achieved_tps": cell.tps if cell.rate else None,
                 "saturated": (SATURATED in cell.flags) if cell.rate else None,
+                **dict(zip(CPU_COLUMNS, cpu_bounds, strict=True)),
                 "flags": ",".join(cell.flags),
                 "cv": _round(found.jitter, 4) if found and found.jitter is not None else None,
                 "steady_from_s": found.steady_from if found else None,
@@ -206,13 +227,17 @@ def _progression(rows: list[Any]) -> list[dict[str, Any]]:
 
 def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
     """Columns and rows of one table."""
+    return columns_of(table, analysis.dataset.percentiles), _rows(table, analysis)
+
+
+def _rows(table: str, analysis: Analysis) -> list[dict[str, Any]]:
     if table == "summary":
-        return summary_columns(analysis.dataset.percentiles), _summary(analysis)
+        return _summary(analysis)
     if table in ("progression", "differences"):
         rows = analysis.differences if table == "differences" else analysis.progression
-        return PROGRESSION_COLUMNS, _progression(rows)
+        return _progression(rows)
     if table == "findings":
-        return FINDING_COLUMNS, [
+        return [
             {
                 "kind": f.kind,
                 "scenario": f.scenario,
@@ -224,7 +249,7 @@ def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[di
             for f in analysis.findings
         ]
     if table == "flags":
-        return FLAG_COLUMNS, [
+        return [
             {
                 "scenario": c.scenario,
                 "engine": c.engine,
@@ -242,18 +267,14 @@ def table_rows(table: str, analysis: Analysis) -> tuple[tuple[str, ...], list[di
             for c in analysis.flagged
         ]
     if table == "operations":
-        return OPERATION_COLUMNS, [r.as_dict(3, "_per_txn") for r in analysis.operations]
+        return [r.as_dict(3, "_per_txn") for r in analysis.operations]
     if table == "changes":
-        return CHANGE_COLUMNS, [_change(c) for c in analysis.changes]
+        return [_change(c) for c in analysis.changes]
     if table == "precision":
-        return PRECISION_COLUMNS, [_answer(a) for a in analysis.answers]
+        return [_answer(a) for a in analysis.answers]
     if table == "costs":
-        return COST_COLUMNS, [
-            _cost(name, row) for name, rows in analysis.costs.items() for row in rows
-        ]
-    if table == "transactions":
-        return TRANSACTION_COLUMNS, _transactions(analysis)
-    raise ValueError(f"unknown table {table!r}")
+        return [_cost(name, row) for name, rows in analysis.costs.items() for row in rows]
+    return _transactions(analysis)
 
 
 def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
