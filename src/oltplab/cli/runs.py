@@ -37,7 +37,7 @@ from oltplab.cli.vocabulary import MARGIN, margin_option, margin_pct
 from oltplab.measure.request import RunRequest
 from oltplab.plan.blocks import Shard
 from oltplab.plan.lengths import ONE_REPETITION
-from oltplab.spec import Spec, load_spec, parse_spec
+from oltplab.spec import Spec, derived_spec, load_spec, parse_spec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, differences, read_run_json
@@ -327,9 +327,57 @@ def demo(
         "runs/demo"
     ),
 ) -> None:
-    """A small real matrix with the built-in spec: MySQL 8.0.31 and MariaDB 10.11.5."""
+    """A small real matrix with the built-in spec: MySQL 8.0.31 and MariaDB 10.11.5; then
+    one of its comparisons measured until it is decided (read-only at 4 threads, within
+    ±5%, paired rounds for about a minute more, into RESULTS-decide), or said undecided
+    with what would decide it."""
     text = resources.files("oltplab").joinpath("spec/demo.toml").read_text()
-    run_and_report(RunRequest(parse_spec(text, "demo spec"), text, "demo spec", results))
+    spec = parse_spec(text, "demo spec")
+    run_and_report(RunRequest(spec, text, "demo spec", results))
+    _demo_decision(spec, results.with_name(f"{results.name}-decide"))
+
+
+DEMO_MARGIN_PCT = 5.0
+
+
+def _demo_decision(spec: Spec, results: Path) -> None:
+    """The demo's one comparison that concludes: a single plain run of each engine cannot
+    say whether a difference is real, a minute of paired rounds here usually can."""
+    from oltplab.analysis.precision import UNKNOWN
+    from oltplab.cli.display import answers_table
+    from oltplab.experiments.until_answered import measure_until_answered
+
+    data = spec.model_dump(mode="json", exclude_none=True)
+    data["workloads"] = [w for w in data["workloads"] if w["name"] == "oltp_read_only"]
+    data["protocol"].update(threads=[4], target_ci_pct=DEMO_MARGIN_PCT, budget_minutes=1)
+    decide, text = derived_spec(data, "demo decision")
+    console.print(
+        f"Deciding one comparison: paired rounds until it is DIFFERENT or SAME within "
+        f"±{DEMO_MARGIN_PCT:g}%, for a minute at most (into {results})",
+        highlight=False,
+    )
+    search = measure_until_answered(
+        RunRequest(decide, text, "demo decision", results), display_for(console)
+    )
+    if not search.answers:
+        report_outcome(results, search.outcome)
+        return
+    console.print(answers_table(search.answers, search.rounds, search.stopped))
+    for answer in search.answers:
+        if answer.verdict == UNKNOWN:
+            console.print(
+                f"{answer.label}: UNKNOWN after {search.rounds} rounds: this host's rounds "
+                f"spread more than a minute can narrow to ±{DEMO_MARGIN_PCT:g}%; `oltplab run "
+                f"SPEC --margin {DEMO_MARGIN_PCT:g}% --budget 10m` gives such a search longer",
+                highlight=False,
+            )
+        else:
+            shown = answer.comparison.with_interval() if answer.comparison else ""
+            console.print(
+                f"{answer.label}: {answer.verdict} {shown} after {search.rounds} rounds",
+                highlight=False,
+            )
+    console.print(f"Next: oltplab report {results}", highlight=False)
 
 
 class Order(StrEnum):

@@ -149,6 +149,8 @@ class Bisector:
                 "spec's own"
             )
         data["protocol"].update(threads=[self.cell.threads])
+        # Isolated unless the user's spec set it: a dumped default would read as set.
+        data["protocol"]["isolation"] = self.base.protocol.isolated_unless_said()
         return with_rounds(derived_spec(data, "bisect step")[0], repetitions)
 
     def measure(
