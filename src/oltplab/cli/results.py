@@ -278,7 +278,8 @@ def import_(
     Reads sysbench 0.4, 0.5, 1.0 and 1.1 outputs. Empty, truncated and erroneous files
     are imported as flagged cells, never skipped; files that look like sysbench output but
     cannot be read as a cell are listed with the reason. Importing the same tree again
-    changes nothing.
+    changes nothing. An oltplab results directory comes back as it ran: its engines' names,
+    spec, runs and each cell's flags and notes from its run.json and journal.jsonl.
     """
     from oltplab.importers.ingest import import_tree
     from oltplab.importers.mapping import load_map
@@ -302,6 +303,7 @@ def import_(
     paths = ResultsDir(results)
     made = [] if paths.ledger.exists() else paths.ledger_files
     made += [] if paths.journal.exists() else [paths.journal]
+    made += [] if paths.run_json.exists() else [paths.run_json]
     with ResultsLock(results):
         try:
             ledger = Ledger.open(results)
