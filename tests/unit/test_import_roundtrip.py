@@ -94,3 +94,43 @@ def test_an_engine_keeps_the_name_its_run_gave_it(tmp_path: Path) -> None:
         engine["server_version"],
         engine["source"],
     )
+
+
+def test_a_cell_measured_again_comes_back_with_its_earlier_result_set_aside(
+    run: Path, tmp_path: Path
+) -> None:
+    """The run measured MySQL's cell again (as --rerun-disturbed does: new files ending in
+    `_again1`, the first result set aside with why). The run as its journal and raw files
+    say (`oltplab rebuild`) and the import of those files give the same report; the earlier
+    result's raw output is named by where it is, in the run or in the tree imported."""
+    tree = tmp_path / "run"
+    shutil.copytree(run, tree, ignore=shutil.ignore_patterns("ledger.sqlite*"))
+    folder = tree / "benchmark_logs_tpcc" / "mysql" / "8.0.31"
+    for path in folder.glob("Tier512M_RW_4th.*"):
+        shutil.copy(path, folder / path.name.replace("_4th.", "_4th_again1."))
+    key = "mysql-8.0.31|tpcc-local|512M|tpcc|4|1"
+    journal = tree / "journal.jsonl"
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    [first] = [r for r in records if r["type"] == "result" and r["key"] == key]
+    again = {
+        **first,
+        "artifact": first["artifact"].replace("_4th.", "_4th_again1."),
+        "flags": [],
+        "notes": "client CPU 8%",
+        "finished_at": "2026-11-27T23:38:30+00:00",
+    }
+    with journal.open("a") as out:
+        for record in (
+            {"type": "superseded", "key": key, "why": "interference"},
+            {"type": "running", "key": key, "run": 1, "started_at": "2026-11-27T23:38:25+00:00"},
+            again,
+        ):
+            out.write(json.dumps(record) + "\n")
+    assert oltplab("rebuild", "run", cwd=tmp_path).returncode == 0
+    done = oltplab("import", "run", "-r", "again", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    original = report_md(tree)
+    assert "| mysql-8.0.31 tpcc-local 512M 4t run 1 | 153 | interference | interference |" in (
+        original
+    )
+    assert report_md(tmp_path / "again").replace(f"{tree}/", "") == original

@@ -263,12 +263,12 @@ def _import_group(
             ledger.register([(cell, found.digest)])
         known[cell] = found.digest
         said = recorded.cell(found.path)
-        if said is not None and said.run in recorded.runs:
-            ledger.mark_running(cell, recorded.runs[said.run], started_at=said.started_at)
+        for earlier, why in said.earlier if said is not None else ():
+            if earlier.is_file():
+                _measurement(ledger, cell, earlier, None, recorded, report.warnings)
+                ledger.supersede(cell, why)
         output = parsed.get(found.path)
-        flags = _import_file(
-            ledger, cell, found.path, output, said, recorded.kind(cell.workload), report.warnings
-        )
+        flags = _measurement(ledger, cell, found.path, output, recorded, report.warnings)
         if flags:
             rep = f" run {cell.repetition}" if cell.repetition > 1 else ""
             where = f"{engine} {cell.scenario.name} {cell.tier} {threads_label(cell.threads)}{rep}"
@@ -301,6 +301,21 @@ def _record_engine(
         **(own.facts if own is not None else {}),
     }
     ledger.record_engine(engine, **facts, artifact_dir=str(group.path))
+
+
+def _measurement(
+    ledger: Ledger,
+    cell: Cell,
+    path: Path,
+    output: SysbenchOutput | None,
+    recorded: Recorded,
+    warnings: list[str],
+) -> list[str]:
+    """One measurement of the cell, in the run that made it when its records say."""
+    said = recorded.cell(path)
+    if said is not None and said.run in recorded.runs:
+        ledger.mark_running(cell, recorded.runs[said.run], started_at=said.started_at)
+    return _import_file(ledger, cell, path, output, said, recorded.kind(cell.workload), warnings)
 
 
 def _import_file(

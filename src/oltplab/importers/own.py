@@ -47,6 +47,8 @@ class RecordedCell:
     finished_at: str | None
     run: int | None  # the journal's run id
     started_at: str | None
+    # The cell's earlier measurements, set aside (--rerun-disturbed): output and why, oldest first.
+    earlier: tuple[tuple[Path, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ def own_results(source: Path, warnings: list[str]) -> OwnResults | None:
 def _read_journal(own: OwnResults, records: list[Record]) -> None:
     running: dict[str, Record] = {}
     runs: dict[int, Record] = {}
+    latest: dict[str, Path] = {}  # each cell's last measurement yet
+    set_aside: dict[str, tuple[tuple[Path, str], ...]] = {}
     by_name = {e.name: e for e in own.engines.values()}
     for record in records:
         kind = record.get("type")
@@ -122,8 +126,9 @@ def _read_journal(own: OwnResults, records: list[Record]) -> None:
         elif kind == "running":
             running[record["key"]] = record
         elif kind in ("result", "failed") and record.get("artifact"):
-            began = running.get(record["key"], {})
-            own.cells[own.root / record["artifact"]] = RecordedCell(
+            key, path = record["key"], own.root / record["artifact"]
+            began = running.get(key, {})
+            own.cells[path] = RecordedCell(
                 list(record.get("flags", [])),
                 record.get("notes", ""),
                 record["reason"],
@@ -131,7 +136,12 @@ def _read_journal(own: OwnResults, records: list[Record]) -> None:
                 record["finished_at"],
                 began.get("run"),
                 began.get("started_at"),
+                set_aside.pop(key, ()),
             )
+            latest[key] = path
+        elif kind == "superseded" and record["key"] in latest:
+            before = latest.pop(record["key"])
+            set_aside[record["key"]] = (*own.cells[before].earlier, (before, record["why"]))
     own.runs = list(runs.values())
 
 
