@@ -49,6 +49,7 @@ def test_a_run_and_the_import_of_its_raw_files_give_the_same_report(run: Path) -
     done = oltplab("import", "raw", "-r", "again", cwd=run.parent)
     assert done.returncode == 0, done.stdout + done.stderr
     assert not done.stderr.strip(), done.stderr
+    assert f"{raw}: an oltplab results directory" in " ".join(done.stdout.split())
     original = report_md(run)
     assert "| mysql-8.0.31 | mysql | 8.0.31 | 8.0.31 | a4105a6ea8126684 |" in original
     assert "| tpcc-local | postgresql-15 | 512M | 4 | 1 | interference |" in original

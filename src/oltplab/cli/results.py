@@ -325,6 +325,12 @@ def import_(
             f"{shown(rerun.name)}",
             highlight=False, markup=False, soft_wrap=True,
         )  # fmt: skip
+    if report.recorded is not None:
+        console.print(
+            f"{shown(report.recorded)}: an oltplab results directory; its engine names, spec, "
+            "runs and cells' flags and notes taken from its run.json and journal.jsonl",
+            highlight=False, markup=False, soft_wrap=True,
+        )  # fmt: skip
     if tree.warm_ups:
         console.print(
             f"{len(tree.warm_ups)} warm-up output(s) recognised and kept out of the cells, "

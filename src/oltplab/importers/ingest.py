@@ -26,6 +26,7 @@ from oltplab.store.rows import EngineRow
 from oltplab.store.status import RunStatus
 from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks, read_output
+from oltplab.sysbench.transactions import KindResults
 from oltplab.sysbench.validity import stall_notes, validity_flags
 from oltplab.telemetry.collectors import TelemetryClock, queue_rows
 from oltplab.telemetry.registry import telemetry_rows
@@ -39,6 +40,7 @@ class ImportReport:
     unchanged: int = 0
     flagged: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    recorded: Path | None = None  # the oltplab results directory whose records came back
 
 
 def _stored_folders(stored: dict[str, EngineRow]) -> dict[tuple[str, str], str]:
@@ -101,6 +103,7 @@ def import_tree(tree: ScannedTree, ledger: Ledger) -> ImportReport:
     """The scanned tree into the ledger; each engine folder in one transaction."""
     report = ImportReport(tree.source, warnings=list(tree.warnings))
     own = own_results(tree.source, report.warnings)
+    report.recorded = own.root if own is not None else None
     given = {key: engine.name for key, engine in own.engines.items()} if own else {}
     names, said = engine_names(tree.groups, ledger.engines(), given)
     report.warnings += said
@@ -354,9 +357,20 @@ def _import_file(
             finished_at=said.finished_at if said is not None else None,
             histogram=output.histogram,
             ignored_errors=output.ignored_errors,
-            kind_results=kind.results(nofollow.read_text(path)) if kind is not None else None,
+            kind_results=_kind_results(path, kind, warnings),
         )
     return flags
+
+
+def _kind_results(path: Path, kind: WorkloadKind | None, warnings: list[str]) -> KindResults | None:
+    """The figures the workload's kind reads from the output (TPC-C's NOPM and mix)."""
+    if kind is None:
+        return None
+    try:
+        return kind.results(nofollow.read_text(path))
+    except OSError as problem:
+        warnings.append(f"{path}: its workload kind's figures not read: {problem.strerror}")
+        return None
 
 
 def _telemetry(
