@@ -127,7 +127,8 @@ def import_tree(tree: ScannedTree, ledger: Ledger) -> ImportReport:
         for key, value in own.meta.items():
             if ledger.meta(key) is None:
                 ledger.set_meta(key, value)
-        record_import(ledger.path.parent, own, {g.key: (names[g.key], g.path) for g in tree.groups})
+        folders = {g.key: (names[g.key], g.path) for g in tree.groups}
+        record_import(ledger.path.parent, own, folders, report.warnings)
     return report
 
 

@@ -131,9 +131,9 @@ def _read_journal(own: OwnResults, records: list[Record]) -> None:
             own.cells[path] = RecordedCell(
                 list(record.get("flags", [])),
                 record.get("notes", ""),
-                record["reason"],
+                record.get("reason"),
                 record.get("clock"),
-                record["finished_at"],
+                record.get("finished_at"),
                 began.get("run"),
                 began.get("started_at"),
                 set_aside.pop(key, ()),
@@ -146,16 +146,23 @@ def _read_journal(own: OwnResults, records: list[Record]) -> None:
 
 
 def record_import(
-    results: Path, own: OwnResults, engines: dict[tuple[str, str], tuple[str, Path]]
+    results: Path,
+    own: OwnResults,
+    engines: dict[tuple[str, str], tuple[str, Path]],
+    warnings: list[str],
 ) -> None:
     """The tree's run.json into the results directory's, under the names the import gave
     its engines (each engine folder: its name and where it is), and the import among the
     commands that wrote to the directory; a directory with a run.json of its own keeps its
-    host, spec and sysbench."""
+    host, spec and sysbench, and one that cannot be read is left as it is."""
     path = ResultsDir(results).run_json
     theirs = own.run_json.model_dump(exclude_none=True)
     if path.is_file():
-        data = load_run_json(path).model_dump(exclude_none=True)
+        try:
+            data = load_run_json(path).model_dump(exclude_none=True)
+        except OltplabError as problem:
+            warnings.append(f"{problem}; left as it is, without {own.root}'s run.json")
+            return
     else:
         data = {k: v for k, v in theirs.items() if k not in ("engines", "configs", "links", "runs")}
     for key, (name, folder) in engines.items():
