@@ -22,6 +22,7 @@ from tests.cli import oltplab
 from tests.synthetic import sysbench_text
 
 FIXTURE = Path(__file__).parents[1] / "data" / "run-w10.tar.xz"
+ENGINES = ("mysql-8.0.31", "postgresql-15")
 
 
 @pytest.fixture(scope="module")
@@ -100,10 +101,12 @@ def test_an_engine_keeps_the_name_its_run_gave_it(tmp_path: Path) -> None:
 def test_a_cell_measured_again_comes_back_with_its_earlier_result_set_aside(
     run: Path, tmp_path: Path
 ) -> None:
-    """The run measured MySQL's cell again (as --rerun-disturbed does: new files ending in
-    `_again1`, the first result set aside with why). The run as its journal and raw files
-    say (`oltplab rebuild`) and the import of those files give the same report; the earlier
-    result's raw output is named by where it is, in the run or in the tree imported."""
+    """The run listed PostgreSQL first and measured MySQL's cell again (as
+    --rerun-disturbed does: new files ending in `_again1`, the first result set aside with
+    why). The run as its journal and raw files say (`oltplab rebuild`) and the import of
+    those files give the same report: the cells in the run's order, not the folders', and
+    the earlier result's raw output named by where it is, in the run or in the tree
+    imported."""
     tree = tmp_path / "run"
     shutil.copytree(run, tree, ignore=shutil.ignore_patterns("ledger.sqlite*"))
     folder = tree / "benchmark_logs_tpcc" / "mysql" / "8.0.31"
@@ -112,16 +115,17 @@ def test_a_cell_measured_again_comes_back_with_its_earlier_result_set_aside(
     key = "mysql-8.0.31|tpcc-local|512M|tpcc|4|1"
     journal = tree / "journal.jsonl"
     records = [json.loads(line) for line in journal.read_text().splitlines()]
+    [registered] = [r for r in records if r["type"] == "cells"]
+    registered["cells"].reverse()
     [first] = [r for r in records if r["type"] == "result" and r["key"] == key]
     again = {
         **first,
         "artifact": first["artifact"].replace("_4th.", "_4th_again1."),
-        "flags": [],
-        "notes": "client CPU 8%",
         "finished_at": "2026-11-27T23:38:30+00:00",
     }
-    with journal.open("a") as out:
+    with journal.open("w") as out:
         for record in (
+            *records,
             {"type": "superseded", "key": key, "why": "interference"},
             {"type": "running", "key": key, "run": 1, "started_at": "2026-11-27T23:38:25+00:00"},
             again,
@@ -134,4 +138,6 @@ def test_a_cell_measured_again_comes_back_with_its_earlier_result_set_aside(
     assert "| mysql-8.0.31 tpcc-local 512M 4t run 1 | 153 | interference | interference |" in (
         original
     )
+    flagged = [f"| tpcc-local | {engine} | 512M | 4 | 1 | interference |" for engine in ENGINES]
+    assert original.index(flagged[1]) < original.index(flagged[0])
     assert report_md(tmp_path / "again").replace(f"{tree}/", "") == original

@@ -7,10 +7,12 @@ database and version folder names: two folders never become one engine.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
 from collections import Counter, deque
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,26 +112,61 @@ def import_tree(tree: ScannedTree, ledger: Ledger) -> ImportReport:
     known = ledger.definitions()
     planned = [(group, _cell_files(group, names[group.key])) for group in tree.groups]
     changed = [f.path for _, files in planned for f in files if known.get(f.cell) != f.digest]
-    # An oltplab run's own runs say when, where and how its cells were measured; any other
-    # tree is one import run.
-    runs = _replay_runs(ledger, own) if own is not None else {}
-    run_id = None if runs else ledger.begin_run("import", _import_provenance(report.source, own))
-    recorded = Recorded(own, runs)
-    with ParsedAhead(changed) as parsed:
+    # An oltplab run's cells are registered in the run's order, which its report's tables
+    # keep, and land in one transaction with its runs; any other tree is one import run,
+    # landing a folder at a time.
+    whole = ledger.batch() if own is not None else contextlib.nullcontext()
+    with ParsedAhead(changed) as parsed, whole:
+        runs = _replay_runs(ledger, own) if own is not None else {}
+        recorded = Recorded(own, runs)
+        run_id = None if runs else ledger.begin_run("import", _import_provenance(tree.source, own))
+        if own is not None:
+            in_run_order = sorted(
+                (f for _, files in planned for f in files), key=_run_order(own, tree.groups, names)
+            )
+            _register(ledger, known, in_run_order)
         for group, files in planned:
-            with ledger.batch():
+            with ledger.batch() if own is None else contextlib.nullcontext():
+                if own is None:
+                    _register(ledger, known, files)
                 _import_group(
                     ledger, report, known, group, names[group.key], files, parsed, recorded
                 )
+        if own is not None and (report.imported or report.updated):
+            for key, value in own.meta.items():
+                if ledger.meta(key) is None:
+                    ledger.set_meta(key, value)
     if run_id is not None:
         ledger.finish_run(run_id, RunStatus.DONE)
     if own is not None and (report.imported or report.updated):
-        for key, value in own.meta.items():
-            if ledger.meta(key) is None:
-                ledger.set_meta(key, value)
         folders = {g.key: (names[g.key], g.path) for g in tree.groups}
         record_import(ledger.path.parent, own, folders, report.warnings)
     return report
+
+
+def _run_order(
+    own: OwnResults, groups: list[EngineGroup], names: dict[tuple[str, str], str]
+) -> Callable[[CellFile], int]:
+    """Where a cell file's cell stood in the run's registration (cells the run did not
+    register last)."""
+    as_run = {
+        names[g.key]: engine.name for g in groups if (engine := own.engines.get(g.key)) is not None
+    }
+
+    def position(found: CellFile) -> int:
+        cell = found.cell
+        said = (as_run.get(cell.engine, cell.engine), cell.tier, cell.workload, cell.network,
+                cell.threads, cell.repetition, cell.rate)  # fmt: skip
+        return own.order.get(said, len(own.order))
+
+    return position
+
+
+def _register(ledger: Ledger, known: dict[Cell, str], files: list[CellFile]) -> None:
+    """The cells not yet in the ledger, in the order given."""
+    new = [(f.cell, f.digest) for f in files if f.cell not in known]
+    if new:
+        ledger.register(new)
 
 
 def _import_provenance(source: Path, own: OwnResults | None) -> dict[str, object]:
@@ -263,8 +300,7 @@ def _import_group(
             report.updated += 1
             ledger.redefine(cell, found.digest)
         else:
-            report.imported += 1
-            ledger.register([(cell, found.digest)])
+            report.imported += 1  # registered before (_register)
         known[cell] = found.digest
         said = recorded.cell(found.path)
         for earlier, why in said.earlier if said is not None else ():

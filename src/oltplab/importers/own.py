@@ -69,6 +69,9 @@ class OwnResults:
     cells: dict[Path, RecordedCell] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
     kinds: dict[str, WorkloadKind] = field(default_factory=dict)
+    # Each cell's place in the run's registration, by (engine as the run named it, tier,
+    # workload, network, threads, repetition, rate).
+    order: dict[tuple[str, str, str, bool, int, int, int], int] = field(default_factory=dict)
 
 
 def results_root(source: Path) -> Path | None:
@@ -123,6 +126,13 @@ def _read_journal(own: OwnResults, records: list[Record]) -> None:
             by_name[record["name"]].facts.update(
                 {k: v for k, v in record["fields"].items() if k in ENGINE_FACTS}
             )
+        elif kind == "cells":
+            for engine, tier, workload, where, threads, repetition, _, *rate in record["cells"]:
+                # Journals before ledger schema 6 hold the scenario's name where this is;
+                # before schema 8 they had no rate (every cell closed loop).
+                network = where if isinstance(where, bool) else where.endswith("-network")
+                said = (engine, tier, workload, network, threads, repetition, *(rate or [0]))
+                own.order.setdefault(said, len(own.order))
         elif kind == "running":
             running[record["key"]] = record
         elif kind in ("result", "failed") and record.get("artifact"):
