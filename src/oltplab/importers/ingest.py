@@ -1,8 +1,10 @@
 """A scanned tree into a ledger, so existing results go through the same analysis.
 
 Nothing is skipped silently: empty and truncated files become failed cells with their
-reason, and each engine folder lands in one transaction. An engine is identified by its
-database and version folder names: two folders never become one engine.
+reason, and each engine folder lands in one transaction (an oltplab results directory, whole
+in one). An engine is identified by its database and version folder names: two folders never
+become one engine. An oltplab results directory comes back as it ran: what its raw outputs
+do not hold is taken from its run.json and journal (`own`).
 """
 
 from __future__ import annotations
@@ -102,7 +104,8 @@ def engine_names(
 
 
 def import_tree(tree: ScannedTree, ledger: Ledger) -> ImportReport:
-    """The scanned tree into the ledger; each engine folder in one transaction."""
+    """The scanned tree into the ledger; each engine folder in one transaction, or an
+    oltplab results directory whole."""
     report = ImportReport(tree.source, warnings=list(tree.warnings))
     own = own_results(tree.source, report.warnings)
     report.recorded = own.root if own is not None else None
