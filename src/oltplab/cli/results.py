@@ -336,7 +336,8 @@ def import_(
     Reads sysbench 0.4, 0.5, 1.0 and 1.1 outputs. Empty, truncated and erroneous files
     are imported as flagged cells, never skipped; files that look like sysbench output but
     cannot be read as a cell are listed with the reason. Importing the same tree again
-    changes nothing.
+    changes nothing. An oltplab results directory comes back as it ran: its engines' names,
+    spec, runs and each cell's flags and notes from its run.json and journal.jsonl.
     """
     from oltplab.importers.ingest import import_tree
     from oltplab.importers.mapping import load_map
@@ -360,6 +361,7 @@ def import_(
     paths = ResultsDir(results)
     made = [] if paths.ledger.exists() else paths.ledger_files
     made += [] if paths.journal.exists() else [paths.journal]
+    made += [] if paths.run_json.exists() else [paths.run_json]
     with ResultsLock(results):
         try:
             ledger = Ledger.open(results)
@@ -379,6 +381,12 @@ def import_(
         console.print(
             f"{shown(earlier.relative_to(tree.source))}: set aside, measured again in "
             f"{shown(rerun.name)}",
+            highlight=False, markup=False, soft_wrap=True,
+        )  # fmt: skip
+    if report.recorded is not None:
+        console.print(
+            f"{shown(report.recorded)}: an oltplab results directory; its engine names, spec, "
+            "runs and cells' flags and notes taken from its run.json and journal.jsonl",
             highlight=False, markup=False, soft_wrap=True,
         )  # fmt: skip
     if tree.warm_ups:

@@ -1,29 +1,39 @@
 """A scanned tree into a ledger, so existing results go through the same analysis.
 
 Nothing is skipped silently: empty and truncated files become failed cells with their
-reason, and each engine folder lands in one transaction. An engine is identified by its
-database and version folder names: two folders never become one engine.
+reason, and each engine folder lands in one transaction (an oltplab results directory, whole
+in one). An engine is identified by its database and version folder names: two folders never
+become one engine. An oltplab results directory comes back as it ran: what its raw outputs
+do not hold is taken from its run.json and journal (`own`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
 from collections import Counter, deque
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from oltplab.base import nofollow
+from oltplab.importers.own import OwnResults, RecordedCell, own_results, record_import
 from oltplab.importers.scan import EngineGroup, FoundFile, ScannedTree
 from oltplab.plan import Cell, threads_label
+from oltplab.store.directory import stem_of
 from oltplab.store.files import sha256_file
 from oltplab.store.ledger import Ledger
 from oltplab.store.rows import EngineRow
 from oltplab.store.status import RunStatus
+from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks, read_output
+from oltplab.sysbench.transactions import KindResults
 from oltplab.sysbench.validity import stall_notes, validity_flags
-from oltplab.telemetry.collectors import queue_rows
+from oltplab.telemetry.collectors import TelemetryClock, queue_rows
+from oltplab.telemetry.registry import telemetry_rows
 
 
 @dataclass
@@ -34,6 +44,7 @@ class ImportReport:
     unchanged: int = 0
     flagged: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    recorded: Path | None = None  # the oltplab results directory whose records came back
 
 
 def _stored_folders(stored: dict[str, EngineRow]) -> dict[tuple[str, str], str]:
@@ -47,15 +58,22 @@ def _stored_folders(stored: dict[str, EngineRow]) -> dict[tuple[str, str], str]:
         if isinstance(source, dict) and "imported" in source:
             path = Path(source["imported"])
             found[(source.get("db", path.parent.name), source.get("folder", path.name))] = name
+        elif row.artifact_dir and Path(row.artifact_dir).is_absolute():
+            # An oltplab run's engine keeps the run's source; its folder says where it was.
+            path = Path(row.artifact_dir)
+            found[(path.parent.name, path.name)] = name
     return found
 
 
 def engine_names(
-    groups: list[EngineGroup], stored: dict[str, EngineRow]
+    groups: list[EngineGroup],
+    stored: dict[str, EngineRow],
+    recorded: dict[tuple[str, str], str] | None = None,
 ) -> tuple[dict[tuple[str, str], str], list[str]]:
     """Each folder's engine name, and what was said about the choice.
 
-    A folder imported before keeps its name. Otherwise the name is family-version
+    A folder imported before keeps its name. Otherwise the name is the one the run that
+    wrote the folder gave it (`recorded`, from its run.json), else family-version
     [-variant], unless another folder (in this tree or the ledger) would have it too: then
     each such folder is named by its whole folder name.
     """
@@ -68,7 +86,11 @@ def engine_names(
             names[key] = group.named
         elif key in known:
             names[key] = known[key]
-    fresh = {key: g.engine.short_name for key, g in wanted.items() if key not in names}
+    fresh = {
+        key: (recorded or {}).get(key) or g.engine.short_name
+        for key, g in wanted.items()
+        if key not in names
+    }
     counts = Counter(fresh.values())
     said = []
     for key, name in fresh.items():
@@ -82,20 +104,115 @@ def engine_names(
 
 
 def import_tree(tree: ScannedTree, ledger: Ledger) -> ImportReport:
-    """The scanned tree into the ledger; each engine folder in one transaction."""
+    """The scanned tree into the ledger; each engine folder in one transaction, or an
+    oltplab results directory whole."""
     report = ImportReport(tree.source, warnings=list(tree.warnings))
-    names, said = engine_names(tree.groups, ledger.engines())
+    own = own_results(tree.source, report.warnings)
+    report.recorded = own.root if own is not None else None
+    given = {key: engine.name for key, engine in own.engines.items()} if own else {}
+    names, said = engine_names(tree.groups, ledger.engines(), given)
     report.warnings += said
     known = ledger.definitions()
     planned = [(group, _cell_files(group, names[group.key])) for group in tree.groups]
     changed = [f.path for _, files in planned for f in files if known.get(f.cell) != f.digest]
-    run_id = ledger.begin_run("import", {"imported_from": str(report.source)})
-    with ParsedAhead(changed) as parsed:
+    # An oltplab run's cells are registered in the run's order, which its report's tables
+    # keep, and land in one transaction with its runs; any other tree is one import run,
+    # landing a folder at a time.
+    whole = ledger.batch() if own is not None else contextlib.nullcontext()
+    with ParsedAhead(changed) as parsed, whole:
+        runs = _replay_runs(ledger, own) if own is not None else {}
+        recorded = Recorded(own, runs)
+        run_id = None if runs else ledger.begin_run("import", _import_provenance(tree.source, own))
+        if own is not None:
+            in_run_order = sorted(
+                (f for _, files in planned for f in files), key=_run_order(own, tree.groups, names)
+            )
+            _register(ledger, known, in_run_order)
         for group, files in planned:
-            with ledger.batch():
-                _import_group(ledger, report, known, group, names[group.key], files, parsed)
-    ledger.finish_run(run_id, RunStatus.DONE)
+            with ledger.batch() if own is None else contextlib.nullcontext():
+                if own is None:
+                    _register(ledger, known, files)
+                _import_group(
+                    ledger, report, known, group, names[group.key], files, parsed, recorded
+                )
+        if own is not None and (report.imported or report.updated):
+            for key, value in own.meta.items():
+                if ledger.meta(key) is None:
+                    ledger.set_meta(key, value)
+    if run_id is not None:
+        ledger.finish_run(run_id, RunStatus.DONE)
+    if own is not None and (report.imported or report.updated):
+        folders = {g.key: (names[g.key], g.path) for g in tree.groups}
+        record_import(ledger.path.parent, own, folders, report.warnings)
     return report
+
+
+def _run_order(
+    own: OwnResults, groups: list[EngineGroup], names: dict[tuple[str, str], str]
+) -> Callable[[CellFile], int]:
+    """Where a cell file's cell stood in the run's registration (cells the run did not
+    register last)."""
+    as_run = {
+        names[g.key]: engine.name for g in groups if (engine := own.engines.get(g.key)) is not None
+    }
+
+    def position(found: CellFile) -> int:
+        cell = found.cell
+        said = (as_run.get(cell.engine, cell.engine), cell.tier, cell.workload, cell.network,
+                cell.threads, cell.repetition, cell.rate)  # fmt: skip
+        return own.order.get(said, len(own.order))
+
+    return position
+
+
+def _register(ledger: Ledger, known: dict[Cell, str], files: list[CellFile]) -> None:
+    """The cells not yet in the ledger, in the order given."""
+    new = [(f.cell, f.digest) for f in files if f.cell not in known]
+    if new:
+        ledger.register(new)
+
+
+def _import_provenance(source: Path, own: OwnResults | None) -> dict[str, object]:
+    """An import's run: where from, and the machine when the tree's run.json says it."""
+    said: dict[str, object] = {"imported_from": str(source)}
+    if own is not None and own.run_json.host:
+        host = own.run_json.host
+        said.update(host=host, machine=host.get("machine") or host.get("hostname"))
+    return said
+
+
+def _replay_runs(ledger: Ledger, own: OwnResults) -> dict[int, int]:
+    """The tree's runs into the ledger, each once (importing it again finds them there):
+    the tree's run id -> the ledger's."""
+    stored = {(run.started_at, json.dumps(run.provenance, sort_keys=True)): run.id
+              for run in ledger.runs()}  # fmt: skip
+    ids = {}
+    for run in own.runs:
+        said = (run["started_at"], json.dumps(run["provenance"], sort_keys=True))
+        if said in stored:
+            ids[run["id"]] = stored[said]
+            continue
+        ids[run["id"]] = ledger.begin_run(
+            run["spec_digest"], run["provenance"], started_at=run["started_at"]
+        )
+        # A run the journal never saw end was cut off: its process is gone.
+        status = run.get("status", RunStatus.INTERRUPTED)
+        ledger.finish_run(ids[run["id"]], status, finished_at=run.get("finished_at"))
+    return ids
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the tree's own records add to its files (nothing for a tree not oltplab's)."""
+
+    own: OwnResults | None
+    runs: dict[int, int]  # the tree's run id -> the ledger's
+
+    def cell(self, path: Path) -> RecordedCell | None:
+        return self.own.cells.get(path) if self.own is not None else None
+
+    def kind(self, workload: str) -> WorkloadKind | None:
+        return self.own.kinds.get(workload) if self.own is not None else None
 
 
 @dataclass(frozen=True)
@@ -173,22 +290,10 @@ def _import_group(
     engine: str,
     files: list[CellFile],
     parsed: ParsedAhead,
+    recorded: Recorded,
 ) -> None:
     variables = {tier: parse_variables(path) for tier, path in group.variables}
-    said = next(((t, v["version"]) for t, v in sorted(variables.items()) if "version" in v), None)
-    source = {"imported": str(group.path), "db": group.engine.db, "folder": group.engine.folder}
-    if group.engine.variant:
-        source["variant"] = group.engine.variant
-    if said is not None:
-        source["server_version_from"] = f"SELECT VERSION() (Tier{said[0]} variables)"
-    ledger.record_engine(
-        engine,
-        family=group.engine.family,
-        version=group.engine.version,
-        server_version=said[1] if said else None,
-        source=source,
-        artifact_dir=str(group.path),
-    )
+    _record_engine(ledger, group, engine, variables, recorded)
     for found in files:
         cell = found.cell
         if known.get(cell) == found.digest:
@@ -198,10 +303,15 @@ def _import_group(
             report.updated += 1
             ledger.redefine(cell, found.digest)
         else:
-            report.imported += 1
-            ledger.register([(cell, found.digest)])
+            report.imported += 1  # registered before (_register)
         known[cell] = found.digest
-        flags = _import_file(ledger, cell, found.path, parsed.get(found.path))
+        said = recorded.cell(found.path)
+        for earlier, why in said.earlier if said is not None else ():
+            if earlier.is_file():
+                _measurement(ledger, cell, earlier, None, recorded, report.warnings)
+                ledger.supersede(cell, why)
+        output = parsed.get(found.path)
+        flags = _measurement(ledger, cell, found.path, output, recorded, report.warnings)
         if flags:
             rep = f" run {cell.repetition}" if cell.repetition > 1 else ""
             where = f"{engine} {cell.scenario.name} {cell.tier} {threads_label(cell.threads)}{rep}"
@@ -211,11 +321,58 @@ def _import_group(
             ledger.record_variables(engine, found.cell.tier, found.cell.workload, variables[tier])
 
 
+def _record_engine(
+    ledger: Ledger,
+    group: EngineGroup,
+    engine: str,
+    variables: dict[str, dict[str, str]],
+    recorded: Recorded,
+) -> None:
+    """The engine as the run that set it up recorded it, or as its folders say."""
+    own = recorded.own.engines.get(group.key) if recorded.own is not None else None
+    said = next(((t, v["version"]) for t, v in sorted(variables.items()) if "version" in v), None)
+    source = {"imported": str(group.path), "db": group.engine.db, "folder": group.engine.folder}
+    if group.engine.variant:
+        source["variant"] = group.engine.variant
+    if said is not None:
+        source["server_version_from"] = f"SELECT VERSION() (Tier{said[0]} variables)"
+    facts = {
+        "family": group.engine.family,
+        "version": group.engine.version,
+        "server_version": said[1] if said else None,
+        "source": source,
+        **(own.facts if own is not None else {}),
+    }
+    ledger.record_engine(engine, **facts, artifact_dir=str(group.path))
+
+
+def _measurement(
+    ledger: Ledger,
+    cell: Cell,
+    path: Path,
+    output: SysbenchOutput | None,
+    recorded: Recorded,
+    warnings: list[str],
+) -> list[str]:
+    """One measurement of the cell, in the run that made it when its records say."""
+    said = recorded.cell(path)
+    if said is not None and said.run in recorded.runs:
+        ledger.mark_running(cell, recorded.runs[said.run], started_at=said.started_at)
+    return _import_file(ledger, cell, path, output, said, recorded.kind(cell.workload), warnings)
+
+
 def _import_file(
-    ledger: Ledger, cell: Cell, path: Path, parsed: SysbenchOutput | None
+    ledger: Ledger,
+    cell: Cell,
+    path: Path,
+    parsed: SysbenchOutput | None,
+    said: RecordedCell | None,
+    kind: WorkloadKind | None,
+    warnings: list[str],
 ) -> list[str]:
     """One sysbench output into the ledger: parsed ahead, or streamed a block of lines at
-    a time (memory stays flat however long the file); its validity flags."""
+    a time (memory stays flat however long the file); its flags: those the run that wrote
+    it recorded, else those the file shows."""
     with ledger.recording(cell) as recording:
         if parsed is None:
             parser = OutputParser()
@@ -225,18 +382,49 @@ def _import_file(
         else:
             recording.samples([parsed.samples])
             output = parsed
-        flags = validity_flags(output, None)
+        if said is None:
+            flags, reason, notes = validity_flags(output, None), output.failure, stall_notes(output)
+        else:
+            flags, reason, notes = said.flags, said.reason, said.notes
         recording.finish(
             output.summary,
             flags,
             str(path),
-            output.failure,
-            stall_notes(output),
-            queue_rows(output.queue),
+            reason,
+            notes,
+            _telemetry(path, said, warnings) + queue_rows(output.queue),
+            said.clock if said is not None else None,
+            finished_at=said.finished_at if said is not None else None,
             histogram=output.histogram,
             ignored_errors=output.ignored_errors,
+            kind_results=_kind_results(path, kind, warnings),
         )
     return flags
+
+
+def _kind_results(path: Path, kind: WorkloadKind | None, warnings: list[str]) -> KindResults | None:
+    """The figures the workload's kind reads from the output (TPC-C's NOPM and mix)."""
+    if kind is None:
+        return None
+    try:
+        return kind.results(nofollow.read_text(path))
+    except OSError as problem:
+        warnings.append(f"{path}: its workload kind's figures not read: {problem.strerror}")
+        return None
+
+
+def _telemetry(
+    path: Path, said: RecordedCell | None, warnings: list[str]
+) -> list[tuple[str, str, int, float]]:
+    """The series of the cell's telemetry files, read on the clock its run recorded."""
+    if said is None or not said.clock:
+        return []
+    clock = TelemetryClock(**{**said.clock, "sources": tuple(said.clock["sources"])})
+    try:
+        return telemetry_rows(stem_of(path), clock)
+    except OSError as problem:
+        warnings.append(f"{path}: telemetry series not read: {problem.strerror}")
+        return []
 
 
 def parse_variables(path: Path) -> dict[str, str]:
