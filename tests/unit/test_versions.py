@@ -12,7 +12,7 @@ import pytest
 from oltplab.analysis.bisection import LIKE_KNOWN, LIKE_OTHER, CellChoice, counterpart_pct, place
 from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, UNDECIDED, judge
-from oltplab.analysis.estimate import Comparison, Estimate
+from oltplab.analysis.estimate import Comparison, Estimate, t_quantile
 from oltplab.analysis.explain import setting_differences
 from oltplab.analysis.profiles import Profile, gained_most
 from oltplab.base.errors import OltplabError
@@ -56,10 +56,12 @@ def test_two_one_sided_tests() -> None:
     assert verdict(1.0, -4.0, 6.0) == UNDECIDED  # wider than the margin
     assert verdict(4.0, 2.0, 6.0) == UNDECIDED  # straddles it
     found = judge(Comparison(Estimate(0.5, -4.0, 5.0, 4, "t"), "x", over_repetitions=True), 3.0)
-    # half-width 4.5 must shrink to half the margin, 1.5: (4.5 / 1.5)^2 x 4 rounds = 36
-    assert found.needed == 36
+    # half-width 4.5 must shrink to half the margin, 1.5. Over 4 rounds each side (Welch,
+    # 6 degrees of freedom) that is a spread of 4.5 / t(6) x 2 = 4.63 a repetition; with
+    # t(52) = 1.67 at 27 rounds, 1.67 x 4.63 / sqrt(27) = 1.49 is the first under 1.5.
+    assert found.needed == 27
     assert found.describe("reproduced").startswith("undecided: the interval is wider")
-    assert "36 repetitions" in found.describe()
+    assert "27 repetitions" in found.describe()
     assert (
         judge(Comparison(Estimate(0.2, -1, 1, 4, "t"), "x"), 3).describe("reproduced")
         == "reproduced within 3%: +0.2% [-1.0, +1.0] (90%)"
@@ -76,9 +78,12 @@ def test_repetitions_needed_shrink_as_the_margin_widens_wherever_the_point_lies(
         assert all(a is not None for a in found), found
         assert found == sorted(found, reverse=True), (point, found)
         assert found == [needed(0.0, margin) for margin in (2.0, 3.0, 4.0)]
-    # The same spread after more rounds: the interval narrowed as expected, so the estimate
-    # of the repetitions needed in all stays where it was.
-    assert needed(0.0, 3.0, n=9, half=3.0) == needed(0.0, 3.0, n=4, half=4.5)
+    # The same spread after more rounds: the interval narrowed as expected (the spread over
+    # the square root of the rounds, times t at its degrees of freedom), so the estimate of
+    # the repetitions needed in all stays where it was.
+    spread = 4.5 / t_quantile(0.90, 6) * 2
+    narrowed = t_quantile(0.90, 16) * spread / 3
+    assert needed(0.0, 2.0, n=9, half=narrowed) == needed(0.0, 2.0, n=4, half=4.5)
     # One run's interval over its seconds says nothing about repetitions.
     one_run = Comparison(Estimate(0.5, -4.0, 5.0, 30, "long-run variance over seconds"), "x")
     assert judge(one_run, 3.0).needed is None

@@ -29,7 +29,7 @@ from oltplab.cli.display import failed_table, shards_table, status_table
 from oltplab.cli.vocabulary import MARGIN
 from oltplab.distribute.layout import is_distributed, shards_of
 from oltplab.distribute.progress import shard_rows
-from oltplab.store.directory import CHARTS, ResultsDir, check_results
+from oltplab.store.directory import CHARTS, ResultsDir
 from oltplab.store.files import check_output_file, write_atomic
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, run_state
@@ -440,9 +440,8 @@ def report(
     from oltplab.report import build, charts
 
     differences_pct = parse_percent(margin, MARGIN)
-    for given in results:
-        check_results(given)
-    unlike(results, refuse=False)
+    if len(results) > 1:
+        unlike(results, refuse=False)
     folder = output or ResultsDir(results[0]).report
     # A results folder's own report folder is ours wherever it is; any other must be apart
     # from the results read, as the folder is replaced whole.
