@@ -34,6 +34,13 @@ def test_choosing_a_dataset_hides_the_runs_of_the_others(tmp_path: Path, browser
         ["eight", "four", "two", "&lt;img src=x onerror=alert(1)&gt;"]
     ]
     every_point = page.locator(POINTS).count()
+    # The imported run's 16 threads reach past 39,000 TPS; the axis stays near twice the
+    # highest point (2,400), the cut marked.
+    chart = "document.querySelector('#overview .js-plotly-plot')"
+    assert page.evaluate(f"{chart}.layout.yaxis.range[1]") < 6000
+    marks = page.evaluate(f"{chart}.data.filter(t => t.name === 'interval beyond the chart')")
+    assert len(marks) == 1 and marks[0]["x"] == ["two"], marks
+    assert marks[0]["text"][0].startswith("mysql-8.0.45 16t: interval goes on to 39,")
 
     page.select_option("#filter-dataset", label="tables=4")
     assert page.locator(RUNS).all_inner_texts() == ["four"]
