@@ -29,7 +29,9 @@ from oltplab.analysis.points import Point, Points
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import NOPM
 from oltplab.report import build
-from oltplab.report.html import plotly_js
+from oltplab.report.html import embed_json, plotly_js
+from oltplab.report.site_facets import facets_of
+from oltplab.report.site_overview import headline, overview
 from oltplab.report.tool_formats import point_name
 from oltplab.store.directory import REPORT_HTML
 from oltplab.store.files import write_atomic
@@ -102,6 +104,20 @@ def _index_row(run: SiteRun, latest: SiteRun, floor_for: NoiseFloorOf) -> dict[s
     }
 
 
+def _index_data(runs: list[SiteRun], listed: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the index's filters and overview charts draw on, its runs newest first as
+    its table lists them, its points in the table's order too."""
+    facets = [(run.name, facets_of(run.points.dataset)) for run in reversed(runs)]
+    return {
+        "runs": [
+            {"name": name, "spec": f.spec, "dataset": f.dataset, "engines": list(f.engines)}
+            for name, f in facets
+        ],
+        "points": [{"engine": p["engine"], "runs": p["measured_in"]} for p in listed],
+        "charts": overview([(run.name, run.points) for run in runs]),
+    }
+
+
 def _history(
     point: Point, runs: list[SiteRun], changes: list[Change], page_dir: Path
 ) -> dict[str, Any]:
@@ -111,7 +127,7 @@ def _history(
         value = run.points.values("tps").get(point)
         if value is None:
             continue
-        steady = value.steady
+        figure = headline(value)
         artifacts = [
             _relative(run.path / c.artifact, page_dir)
             for c in run.points.dataset.cells
@@ -122,11 +138,11 @@ def _history(
             {
                 "run": run.name,
                 "started_at": run.started_at,
-                "tps": round(steady.point if steady else value.whole_run, 2),
+                "tps": round(figure.tps, 2),
                 # A TPC-C-like point's New-Orders a minute (mean of its runs).
                 "nopm": round(nopm.whole_run, 1) if nopm is not None else None,
-                "low": None if steady is None or steady.low is None else round(steady.low, 2),
-                "high": None if steady is None or steady.high is None else round(steady.high, 2),
+                "low": None if figure.low is None else round(figure.low, 2),
+                "high": None if figure.high is None else round(figure.high, 2),
                 "repetitions": value.runs,
                 "flags": list(value.flags),
                 "report": f"../runs/{run.name}/{REPORT_HTML}",
@@ -161,10 +177,10 @@ def _side_by_side(runs: list[SiteRun], engines: list[str]) -> list[dict[str, Any
     latest: dict[tuple[str, str, int], dict[str, str]] = {}
     for run in runs:  # oldest first: a later run's figure replaces an earlier one
         for (scenario, tier, engine, threads), value in run.points.values("tps").items():
-            steady = value.steady
-            shown = f"{(steady.point if steady else value.whole_run):,.1f}"
-            if steady is not None and steady.low is not None and steady.high is not None:
-                shown += f" [{steady.low:,.1f}, {steady.high:,.1f}]"
+            figure = headline(value)
+            shown = f"{figure.tps:,.1f}"
+            if figure.low is not None and figure.high is not None:
+                shown += f" [{figure.low:,.1f}, {figure.high:,.1f}]"
             latest.setdefault((scenario, tier, threads), {})[engine] = f"{shown} ({run.name})"
     return [
         {"scenario": s, "tier": t, "threads": n, "cells": [found.get(e, "") for e in engines]}
@@ -216,8 +232,16 @@ def _write_site(results: list[Path], out: Path, floor_for: NoiseFloorOf) -> list
         embedded = json.dumps(data).replace("</", "<\\/")
         write_atomic(histories / f"{slug}.js", f"window.HISTORY = {embedded};\n")
         write_atomic(histories / f"{slug}.html", page.render(title=data["point"], slug=slug))
-        listed.append({"name": data["point"], "href": f"history/{slug}.html",
-                       "runs": len(data["rows"]), "changes": len(data["changes"])})  # fmt: skip
+        listed.append(
+            {
+                "name": data["point"],
+                "href": f"history/{slug}.html",
+                "runs": len(data["rows"]),
+                "changes": len(data["changes"]),
+                "engine": point[2],
+                "measured_in": [r["run"] for r in data["rows"]],
+            }
+        )
     write_atomic(
         out / "engines.html",
         templates.get_template("site_engines.html.j2").render(
@@ -229,6 +253,7 @@ def _write_site(results: list[Path], out: Path, floor_for: NoiseFloorOf) -> list
         templates.get_template("site_index.html.j2").render(
             runs=[_index_row(run, runs[-1], floor_for) for run in reversed(runs)],
             histories=listed,
+            data=embed_json(_index_data(runs, listed)),
         ),
     )
     return listed
