@@ -59,3 +59,21 @@ def test_slots_shorter_than_a_second_give_rates_over_their_own_length() -> None:
     lost = replace(cell, samples=np.delete(cell.samples, 4, axis=0),
                    seconds=np.delete(cell.seconds, 4), tps=np.delete(cell.tps, 4))  # fmt: skip
     assert validity_flags(lost, seconds=2.5, interval=0.25) == ["missing-intervals"]
+
+
+def test_a_sliced_output_that_states_its_slots_reads_as_its_run_recorded_it(
+    tmp_path: Path,
+) -> None:
+    """The output alone says which slices were the cell's (its SLOTS line), so that
+    rebuild and import read the figures its run recorded, not sysbench's over the waits."""
+    stated = tmp_path / "cell.txt"
+    stated.write_text(RECORDED.read_text() + "SLOTS 0 4 10 1000\n")
+    cell = read_output(stated)
+    assert cell.summary is not None
+    assert (cell.summary.transactions, cell.summary.tps) == (25_558, 2_555.8)
+    as_run = sliced_output(
+        read_output(RECORDED), parse_slices(RECORDED.read_text(), OWN, 100), slice_seconds=1
+    )
+    assert np.array_equal(cell.samples, as_run.samples, equal_nan=True)
+    # An output of before the SLOTS line reads as sysbench printed it.
+    assert read_output(RECORDED).summary.transactions != 25_558  # type: ignore[union-attr]

@@ -16,6 +16,7 @@ import math
 import os
 import time
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path, PurePath
 
 from oltplab.base import metrics
@@ -37,7 +38,7 @@ from oltplab.store.directory import cell_stem, output_of
 from oltplab.sysbench.driver import Job, execute_together
 from oltplab.sysbench.kinds import kind_of
 from oltplab.sysbench.output import read_output
-from oltplab.sysbench.slices import parse_slices, sliced_output
+from oltplab.sysbench.slices import parse_slices, slot_plan
 from oltplab.telemetry.collectors import Collected
 
 GATE = Path(__file__).with_name("workloads") / "sliced.lua"
@@ -105,9 +106,11 @@ def _measure_round(
         jobs = []
         for slot, ((session, cell), output) in enumerate(zip(members, outputs, strict=True)):
             state = running[session.engine].state
-            jobs.append(
-                _job(ctx, state, cell, options[session.engine], output, slot, slots, t0_ms, seconds)
-            )
+            job = _job(
+                ctx, state, cell, options[session.engine], output, slot, slots, t0_ms, seconds,
+                per_cell,
+            )  # fmt: skip
+            jobs.append(job)
         try:
             results = execute_together(
                 jobs, seconds + protocol.sysbench_grace_seconds, ctx.display.advance
@@ -116,13 +119,15 @@ def _measure_round(
             ctx.ledger.requeue(failed_too=False)
             raise
     ticks = os.sysconf("SC_CLK_TCK")
-    for slot, ((session, cell), output, result) in enumerate(
-        zip(members, outputs, results, strict=True)
-    ):
+    for (session, cell), output, result in zip(members, outputs, results, strict=True):
         state = running[session.engine].state
-        wanted = {slot + slots * k for k in range(per_cell)}
-        parsed = read_output(output)
-        slices = parse_slices(output.read_text(errors="replace"), wanted, ticks)
+        text = output.read_text(errors="replace")
+        plan = slot_plan(text)
+        sliced = read_output(output)
+        if plan is None:  # cut off before it said which slices were its own: none measured
+            sliced = replace(sliced, summary=None)
+        wanted = plan.wanted if plan is not None else set()
+        slices = parse_slices(text, wanted, ticks)
         collected = Collected(
             rows=[
                 (*metrics.SERVER_CPU, second, cpu / protocol.slice_seconds)
@@ -131,7 +136,6 @@ def _measure_round(
         )
         if state.server.server_pid() is not None and len(slices.server_cpu_s) < len(wanted):
             collected.missing("the server's CPU was not read in every slice")
-        sliced = sliced_output(parsed, slices, protocol.slice_seconds)
         record_cell(ctx, state, cell, output, sliced, result, collected)
 
 
@@ -145,6 +149,7 @@ def _job(
     slots: int,
     t0_ms: int,
     seconds: int,
+    owned: int,
 ) -> Job:
     spec = ctx.spec
     workload = spec.workload(cell.workload)
@@ -154,6 +159,7 @@ def _job(
         "slice_ms": round(spec.protocol.slice_seconds * 1000),
         "t0_ms": t0_ms,
         "server_pid": state.server.server_pid() or 0,
+        "owned": owned,
     }
     call = gated(kind_of(workload).call(spec, workload, cell.threads), spec, seconds, gate, GATE)
     return Job(call.args(ctx.sysbench, connection), output, state.target(), call.env)

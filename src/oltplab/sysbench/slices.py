@@ -13,6 +13,40 @@ import numpy as np
 from oltplab.sysbench.output import SAMPLE_COLUMNS, SysbenchOutput
 
 _SLICE = re.compile(r"^SLICE (\d+) (\d+) (\d+) (-?\d+)$", re.MULTILINE)
+_SLOTS = re.compile(r"^SLOTS (\d+) (\d+) (\d+) (\d+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class SlotPlan:
+    """Which slices of a round were a cell's: slot `slot` of every cycle of `slots`, its
+    first `owned` whole ones, each `slice_seconds` long."""
+
+    slot: int
+    slots: int
+    owned: int
+    slice_seconds: float
+
+    @property
+    def wanted(self) -> set[int]:
+        return {self.slot + self.slots * k for k in range(self.owned)}
+
+
+def slot_plan(text: str) -> SlotPlan | None:
+    """The plan a sliced cell's output states (outputs of before it stated one: None)."""
+    found = _SLOTS.search(text)
+    if found is None:
+        return None
+    slot, slots, owned, slice_ms = (int(part) for part in found.groups())
+    return SlotPlan(slot, slots, owned, slice_ms / 1000)
+
+
+def as_measured(parsed: SysbenchOutput, text: str, ticks_per_second: int) -> SysbenchOutput:
+    """A sliced cell's output as its own slices measured it; any other output as it is."""
+    plan = slot_plan(text)
+    if plan is None:
+        return parsed
+    slices = parse_slices(text, plan.wanted, ticks_per_second)
+    return sliced_output(parsed, slices, plan.slice_seconds)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,9 @@
 -- it ran in, the events it started there and (thread 1 only, when --server_pid names a
 -- local process) the server's CPU ticks over the slice:
 --   SLICE <thread> <slice> <events> <server ticks or -1>
+-- and thread 0 first says which slices were this cell's, so that the output alone tells
+-- what the cell measured (oltplab rebuild and import read it so):
+--   SLOTS <slot> <slots> <slices owned> <slice_ms>
 dofile(debug.getinfo(1, "S").source:sub(2):match("(.*/)") .. "workload.lua")
 
 local ffi = require("ffi")
@@ -19,6 +22,7 @@ sysbench.cmdline.options.slots = {"Slots in a cycle", 2}
 sysbench.cmdline.options.slice_ms = {"Slot length in milliseconds", 1000}
 sysbench.cmdline.options.t0_ms = {"When slice 0 starts (epoch milliseconds)", 0}
 sysbench.cmdline.options.server_pid = {"The server's process id (0: none)", 0}
+sysbench.cmdline.options.owned = {"Whole slices this cell owns", 0}
 
 local clock = ffi.new("oltplab_timeval")
 local function now_ms()
@@ -90,6 +94,10 @@ end
 
 function thread_done(thread_id)
    close_slice()
+   local opt = sysbench.opt
+   if thread_id == 0 then
+      print(string.format("SLOTS %d %d %d %d", opt.slot, opt.slots, opt.owned, opt.slice_ms))
+   end
    local slices = {}
    for slice in pairs(events) do
       slices[#slices + 1] = slice
