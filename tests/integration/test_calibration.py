@@ -38,7 +38,7 @@ def test_calibrate_at_the_clis_minimum_settings_succeeds(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "noise floor on this host: ±" in done.stdout
     stored = json.loads(calibrations.read_text())["calibrations"][-1]
-    assert (stored["engine"], stored["order"]) == ("mariadb-10.11.5", "interleaved")
+    assert (stored["engine"], stored["order"]) == ("mariadb-10.11.5", "sliced")
     assert stored["results"] == str(tmp_path / "cal")
 
     # The calibration's own run, reported: its host and order, so quoted with its date.
@@ -46,4 +46,4 @@ def test_calibrate_at_the_clis_minimum_settings_succeeds(
     assert report.returncode == 0, report.stderr
     markdown = (tmp_path / "cal" / "report" / "report.md").read_text()
     day = stored["measured_at"][:10]
-    assert f"(mariadb-10.11.5, interleaved rounds, calibrated on {day})" in markdown
+    assert f"(mariadb-10.11.5, sliced rounds, calibrated on {day})" in markdown

@@ -413,13 +413,13 @@ def calibrate(
     order: Annotated[
         Order,
         typer.Option(
-            help="How A and B take turns: interleaved (a restart and warm-up per cell), "
-            "alternating (both kept running, cells back to back) or sliced (both kept "
-            "running, each round's cells at once in short time slots; these two isolated, as "
-            "--margin searches are); a spec is planned "
-            "with the calibration of its order."
+            help="How A and B take turns: sliced (both kept running, each round's cells at "
+            "once in short time slots, isolated: as --margin searches and bisect measure), "
+            "alternating (both kept running, cells back to back, isolated) or interleaved "
+            "(a restart and warm-up per cell, as plain runs measure); a spec is planned, and "
+            "a report quoted, with the calibration of its order."
         ),
-    ] = Order.INTERLEAVED,
+    ] = Order.SLICED,
 ) -> None:
     """Measure this host's noise floor: one engine as A and as B, in paired rounds.
 
@@ -477,8 +477,10 @@ def run_calibration(
     measured = plan_seconds(spec, sessions, {c.key for s in sessions for c in s.cells})
     overhead = session_overhead(time.monotonic() - started, len(sessions), measured)
     save(floor, folder, seconds, overhead, order)
-    kept_for = "`oltplab report`" if order == Order.INTERLEAVED else f"plans of {order} rounds"
-    console.print(f"noise floor on this host: ±{floor.value:.1f}% (stored for {kept_for})")
+    console.print(
+        f"noise floor on this host: ±{floor.value:.1f}% (stored for reports and plans of "
+        f"{order} rounds)"
+    )
     spreads = ", ".join(f"{k} {v:.1f}%" for k, v in floor.round_spread_pct.items())
     console.print(
         f"round-to-round spread of A against B: {spreads}; about {overhead:.0f} s a session "
