@@ -2,6 +2,7 @@
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +42,19 @@ def traces(page) -> dict[str, list]:
     return page.evaluate(
         "() => Object.fromEntries(document.getElementById('chart').data.map(t => [t.name, t.y]))"
     )
+
+
+def opened_report(tmp_path: Path, browser_page: Any) -> Any:
+    """The report page of the tree under tmp_path/tree, imported, open with its chart drawn:
+    the page and its console errors."""
+    ledger = Ledger.open(tmp_path / "res")
+    import_tree(scan_tree(tmp_path / "tree"), ledger)
+    ledger.close()
+    built = build(analyse(load([tmp_path / "res"]), AnalysisOptions()), tmp_path / "report")
+    page, errors = browser_page
+    page.goto(built.html.as_uri())
+    page.wait_for_selector("#chart .main-svg")
+    return page, errors
 
 
 def test_page_renders_and_every_control_changes_the_chart(page_url, browser_page):
@@ -161,13 +175,7 @@ def test_one_thread_count_is_drawn_with_the_engines_along_the_x_axis(tmp_path, b
         for rep in (1, 2, 3):
             text = sysbench_text([tps + rep] * 30, 1)
             (folder / f"Tier2G_RW_1th_run{rep}.sysbench.txt").write_text(text)
-    ledger = Ledger.open(tmp_path / "res")
-    import_tree(scan_tree(tmp_path / "tree"), ledger)
-    ledger.close()
-    built = build(analyse(load([tmp_path / "res"]), AnalysisOptions()), tmp_path / "report")
-    page, errors = browser_page
-    page.goto(built.html.as_uri())
-    page.wait_for_selector("#chart .main-svg")
+    page, errors = opened_report(tmp_path, browser_page)
     drawn = page.evaluate(
         "document.getElementById('chart').data.map(t => ({name: t.name, x: t.x, y: t.y}))"
     )
@@ -191,13 +199,7 @@ def test_a_wild_interval_is_cut_at_the_edge_and_the_points_keep_the_axis(tmp_pat
                 tps = level or wild
                 text = sysbench_text([tps + (s % 3) for s in range(30)], threads)
                 (folder / f"Tier8G_RW_{threads}th_run{rep}.sysbench.txt").write_text(text)
-    ledger = Ledger.open(tmp_path / "res")
-    import_tree(scan_tree(tmp_path / "tree"), ledger)
-    ledger.close()
-    built = build(analyse(load([tmp_path / "res"]), AnalysisOptions()), tmp_path / "report")
-    page, errors = browser_page
-    page.goto(built.html.as_uri())
-    page.wait_for_selector("#chart .main-svg")
+    page, errors = opened_report(tmp_path, browser_page)
     top = page.evaluate("document.getElementById('chart').layout.yaxis.range[1]")
     assert 3000 < top < 5000, top
     marks = page.evaluate(

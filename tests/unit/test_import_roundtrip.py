@@ -12,25 +12,21 @@ from __future__ import annotations
 
 import json
 import shutil
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from oltplab.store.ledger import Ledger
+from tests.archives import unpacked
 from tests.cli import oltplab
 from tests.synthetic import sysbench_text
 
-FIXTURE = Path(__file__).parents[1] / "data" / "run-w10.tar.xz"
 ENGINES = ("mysql-8.0.31", "postgresql-15")
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("roundtrip") / "run"
-    with tarfile.open(FIXTURE) as packed:
-        packed.extractall(folder, filter="data")
-    return folder
+    return unpacked("run-w10.tar.xz", tmp_path_factory, "run")
 
 
 def report_md(results: Path) -> str:

@@ -11,7 +11,6 @@ import csv
 import io
 import shutil
 import sqlite3
-import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -21,17 +20,13 @@ from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import DIFFERENT, answers
 from oltplab.base.metrics import NEW_ORDERS, NOPM, NOPM_MEASURE, Target
+from tests.archives import unpacked
 from tests.cli import oltplab
-
-FIXTURE = Path(__file__).parents[1] / "data" / "tpcc-precision.tar.xz"
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("tpcc") / "precision"
-    with tarfile.open(FIXTURE) as packed:
-        packed.extractall(folder, filter="data")
-    return folder
+    return unpacked("tpcc-precision.tar.xz", tmp_path_factory, "precision")
 
 
 def test_nopm_comparisons_are_judged_on_the_new_orders_of_each_second(results: Path) -> None:
