@@ -18,6 +18,7 @@ from oltplab.base.errors import (
     EXIT_ENVIRONMENT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_UNDECIDED,
     OltplabError,
 )
 from oltplab.cli.display import display_for, failed_table, status_table, tps_tables
@@ -65,11 +66,14 @@ class Command(TyperCommand):
 app = typer.Typer(
     help="oltplab: benchmark MySQL-compatible engines with sysbench, reproducibly.\n\n"
     "Write a spec (see examples/quick.toml), then `oltplab run SPEC --results DIR`.\n\n"
-    f"Exit codes: 0 done; {EXIT_CELL_FAILED} a cell failed (the final table says why); "
+    f"Exit codes: 0 done; {EXIT_CELL_FAILED} a cell failed (the final table says why) or a "
+    "regression was found; "
     f"{EXIT_BAD_INPUT} bad input (a spec, an argument, a file to read); {EXIT_ENVIRONMENT} "
     "the environment (disk full, permissions, a damaged ledger, a results folder another "
     f"oltplab writes to); {EXIT_INTERNAL} a bug in oltplab (run again with --debug and report "
-    f"the traceback); {EXIT_INTERRUPTED} interrupted (run the same command again to resume).",
+    f"the traceback); {EXIT_UNDECIDED} undecided (gate, reproduced and bisect: the intervals "
+    f"cannot tell yet); {EXIT_INTERRUPTED} interrupted (run the same command again to "
+    "resume).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
