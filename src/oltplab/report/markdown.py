@@ -93,7 +93,7 @@ def document(analysis: Analysis, charts: list[Path]) -> Document:
         body += section(analysis, charts)
     return Document(
         "oltplab report: " + ", ".join(str(p) for p in analysis.dataset.sources),
-        [without_html(line) for line in summary.summary(analysis, charts)],
+        [without_html(line) for line in summary.summary(analysis)],
         [without_html(line) for line in numbered(body)],
     )
 

@@ -4,8 +4,6 @@ next. Every figure is one the sections below print in full."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from oltplab.analysis.comparability import mismatches
 from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.model import Analysis
@@ -99,7 +97,7 @@ def _unalike(analysis: Analysis) -> list[str]:
     return ["Not measured alike (a difference between them may be the setup's):", "", *said, ""]
 
 
-def summary(analysis: Analysis, charts: list[Path]) -> list[str]:
+def summary(analysis: Analysis) -> list[str]:
     return [
         f"## {TITLE}",
         "",
