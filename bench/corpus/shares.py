@@ -34,7 +34,7 @@ from oltplab.base.stationarity import Capacities, state_signals  # noqa: E402
 from oltplab.base.stopping import Horizon, StopRule, learned_horizon, stop_point  # noqa: E402
 from oltplab.importers.naming import is_warm_up  # noqa: E402
 from oltplab.plan.lengths import CORPUS_FILE  # noqa: E402
-from oltplab.sysbench.output import read_output  # noqa: E402
+from oltplab.sysbench.reading import read_output  # noqa: E402
 
 TARGET_PCT = 2.0
 MIN_SECONDS = 60

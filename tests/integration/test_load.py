@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from oltplab.sysbench.error_codes import error_code_name
-from oltplab.sysbench.output import read_output
+from oltplab.sysbench.reading import read_output
 from tests.sections import section
 
 from .conftest import oltplab, spec_text

@@ -8,7 +8,7 @@ from pathlib import Path
 from oltplab.analysis.dataset import load
 from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.report.export import table_rows
-from oltplab.sysbench.output import read_output
+from oltplab.sysbench.reading import read_output
 from tests.cli import oltplab
 from tests.consistency import analysis_problems, printed_contradictions, row_contradictions
 from tests.synthetic import ENGINES_2026, tree_2026

@@ -8,7 +8,7 @@ from oltplab.measure.runner import check_compatible
 from oltplab.plan import Cell
 from oltplab.store.ledger import SCHEMA_VERSION, Ledger
 from oltplab.store.status import Status
-from oltplab.sysbench.output import read_output
+from oltplab.sysbench.reading import read_output
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"
 A = Cell("e", "2G", "oltp_read_write", 1, 1)

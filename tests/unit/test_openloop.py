@@ -22,7 +22,8 @@ from oltplab.analysis.latency import PERCENTILES, Histogram, bucket, percentile_
 from oltplab.base.errors import OltplabError
 from oltplab.plan import build_plan, cells_of
 from oltplab.spec import parse_spec
-from oltplab.sysbench.output import parse_output, read_output
+from oltplab.sysbench.output import parse_output
+from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.validity import saturated, validity_flags
 from tests.cli import oltplab
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from oltplab.sysbench.output import SAMPLE_COLUMNS, read_output
+from oltplab.sysbench.output import SAMPLE_COLUMNS
+from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.slices import parse_slices, sliced_output
 from oltplab.sysbench.validity import validity_flags
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from oltplab.analysis.latency import Histogram
-from oltplab.sysbench.output import parse_output, read_output
+from oltplab.sysbench.output import parse_output
+from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.validity import suspect_flags, validity_flags
 
 FORMATS = Path(__file__).parent.parent / "data" / "sysbench" / "formats"

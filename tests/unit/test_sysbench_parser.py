@@ -4,7 +4,8 @@ import pytest
 
 from oltplab.base.errors import EngineError
 from oltplab.sysbench.driver import Call, Target, connection_options
-from oltplab.sysbench.output import parse_output, read_output
+from oltplab.sysbench.output import parse_output
+from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.validity import stall_notes, validity_flags
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"

@@ -89,7 +89,7 @@ def replay(
     from oltplab.base.stopping import StopRule
     from oltplab.importers.naming import is_warm_up
     from oltplab.report.export import to_csv
-    from oltplab.sysbench.output import read_output
+    from oltplab.sysbench.reading import read_output
 
     rule = StopRule(parse_percent(resolution, RESOLUTION), min_seconds, max_seconds or 10**9)
     for given in results:

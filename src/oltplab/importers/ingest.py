@@ -29,7 +29,8 @@ from oltplab.store.ledger import Ledger
 from oltplab.store.rows import EngineRow
 from oltplab.store.status import RunStatus
 from oltplab.sysbench.kind import WorkloadKind
-from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks, read_output
+from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks
+from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.transactions import KindResults
 from oltplab.sysbench.validity import stall_notes, validity_flags
 from oltplab.telemetry.collectors import TelemetryClock, queue_rows

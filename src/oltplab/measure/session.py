@@ -49,7 +49,8 @@ from oltplab.sysbench.driver import (
     execute_together,
 )
 from oltplab.sysbench.kinds import kind_of
-from oltplab.sysbench.output import SysbenchOutput, read_output
+from oltplab.sysbench.output import SysbenchOutput
+from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.transactions import KindResults
 from oltplab.telemetry.collectors import Collected, Row, queue_rows
 from oltplab.telemetry.devices import CellSite, Telemetry

@@ -37,7 +37,7 @@ from oltplab.plan import Cell, Session
 from oltplab.store.directory import cell_stem, output_of
 from oltplab.sysbench.driver import Job, execute_together
 from oltplab.sysbench.kinds import kind_of
-from oltplab.sysbench.output import read_output
+from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.slices import parse_slices, slot_plan
 from oltplab.telemetry.collectors import Collected
 

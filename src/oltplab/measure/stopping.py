@@ -27,7 +27,7 @@ from oltplab.plan import Cell
 from oltplab.spec import ProtocolSpec
 from oltplab.store.ledger import Ledger
 from oltplab.store.status import Status
-from oltplab.sysbench.output import read_output
+from oltplab.sysbench.reading import read_output
 from oltplab.telemetry.engine import probe_telemetry
 
 

@@ -17,13 +17,11 @@ summary-only run. A per-interval 0.5 line has no `other` count: its qps is reads
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, islice
-from pathlib import Path
 
 import numpy as np
 
@@ -428,24 +426,3 @@ def read_blocks(lines: Iterable[str], size: int = 4096) -> Iterator[list[str]]:
     """Lines in lists of `size`: what OutputParser.feed takes, a block at a time."""
     while block := list(islice(lines, size)):
         yield block
-
-
-def _noting_slices(lines: Iterable[str], noted: list[str]) -> Iterator[str]:
-    for line in lines:
-        if line.startswith(("SLICE ", "SLOTS ")):
-            noted.append(line)
-        yield line
-
-
-def read_output(path: Path) -> SysbenchOutput:
-    """A sysbench output file parsed; a time-sliced cell's (one stating its SLOTS) as its
-    own slices measured it, which is what its run recorded."""
-    # The slices are read with this module's parser: imported here, not above it.
-    from oltplab.sysbench.slices import as_measured
-
-    parser = OutputParser()
-    noted: list[str] = []
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        blocks = [parser.feed(block) for block in read_blocks(_noting_slices(lines, noted))]
-    parsed = parser.finish(np.concatenate(blocks) if blocks else NO_SAMPLES)
-    return as_measured(parsed, "".join(noted), os.sysconf("SC_CLK_TCK")) if noted else parsed
