@@ -15,8 +15,12 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # slurm-wlm and munge: the distributed-run tests start a private two-node Slurm cluster
 # (their daemons are started by the tests with their own config; no service is enabled).
+# containerd, runc, the CNI plugins, iptables, umoci and debootstrap: the Kubernetes tests'
+# one-node cluster (scripts/kube-up.sh) and its image; its containerd runs with its own
+# socket and state, never as the package's service.
 packages=(sysbench mariadb-server-core mariadb-client sysstat procps percona-toolkit
-          libnuma1 maven chromium libwrap0 slurm-wlm munge linux-perf)
+          libnuma1 maven chromium libwrap0 slurm-wlm munge linux-perf
+          containerd runc containernetworking-plugins iptables umoci debootstrap)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")

@@ -181,30 +181,29 @@ def test_a_kubernetes_pod_command_makes_exactly_its_shard(tmp_path: Path) -> Non
     (tmp_path / "spec.toml").write_text(spec)
     done = oltplab(
         "submit", "k8s", "spec.toml", "--shards", "2", "--image", "oltplab:test",
-        "--storage", "results", "--dry-run", "--manifests", "k8s", cwd=tmp_path,
+        "--storage", "results", "--dry-run", "--results", "volume", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    for manifest in ("configmap.yaml", "job.yaml"):
-        checked = subprocess.run(
-            ["kubernetes-validate", "--strict", "-k", "1.31.0", str(tmp_path / "k8s" / manifest)],
-            capture_output=True, text=True,
-        )  # fmt: skip
-        assert checked.returncode == 0, checked.stdout
-    job = yaml.safe_load((tmp_path / "k8s" / "job.yaml").read_text())
-    config_map = yaml.safe_load((tmp_path / "k8s" / "configmap.yaml").read_text())
+    assert "nothing created" in done.stdout and "shard(s) 1, 2 of 2" in done.stdout
+    (manifest,) = (tmp_path / "volume" / "k8s").glob("*.yaml")
+    checked = subprocess.run(
+        ["kubernetes-validate", "--strict", "-k", "1.31.0", str(manifest)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stdout
+    job = yaml.safe_load(manifest.read_text())
     container = job["spec"]["template"]["spec"]["containers"][0]
-    scratch = next(e["value"] for e in container["env"] if e["name"] == "OLTPLAB_WORK_DIR")
-    # The pod's own command, with its volumes where this machine keeps them.
-    (tmp_path / "spec-volume").mkdir()
-    (tmp_path / "spec-volume" / "spec.toml").write_text(config_map["data"]["spec.toml"])
+    given = {e["name"]: e.get("value") for e in container["env"]}
+    # The pod's own command, with its volumes where this machine keeps them: the second pod
+    # of the Job runs the second shard it names.
     env = {
         **os.environ,
         "JOB_COMPLETION_INDEX": "1",
-        "OLTPLAB_SPEC": str(tmp_path / "spec-volume" / "spec.toml"),
-        "OLTPLAB_RESULTS": str(tmp_path / "volume"),
+        "OLTPLAB_SHARDS": given["OLTPLAB_SHARDS"],
+        "OLTPLAB_RUN": str(tmp_path / "volume"),
         "OLTPLAB_MACHINE": "k8s-node-b",
         # The pod's scratch mount (an emptyDir), where this machine keeps it.
-        "OLTPLAB_WORK_DIR": str(tmp_path / "node-disk" / scratch.lstrip("/")),
+        "OLTPLAB_WORK_DIR": str(tmp_path / "node-disk" / given["OLTPLAB_WORK_DIR"].lstrip("/")),
     }
     pod = subprocess.run(
         container["command"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900
@@ -217,11 +216,11 @@ def test_a_kubernetes_pod_command_makes_exactly_its_shard(tmp_path: Path) -> Non
     rows = cells(shard)
     assert sorted(r["key"] for r in rows) == expected and {r["status"] for r in rows} == {"done"}
     assert oltplab("status", str(shard), cwd=tmp_path).returncode == 0
-    # The volume as a whole, as a Slurm run's directory: each shard's state, then a merge.
+    # The run's directory as a whole: each shard's state (no job was created), then a merge.
     status = oltplab("status", "volume", cwd=tmp_path)
     assert status.returncode == 0, status.stderr
     assert "2/2" in status.stdout and "Shards" in status.stdout
-    merged = oltplab("merge", "volume", "-o", "merged", cwd=tmp_path)
+    merged = oltplab("merge", "volume/shard-2", "-o", "merged", cwd=tmp_path)
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert sorted(r["key"] for r in cells(tmp_path / "merged")) == expected
     # The pod's datadirs went to its scratch (an emptyDir), not to the results volume.

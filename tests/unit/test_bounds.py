@@ -58,7 +58,7 @@ def test_kubernetes_options_are_checked_before_a_manifest_is_written(
     arguments = [item for pair in given.items() for item in pair]
     result = oltplab(
         "submit", "k8s", str(SPEC), "--shards", "2", "--storage", "results", *arguments,
-        "--dry-run", "--manifests", "k8s", cwd=tmp_path,
+        "--dry-run", "--results", "run", cwd=tmp_path,
     )  # fmt: skip
     assert_one_line_error(result, expected)
-    assert not (tmp_path / "k8s").exists()
+    assert not (tmp_path / "run").exists()

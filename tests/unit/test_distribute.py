@@ -24,7 +24,7 @@ from oltplab.plan.blocks import Block, Shard, assign, blocks, shard_sessions
 from oltplab.spec import cell_definition_digest, parse_spec
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import RunRecord
-from oltplab.sysbench.output import read_output
+from oltplab.sysbench.reading import read_output
 from tests.cli import oltplab
 from tests.synthetic import sysbench_text
 
@@ -269,32 +269,52 @@ def test_the_slurm_job_runs_its_task_s_shard(tmp_path: Path) -> None:
 
 
 def test_kubernetes_manifests_pass_the_api_schemas(tmp_path: Path) -> None:
-    spec = parse_spec(SPEC, "spec")
-    found = kubernetes.manifests(
-        spec, "name = 'x'", 6, image="registry.example/oltplab:1", storage="bench-results",
-        namespace="bench", node_selector={"node-role/bench": "true"}, cpu="16", memory="64Gi",
+    request = kubernetes.Request(
+        "registry.example/oltplab:1", "bench-results", "runs/a", "bench",
+        ("node-role/bench=true",), "16", "64Gi",
     )  # fmt: skip
-    paths = kubernetes.write(found, tmp_path / "k8s")
-    for path in paths:
-        checked = subprocess.run(
-            ["kubernetes-validate", "--strict", "-k", "1.31.0", str(path)],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        assert checked.returncode == 0, checked.stdout + checked.stderr
-    job = yaml.safe_load((tmp_path / "k8s" / "job.yaml").read_text())
-    assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["completions"] == 6
+    job = kubernetes.job_manifest(request, "oltplab-a-1", "oltplab-a", 6, [2, 5])
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    checked = subprocess.run(
+        ["kubernetes-validate", "--strict", "-k", "1.31.0", str(path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # Only the shards asked for, one pod each, and each pod knows which it runs.
+    assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["completions"] == 2
     pod = job["spec"]["template"]["spec"]
     assert pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-    assert pod["containers"][0]["resources"]["requests"] == {"cpu": "16", "memory": "64Gi"}
+    container = pod["containers"][0]
+    assert container["resources"]["requests"] == {"cpu": "16", "memory": "64Gi"}
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["OLTPLAB_SHARDS"] == "2 5" and env["OLTPLAB_RUN"] == "/results/runs/a"
     assert json.dumps(pod).count("JOB_COMPLETION_INDEX") == 1
     assert job["spec"]["activeDeadlineSeconds"] > 0 and job["spec"]["ttlSecondsAfterFinished"] > 0
     assert restricted_violations(pod) == []
     # The engines' datadirs on the node's own disk; the shared volume holds results only.
-    container = pod["containers"][0]
-    env = {e["name"]: e.get("value") for e in container["env"]}
     scratch = next(m["mountPath"] for m in container["volumeMounts"] if m["name"] == "scratch")
     assert env["OLTPLAB_WORK_DIR"] == scratch
     assert {"name": "scratch", "emptyDir": {}} in pod["volumes"]
+    # An image that carries its engines keeps its own cache.
+    own = kubernetes.job_manifest(
+        kubernetes.Request("oltplab.local/o:1", "c", engine_cache="image"), "j", "r", 2, [1]
+    )
+    assert "OLTPLAB_CACHE" not in json.dumps(own)
+
+
+def test_a_jobs_index_ranges_read_as_the_api_server_writes_them() -> None:
+    assert kubernetes._indexes("0,2-4,7") == {0, 2, 3, 4, 7}
+    assert kubernetes._indexes(None) == set() and kubernetes._indexes("") == set()
+
+
+def test_runs_in_folders_of_the_same_name_never_share_a_job_name(tmp_path: Path) -> None:
+    first, second = (
+        kubernetes.run_label(tmp_path / "a" / "run"),
+        kubernetes.run_label(tmp_path / "b" / "run"),
+    )
+    assert first != second and first.startswith("oltplab-run-")
+    assert all(len(label) <= 52 for label in (first, kubernetes.run_label(tmp_path / ("x" * 90))))
 
 
 # The volume types the "restricted" Pod Security Standard allows.

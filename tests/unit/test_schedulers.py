@@ -55,7 +55,7 @@ def test_cancel_goes_through_the_scheduler_the_run_records(run: Path) -> None:
 
 
 def test_an_unknown_scheduler_is_named_with_the_known_ones() -> None:
-    with pytest.raises(OltplabError, match=r"scheduler 'pbs'.*known: slurm, toy"):
+    with pytest.raises(OltplabError, match=r"scheduler 'pbs'.*known: k8s, slurm, toy"):
         scheduler_named("pbs")
 
 
@@ -164,7 +164,7 @@ def test_a_new_scheduler_is_one_module_and_one_registration_line() -> None:
         for name in registered()
         if type(scheduler_named(name)).__module__.startswith("oltplab.")
     }
-    assert own == {"slurm": "oltplab.distribute.slurm"}
+    assert own == {"slurm": "oltplab.distribute.slurm", "k8s": "oltplab.distribute.kubernetes"}
     for module in own.values():
         assert _imported_by(module) == {"distribute/__init__.py"}, module
     assert _register_calls(PACKAGE / "distribute" / "__init__.py") == len(own)

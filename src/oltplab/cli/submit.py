@@ -1,6 +1,5 @@
 """`oltplab submit`: one command per registered scheduler, built from its class when asked
-for (so that a scheduler a plugin registers has its command too), and `submit k8s`, which
-writes or applies manifests and is no registered scheduler yet."""
+for, so that a scheduler a plugin registers has its command too."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import typer
 from oltplab.base.errors import OltplabError
 from oltplab.cli.app import Command, Group, console, flag
 from oltplab.cli.shards import ShardsOption
-from oltplab.distribute import kubernetes
 from oltplab.distribute.layout import prepare, shard_state
 from oltplab.distribute.schedulers import (
     Scheduler,
@@ -50,12 +48,11 @@ def _submit(spec_path: Path, results: Path, shards: int, scheduler: Scheduler) -
     if not todo:
         console.print(f"{results}: every shard is complete, queued or running; nothing submitted")
     else:
+        recorded = len(distributed.jobs)
         job = scheduler.submit(distributed, todo)
-        console.print(
-            f"submitted {scheduler.name} job {job}: shard(s) {', '.join(map(str, todo))} of "
-            f"{shards}",
-            highlight=False,
-        )
+        # A scheduler that recorded no job (a dry run) says what it did instead.
+        said = f"submitted {scheduler.name} job {job}" if len(distributed.jobs) > recorded else job
+        console.print(f"{said}: shard(s) {', '.join(map(str, todo))} of {shards}", highlight=False)
     console.print(
         f"Next: oltplab status {results}; when done, oltplab merge {results} -o MERGED "
         f"(or oltplab report {results}/shard-*); oltplab cancel {results} stops it",
@@ -119,54 +116,3 @@ submit_app = typer.Typer(
     no_args_is_help=True,
     cls=Submit,
 )
-
-
-@submit_app.command("k8s", cls=Command)
-def submit_k8s(
-    spec_path: SpecArgument,
-    shards: ShardsOption,
-    image: Annotated[str, typer.Option(help="The image with oltplab (deploy/Containerfile).")],
-    storage: Annotated[
-        str, typer.Option(help="A ReadWriteMany PersistentVolumeClaim for results and cache.")
-    ],
-    namespace: Annotated[str, typer.Option(help="Kubernetes namespace.")] = "default",
-    node_selector: Annotated[
-        list[str] | None, typer.Option(help="key=value a node must carry (repeat).")
-    ] = None,
-    cpu: Annotated[str, typer.Option(help="CPU a pod asks for: a whole node's.")] = "2",
-    memory: Annotated[str, typer.Option(help="Memory a pod asks for: a whole node's.")] = "8Gi",
-    dry_run: Annotated[
-        bool, flag("--dry-run", help="Write the manifests instead of creating them.")
-    ] = False,
-    manifests_dir: Annotated[
-        Path, typer.Option("--manifests", help="Where --dry-run writes the manifests.")
-    ] = Path("k8s"),
-) -> None:
-    """Submit the shards as one Kubernetes Indexed Job (one pod per node), with the user's
-    kubeconfig; --dry-run writes the manifests instead."""
-    spec = load_spec(spec_path)
-    selector = {}
-    for pair in node_selector or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise OltplabError(f"--node-selector {pair}: expected key=value")
-        selector[key] = value
-    import tomli_w
-
-    text = tomli_w.dumps(spec.model_dump(mode="json", exclude_none=True))
-    found = kubernetes.manifests(
-        spec, text, shards, image=image, storage=storage, namespace=namespace,
-        node_selector=selector, cpu=cpu, memory=memory,
-    )  # fmt: skip
-    if dry_run:
-        paths = kubernetes.write(found, manifests_dir)
-        console.print("\n".join(str(p) for p in paths), highlight=False)
-        console.print(f"Next: kubectl apply -f {manifests_dir}", highlight=False)
-        return
-    created = kubernetes.apply(found)
-    console.print(f"created {created}", highlight=False)
-    console.print(
-        f"Next: kubectl get pods -l oltplab/run={kubernetes.job_name(spec)}; when done, "
-        "oltplab merge the shard-* folders of the volume",
-        highlight=False,
-    )

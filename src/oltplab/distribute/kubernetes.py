@@ -1,31 +1,39 @@
-"""Shards as one Kubernetes Indexed Job, through the official client.
+"""Shards as Kubernetes Indexed Jobs, through the official client and the user's kubeconfig.
 
-Pod K (JOB_COMPLETION_INDEX, from 0) runs shard K+1 of N: the spec comes from a ConfigMap,
-results, shared snapshots and the engine cache live on a ReadWriteMany volume, the
-engines' datadirs on the node's own disk (an emptyDir), and each pod
-takes a node of its own (anti-affinity, and requests the size of a node). The pod's
-command is plain `oltplab run`, so it runs the same anywhere the variables are set.
+The run's directory is a ReadWriteMany volume (a PersistentVolumeClaim) that the pods mount
+and the submitting machine sees too, as a Slurm run's directory is a shared filesystem:
+`prepare` writes the spec there, each pod writes its `shard-K` beside it, and `status`,
+`merge` and `report` read them where they are. Each submission is one Indexed Job for the
+shards it names (pod I runs the I-th of them), so a shard that failed is submitted again in
+a Job of its own. The engines' datadirs live on the node's own disk (an emptyDir), and each
+pod takes a node of its own (anti-affinity, and requests the size of a node). The pods pass
+the "restricted" Pod Security level.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
 from oltplab.base.errors import EnvironmentProblem, OltplabError
-from oltplab.spec import Spec
+from oltplab.distribute.layout import SNAPSHOTS, SPEC_FILE, Distributed
+from oltplab.distribute.schedulers import TaskState, submit_option
+from oltplab.store.files import write_atomic
 from oltplab.store.scratch import WORK_DIR_ENV
 
-RESULTS_MOUNT = "/results"
-SPEC_MOUNT = "/spec"
-SCRATCH_MOUNT = "/scratch"  # the node's own disk (emptyDir): datadirs and snapshots
+VOLUME_MOUNT = "/results"
+SCRATCH_MOUNT = "/scratch"  # the node's own disk (emptyDir): datadirs and snapshots' copies
 # A shard that runs longer than this is stopped; a finished Job is removed after a day
 # (its results stay on the volume).
 DEADLINE_SECONDS = 7 * 24 * 3600
 KEEP_FINISHED_SECONDS = 24 * 3600
+ENGINE_CACHES = ("volume", "image")
 _NAME = re.compile(r"[^a-z0-9-]+")
 # What the API server accepts, checked here so that a typo fails before anything is sent.
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -36,111 +44,116 @@ _LABEL_NAME = re.compile(r"([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?" + _LABEL_VA
 _CPU = re.compile(r"(\d+(\.\d+)?|\d+m)")
 _MEMORY = re.compile(r"\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?")
 _IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
+_SUBPATH = re.compile(r"([A-Za-z0-9._-]+/)*[A-Za-z0-9._-]*")
+# A pod in these phases has not ended; a Job's index with no pod yet is waiting too.
+_ACTIVE_PHASES = {"Pending", "Running", "Unknown"}
+INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 
 
-def check_request(
-    *,
-    image: str,
-    storage: str,
-    namespace: str,
-    node_selector: dict[str, str],
-    cpu: str,
-    memory: str,
-) -> None:
-    """One line naming the first option Kubernetes would refuse, and what it takes."""
-    problems = [
-        (_DNS_LABEL, namespace, "--namespace", "lower-case letters, digits and '-', up to 63"),
-        (
-            _DNS_SUBDOMAIN,
-            storage,
-            "--storage",
-            "a PersistentVolumeClaim's name: lower-case letters, digits, '-' and '.', up to 253",
-        ),
-        (_IMAGE, image, "--image", "an image reference such as registry/oltplab:1.0"),
-        (_CPU, cpu, "--cpu", "a positive quantity of cores such as 2, 1.5 or 500m"),
-        (_MEMORY, memory, "--memory", "a positive quantity of bytes such as 8Gi or 512Mi"),
-        *(
-            check
-            for key, value in node_selector.items()
-            for check in (
-                (_LABEL_NAME, key, "--node-selector", "a label key such as kubernetes.io/os"),
-                (_LABEL_VALUE, value, "--node-selector", "a label value of up to 63 characters"),
+def parse_node_selector(pairs: tuple[str, ...]) -> dict[str, str]:
+    selector = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise OltplabError(f"--node-selector {pair}: expected key=value")
+        selector[key] = value
+    return selector
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the pods are made of and ask for, checked as the API server would."""
+
+    image: str
+    claim: str
+    subpath: str = ""
+    namespace: str = "default"
+    node_selector: tuple[str, ...] = ()
+    cpu: str = "2"
+    memory: str = "8Gi"
+    engine_cache: str = "volume"
+
+    def __post_init__(self) -> None:
+        problems = [
+            (_DNS_LABEL, self.namespace, "--namespace",
+             "lower-case letters, digits and '-', up to 63"),
+            (_DNS_SUBDOMAIN, self.claim, "--storage",
+             "a PersistentVolumeClaim's name: lower-case letters, digits, '-' and '.', up to 253"),
+            (_IMAGE, self.image, "--image", "an image reference such as registry/oltplab:1.0"),
+            (_SUBPATH, self.subpath, "--subpath",
+             "a relative path inside the volume, such as runs/a"),
+            (_CPU, self.cpu, "--cpu", "a positive quantity of cores such as 2, 1.5 or 500m"),
+            (_MEMORY, self.memory, "--memory", "a positive quantity of bytes such as 8Gi or 512Mi"),
+            *(
+                check
+                for key, value in parse_node_selector(self.node_selector).items()
+                for check in (
+                    (_LABEL_NAME, key, "--node-selector", "a label key such as kubernetes.io/os"),
+                    (_LABEL_VALUE, value, "--node-selector", "a label value of 63 characters"),
+                )
+            ),
+        ]  # fmt: skip
+        for pattern, value, option, expected in problems:
+            if not pattern.fullmatch(value):
+                raise OltplabError(f"{option} {value!r}: expected {expected}")
+        if ".." in self.subpath.split("/"):
+            raise OltplabError(f"--subpath {self.subpath!r}: expected a path inside the volume")
+        for option, value in (("--cpu", self.cpu), ("--memory", self.memory)):
+            if float(re.sub(r"[^0-9.]", "", value)) <= 0:
+                raise OltplabError(f"{option} {value!r}: a pod must ask for more than nothing")
+        if self.engine_cache not in ENGINE_CACHES:
+            raise OltplabError(
+                f"--engine-cache {self.engine_cache!r}: expected one of {', '.join(ENGINE_CACHES)}"
             )
-        ),
-    ]
-    for pattern, value, option, expected in problems:
-        if not pattern.fullmatch(value):
-            raise OltplabError(f"{option} {value!r}: expected {expected}")
-    for option, value in (("--cpu", cpu), ("--memory", memory)):
-        if float(re.sub(r"[^0-9.]", "", value)) <= 0:
-            raise OltplabError(f"{option} {value!r}: a pod must ask for more than nothing")
 
 
-def job_name(spec: Spec) -> str:
-    """A DNS-1123 name for the job and its ConfigMap."""
-    name = _NAME.sub("-", f"oltplab-{spec.name}".lower()).strip("-")
-    return name[:52].rstrip("-")
+def run_label(root: Path) -> str:
+    """A DNS-1123 label for the run: its folder's name and a digest of its whole path, so
+    that two runs in folders of the same name never share Jobs."""
+    digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:6]
+    name = _NAME.sub("-", f"oltplab-{root.name}".lower()).strip("-")[:40].rstrip("-")
+    return f"{name}-{digest}"
 
 
 def shard_command(shards: int) -> list[str]:
-    """What the pod runs: shard JOB_COMPLETION_INDEX + 1 of N, into the shared volume."""
+    """What pod I runs: the I-th shard of OLTPLAB_SHARDS (of N), into the run's directory."""
     width = len(str(shards))
     script = (
-        'K=$((JOB_COMPLETION_INDEX + 1)); exec oltplab run "$OLTPLAB_SPEC" '
-        f'--shard "$K/{shards}" '
-        f'--results "$OLTPLAB_RESULTS/shard-$(printf \'%0{width}d\' "$K")" '
-        '--snapshots "$OLTPLAB_RESULTS/snapshots"'
+        'set -- $OLTPLAB_SHARDS; shift "$JOB_COMPLETION_INDEX"; K="$1"; '
+        f'exec oltplab run "$OLTPLAB_RUN/{SPEC_FILE}" --shard "$K/{shards}" '
+        f'--results "$OLTPLAB_RUN/shard-$(printf \'%0{width}d\' "$K")" '
+        f'--snapshots "$OLTPLAB_RUN/{SNAPSHOTS}"'
     )
     return ["sh", "-c", script]
 
 
-def manifests(
-    spec: Spec,
-    spec_text: str,
-    shards: int,
-    *,
-    image: str,
-    storage: str,
-    namespace: str,
-    node_selector: dict[str, str],
-    cpu: str,
-    memory: str,
-) -> list[dict[str, Any]]:
-    check_request(
-        image=image, storage=storage, namespace=namespace, node_selector=node_selector, cpu=cpu,
-        memory=memory,
-    )  # fmt: skip
-    name = job_name(spec)
-    labels = {"app.kubernetes.io/name": "oltplab", "oltplab/run": name}
-    config_map = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "data": {"spec.toml": spec_text},
-    }
-    results = f"{RESULTS_MOUNT}/{name}"
+def job_manifest(
+    request: Request, name: str, run: str, total: int, shards: list[int]
+) -> dict[str, Any]:
+    labels = {"app.kubernetes.io/name": "oltplab", "oltplab/run": run, "oltplab/job": name}
+    run_dir = f"{VOLUME_MOUNT}/{request.subpath}".rstrip("/")
+    env: list[dict[str, Any]] = [
+        {"name": "OLTPLAB_SHARDS", "value": " ".join(map(str, shards))},
+        {"name": "OLTPLAB_RUN", "value": run_dir},
+        {"name": WORK_DIR_ENV, "value": SCRATCH_MOUNT},
+        {"name": "OLTPLAB_MACHINE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+    ]
+    if request.engine_cache == "volume":
+        # Engines are fetched once into the shared volume; "image" keeps the image's own.
+        env.append({"name": "OLTPLAB_CACHE", "value": f"{VOLUME_MOUNT}/.cache/oltplab"})
     container = {
         "name": "shard",
-        "image": image,
-        "command": shard_command(shards),
-        "env": [
-            {"name": "OLTPLAB_SPEC", "value": f"{SPEC_MOUNT}/spec.toml"},
-            {"name": "OLTPLAB_RESULTS", "value": results},
-            # Engines are fetched once into the shared volume.
-            {"name": "OLTPLAB_CACHE", "value": f"{RESULTS_MOUNT}/.cache/oltplab"},
-            {"name": WORK_DIR_ENV, "value": SCRATCH_MOUNT},
-            {
-                "name": "OLTPLAB_MACHINE",
-                "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
-            },
-        ],
+        "image": request.image,
+        # A tag such as :latest would otherwise make the node fetch the image each time.
+        "imagePullPolicy": "IfNotPresent",
+        "command": shard_command(total),
+        "env": env,
         "resources": {
-            "requests": {"cpu": cpu, "memory": memory},
-            "limits": {"memory": memory},
+            "requests": {"cpu": request.cpu, "memory": request.memory},
+            "limits": {"memory": request.memory},
         },
         "volumeMounts": [
-            {"name": "results", "mountPath": RESULTS_MOUNT},
-            {"name": "spec", "mountPath": SPEC_MOUNT, "readOnly": True},
+            {"name": "results", "mountPath": VOLUME_MOUNT},
             {"name": "scratch", "mountPath": SCRATCH_MOUNT},
         ],
         # The "restricted" Pod Security level: no privilege, no capability, the runtime's
@@ -152,6 +165,7 @@ def manifests(
             "seccompProfile": {"type": "RuntimeDefault"},
         },
     }
+    selector = parse_node_selector(request.node_selector)
     pod = {
         "metadata": {"labels": labels},
         "spec": {
@@ -167,54 +181,42 @@ def manifests(
             "automountServiceAccountToken": False,
             "containers": [container],
             "volumes": [
-                {"name": "results", "persistentVolumeClaim": {"claimName": storage}},
-                {"name": "spec", "configMap": {"name": name}},
+                {"name": "results", "persistentVolumeClaim": {"claimName": request.claim}},
                 {"name": "scratch", "emptyDir": {}},
             ],
             "affinity": {
                 "podAntiAffinity": {
                     "requiredDuringSchedulingIgnoredDuringExecution": [
                         {
-                            "labelSelector": {"matchLabels": {"oltplab/run": name}},
+                            "labelSelector": {"matchLabels": {"oltplab/run": run}},
                             "topologyKey": "kubernetes.io/hostname",
                         }
                     ]
                 }
             },
-            **({"nodeSelector": node_selector} if node_selector else {}),
+            **({"nodeSelector": selector} if selector else {}),
         },
     }
-    job = {
+    return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "metadata": {"name": name, "namespace": request.namespace, "labels": labels},
         "spec": {
             "completionMode": "Indexed",
-            "completions": shards,
-            "parallelism": shards,
+            "completions": len(shards),
+            "parallelism": len(shards),
             # A failed shard is tried again on its own, twice; the others go on.
             "backoffLimitPerIndex": 2,
-            "maxFailedIndexes": shards,
+            "maxFailedIndexes": len(shards),
             "activeDeadlineSeconds": DEADLINE_SECONDS,
             "ttlSecondsAfterFinished": KEEP_FINISHED_SECONDS,
             "template": pod,
         },
     }
-    return [config_map, job]
 
 
-def write(found: list[dict[str, Any]], folder: Path) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for manifest in found:
-        path = folder / f"{manifest['kind'].lower()}.yaml"
-        path.write_text(yaml.safe_dump(manifest, sort_keys=False))
-        paths.append(path)
-    return paths
-
-
-def apply(found: list[dict[str, Any]]) -> str:
-    """The manifests created in the cluster the user's kubeconfig points to."""
+def _clients() -> tuple[Any, Any, type[Exception]]:
+    """The batch and core APIs of the cluster the user's kubeconfig points to."""
     try:
         from kubernetes import client, config
         from kubernetes.client.rest import ApiException
@@ -228,12 +230,162 @@ def apply(found: list[dict[str, Any]]) -> str:
         raise EnvironmentProblem(
             f"no usable kubeconfig ({exc}); point KUBECONFIG at your cluster, or use --dry-run"
         ) from None
-    config_map, job = found
-    namespace = job["metadata"]["namespace"]
+    return client.BatchV1Api(), client.CoreV1Api(), ApiException
+
+
+def _unreachable(exc: Exception) -> EnvironmentProblem:
+    return EnvironmentProblem(
+        f"the Kubernetes API server did not answer ({str(exc).splitlines()[0][:200]}); check "
+        "KUBECONFIG and that the cluster runs"
+    )
+
+
+@dataclass(frozen=True)
+class Kubernetes:
+    """Submit the shards as a Kubernetes Indexed Job (one pod per node) into the namespace,
+    with the user's kubeconfig; RESULTS is the volume the pods mount (or a folder of it).
+
+    Each field made with `submit_option` is an option of `oltplab submit k8s`."""
+
+    image: str | None = submit_option("The image with oltplab (deploy/Containerfile).")
+    claim: str | None = submit_option(
+        "The ReadWriteMany PersistentVolumeClaim whose volume RESULTS is.", flag="--storage"
+    )
+    subpath: str = submit_option(
+        "RESULTS' path inside that volume (default: the volume's root).", default=""
+    )
+    namespace: str = submit_option("Kubernetes namespace.", default="default")
+    node_selector: tuple[str, ...] = submit_option(
+        "key=value a node must carry (repeat).", default=()
+    )
+    cpu: str = submit_option("CPU a pod asks for: a whole node's.", default="2")
+    memory: str = submit_option("Memory a pod asks for: a whole node's.", default="8Gi")
+    engine_cache: str = submit_option(
+        "Where pods keep engines: volume (fetched once into the volume) or image (the image's "
+        "own, for a cluster that reaches no engine source).",
+        default="volume",
+    )
+    dry_run: bool = submit_option(
+        "Write the Job's manifest into RESULTS/k8s and create nothing.", default=False
+    )
+    name: ClassVar[str] = "k8s"
+
+    def request(self) -> Request:
+        if self.image is None or self.claim is None:
+            raise OltplabError("submit k8s needs --image IMAGE and --storage CLAIM")
+        return Request(
+            self.image, self.claim, self.subpath, self.namespace, self.node_selector, self.cpu,
+            self.memory, self.engine_cache,
+        )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        if self.image is not None or self.claim is not None:
+            self.request()  # checked before `submit` writes anything
+
+    def submit(self, distributed: Distributed, shards: list[int]) -> str:
+        """One Indexed Job for these shards; its name. A dry run writes the manifest, records
+        no job and says where the manifest is."""
+        request = self.request()
+        run = run_label(distributed.root)
+        name = f"{run}-{len(distributed.jobs) + 1}"
+        job = job_manifest(request, name, run, distributed.shards, shards)
+        folder = distributed.root / "k8s"
+        folder.mkdir(exist_ok=True)
+        path = folder / f"{name}.yaml"
+        write_atomic(path, yaml.safe_dump(job, sort_keys=False))
+        if self.dry_run:
+            return f"manifest {path} written, nothing created (kubectl apply -f {path} creates it)"
+        batch, _, api_error = _clients()
+        try:
+            batch.create_namespaced_job(request.namespace, job)
+        except api_error as exc:
+            raise OltplabError(
+                f"Kubernetes refused the job: {exc.status} {exc.reason}: "  # type: ignore[attr-defined]
+                f"{_message(exc)}"
+            ) from None
+        except OSError as exc:
+            raise _unreachable(exc) from None
+        distributed.jobs.append({"job": name, "shards": shards, "namespace": request.namespace})
+        distributed.save()
+        return name
+
+    def states(self, distributed: Distributed) -> dict[int, TaskState]:
+        """Each shard's latest pod as the API server knows it; a shard whose Job still runs
+        and has no pod yet is pending. Jobs the cluster removed are absent."""
+        if not distributed.jobs:
+            return {}
+        batch, core, api_error = _clients()
+        found: dict[int, TaskState] = {}
+        for recorded in distributed.jobs:
+            namespace = recorded.get("namespace", self.namespace)
+            shards = [int(s) for s in recorded["shards"]]
+            try:
+                job = batch.read_namespaced_job(recorded["job"], namespace)
+                pods = core.list_namespaced_pod(
+                    namespace, label_selector=f"oltplab/job={recorded['job']}"
+                ).items
+            except api_error as exc:
+                if exc.status == 404:  # type: ignore[attr-defined]
+                    continue
+                raise _unreachable(exc) from None
+            except OSError as exc:
+                raise _unreachable(exc) from None
+            if not _finished(job):
+                ended = _indexes(job.status.completed_indexes) | _indexes(job.status.failed_indexes)
+                for index, shard in enumerate(shards):
+                    if index not in ended:
+                        found[shard] = TaskState("Pending", "-", True)
+            for pod in sorted(pods, key=lambda p: p.metadata.creation_timestamp):
+                index = int((pod.metadata.annotations or {}).get(INDEX_ANNOTATION, -1))
+                if 0 <= index < len(shards):
+                    phase = pod.status.phase or "Unknown"
+                    found[shards[index]] = TaskState(
+                        phase, pod.spec.node_name or "-", phase in _ACTIVE_PHASES
+                    )
+        return found
+
+    def cancel(self, distributed: Distributed) -> list[int]:
+        """Each Job with an active shard deleted, its pods with it."""
+        active = {k for k, s in self.states(distributed).items() if s.active}
+        if not active:
+            return []
+        batch, _, api_error = _clients()
+        for recorded in distributed.jobs:
+            if active & {int(s) for s in recorded["shards"]}:
+                try:
+                    batch.delete_namespaced_job(
+                        recorded["job"],
+                        recorded.get("namespace", self.namespace),
+                        propagation_policy="Foreground",
+                    )
+                except api_error as exc:
+                    if exc.status != 404:  # type: ignore[attr-defined]
+                        raise _unreachable(exc) from None
+        return sorted(active)
+
+
+def _finished(job: Any) -> bool:
+    return any(
+        c.type in ("Complete", "Failed") and c.status == "True"
+        for c in (job.status.conditions or [])
+    )
+
+
+def _indexes(said: str | None) -> set[int]:
+    """The Job's "1,3-5" form of a set of indexes."""
+    found: set[int] = set()
+    for part in (said or "").split(","):
+        if "-" in part:
+            low, high = part.split("-")
+            found.update(range(int(low), int(high) + 1))
+        elif part:
+            found.add(int(part))
+    return found
+
+
+def _message(exc: Exception) -> str:
+    """The API server's own sentence from an ApiException's body, when there is one."""
     try:
-        # The client takes a manifest as a plain dict as well as its model classes.
-        client.CoreV1Api().create_namespaced_config_map(namespace, config_map)  # type: ignore[arg-type]
-        client.BatchV1Api().create_namespaced_job(namespace, job)  # type: ignore[arg-type]
-    except ApiException as exc:
-        raise OltplabError(f"Kubernetes refused the job: {exc.status} {exc.reason}") from None
-    return f"job/{job['metadata']['name']} in namespace {namespace}"
+        return str(json.loads(exc.body)["message"])  # type: ignore[attr-defined]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return ""

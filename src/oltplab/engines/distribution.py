@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +36,20 @@ class Distribution:
             del data["mysqld"]
         fields: dict[str, Any] = {k: Path(v) if k in paths and v else v for k, v in data.items()}
         return cls(**fields)
+
+    def moved_to(self, folder: Path) -> Distribution:
+        """The paths recorded under a folder of this name, now under `folder`: a cache copied
+        elsewhere (into an image, another OLTPLAB_CACHE) keeps its engines."""
+
+        def moved(path: Path | None) -> Path | None:
+            if path is None or folder.name not in path.parts:
+                return path
+            return folder.joinpath(*path.parts[path.parts.index(folder.name) + 1 :])
+
+        return replace(
+            self,
+            basedir=moved(self.basedir) or self.basedir,
+            server=moved(self.server) or self.server,
+            install_db=moved(self.install_db),
+            messages_dir=moved(self.messages_dir),
+        )

@@ -338,7 +338,7 @@ def cached(engine: EngineSpec) -> Distribution | None:
     manifest = _manifest(engine)
     if not manifest.is_file():
         return None
-    return Distribution.from_json(json.loads(manifest.read_text()))
+    return Distribution.from_json(json.loads(manifest.read_text())).moved_to(manifest.parent)
 
 
 def supply(engine: EngineSpec) -> Distribution:

@@ -1,0 +1,209 @@
+"""A one-node Kubernetes cluster on this machine, built and started by the project itself.
+
+Its parts are the real ones: etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+and the kubelet built with Go from the pinned release (deploy/kube/go.mod), Debian's
+containerd, runc and CNI plugins, and a sandbox image built here. Nothing comes from a
+registry and nothing talks beyond this machine: the control plane listens on loopback and on
+the cluster's own bridge, and pods get addresses on that bridge with no route out of it.
+
+Everything the cluster writes lives in one state folder under oltplab's cache
+(OLTPLAB_CACHE, or OLTPLAB_KUBE_STATE to move it), every process it starts is recorded by
+pid, and `down` stops exactly those, then removes the mounts, cgroups, network namespaces,
+bridge and firewall chains the cluster made.
+
+    python3 deploy/kube/cluster.py up      # build if needed, start, wait for a Ready node
+    python3 deploy/kube/cluster.py down    # stop it and leave nothing behind
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from api import api_get, node_ready, wait_for
+from cleanup import leftover_tasks, remove_cgroups, remove_chains, remove_pods, unmount_under
+from components import commands
+from layout import (
+    BRIDGE,
+    COMMANDS,
+    COMPONENTS,
+    DEBIAN_TOOLS,
+    HERE,
+    NODE,
+    PAUSE_IMAGE,
+    RELEASE,
+    ClusterError,
+    bin_dir,
+    free_port,
+    run,
+    state_dir,
+)
+from pki import kubeconfig, make_pki
+from processes import alive, shims, start, stop
+from runtime import check_addresses, cni_config, import_image, make_bridge, pause_image
+
+
+def go_command() -> str:
+    found = shutil.which("go") or "/usr/local/go/bin/go"
+    if not Path(found).exists():
+        raise ClusterError("go is missing: scripts/setup.sh installs it (golang-go)")
+    return found
+
+
+def build(*, quiet: bool = False) -> float:
+    """The release's binaries in the cache, built once; the seconds the build took."""
+    missing = [name for name in COMMANDS if not (bin_dir() / name).exists()]
+    if not missing:
+        return 0.0
+    bin_dir().mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly -buildvcs=false"}
+    started = time.monotonic()
+    for name in missing:
+        if not quiet:
+            print(f"building {name} ({COMMANDS[name]} at {RELEASE}) ...", flush=True)
+        output = bin_dir() / f".{name}.partial"
+        subprocess.run(
+            [go_command(), "build", "-trimpath", "-o", str(output), COMMANDS[name]],
+            cwd=HERE,
+            env=env,
+            check=True,
+        )
+        output.rename(bin_dir() / name)
+    seconds = time.monotonic() - started
+    print(f"built {', '.join(missing)} in {seconds:.0f} s into {bin_dir()}", flush=True)
+    return seconds
+
+
+def check_tools() -> None:
+    absent = sorted(
+        {package for tool, package in DEBIAN_TOOLS.items() if not shutil.which(tool)}
+        | {
+            package
+            for tool, package in DEBIAN_TOOLS.items()
+            if "/" in tool and not Path(tool).exists()
+        }
+    )
+    if absent:
+        raise ClusterError(
+            f"missing Debian packages: {' '.join(absent)}; scripts/kube-up.sh installs them"
+        )
+    if os.geteuid() != 0:
+        raise ClusterError("the kubelet and containerd manage cgroups and namespaces: run as root")
+
+
+def up() -> None:
+    check_tools()
+    state = state_dir()
+    if any(alive(state, component) for component in COMPONENTS):
+        raise ClusterError(f"a cluster already runs from {state}: scripts/kube-down.sh stops it")
+    if Path(f"/sys/class/net/{BRIDGE}").exists():
+        raise ClusterError(
+            f"bridge {BRIDGE} exists: another cluster runs here, or one was not stopped; "
+            "scripts/kube-down.sh (with its OLTPLAB_KUBE_STATE) stops it"
+        )
+    check_addresses()
+    build_seconds = build()
+    try:
+        start_cluster(state, build_seconds)
+    except BaseException:
+        print("kube up failed: stopping what it started", file=sys.stderr)
+        down()
+        raise
+
+
+def start_cluster(state: Path, build_seconds: float) -> None:
+    started = time.monotonic()
+    shutil.rmtree(state, ignore_errors=True)
+    state.mkdir(parents=True)
+    (state / "iptables-before.txt").write_text(run("iptables-save").stdout)
+    netns = Path("/run/netns")
+    names = sorted(entry.name for entry in netns.iterdir()) if netns.exists() else []
+    (state / "netns-before.json").write_text(json.dumps(names) + "\n")
+    make_pki(state / "pki")
+    cni_config(state)
+    make_bridge()
+    ports = {name: free_port() for name in ("etcd", "etcd-peer", "apiserver", "kubelet")}
+    (state / "ports.json").write_text(json.dumps(ports) + "\n")
+    argv = commands(state, ports)
+    admin = kubeconfig(state, "admin", ports["apiserver"])
+    start(state, "containerd", argv["containerd"])
+    sock = state / "containerd" / "containerd.sock"
+    wait_for("containerd", sock.exists, state, "containerd", 30)
+    import_image(state, pause_image(state), PAUSE_IMAGE)
+    start(state, "etcd", argv["etcd"])
+    start(state, "kube-apiserver", argv["kube-apiserver"])
+    wait_for(
+        "the API server",
+        lambda: api_get(state, "/readyz").get("text") == "ok",
+        state,
+        "kube-apiserver",
+        120,
+    )
+    for component in ("kube-controller-manager", "kube-scheduler", "kubelet"):
+        start(state, component, argv[component])
+    wait_for(f"node {NODE}", lambda: node_ready(state), state, "kubelet", 180)
+    ready = time.monotonic() - started
+    built = f"built in {build_seconds:.0f} s, " if build_seconds else ""
+    print(f"node {NODE} Ready: {built}{ready:.0f} s from start to a Ready node")
+    print(f"state, logs and pids: {state}")
+    print(f"next: export KUBECONFIG={admin}; kubectl get nodes; scripts/kube-down.sh to stop")
+
+
+def down() -> None:
+    state = state_dir()
+    if not state.exists():
+        print(f"no cluster state in {state}: nothing to stop")
+        return
+    netns_before = set(json.loads((state / "netns-before.json").read_text())) if (
+        state / "netns-before.json").exists() else set()  # fmt: skip
+    try:
+        remove_pods(state)
+    except (OSError, ValueError, KeyError) as problem:
+        print(f"the API server did not remove the pods ({problem}); stopping them directly")
+    leftover_tasks(state)
+    for component in reversed(COMPONENTS):
+        stop(state, component)
+    for pid in shims(state):
+        os.kill(pid, signal.SIGKILL)
+    unmount_under(state)
+    for entry in Path("/run/netns").glob("cni-*") if Path("/run/netns").exists() else []:
+        if entry.name not in netns_before:
+            subprocess.run(["umount", "--lazy", str(entry)], capture_output=True)
+            entry.unlink(missing_ok=True)
+    remove_cgroups()
+    subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True)
+    remove_chains(state)
+    print(f"cluster stopped; its state and logs stay in {state} until the next up")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("build", "up", "down"))
+    action = parser.parse_args().action
+    try:
+        actions: dict[str, Callable[[], object]] = {"build": build, "up": up, "down": down}
+        actions[action]()
+    except ClusterError as problem:
+        print(f"kube {action}: {problem}", file=sys.stderr)
+        return 2
+    except subprocess.CalledProcessError as failed:
+        command = " ".join(map(str, failed.cmd))
+        print(f"kube {action}: {command} failed: {failed.stderr or ''}".strip(), file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""How each part of the cluster is started: its command line and its configuration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from layout import GATEWAY, NODE, POD_CIDR, SERVICE_CIDR, bin_dir
+from pki import kubeconfig
+from runtime import containerd_config
+
+
+def kubelet_config(state: Path, port: int) -> Path:
+    pki = state / "pki"
+    config = {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "address": GATEWAY,
+        "port": port,
+        "readOnlyPort": 0,
+        "healthzPort": 0,
+        "authentication": {
+            "anonymous": {"enabled": False},
+            "webhook": {"enabled": False},
+            "x509": {"clientCAFile": str(pki / "ca.crt")},
+        },
+        "authorization": {"mode": "AlwaysAllow"},
+        "cgroupDriver": "cgroupfs",
+        "cgroupRoot": "/oltplab",
+        "containerRuntimeEndpoint": f"unix://{state / 'containerd' / 'containerd.sock'}",
+        "clusterDomain": "cluster.local",
+        "clusterDNS": [GATEWAY],
+        "resolvConf": str(state / "resolv.conf"),
+        "failSwapOn": False,
+        # The images are local and cannot be fetched again: never collect them.
+        "imageGCHighThresholdPercent": 100,
+        "imageGCLowThresholdPercent": 99,
+        "podCIDR": str(POD_CIDR),
+        "maxPods": 32,
+    }
+    (state / "resolv.conf").write_text(f"nameserver {GATEWAY}\nsearch cluster.local\n")
+    path = state / "kubelet.yaml"
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return path
+
+
+def commands(state: Path, ports: dict[str, int]) -> dict[str, list[str]]:
+    pki, binaries = state / "pki", bin_dir()
+    etcd = f"http://127.0.0.1:{ports['etcd']}"
+    peer = f"http://127.0.0.1:{ports['etcd-peer']}"
+    return {
+        "containerd": ["containerd", "--config", str(containerd_config(state))],
+        "etcd": [
+            str(binaries / "etcd"), "--name", "oltplab", "--data-dir", str(state / "etcd"),
+            "--listen-client-urls", etcd, "--advertise-client-urls", etcd,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", f"oltplab={peer}", "--log-level", "warn",
+        ],
+        "kube-apiserver": [
+            str(binaries / "kube-apiserver"),
+            "--bind-address", GATEWAY, "--advertise-address", GATEWAY,
+            "--secure-port", str(ports["apiserver"]),
+            "--etcd-servers", etcd,
+            "--service-cluster-ip-range", str(SERVICE_CIDR),
+            "--client-ca-file", str(pki / "ca.crt"),
+            "--tls-cert-file", str(pki / "apiserver.crt"),
+            "--tls-private-key-file", str(pki / "apiserver.key"),
+            "--kubelet-client-certificate", str(pki / "apiserver-kubelet-client.crt"),
+            "--kubelet-client-key", str(pki / "apiserver-kubelet-client.key"),
+            "--service-account-issuer", "https://kubernetes.default.svc",
+            "--service-account-key-file", str(pki / "sa.pub"),
+            "--service-account-signing-key-file", str(pki / "sa.key"),
+            "--authorization-mode", "Node,RBAC",
+            "--enable-admission-plugins", "NodeRestriction",
+            "--allow-privileged", "false",
+            "--profiling", "false",
+        ],
+        "kube-controller-manager": [
+            str(binaries / "kube-controller-manager"),
+            "--kubeconfig", str(kubeconfig(state, "controller-manager", ports["apiserver"])),
+            "--secure-port", "0",
+            "--leader-elect", "false",
+            "--use-service-account-credentials",
+            "--service-account-private-key-file", str(pki / "sa.key"),
+            "--root-ca-file", str(pki / "ca.crt"),
+            "--cluster-signing-cert-file", str(pki / "ca.crt"),
+            "--cluster-signing-key-file", str(pki / "ca.key"),
+        ],
+        "kube-scheduler": [
+            str(binaries / "kube-scheduler"),
+            "--kubeconfig", str(kubeconfig(state, "scheduler", ports["apiserver"])),
+            "--secure-port", "0",
+            "--leader-elect", "false",
+        ],
+        "kubelet": [
+            str(binaries / "kubelet"),
+            "--config", str(kubelet_config(state, ports["kubelet"])),
+            "--kubeconfig", str(kubeconfig(state, "kubelet", ports["apiserver"])),
+            "--root-dir", str(state / "kubelet"),
+            "--hostname-override", NODE,
+            "--node-ip", GATEWAY,
+        ],
+    }  # fmt: skip

@@ -1,0 +1,144 @@
+"""containerd, the pods' network and the sandbox image: the node's container runtime."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import shutil
+from pathlib import Path
+
+from layout import BRIDGE, GATEWAY, PAUSE_IMAGE, POD_CIDR, SERVICE_CIDR, ClusterError, bin_dir, run
+
+
+def containerd_config(state: Path) -> Path:
+    runtime = state / "containerd"
+    cri = 'plugins."io.containerd.grpc.v1.cri"'
+    text = f"""version = 2
+root = "{runtime / "root"}"
+state = "{runtime / "state"}"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.devmapper"]
+
+[grpc]
+  address = "{runtime / "containerd.sock"}"
+
+[ttrpc]
+  address = "{runtime / "containerd.ttrpc.sock"}"
+
+[{cri}]
+  sandbox_image = "{PAUSE_IMAGE}"
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  disable_tcp_service = true
+
+[{cri}.containerd]
+  snapshotter = "overlayfs"
+  default_runtime_name = "runc"
+
+[{cri}.containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+
+[{cri}.containerd.runtimes.runc.options]
+  SystemdCgroup = false
+  Root = "{runtime / "runc"}"
+
+[{cri}.cni]
+  bin_dir = "/usr/lib/cni"
+  conf_dir = "{state / "cni" / "net.d"}"
+"""
+    path = runtime / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def cni_config(state: Path) -> None:
+    """Pods on the cluster's bridge, with routes to each other and the Services only."""
+    network = {
+        "cniVersion": "1.0.0",
+        "name": "oltplab",
+        "plugins": [
+            {
+                "type": "bridge",
+                "bridge": BRIDGE,
+                "isGateway": True,
+                "ipMasq": False,
+                "hairpinMode": True,
+                "ipam": {
+                    "type": "host-local",
+                    "ranges": [[{"subnet": str(POD_CIDR), "gateway": GATEWAY}]],
+                    "routes": [{"dst": str(SERVICE_CIDR)}],
+                    "dataDir": str(state / "cni" / "ipam"),
+                },
+            }
+        ],
+    }
+    folder = state / "cni" / "net.d"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "10-oltplab.conflist").write_text(json.dumps(network, indent=2) + "\n")
+
+
+def check_addresses() -> None:
+    routes = run("ip", "-j", "route", "show", "table", "all").stdout
+    for route in json.loads(routes):
+        destination = route.get("dst", "")
+        if "/" not in destination or route.get("dev") == BRIDGE:
+            continue
+        taken = ipaddress.ip_network(destination, strict=False)
+        for ours in (POD_CIDR, SERVICE_CIDR):
+            if taken.version == ours.version and taken.overlaps(ours):
+                raise ClusterError(
+                    f"{ours} is already routed here ({destination} dev {route.get('dev')}); "
+                    "the cluster needs it for itself"
+                )
+
+
+def make_bridge() -> None:
+    """The bridge exists before the control plane, which listens on its address."""
+    if run("ip", "-j", "link", "show").stdout.find(f'"ifname":"{BRIDGE}"') < 0:
+        run("ip", "link", "add", BRIDGE, "type", "bridge")
+    addresses = run("ip", "-j", "addr", "show", "dev", BRIDGE).stdout
+    if GATEWAY not in addresses:
+        run("ip", "addr", "add", f"{GATEWAY}/{POD_CIDR.prefixlen}", "dev", BRIDGE)
+    run("ip", "link", "set", BRIDGE, "up")
+
+
+def pause_image(state: Path) -> Path:
+    """The sandbox image as an OCI archive: the pause binary alone, run as nobody."""
+    archive = bin_dir().parent / "pause.oci.tar"
+    if archive.exists():
+        return archive
+    work = state / "image-build"
+    layout, bundle = work / "layout", work / "bundle"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    image = f"{layout}:3.10"
+    run("umoci", "init", "--layout", str(layout))
+    run("umoci", "new", "--image", image)
+    run("umoci", "config", "--image", image, "--config.entrypoint", "/pause",
+        "--config.user", "65535:65535")  # fmt: skip
+    run("umoci", "unpack", "--image", image, str(bundle))
+    shutil.copy2(bin_dir() / "pause", bundle / "rootfs" / "pause")
+    run("umoci", "repack", "--image", image, str(bundle))
+    run("umoci", "gc", "--layout", str(layout))
+    partial = archive.with_suffix(".partial")
+    run("tar", "-C", str(layout), "-cf", str(partial), ".")
+    partial.rename(archive)
+    shutil.rmtree(work)
+    return archive
+
+
+def import_image(state: Path, archive: Path, name: str) -> None:
+    socket_path = state / "containerd" / "containerd.sock"
+    base = name.rsplit(":", 1)[0]
+    run("ctr", "--address", str(socket_path), "--namespace", "k8s.io", "images", "import",
+        "--base-name", base, str(archive))  # fmt: skip
+    listed = run("ctr", "--address", str(socket_path), "--namespace", "k8s.io", "images",
+                 "ls", "--quiet").stdout.split()  # fmt: skip
+    if name not in listed:
+        raise ClusterError(f"{archive}: containerd imported it, but not as {name} ({listed})")
+
+
+def ctr(state: Path, *args: str) -> str:
+    socket_path = state / "containerd" / "containerd.sock"
+    return run("ctr", "--address", str(socket_path), "--namespace", "k8s.io", *args).stdout

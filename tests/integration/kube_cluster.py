@@ -1,0 +1,129 @@
+"""The project's own one-node Kubernetes cluster for the tests (scripts/kube-up.sh's), with
+its state in the test's folder, and what it must not leave or reach: the checks that it
+stopped whole and that nothing it ran spoke to an address beyond this machine."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER = ROOT / "deploy" / "kube" / "cluster.py"
+BRIDGE = "oltplab0"
+# Where the cluster's sockets may point: loopback, its bridge's pods and its Services.
+LOCAL = [
+    ipaddress.ip_network(n) for n in ("127.0.0.0/8", "::1/128", "10.244.0.0/24", "10.96.0.0/24")
+]
+WILDCARDS = {"*", "0.0.0.0", "::", "[::]"}
+
+
+def why_not_here() -> str | None:
+    """Why the cluster cannot start on this machine, or None."""
+    if os.geteuid() != 0:
+        return "the kubelet and containerd manage cgroups and namespaces: the tests need root"
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    if not Path(go).exists():
+        return "go is missing, so the cluster cannot be built: scripts/setup.sh installs it"
+    for tool in ("containerd", "runc", "umoci", "debootstrap", "iptables"):
+        if shutil.which(tool) is None:
+            return f"{tool} is missing: scripts/setup.sh installs it"
+    return None
+
+
+def cluster_command(action: str, state: Path, timeout: float = 1800) -> str:
+    env = {**os.environ, "OLTPLAB_KUBE_STATE": str(state)}
+    env["PATH"] = f"{env['PATH']}:/usr/local/go/bin"
+    done = subprocess.run(
+        ["python3", str(CLUSTER), action], env=env, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
+    assert done.returncode == 0, f"kube {action}: {done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@contextmanager
+def kube_cluster(state: Path) -> Iterator[dict[str, str]]:
+    """The cluster's KUBECONFIG while it runs; stopped whole afterwards."""
+    reason = why_not_here()
+    if reason is not None:
+        pytest.skip(reason)
+    said = cluster_command("up", state)
+    try:
+        yield {"KUBECONFIG": str(state / "admin.kubeconfig"), "said": said}
+    finally:
+        cluster_command("down", state)
+
+
+def leftovers(state: Path) -> list[str]:
+    """What a stopped cluster left on this machine; nothing, when it stopped whole."""
+    found = []
+    marker = str(state).encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker in argv:
+                command = argv.replace(b"\0", b" ")[:120].decode(errors="replace")
+                found.append(f"process {entry.name}: {command}")
+    found += [
+        f"mount {line.split()[4]}"
+        for line in Path("/proc/self/mountinfo").read_text().splitlines()
+        if line.split()[4].startswith(str(state))
+    ]
+    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup").glob("*/oltplab")]
+    links = json.loads(subprocess.run(["ip", "-j", "link"], capture_output=True, text=True).stdout)
+    found += [
+        f"link {link['ifname']}"
+        for link in links
+        if link["ifname"] == BRIDGE or link.get("master") == BRIDGE
+    ]
+    return found
+
+
+def _outside(address: str) -> bool:
+    host = address.rsplit(":", 1)[0].strip("[]").split("%")[0]
+    if host in WILDCARDS:
+        return False
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return True  # a name, never what ss -n prints: count it as outside
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return not any(ip in network for network in LOCAL if network.version == ip.version)
+
+
+def sockets_beyond_this_machine() -> list[str]:
+    """Every TCP or UDP socket, in this machine's namespace and in each pod's, whose peer
+    or bound address lies beyond loopback and the cluster's own networks."""
+    namespaces: list[list[str]] = [[]]
+    netns = Path("/run/netns")
+    if netns.exists():
+        namespaces += [["ip", "netns", "exec", entry.name] for entry in netns.glob("cni-*")]
+    found = []
+    for prefix in namespaces:
+        listed = subprocess.run(
+            [*prefix, "ss", "-tunaHp"], capture_output=True, text=True
+        ).stdout.splitlines()
+        for line in listed:
+            words = line.split()
+            if len(words) < 6:
+                continue
+            local, peer = words[4], words[5]
+            # Only the cluster's processes and pods count; the machine's own sshd does not.
+            ours = prefix or any(
+                name in line for name in ("etcd", "kube-", "kubelet", "containerd", "oltplab")
+            )
+            if ours and (_outside(peer) or _outside(local)):
+                found.append(f"{' '.join(prefix[3:]) or 'host'}: {line}")
+    return found

@@ -1,0 +1,180 @@
+"""Kubernetes for real: the project's one-node cluster (scripts/kube-up.sh) built from the
+pinned release and started here, Pod Security enforced by its API server, `oltplab submit
+k8s` running shards as pods of an Indexed Job with results on a PersistentVolume, `status`
+reading the live Job, `merge` and `report` over what the pods wrote, no socket to an
+address beyond this machine, and a cluster that stops whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .conftest import cells, oltplab
+from .kube_cluster import (
+    ROOT,
+    kube_cluster,
+    leftovers,
+    sockets_beyond_this_machine,
+)
+
+pytestmark = [pytest.mark.engine, pytest.mark.kubernetes]
+
+TINY = ROOT / "examples" / "kubernetes-tiny.toml"
+POD_USER = 10001
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    state = tmp_path_factory.mktemp("kube")
+    with kube_cluster(state) as running:
+        yield {**running, "state": str(state)}
+    assert leftovers(state) == []
+
+
+def client(cluster: dict[str, str]) -> tuple[object, object]:
+    from kubernetes import client as api
+    from kubernetes import config
+
+    config.load_kube_config(cluster["KUBECONFIG"])
+    return api.CoreV1Api(), api.BatchV1Api()
+
+
+def restricted_namespace(core: object, name: str) -> None:
+    core.create_namespace(  # type: ignore[attr-defined]
+        {
+            "metadata": {
+                "name": name,
+                "labels": {
+                    "pod-security.kubernetes.io/enforce": "restricted",
+                    "pod-security.kubernetes.io/enforce-version": "v1.31",
+                },
+            }
+        }
+    )
+
+
+def test_one_node_becomes_ready_and_says_how_long_it_took(cluster: dict[str, str]) -> None:
+    core, _ = client(cluster)
+    (node,) = core.list_node().items  # type: ignore[attr-defined]
+    ready = {c.type: c.status for c in node.status.conditions}["Ready"]
+    assert ready == "True" and node.status.node_info.kubelet_version == "v1.31.4"
+    assert "s from start to a Ready node" in cluster["said"]
+
+
+def test_the_api_server_refuses_a_pod_that_breaks_restricted(cluster: dict[str, str]) -> None:
+    from kubernetes.client.rest import ApiException
+
+    core, _ = client(cluster)
+    restricted_namespace(core, "admission")
+    privileged = {
+        "metadata": {"name": "privileged"},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "oltplab.local/pause:3.10",
+                 "securityContext": {"privileged": True}}
+            ]
+        },
+    }  # fmt: skip
+    with pytest.raises(ApiException) as refused:
+        core.create_namespaced_pod("admission", privileged)  # type: ignore[attr-defined]
+    assert refused.value.status == 403 and "violates PodSecurity" in refused.value.body
+
+
+def _volume(core: object, name: str, path: Path) -> None:
+    """A hostPath PersistentVolume for the run's directory, and the claim bound to it."""
+    core.create_persistent_volume(  # type: ignore[attr-defined]
+        {
+            "metadata": {"name": name},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "",
+                "hostPath": {"path": str(path), "type": "Directory"},
+                "persistentVolumeReclaimPolicy": "Retain",
+            },
+        }
+    )
+    core.create_namespaced_persistent_volume_claim(  # type: ignore[attr-defined]
+        "bench",
+        {
+            "metadata": {"name": name},
+            "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "",
+                "volumeName": name,
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        },
+    )
+
+
+def test_submit_k8s_runs_every_shard_as_a_pod_and_merges(
+    cluster: dict[str, str], tmp_path: Path
+) -> None:
+    env = {**os.environ, "KUBECONFIG": cluster["KUBECONFIG"],
+           "OLTPLAB_KUBE_STATE": cluster["state"]}  # fmt: skip
+    built = subprocess.run(
+        ["python3", str(ROOT / "deploy" / "kube" / "image.py"), str(TINY)],
+        env=env, capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    image = built.stdout.split()[1]
+    core, batch = client(cluster)
+    restricted_namespace(core, "bench")
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    os.chown(volume, POD_USER, POD_USER)  # the pods' user writes its shards there
+    _volume(core, "results", volume)
+
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            seen.extend(sockets_beyond_this_machine())
+            time.sleep(1)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        submitted = oltplab(
+            "submit", "k8s", str(TINY), "--shards", "2", "--results", str(volume),
+            "--image", image, "--storage", "results", "--namespace", "bench",
+            "--engine-cache", "image", "--cpu", "1", "--memory", "1Gi",
+            cwd=tmp_path, env=env,
+        )  # fmt: skip
+        assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+        assert "submitted k8s job" in submitted.stdout
+        states = []
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline:
+            status = oltplab("status", str(volume), cwd=tmp_path, env=env)
+            assert status.returncode == 0, status.stderr
+            states.append(status.stdout)
+            job = json.loads((volume / "distribute.json").read_text())["jobs"][0]["job"]
+            said = batch.read_namespaced_job(job, "bench").status  # type: ignore[attr-defined]
+            if (said.succeeded or 0) + (said.failed or 0) == 2:
+                break
+            time.sleep(3)
+        assert said.succeeded == 2, said
+    finally:
+        stop.set()
+        watcher.join()
+    # The live Job as status saw it, then every cell done through merge and report.
+    assert any("Running" in s or "Pending" in s for s in states), states[-1]
+    merged = oltplab("merge", str(volume), "-o", str(tmp_path / "merged"), cwd=tmp_path)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert {r["status"] for r in cells(tmp_path / "merged")} == {"done"}
+    assert len(cells(tmp_path / "merged")) == 3
+    report = oltplab(
+        "report", str(tmp_path / "merged"), "-o", str(tmp_path / "report"), cwd=tmp_path
+    )
+    assert report.returncode == 0, report.stderr
+    assert seen == [], seen[:5]
