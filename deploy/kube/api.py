@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from layout import GATEWAY, NODE, ClusterError
+from layout import DNS_USER, GATEWAY, NODE, ClusterError
 from processes import alive
 
 
@@ -30,11 +30,36 @@ def api_get(state: Path, path: str) -> Any:
     return json.loads(body) if body.startswith(b"{") else {"text": body.decode()}
 
 
-def api_request(state: Path, method: str, path: str) -> None:
+def api_request(state: Path, method: str, path: str, body: object = None) -> None:
     port = json.loads((state / "ports.json").read_text())["apiserver"]
-    request = urllib.request.Request(f"https://{GATEWAY}:{port}{path}", method=method)
+    request = urllib.request.Request(
+        f"https://{GATEWAY}:{port}{path}",
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, context=admin_context(state), timeout=10):
         pass
+
+
+def allow_dns_reads(state: Path) -> None:
+    """What the DNS server may read: Services, their endpoints, pods and namespaces."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    name = DNS_USER.replace(":", "-")
+    api_request(state, "POST", f"{rbac}/clusterroles", {
+        "metadata": {"name": name},
+        "rules": [
+            {"apiGroups": [""], "resources": ["endpoints", "services", "pods", "namespaces"],
+             "verbs": ["list", "watch"]},
+            {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
+             "verbs": ["list", "watch"]},
+        ],
+    })  # fmt: skip
+    api_request(state, "POST", f"{rbac}/clusterrolebindings", {
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": DNS_USER}],
+    })  # fmt: skip
 
 
 def node_ready(state: Path) -> bool:

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from api import api_get, node_ready, wait_for
+from api import allow_dns_reads, api_get, node_ready, wait_for
 from cleanup import leftover_tasks, remove_cgroups, remove_chains, remove_pods, unmount_under
 from components import commands
 from layout import (
@@ -36,12 +36,11 @@ from layout import (
     COMMANDS,
     COMPONENTS,
     DEBIAN_TOOLS,
-    HERE,
     NODE,
     PAUSE_IMAGE,
-    RELEASE,
     ClusterError,
     bin_dir,
+    exit_status,
     free_port,
     run,
     state_dir,
@@ -58,8 +57,8 @@ def go_command() -> str:
     return found
 
 
-def build(*, quiet: bool = False) -> float:
-    """The release's binaries in the cache, built once; the seconds the build took."""
+def build() -> float:
+    """The pinned binaries in the cache, built once; the seconds the build took."""
     missing = [name for name in COMMANDS if not (bin_dir() / name).exists()]
     if not missing:
         return 0.0
@@ -67,12 +66,12 @@ def build(*, quiet: bool = False) -> float:
     env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly -buildvcs=false"}
     started = time.monotonic()
     for name in missing:
-        if not quiet:
-            print(f"building {name} ({COMMANDS[name]} at {RELEASE}) ...", flush=True)
+        module, package = COMMANDS[name]
+        print(f"building {name} ({package}) ...", flush=True)
         output = bin_dir() / f".{name}.partial"
         subprocess.run(
-            [go_command(), "build", "-trimpath", "-o", str(output), COMMANDS[name]],
-            cwd=HERE,
+            [go_command(), "build", "-trimpath", "-o", str(output), package],
+            cwd=module,
             env=env,
             check=True,
         )
@@ -147,7 +146,8 @@ def start_cluster(state: Path, build_seconds: float) -> None:
         "kube-apiserver",
         120,
     )
-    for component in ("kube-controller-manager", "kube-scheduler", "kubelet"):
+    allow_dns_reads(state)
+    for component in ("kube-controller-manager", "kube-scheduler", "coredns", "kubelet"):
         start(state, component, argv[component])
     wait_for(f"node {NODE}", lambda: node_ready(state), state, "kubelet", 180)
     ready = time.monotonic() - started
@@ -188,17 +188,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("action", choices=("build", "up", "down"))
     action = parser.parse_args().action
-    try:
-        actions: dict[str, Callable[[], object]] = {"build": build, "up": up, "down": down}
-        actions[action]()
-    except ClusterError as problem:
-        print(f"kube {action}: {problem}", file=sys.stderr)
-        return 2
-    except subprocess.CalledProcessError as failed:
-        command = " ".join(map(str, failed.cmd))
-        print(f"kube {action}: {command} failed: {failed.stderr or ''}".strip(), file=sys.stderr)
-        return 3
-    return 0
+    actions: dict[str, Callable[[], object]] = {"build": build, "up": up, "down": down}
+    return exit_status(f"kube {action}", actions[action])
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from layout import GATEWAY, NODE, POD_CIDR, SERVICE_CIDR, bin_dir
+from layout import DOMAIN, GATEWAY, NODE, POD_CIDR, SERVICE_CIDR, bin_dir
 from pki import kubeconfig
 from runtime import containerd_config
 
@@ -28,7 +28,7 @@ def kubelet_config(state: Path, port: int) -> Path:
         "cgroupDriver": "cgroupfs",
         "cgroupRoot": "/oltplab",
         "containerRuntimeEndpoint": f"unix://{state / 'containerd' / 'containerd.sock'}",
-        "clusterDomain": "cluster.local",
+        "clusterDomain": DOMAIN,
         "clusterDNS": [GATEWAY],
         "resolvConf": str(state / "resolv.conf"),
         "failSwapOn": False,
@@ -38,9 +38,28 @@ def kubelet_config(state: Path, port: int) -> Path:
         "podCIDR": str(POD_CIDR),
         "maxPods": 32,
     }
-    (state / "resolv.conf").write_text(f"nameserver {GATEWAY}\nsearch cluster.local\n")
+    # Even a pod that asks for the node's DNS gets the cluster's, which forwards nothing.
+    (state / "resolv.conf").write_text(f"nameserver {GATEWAY}\n")
     path = state / "kubelet.yaml"
     path.write_text(json.dumps(config, indent=2) + "\n")
+    return path
+
+
+def corefile(state: Path, credentials: Path) -> Path:
+    """The cluster's names, served on the bridge's address from what the API server knows.
+    Nothing is forwarded: a name beyond the cluster gets no answer from outside it."""
+    path = state / "Corefile"
+    path.write_text(
+        f"""{DOMAIN}:53 in-addr.arpa:53 ip6.arpa:53 {{
+    bind {GATEWAY}
+    errors
+    kubernetes {DOMAIN} in-addr.arpa ip6.arpa {{
+        kubeconfig {credentials} oltplab
+        pods insecure
+    }}
+}}
+"""
+    )
     return path
 
 
@@ -91,6 +110,10 @@ def commands(state: Path, ports: dict[str, int]) -> dict[str, list[str]]:
             "--kubeconfig", str(kubeconfig(state, "scheduler", ports["apiserver"])),
             "--secure-port", "0",
             "--leader-elect", "false",
+        ],
+        "coredns": [
+            str(binaries / "coredns"), "-conf",
+            str(corefile(state, kubeconfig(state, "coredns", ports["apiserver"]))),
         ],
         "kubelet": [
             str(binaries / "kubelet"),

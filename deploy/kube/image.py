@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from layout import HERE, ClusterError, cache_root, run, state_dir
+from layout import HERE, ClusterError, cache_root, exit_status, run, state_dir
 from runtime import import_image
 
 SUITE = "bookworm"
@@ -216,20 +216,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("specs", nargs="+", type=Path, help="specs whose engines go in")
     specs = parser.parse_args().specs
-    try:
+
+    def build_and_import() -> None:
         images_dir().mkdir(parents=True, exist_ok=True)
         name, archive = build_image(specs)
         import_image(state_dir(), archive, name)
-    except ClusterError as problem:
-        print(f"kube image: {problem}", file=sys.stderr)
-        return 2
-    except subprocess.CalledProcessError as failed:
-        command = " ".join(map(str, failed.cmd))
-        print(f"kube image: {command} failed: {failed.stderr or ''}".strip(), file=sys.stderr)
-        return 3
-    print(f"image {name} in the cluster's containerd (archive {archive})")
-    print(f"next: oltplab submit k8s SPEC --image {name} --engine-cache image ...")
-    return 0
+        print(f"image {name} in the cluster's containerd (archive {archive})")
+        print(f"next: oltplab submit k8s SPEC --image {name} --engine-cache image ...")
+
+    return exit_status("kube image", build_and_import)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 import socket
 import subprocess
+import sys
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -17,14 +20,18 @@ POD_CIDR = ipaddress.ip_network("10.244.0.0/24")
 GATEWAY = str(next(POD_CIDR.hosts()))  # the bridge's own address: the node's address
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/24")
 PAUSE_IMAGE = "oltplab.local/pause:3.10"
-# Built from the release's commands; etcd's server module is itself a command.
+DOMAIN = "cluster.local"
+DNS_USER = "oltplab:coredns"  # what the cluster's DNS server reads the API as
+# Each binary: the Go module folder it is built in, and its command's package. etcd's
+# server module is itself a command; CoreDNS has a module of its own.
 COMMANDS = {
-    "etcd": "go.etcd.io/etcd/server/v3",
-    "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
-    "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
-    "kube-scheduler": "k8s.io/kubernetes/cmd/kube-scheduler",
-    "kubelet": "k8s.io/kubernetes/cmd/kubelet",
-    "pause": "./pause",
+    "etcd": (HERE, "go.etcd.io/etcd/server/v3"),
+    "kube-apiserver": (HERE, "k8s.io/kubernetes/cmd/kube-apiserver"),
+    "kube-controller-manager": (HERE, "k8s.io/kubernetes/cmd/kube-controller-manager"),
+    "kube-scheduler": (HERE, "k8s.io/kubernetes/cmd/kube-scheduler"),
+    "kubelet": (HERE, "k8s.io/kubernetes/cmd/kubelet"),
+    "coredns": (HERE / "dns", "github.com/coredns/coredns"),
+    "pause": (HERE, "./pause"),
 }
 DEBIAN_TOOLS = {
     "containerd": "containerd",
@@ -42,6 +49,7 @@ COMPONENTS = (
     "kube-apiserver",
     "kube-controller-manager",
     "kube-scheduler",
+    "coredns",
     "kubelet",
 )
 
@@ -55,7 +63,11 @@ def cache_root() -> Path:
 
 
 def bin_dir() -> Path:
-    return cache_root() / "kube" / RELEASE / "bin"
+    """Keyed by the release and every pin of the Go modules: a changed pin builds anew."""
+    pins = hashlib.sha256()
+    for module in sorted({folder for folder, _ in COMMANDS.values()}):
+        pins.update((module / "go.sum").read_bytes())
+    return cache_root() / "kube" / f"{RELEASE}-{pins.hexdigest()[:8]}" / "bin"
 
 
 def state_dir() -> Path:
@@ -71,3 +83,18 @@ def free_port() -> int:
 def run(*argv: str) -> subprocess.CompletedProcess[str]:
     """A tool that must succeed; its error output travels with the failure."""
     return subprocess.run(argv, check=True, capture_output=True, text=True)
+
+
+def exit_status(what: str, work: Callable[[], object]) -> int:
+    """Runs the work; a problem ends it with one line naming what failed: 2 for what the
+    user can put right, 3 for a tool that failed."""
+    try:
+        work()
+    except ClusterError as problem:
+        print(f"{what}: {problem}", file=sys.stderr)
+        return 2
+    except subprocess.CalledProcessError as failed:
+        command = " ".join(map(str, failed.cmd))
+        print(f"{what}: {command} failed: {failed.stderr or ''}".strip(), file=sys.stderr)
+        return 3
+    return 0

@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.distribute.kubernetes import Kubernetes
+from tests.scheduler_contract import check_scheduler, distributed_run
+
 from .conftest import cells, oltplab
 from .kube_cluster import (
     ROOT,
@@ -116,7 +119,7 @@ def _volume(core: object, name: str, path: Path) -> None:
 
 
 def test_submit_k8s_runs_every_shard_as_a_pod_and_merges(
-    cluster: dict[str, str], tmp_path: Path
+    cluster: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = {**os.environ, "KUBECONFIG": cluster["KUBECONFIG"],
            "OLTPLAB_KUBE_STATE": cluster["state"]}  # fmt: skip
@@ -178,3 +181,15 @@ def test_submit_k8s_runs_every_shard_as_a_pod_and_merges(
     )
     assert report.returncode == 0, report.stderr
     assert seen == [], seen[:5]
+    # The contract every scheduler passes: both shards active (one running, the other
+    # waiting for the node), both cancelled, nothing left to cancel.
+    contract = volume / "contract"
+    contract.mkdir()
+    os.chown(contract, POD_USER, POD_USER)
+    monkeypatch.setenv("KUBECONFIG", cluster["KUBECONFIG"])
+    check_scheduler(
+        Kubernetes(image=image, claim="results", subpath="contract", namespace="bench",
+                   cpu="1", memory="1Gi", engine_cache="image"),
+        distributed_run(contract, "k8s"),
+        timeout=120,
+    )  # fmt: skip

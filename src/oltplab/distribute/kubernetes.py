@@ -34,6 +34,7 @@ SCRATCH_MOUNT = "/scratch"  # the node's own disk (emptyDir): datadirs and snaps
 DEADLINE_SECONDS = 7 * 24 * 3600
 KEEP_FINISHED_SECONDS = 24 * 3600
 ENGINE_CACHES = ("volume", "image")
+POD_USER = 10001  # the image's own user (deploy/Containerfile)
 _NAME = re.compile(r"[^a-z0-9-]+")
 # What the API server accepts, checked here so that a typo fails before anything is sent.
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -172,9 +173,9 @@ def job_manifest(
             "restartPolicy": "Never",
             # The image's own user (deploy/Containerfile), who must be able to write the volume.
             "securityContext": {
-                "runAsUser": 10001,
+                "runAsUser": POD_USER,
                 "runAsNonRoot": True,
-                "fsGroup": 10001,
+                "fsGroup": POD_USER,
                 "seccompProfile": {"type": "RuntimeDefault"},
             },
             # oltplab never talks to the API server from a pod.
@@ -295,6 +296,7 @@ class Kubernetes:
         write_atomic(path, yaml.safe_dump(job, sort_keys=False))
         if self.dry_run:
             return f"manifest {path} written, nothing created (kubectl apply -f {path} creates it)"
+        check_writable_by_pods(distributed.root)
         batch, _, api_error = _clients()
         try:
             batch.create_namespaced_job(request.namespace, job)
@@ -362,6 +364,21 @@ class Kubernetes:
                     if exc.status != 404:  # type: ignore[attr-defined]
                         raise _unreachable(exc) from None
         return sorted(active)
+
+
+def check_writable_by_pods(root: Path) -> None:
+    """The pods run as POD_USER and make their shard folders in the run's directory."""
+    info = root.stat()
+    if (
+        info.st_uid == POD_USER
+        or info.st_mode & 0o002
+        or (info.st_gid == POD_USER and info.st_mode & 0o020)
+    ):
+        return
+    raise OltplabError(
+        f"--results {root}: the pods' user (uid {POD_USER}) cannot write it; chown "
+        f"{POD_USER} {root} (or chmod o+w), then submit again"
+    )
 
 
 def _finished(job: Any) -> bool:
