@@ -12,7 +12,10 @@ if [ ! -d "$results" ] && [ -f "$here/long-cells.tar.xz" ]; then
 fi
 status=0
 oltplab run "$here/long-cells.toml" --results "$results" || status=$?
-tar -C "$results" --exclude=./.work --exclude=./.oltplab.lock -cJf "$here/long-cells.tar.xz.partial" .
+# The ledger whole in its main file (no write-ahead log beside it); replays' outputs stay out.
+sqlite3 "$results/ledger.sqlite" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+tar -C "$results" --exclude=./.work --exclude=./.oltplab.lock --exclude=./replay.csv \
+  --exclude=./replay.json -cJf "$here/long-cells.tar.xz.partial" .
 mv "$here/long-cells.tar.xz.partial" "$here/long-cells.tar.xz"
 echo "corpus: $here/long-cells.tar.xz ($(du -h "$here/long-cells.tar.xz" | cut -f1)); next: oltplab replay $results --stop adaptive --resolution 2%"
 exit "$status"
