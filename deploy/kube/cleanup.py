@@ -9,14 +9,14 @@ import time
 from pathlib import Path
 
 from api import api_get, api_request
-from layout import run
+from layout import CGROUP_ROOT, run
 from processes import alive, stop
 from runtime import ctr
 
 
 def remove_pods(state: Path) -> None:
     """Every pod gone through the kubelet, so that each sandbox's network is torn down."""
-    if not (alive(state, "kube-apiserver") and alive(state, "kubelet")):
+    if not all(alive(state, name) for name in ("kube-apiserver", "kubelet", "containerd")):
         return
     for name in ("kube-controller-manager", "kube-scheduler"):
         stop(state, name)  # nothing may make new pods while the old ones go
@@ -50,9 +50,22 @@ def unmount_under(*roots: Path) -> None:
         subprocess.run(["umount", "--lazy", target], capture_output=True)
 
 
+def make_cgroups() -> None:
+    """The kubelet's cgroup root in every hierarchy, a cpuset's CPUs and memory nodes
+    inherited (cgroup v1 leaves a new cpuset empty)."""
+    for hierarchy in Path("/sys/fs/cgroup").iterdir():
+        if hierarchy.name == "unified" or not hierarchy.is_dir():
+            continue
+        ours = hierarchy / CGROUP_ROOT
+        ours.mkdir(exist_ok=True)
+        for name in ("cpuset.cpus", "cpuset.mems"):
+            if (ours / name).exists():
+                (ours / name).write_text((hierarchy / name).read_text())
+
+
 def remove_cgroups() -> None:
     for hierarchy in Path("/sys/fs/cgroup").iterdir():
-        ours = hierarchy / "oltplab"
+        ours = hierarchy / CGROUP_ROOT
         if not ours.is_dir():
             continue
         for folder, _, _ in sorted(os.walk(ours), key=lambda w: len(w[0]), reverse=True):

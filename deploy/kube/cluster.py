@@ -29,7 +29,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from api import allow_dns_reads, api_get, node_ready, wait_for
-from cleanup import leftover_tasks, remove_cgroups, remove_chains, remove_pods, unmount_under
+from cleanup import (
+    leftover_tasks,
+    make_cgroups,
+    remove_cgroups,
+    remove_chains,
+    remove_pods,
+    unmount_under,
+)
 from components import commands
 from layout import (
     BRIDGE,
@@ -38,6 +45,7 @@ from layout import (
     DEBIAN_TOOLS,
     NODE,
     PAUSE_IMAGE,
+    VERSION_FLAGS,
     ClusterError,
     bin_dir,
     exit_status,
@@ -70,7 +78,16 @@ def build() -> float:
         print(f"building {name} ({package}) ...", flush=True)
         output = bin_dir() / f".{name}.partial"
         subprocess.run(
-            [go_command(), "build", "-trimpath", "-o", str(output), package],
+            [
+                go_command(),
+                "build",
+                "-trimpath",
+                "-ldflags",
+                " ".join(VERSION_FLAGS),
+                "-o",
+                str(output),
+                package,
+            ],
             cwd=module,
             env=env,
             check=True,
@@ -147,6 +164,7 @@ def start_cluster(state: Path, build_seconds: float) -> None:
         120,
     )
     allow_dns_reads(state)
+    make_cgroups()
     for component in ("kube-controller-manager", "kube-scheduler", "coredns", "kubelet"):
         start(state, component, argv[component])
     wait_for(f"node {NODE}", lambda: node_ready(state), state, "kubelet", 180)
@@ -166,7 +184,7 @@ def down() -> None:
         state / "netns-before.json").exists() else set()  # fmt: skip
     try:
         remove_pods(state)
-    except (OSError, ValueError, KeyError) as problem:
+    except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as problem:
         print(f"the API server did not remove the pods ({problem}); stopping them directly")
     leftover_tasks(state)
     for component in reversed(COMPONENTS):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from layout import DOMAIN, GATEWAY, NODE, POD_CIDR, SERVICE_CIDR, bin_dir
+from layout import CGROUP_ROOT, DOMAIN, GATEWAY, NODE, POD_CIDR, SERVICE_CIDR, bin_dir
 from pki import kubeconfig
 from runtime import containerd_config
 
@@ -26,7 +26,7 @@ def kubelet_config(state: Path, port: int) -> Path:
         },
         "authorization": {"mode": "AlwaysAllow"},
         "cgroupDriver": "cgroupfs",
-        "cgroupRoot": "/oltplab",
+        "cgroupRoot": f"/{CGROUP_ROOT}",
         "containerRuntimeEndpoint": f"unix://{state / 'containerd' / 'containerd.sock'}",
         "clusterDomain": DOMAIN,
         "clusterDNS": [GATEWAY],
@@ -91,14 +91,16 @@ def commands(state: Path, ports: dict[str, int]) -> dict[str, list[str]]:
             "--service-account-signing-key-file", str(pki / "sa.key"),
             "--authorization-mode", "Node,RBAC",
             "--enable-admission-plugins", "NodeRestriction",
-            "--allow-privileged", "false",
-            "--profiling", "false",
+            "--allow-privileged=false",
+            # The kubelet by its address on the bridge: its name would need a DNS beyond us.
+            "--kubelet-preferred-address-types", "InternalIP",
+            "--profiling=false",
         ],
         "kube-controller-manager": [
             str(binaries / "kube-controller-manager"),
             "--kubeconfig", str(kubeconfig(state, "controller-manager", ports["apiserver"])),
             "--secure-port", "0",
-            "--leader-elect", "false",
+            "--leader-elect=false",
             "--use-service-account-credentials",
             "--service-account-private-key-file", str(pki / "sa.key"),
             "--root-ca-file", str(pki / "ca.crt"),
@@ -109,7 +111,7 @@ def commands(state: Path, ports: dict[str, int]) -> dict[str, list[str]]:
             str(binaries / "kube-scheduler"),
             "--kubeconfig", str(kubeconfig(state, "scheduler", ports["apiserver"])),
             "--secure-port", "0",
-            "--leader-elect", "false",
+            "--leader-elect=false",
         ],
         "coredns": [
             str(binaries / "coredns"), "-conf",

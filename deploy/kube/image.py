@@ -88,19 +88,27 @@ def base_rootfs(dependencies: list[Path]) -> Path:
     partial = root.with_name(root.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     print(f"building the image's Debian {SUITE} root filesystem (debootstrap) ...", flush=True)
-    run("debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE,
-        str(partial), mirror())  # fmt: skip
+    run("debootstrap", "--variant=minbase", SUITE, str(partial), mirror())
+    # No package may start a service inside the image while it is built.
+    no_services = partial / "usr" / "sbin" / "policy-rc.d"
+    no_services.write_text("#!/bin/sh\nexit 101\n")
+    no_services.chmod(0o755)
     wheel_dir = partial / "tmp" / "wheels"
     wheel_dir.mkdir(parents=True)
     for wheel in dependencies:
         shutil.copy2(wheel, wheel_dir)
     with mounted_for_chroot(partial):
+        # apt, unlike debootstrap, resolves every dependency of the packages asked for.
+        run("chroot", str(partial), "apt-get", "update", "-q")
+        run("chroot", str(partial), "env", "DEBIAN_FRONTEND=noninteractive", "apt-get",
+            "install", "-y", "-q", "--no-install-recommends", *PACKAGES)  # fmt: skip
         run("chroot", str(partial), "useradd", "--create-home", "--uid", str(USER_ID), "oltplab")
         run("chroot", str(partial), "python3", "-m", "venv", VENV)
         run("chroot", str(partial), f"{VENV}/bin/pip", "install", "--quiet", "--no-cache-dir",
             "--no-index", "--find-links", "/tmp/wheels",
             *(f"/tmp/wheels/{w.name}" for w in dependencies))  # fmt: skip
         run("chroot", str(partial), "apt-get", "clean")
+    no_services.unlink()
     shutil.rmtree(wheel_dir)
     (partial / ".complete").touch()
     partial.rename(root)

@@ -21,6 +21,7 @@ GATEWAY = str(next(POD_CIDR.hosts()))  # the bridge's own address: the node's ad
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/24")
 PAUSE_IMAGE = "oltplab.local/pause:3.10"
 DOMAIN = "cluster.local"
+CGROUP_ROOT = "oltplab"  # the kubelet's, in each cgroup hierarchy
 DNS_USER = "oltplab:coredns"  # what the cluster's DNS server reads the API as
 # Each binary: the Go module folder it is built in, and its command's package. etcd's
 # server module is itself a command; CoreDNS has a module of its own.
@@ -33,6 +34,13 @@ COMMANDS = {
     "coredns": (HERE / "dns", "github.com/coredns/coredns"),
     "pause": (HERE, "./pause"),
 }
+# What the release's own build stamps in, so that its components report their version.
+VERSION_FLAGS = tuple(
+    f"-X k8s.io/{package}.{name}={value}"
+    for package in ("component-base/version", "client-go/pkg/version")
+    for name, value in (("gitVersion", RELEASE), ("gitMajor", "1"), ("gitMinor", "31"),
+                        ("gitTreeState", "clean"))
+)  # fmt: skip
 DEBIAN_TOOLS = {
     "containerd": "containerd",
     "runc": "runc",
@@ -64,7 +72,7 @@ def cache_root() -> Path:
 
 def bin_dir() -> Path:
     """Keyed by the release and every pin of the Go modules: a changed pin builds anew."""
-    pins = hashlib.sha256()
+    pins = hashlib.sha256(" ".join(VERSION_FLAGS).encode())
     for module in sorted({folder for folder, _ in COMMANDS.values()}):
         pins.update((module / "go.sum").read_bytes())
     return cache_root() / "kube" / f"{RELEASE}-{pins.hexdigest()[:8]}" / "bin"

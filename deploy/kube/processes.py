@@ -9,6 +9,16 @@ import time
 from pathlib import Path
 
 
+def start_time(pid: int) -> str | None:
+    """The process's start time (clock ticks after boot): with its pid, what names it
+    uniquely, as a reused pid starts later. None once it has ended or become a zombie."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
 def start(state: Path, name: str, argv: list[str]) -> int:
     logs = state / "logs"
     logs.mkdir(exist_ok=True)
@@ -18,7 +28,7 @@ def start(state: Path, name: str, argv: list[str]) -> int:
             start_new_session=True,
         )  # fmt: skip
     (state / "pids").mkdir(exist_ok=True)
-    (state / "pids" / name).write_text(f"{process.pid} {argv[0]}\n")
+    (state / "pids" / name).write_text(f"{process.pid} {start_time(process.pid)}\n")
     return process.pid
 
 
@@ -26,20 +36,13 @@ def recorded(state: Path, component: str) -> tuple[int, str] | None:
     path = state / "pids" / component
     if not path.exists():
         return None
-    pid, program = path.read_text().split(maxsplit=1)
-    return int(pid), program.strip()
+    pid, started = path.read_text().split()
+    return int(pid), started
 
 
 def alive(state: Path, component: str) -> bool:
     found = recorded(state, component)
-    if found is None:
-        return False
-    pid, program = found
-    try:
-        # The pid is ours only while it still runs the program we started under it.
-        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode() == program
-    except OSError:
-        return False
+    return found is not None and start_time(found[0]) == found[1]
 
 
 def stop(state: Path, component: str, seconds: float = 20) -> None:

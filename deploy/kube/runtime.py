@@ -30,6 +30,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   disable_tcp_service = true
+  # Where we may not lower a process's OOM score (a sandboxed root, as here), pods keep ours.
+  restrict_oom_score_adj = true
 
 [{cri}.containerd]
   snapshotter = "overlayfs"

@@ -35,6 +35,8 @@ def why_not_here() -> str | None:
     for tool in ("containerd", "runc", "umoci", "debootstrap", "iptables"):
         if shutil.which(tool) is None:
             return f"{tool} is missing: scripts/setup.sh installs it"
+    if Path(f"/sys/class/net/{BRIDGE}").exists():
+        return f"a cluster already runs here (bridge {BRIDGE}): scripts/kube-down.sh stops it"
     return None
 
 

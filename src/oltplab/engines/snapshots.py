@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from oltplab.base import nofollow
+from oltplab.base import nofollow, untar
 from oltplab.base.errors import EngineError
 from oltplab.store.files import write_atomic
 
@@ -78,7 +78,7 @@ class Entry:
             with (self.entry / ARCHIVE).open("rb") as raw:
                 hashing = _Hashing(raw)
                 with tarfile.open(fileobj=hashing, mode="r|") as archive:  # type: ignore[call-overload]
-                    archive.extractall(scratch, filter="data")
+                    untar.extract(archive, scratch, "data")
                 while hashing.read(1 << 20):  # the tar's padding counts too
                     pass
             if hashing.sha256.hexdigest() != manifest["sha256"]:

@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from oltplab.base import untar
 from oltplab.base.errors import EngineError
 from oltplab.engines import debian_suite
 from oltplab.engines.cache import cache_root, engines_root
@@ -157,7 +158,7 @@ def _run_maven(coordinates: str, repo: Path) -> Path:
 def _unpack_tar(archive: Path, into: Path) -> None:
     try:
         with tarfile.open(archive) as tar:
-            tar.extractall(into, filter="tar")
+            untar.extract(tar, into, "tar")
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise EngineError(f"{archive}: cannot unpack: {exc}") from None
 
