@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shlex
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -74,29 +77,40 @@ def remove_cgroups() -> None:
                 os.rmdir(folder)
 
 
-def remove_chains(state: Path) -> None:
-    """Firewall chains the kubelet added, with the rules that jump to them."""
-    before_path = state / "iptables-before.txt"
-    if not before_path.exists():
-        return
-    before = {
-        line.split()[0] for line in before_path.read_text().splitlines() if line.startswith(":")
-    }
-    table = ""
-    new_chains: dict[str, list[str]] = {}
-    rules: list[tuple[str, str]] = []
-    for line in run("iptables-save").stdout.splitlines():
+FIREWALLS = ("iptables", "ip6tables")
+
+
+def _chains(tool: str) -> tuple[set[tuple[str, str]], list[tuple[str, list[str]]]]:
+    """The (table, chain) pairs of one firewall tool, and its rules as (table, words)."""
+    chains, rules, table = set(), [], ""
+    for line in run(f"{tool}-save").stdout.splitlines():
         if line.startswith("*"):
             table = line[1:]
-        elif line.startswith(":") and line.split()[0] not in before:
-            new_chains.setdefault(table, []).append(line.split()[0][1:])
+        elif line.startswith(":"):
+            chains.add((table, line.split()[0][1:]))
         elif line.startswith("-A "):
-            rules.append((table, line))
-    for table, line in rules:
-        chain_names = new_chains.get(table, [])
-        words = line.split()
-        if words[1] in chain_names or any(word in chain_names for word in words[2:]):
-            subprocess.run(["iptables", "-t", table, "-D", *words[1:]], capture_output=True)
-    for table, chain_names in new_chains.items():
-        for chain in chain_names:
-            subprocess.run(["iptables", "-t", table, "-X", chain], capture_output=True)
+            rules.append((table, shlex.split(line)))
+    return chains, rules
+
+
+def remember_firewalls(state: Path) -> None:
+    """The chains there before the cluster: down removes only the ones it added."""
+    found = {tool: sorted(_chains(tool)[0]) for tool in FIREWALLS if shutil.which(tool)}
+    (state / "firewall-before.json").write_text(json.dumps(found) + "\n")
+
+
+def remove_chains(state: Path) -> None:
+    """Firewall chains the kubelet added, IPv4 and IPv6, with the rules that jump to them."""
+    path = state / "firewall-before.json"
+    if not path.exists():
+        return
+    before = json.loads(path.read_text())
+    for tool in before:
+        chains, rules = _chains(tool)
+        added = chains - {(table, chain) for table, chain in before[tool]}
+        for table, words in rules:
+            if {(table, word) for word in words[1:]} & added:
+                subprocess.run([tool, "-t", table, "-D", *words[1:]], capture_output=True)
+        for table, chain in sorted(added):
+            subprocess.run([tool, "-t", table, "-F", chain], capture_output=True)
+            subprocess.run([tool, "-t", table, "-X", chain], capture_output=True)

@@ -32,6 +32,7 @@ from api import allow_dns_reads, api_get, node_ready, wait_for
 from cleanup import (
     leftover_tasks,
     make_cgroups,
+    remember_firewalls,
     remove_cgroups,
     remove_chains,
     remove_pods,
@@ -50,7 +51,6 @@ from layout import (
     bin_dir,
     exit_status,
     free_port,
-    run,
     state_dir,
 )
 from pki import kubeconfig, make_pki
@@ -139,7 +139,7 @@ def start_cluster(state: Path, build_seconds: float) -> None:
     started = time.monotonic()
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir(parents=True)
-    (state / "iptables-before.txt").write_text(run("iptables-save").stdout)
+    remember_firewalls(state)
     netns = Path("/run/netns")
     names = sorted(entry.name for entry in netns.iterdir()) if netns.exists() else []
     (state / "netns-before.json").write_text(json.dumps(names) + "\n")

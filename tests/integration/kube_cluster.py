@@ -69,7 +69,7 @@ def leftovers(state: Path) -> list[str]:
     found = []
     marker = str(state).encode()
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
             try:
                 argv = (entry / "cmdline").read_bytes()
             except OSError:

@@ -8,6 +8,7 @@ from oltplab.distribute.layout import SPEC_FILE, read_distributed, shard_state
 from oltplab.distribute.schedulers import scheduler_named
 from oltplab.spec import load_spec
 from oltplab.store.lock import run_state
+from oltplab.store.status import Status
 
 
 def shard_rows(root: Path) -> list[dict[str, str]]:
@@ -36,7 +37,8 @@ def shard_rows(root: Path) -> list[dict[str, str]]:
                 "scheduler": task.said if task else "-",
                 "node": task.node if task else "-",
                 "state": f"{said} ({state.planned} planned)",
-                **{k: str(v) for k, v in state.counts.items()},
+                # A shard not started yet has all its cells still to run.
+                **{k: str(v) for k, v in (state.counts or {Status.PENDING: state.planned}).items()},
             }
         )
     return rows
