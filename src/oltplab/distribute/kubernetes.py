@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,7 +227,8 @@ def _clients() -> tuple[Any, Any, type[Exception]]:
             "the kubernetes client is missing: pip install kubernetes"
         ) from None
     try:
-        config.load_kube_config()
+        # KUBECONFIG as it is now: the client reads it once, when first imported.
+        config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
     except Exception as exc:  # the client raises several kinds for a missing kubeconfig
         raise EnvironmentProblem(
             f"no usable kubeconfig ({exc}); point KUBECONFIG at your cluster, or use --dry-run"
