@@ -6,6 +6,7 @@ address beyond this machine, and a cluster that stops whole."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -43,6 +44,22 @@ def cluster() -> Iterator[dict[str, str]]:
     assert leftovers(state) == []
 
 
+@pytest.fixture(scope="module")
+def image(cluster: dict[str, str]) -> str:
+    """The pods' image, built for this checkout and the tiny spec's engine, in containerd."""
+    built = subprocess.run(
+        ["python3", str(ROOT / "deploy" / "kube" / "image.py"), str(TINY)],
+        env=_env(cluster), capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    return built.stdout.split()[1]
+
+
+def _env(cluster: dict[str, str]) -> dict[str, str]:
+    return {**os.environ, "KUBECONFIG": cluster["KUBECONFIG"],
+            "OLTPLAB_KUBE_STATE": cluster["state"]}  # fmt: skip
+
+
 def client(cluster: dict[str, str]) -> tuple[object, object]:
     from kubernetes import client as api
     from kubernetes import config
@@ -52,17 +69,22 @@ def client(cluster: dict[str, str]) -> tuple[object, object]:
 
 
 def restricted_namespace(core: object, name: str) -> None:
-    core.create_namespace(  # type: ignore[attr-defined]
-        {
-            "metadata": {
-                "name": name,
-                "labels": {
-                    "pod-security.kubernetes.io/enforce": "restricted",
-                    "pod-security.kubernetes.io/enforce-version": "v1.31",
-                },
+    from kubernetes.client.rest import ApiException
+
+    try:
+        core.create_namespace(  # type: ignore[attr-defined]
+            {
+                "metadata": {
+                    "name": name,
+                    "labels": {
+                        "pod-security.kubernetes.io/enforce": "restricted",
+                        "pod-security.kubernetes.io/enforce-version": "v1.31",
+                    },
+                }
             }
-        }
-    )
+        )
+    except ApiException as exc:
+        assert exc.status == 409, exc  # made by an earlier test of this module
     # Pods are admitted once the namespace's service account exists (a controller makes it).
     deadline = time.monotonic() + 60
     while not core.list_namespaced_service_account(name).items:  # type: ignore[attr-defined]
@@ -101,7 +123,10 @@ def test_the_api_server_refuses_a_pod_that_breaks_restricted(cluster: dict[str, 
 
 
 def _volume(core: object, name: str, path: Path) -> None:
-    """A hostPath PersistentVolume for the run's directory, and the claim bound to it."""
+    """A hostPath PersistentVolume for the run's directory, and the claim bound to it; the
+    directory the pods' user's."""
+    path.mkdir()
+    os.chown(path, POD_USER, POD_USER)
     core.create_persistent_volume(  # type: ignore[attr-defined]
         {
             "metadata": {"name": name},
@@ -129,21 +154,12 @@ def _volume(core: object, name: str, path: Path) -> None:
 
 
 def test_submit_k8s_runs_every_shard_as_a_pod_and_merges(
-    cluster: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cluster: dict[str, str], image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    env = {**os.environ, "KUBECONFIG": cluster["KUBECONFIG"],
-           "OLTPLAB_KUBE_STATE": cluster["state"]}  # fmt: skip
-    built = subprocess.run(
-        ["python3", str(ROOT / "deploy" / "kube" / "image.py"), str(TINY)],
-        env=env, capture_output=True, text=True, timeout=1800,
-    )  # fmt: skip
-    assert built.returncode == 0, built.stdout + built.stderr
-    image = built.stdout.split()[1]
+    env = _env(cluster)
     core, batch = client(cluster)
     restricted_namespace(core, "bench")
     volume = tmp_path / "volume"
-    volume.mkdir()
-    os.chown(volume, POD_USER, POD_USER)  # the pods' user writes its shards there
     _volume(core, "results", volume)
 
     seen: list[str] = []
@@ -203,3 +219,64 @@ def test_submit_k8s_runs_every_shard_as_a_pod_and_merges(
         distributed_run(contract, "k8s"),
         timeout=120,
     )  # fmt: skip
+
+
+def _wait_for_jobs(batch: object, volume: Path, deadline_seconds: float = 900) -> object:
+    deadline = time.monotonic() + deadline_seconds
+    job = json.loads((volume / "distribute.json").read_text())["jobs"][-1]
+    while True:
+        said = batch.read_namespaced_job(job["job"], job["namespace"]).status  # type: ignore[attr-defined]
+        if said.succeeded or said.failed or time.monotonic() > deadline:
+            return said
+        time.sleep(3)
+
+
+def test_a_database_in_the_cluster_is_driven_through_its_service(
+    cluster: dict[str, str], image: str, tmp_path: Path
+) -> None:
+    """The report's topology: the server a StatefulSet behind a headless Service, oltplab's
+    pod measuring it as an endpoint by the Service's DNS name, its password from the
+    Secret, the mixes of the Kubernetes report in the results."""
+    env = _env(cluster)
+    core, batch = client(cluster)
+    restricted_namespace(core, "bench")
+    deployed = subprocess.run(
+        ["python3", str(ROOT / "deploy" / "kube" / "database.py"), "mariadb-10.11.5", image,
+         "--namespace", "bench", "--cpu", "1", "--memory", "1Gi"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+    assert "oltplab-db.bench.svc.cluster.local:3306" in deployed.stdout
+    volume = tmp_path / "volume"
+    _volume(core, "endpoint-results", volume)
+    spec = ROOT / "examples" / "kubernetes-endpoint.toml"
+    submitted = oltplab(
+        "submit", "k8s", str(spec), "--shards", "1", "--results", str(volume),
+        "--image", image, "--storage", "endpoint-results", "--namespace", "bench",
+        "--engine-cache", "image", "--env-from-secret", "oltplab-db", "--run-arg", "--prepare",
+        "--cpu", "500m", "--memory", "1Gi", cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    said = _wait_for_jobs(batch, volume)
+    assert said.succeeded == 1, said  # type: ignore[attr-defined]
+    merged = oltplab("merge", str(volume), "-o", str(tmp_path / "merged"), cwd=tmp_path)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    rows = cells(tmp_path / "merged")
+    assert {r["status"] for r in rows} == {"done"} and len(rows) == 3
+    assert {r["workload"] for r in rows} == {"read-intensive", "balanced", "write-intensive"}
+    report = oltplab(
+        "report", str(tmp_path / "merged"), "-o", str(tmp_path / "report"), cwd=tmp_path
+    )
+    assert report.returncode == 0, report.stderr
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "10.11.5-MariaDB" in text, text[:2000]
+    # The password is in no file of the results.
+    password = subprocess.run(
+        ["kubectl", "--kubeconfig", cluster["KUBECONFIG"], "-n", "bench", "get", "secret",
+         "oltplab-db", "-o", "jsonpath={.data.OLTPLAB_DB_PASSWORD}"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    secret = base64.b64decode(password).decode()
+    for path in [*volume.rglob("*"), *(tmp_path / "merged").rglob("*")]:
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -50,6 +51,8 @@ _SUBPATH = re.compile(r"([A-Za-z0-9._-]+/)*[A-Za-z0-9._-]*")
 # A pod in these phases has not ended; a Job's index with no pod yet is waiting too.
 _ACTIVE_PHASES = {"Pending", "Running", "Unknown"}
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+# What the pod's command sets itself; a --run-arg may not set them again.
+_OWN_RUN_OPTIONS = ("--shard", "--results", "-r", "--snapshots")
 
 
 def parse_node_selector(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -74,6 +77,8 @@ class Request:
     cpu: str = "2"
     memory: str = "8Gi"
     engine_cache: str = "volume"
+    secret: str | None = None
+    run_args: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         problems = [
@@ -98,6 +103,14 @@ class Request:
         for pattern, value, option, expected in problems:
             if not pattern.fullmatch(value):
                 raise OltplabError(f"{option} {value!r}: expected {expected}")
+        if self.secret is not None and not _DNS_SUBDOMAIN.fullmatch(self.secret):
+            raise OltplabError(f"--env-from-secret {self.secret!r}: expected a Secret's name")
+        for arg in self.run_args:
+            if arg.split("=", 1)[0] in _OWN_RUN_OPTIONS:
+                raise OltplabError(
+                    f"--run-arg {arg}: the pod's command sets it itself (its shard, its "
+                    "results and snapshots in the run's directory)"
+                )
         if ".." in self.subpath.split("/"):
             raise OltplabError(f"--subpath {self.subpath!r}: expected a path inside the volume")
         for option, value in (("--cpu", self.cpu), ("--memory", self.memory)):
@@ -117,7 +130,7 @@ def run_label(root: Path) -> str:
     return f"{name}-{digest}"
 
 
-def shard_command(shards: int) -> list[str]:
+def shard_command(shards: int, run_args: tuple[str, ...] = ()) -> list[str]:
     """What pod I runs: the I-th shard of OLTPLAB_SHARDS (of N), into the run's directory."""
     width = len(str(shards))
     script = (
@@ -126,7 +139,7 @@ def shard_command(shards: int) -> list[str]:
         f'--results "$OLTPLAB_RUN/shard-$(printf \'%0{width}d\' "$K")" '
         f'--snapshots "$OLTPLAB_RUN/{SNAPSHOTS}"'
     )
-    return ["sh", "-c", script]
+    return ["sh", "-c", " ".join([script, *map(shlex.quote, run_args)])]
 
 
 def job_manifest(
@@ -148,7 +161,9 @@ def job_manifest(
         "image": request.image,
         # A tag such as :latest would otherwise make the node fetch the image each time.
         "imagePullPolicy": "IfNotPresent",
-        "command": shard_command(total),
+        "command": shard_command(total, request.run_args),
+        # An endpoint's password (its spec's password_env) from a Secret, never in the spec.
+        **({"envFrom": [{"secretRef": {"name": request.secret}}]} if request.secret else {}),
         "env": env,
         "resources": {
             "requests": {"cpu": request.cpu, "memory": request.memory},
@@ -268,6 +283,15 @@ class Kubernetes:
         "own, for a cluster that reaches no engine source).",
         default="volume",
     )
+    secret: str | None = submit_option(
+        "A Secret whose keys the pods get as environment variables (an endpoint's password_env).",
+        flag="--env-from-secret",
+    )
+    run_args: tuple[str, ...] = submit_option(
+        "One more option of the pods' oltplab run, such as --prepare (repeat).",
+        default=(),
+        flag="--run-arg",
+    )
     dry_run: bool = submit_option(
         "Write the Job's manifest into RESULTS/k8s and create nothing.", default=False
     )
@@ -278,7 +302,7 @@ class Kubernetes:
             raise OltplabError("submit k8s needs --image IMAGE and --storage CLAIM")
         return Request(
             self.image, self.claim, self.subpath, self.namespace, self.node_selector, self.cpu,
-            self.memory, self.engine_cache,
+            self.memory, self.engine_cache, self.secret, self.run_args,
         )  # fmt: skip
 
     def __post_init__(self) -> None:
