@@ -269,7 +269,10 @@ def test_a_database_in_the_cluster_is_driven_through_its_service(
     )
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report" / "report.md").read_text()
+    # The version the server reports, and the pod it ran in with its limits.
     assert "10.11.5-MariaDB" in text, text[:2000]
+    assert "Kubernetes pod oltplab-db-0 (node oltplab-node)" in text, text[:3000]
+    assert "limits cpu 1, memory 1Gi" in text, text[:3000]
     # The password is in no file of the results.
     password = subprocess.run(
         ["kubectl", "--kubeconfig", cluster["KUBECONFIG"], "-n", "bench", "get", "secret",

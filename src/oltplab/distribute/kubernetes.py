@@ -26,6 +26,8 @@ import yaml
 from oltplab.base.errors import EnvironmentProblem, OltplabError
 from oltplab.distribute.layout import SNAPSHOTS, SPEC_FILE, Distributed
 from oltplab.distribute.schedulers import TaskState, submit_option
+from oltplab.engines.endpoint import PLATFORM_ENV, endpoint_host
+from oltplab.spec import Spec, load_spec
 from oltplab.store.files import write_atomic
 from oltplab.store.scratch import WORK_DIR_ENV
 
@@ -323,7 +325,12 @@ class Kubernetes:
         if self.dry_run:
             return f"manifest {path} written, nothing created (kubectl apply -f {path} creates it)"
         check_writable_by_pods(distributed.root)
-        batch, _, api_error = _clients()
+        batch, core, api_error = _clients()
+        platforms = endpoint_platforms(core, load_spec(distributed.root / SPEC_FILE))
+        if platforms:
+            env = job["spec"]["template"]["spec"]["containers"][0]["env"]
+            env.append({"name": PLATFORM_ENV, "value": json.dumps(platforms)})
+            write_atomic(path, yaml.safe_dump(job, sort_keys=False))
         try:
             batch.create_namespaced_job(request.namespace, job)
         except api_error as exc:
@@ -390,6 +397,39 @@ class Kubernetes:
                     if exc.status != 404:  # type: ignore[attr-defined]
                         raise _unreachable(exc) from None
         return sorted(active)
+
+
+def endpoint_platforms(core: Any, spec: Spec) -> dict[str, str]:
+    """For each endpoint of the spec that is a Service of this cluster (NAME.NAMESPACE.svc,
+    or POD.NAME.NAMESPACE.svc for one of its pods), the pods behind it with their node and
+    CPU and memory limits: what the report says the server ran on."""
+    found = {}
+    for engine in spec.engines:
+        labels = (endpoint_host(engine) or "").split(".")
+        if "svc" not in labels or labels.index("svc") < 2:
+            continue
+        service, namespace = labels[labels.index("svc") - 2 : labels.index("svc")]
+        try:
+            selector = core.read_namespaced_service(service, namespace).spec.selector or {}
+            pods = core.list_namespaced_pod(
+                namespace, label_selector=",".join(f"{k}={v}" for k, v in selector.items())
+            ).items
+        except Exception:
+            continue
+        said = [
+            f"Kubernetes pod {pod.metadata.name} (node {pod.spec.node_name or '-'}): "
+            + ", ".join(_limits(c) for c in pod.spec.containers)
+            for pod in pods
+        ]
+        if said:
+            found[engine.name] = "; ".join(said)
+    return found
+
+
+def _limits(container: Any) -> str:
+    limits = (container.resources.limits if container.resources else None) or {}
+    shown = ", ".join(f"{k} {v}" for k, v in sorted(limits.items())) or "none"
+    return f"container {container.name} limits {shown}"
 
 
 def check_writable_by_pods(root: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -10,8 +11,29 @@ from typing import Any
 from oltplab.base.errors import EngineError
 from oltplab.engines.control import Control
 from oltplab.engines.hosts import Host, PrivateFile
+from oltplab.spec import EngineSpec
 from oltplab.spec.sources import EndpointSource
 from oltplab.sysbench.driver import Target
+
+# What the platform running an endpoint says of it (Kubernetes: its pod, node and limits),
+# as {engine name: text}, given by whoever started the run; recorded beside its source.
+PLATFORM_ENV = "OLTPLAB_ENDPOINT_PLATFORM"
+
+
+def endpoint_host(engine: EngineSpec) -> str | None:
+    """The host name or address an endpoint engine is reached at; None for any other."""
+    if not isinstance(engine.source, EndpointSource):
+        return None
+    return engine.source.endpoint.rsplit(":", 1)[0]
+
+
+def platform_of(engine: str) -> str | None:
+    try:
+        said = json.loads(os.environ.get(PLATFORM_ENV, "{}"))
+    except ValueError:
+        raise EngineError(f"{PLATFORM_ENV}: not JSON ({{engine name: text}} expected)") from None
+    found = said.get(engine) if isinstance(said, dict) else None
+    return str(found) if found else None
 
 
 def endpoint_password(engine: str, source: EndpointSource) -> str:

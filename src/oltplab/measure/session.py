@@ -18,6 +18,7 @@ from oltplab.base.stats import steady
 from oltplab.base.stopping import Stop
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
 from oltplab.engines.control import format_pairs
+from oltplab.engines.endpoint import platform_of
 from oltplab.engines.isolation import CpuSplit, pin_server
 from oltplab.engines.provision import (
     begin_session,
@@ -144,12 +145,15 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
     }
     state.artifact_dir = names.engine_dir(state.family, state.server_version, state.name, taken)
     dist = state.distribution
+    source = source_of(engine)
+    if engine.is_endpoint and (platform := platform_of(name)):
+        source = {**source, "platform": platform}
     ctx.ledger.record_engine(
         name,
         family=state.family,
         version=state.version,
         server_version=state.server_version,
-        source=source_of(engine),
+        source=source,
         binary_sha256=dist.binary_sha256 if dist else None,
         archive_sha256=dist.archive_sha256 if dist else None,
         artifact_dir=state.artifact_dir,
@@ -158,7 +162,7 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
         "family": state.family,
         "version": state.version,
         "server_version": state.server_version,
-        "source": source_of(engine),
+        "source": source,
         "binary_sha256": dist.binary_sha256 if dist else None,
         "archive_sha256": dist.archive_sha256 if dist else None,
         "artifact_dir": state.artifact_dir,
