@@ -173,6 +173,7 @@ def build_image(specs: list[Path]) -> tuple[str, Path]:
             "--config.env", f"PATH={VENV}/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
             "--config.env", "HOME=/home/oltplab")  # fmt: skip
         export(layout, tag, archive)
+        forget_older(layout, keep=tag)
         return f"{REPOSITORY}:{tag}", archive
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -196,6 +197,18 @@ def install_oltplab(root: Path, wheel: Path, upper: Path, work: Path) -> None:
         run("umount", str(merged))
     # The overlay's own bookkeeping folder is no part of the image.
     shutil.rmtree(upper / "tmp", ignore_errors=True)
+
+
+def forget_older(layout: Path, keep: str) -> None:
+    """Only the newest build's archive and tag stay in the cache (each is ~400 MB); the
+    base root filesystem and its layer stay for the next build."""
+    for old in images_dir().glob("oltplab-*.oci.tar"):
+        if old.name != f"oltplab-{keep}.oci.tar":
+            old.unlink()
+    for tag in run("umoci", "ls", "--layout", str(layout)).stdout.split():
+        if tag != keep and not tag.startswith("base-"):
+            run("umoci", "rm", "--image", f"{layout}:{tag}")
+    run("umoci", "gc", "--layout", str(layout))
 
 
 def export(layout: Path, tag: str, archive: Path) -> None:
