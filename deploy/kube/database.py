@@ -60,7 +60,8 @@ def server_script(paths: dict[str, str], buffer_pool: str) -> str:
     if paths["install_db"]:  # MariaDB's script
         initialise = (
             f"{shlex.quote(paths['install_db'])} --no-defaults --basedir={base} "
-            "--datadir=/data/db --auth-root-authentication-method=normal --skip-test-db"
+            "--datadir=/data/db --auth-root-authentication-method=normal --skip-test-db "
+            "--skip-name-resolve"
         )
     else:  # MySQL initialises with the server itself
         initialise = (
@@ -70,6 +71,7 @@ def server_script(paths: dict[str, str], buffer_pool: str) -> str:
         f" --lc-messages-dir={shlex.quote(paths['messages_dir'])}" if paths["messages_dir"] else ""
     )
     grant = (
+        f"CREATE DATABASE IF NOT EXISTS {USER};\\n"
         f"CREATE USER IF NOT EXISTS '{USER}'@'%%' IDENTIFIED BY '%s';\\n"
         f"GRANT ALL ON *.* TO '{USER}'@'%%';\\n"
     )
