@@ -268,4 +268,9 @@ def test_killed_collector_leaves_the_cell_valid_and_flagged(tmp_path):
     assert "telemetry-gap" in text
     results_section = text.split("## 3.")[1].split("## 4.")[0]
     tps_rows = [line for line in results_section.splitlines() if line.startswith("| mysql")]
-    assert tps_rows and not any("†" in line for line in tps_rows)
+    # Only a flag on the numbers marks them: telemetry-gap does not, but other load on this
+    # shared machine (interference) rightly does when it happens during the cell.
+    on_the_numbers = set(cell["flags"].split(",")) - {"telemetry-gap", ""}
+    assert tps_rows and all(("†" in line) == bool(on_the_numbers) for line in tps_rows), (
+        on_the_numbers, tps_rows,
+    )  # fmt: skip

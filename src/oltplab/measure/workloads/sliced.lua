@@ -95,8 +95,9 @@ end
 function thread_done(thread_id)
    close_slice()
    local opt = sysbench.opt
+   local lines = {}
    if thread_id == 0 then
-      print(string.format("SLOTS %d %d %d %d", opt.slot, opt.slots, opt.owned, opt.slice_ms))
+      lines[1] = string.format("SLOTS %d %d %d %d", opt.slot, opt.slots, opt.owned, opt.slice_ms)
    end
    local slices = {}
    for slice in pairs(events) do
@@ -104,8 +105,14 @@ function thread_done(thread_id)
    end
    table.sort(slices)
    for _, slice in ipairs(slices) do
-      print(string.format("SLICE %d %d %d %d", thread_id, slice, events[slice],
-                          ticks[slice] or -1))
+      lines[#lines + 1] = string.format("SLICE %d %d %d %d", thread_id, slice, events[slice],
+                                        ticks[slice] or -1)
+   end
+   -- One write for the thread's whole block: print() writes a line and its newline apart,
+   -- and the threads end together, so their lines were spliced into one another.
+   if #lines > 0 then
+      io.stdout:write(table.concat(lines, "\n") .. "\n")
+      io.stdout:flush()
    end
    if inner_done then
       inner_done(thread_id)
