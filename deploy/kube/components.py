@@ -32,6 +32,13 @@ def kubelet_config(state: Path, port: int) -> Path:
         "clusterDNS": [GATEWAY],
         "resolvConf": str(state / "resolv.conf"),
         "failSwapOn": False,
+        # Pressure when the shared disk or memory is nearly gone, not at the defaults'
+        # shares (15% of a large disk is many GiB that other work here may well be using).
+        "evictionHard": {
+            "nodefs.available": "1Gi",
+            "imagefs.available": "1Gi",
+            "memory.available": "100Mi",
+        },
         # The images are local and cannot be fetched again: never collect them.
         "imageGCHighThresholdPercent": 100,
         "imageGCLowThresholdPercent": 99,
