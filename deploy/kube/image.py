@@ -137,10 +137,10 @@ def build_image(specs: list[Path]) -> tuple[str, Path]:
     """The image's name and its OCI archive, built once for this checkout and engines."""
     work = Path(tempfile.mkdtemp(prefix="image-", dir=images_dir().parent))
     try:
+        engines = engine_dirs(specs)  # before the wheels: a missing engine fails at once
         built = wheels(work / "wheels")
         own = [w for w in built if w.name.startswith("oltplab-")]
         dependencies = [w for w in built if w not in own]
-        engines = engine_dirs(specs)
         digest = hashlib.sha256(own[0].read_bytes())
         digest.update(json.dumps([e.name for e in engines]).encode())
         tag = digest.hexdigest()[:12]
