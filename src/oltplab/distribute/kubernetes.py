@@ -365,18 +365,17 @@ class Kubernetes:
                 raise _unreachable(exc) from None
             except OSError as exc:
                 raise _unreachable(exc) from None
-            if not _finished(job):
-                ended = _indexes(job.status.completed_indexes) | _indexes(job.status.failed_indexes)
-                for index, shard in enumerate(shards):
-                    if index not in ended:
-                        found[shard] = TaskState("Pending", "-", True)
+            # An index the running Job has not ended is active, between two tries too.
+            ended = _indexes(job.status.completed_indexes) | _indexes(job.status.failed_indexes)
+            running = set() if _finished(job) else set(range(len(shards))) - ended
+            for index in running:
+                found[shards[index]] = TaskState("Pending", "-", True)
             for pod in sorted(pods, key=lambda p: p.metadata.creation_timestamp):
                 index = int((pod.metadata.annotations or {}).get(INDEX_ANNOTATION, -1))
                 if 0 <= index < len(shards):
                     phase = pod.status.phase or "Unknown"
-                    found[shards[index]] = TaskState(
-                        phase, pod.spec.node_name or "-", phase in _ACTIVE_PHASES
-                    )
+                    active = phase in _ACTIVE_PHASES or index in running
+                    found[shards[index]] = TaskState(phase, pod.spec.node_name or "-", active)
         return found
 
     def cancel(self, distributed: Distributed) -> list[int]:
