@@ -51,9 +51,18 @@ def test_other_load_is_flagged_shaded_and_measured_again(tmp_path: Path) -> None
     assert "interference" in row["notes"] and "steady s" in row["notes"]
     analysis = analyse(load([results]), AnalysisOptions())
     (timeline,) = analysis.timelines.values()
-    shaded = sum(last - first + 1 for first, last in timeline.disturbed)
-    assert 4 <= shaded <= 9, timeline.disturbed
-    assert any(panel.title == "CPUs used" for panel in timeline.panels)
+    shaded = {s for first, last in timeline.disturbed for s in range(first, last + 1)}
+    (cpus,) = [panel for panel in timeline.panels if panel.title == "CPUs used"]
+    # The burner holds a whole CPU for 7 s; the shared machine may add load or steal of its
+    # own elsewhere in the cell, which is shaded too (and rightly), so only the burner's
+    # seconds are pinned down.
+    burned = {
+        s
+        for s, other in zip(timeline.seconds, cpus.lines["other load"], strict=True)
+        if (other or 0) >= 0.75
+    }
+    assert 4 <= len(burned) <= 9, cpus.lines["other load"]
+    assert burned <= shaded, (timeline.disturbed, cpus.lines)
 
     again = start_oltplab("run", str(spec), "-r", str(results), "--rerun-disturbed", cwd=tmp_path)
     output, _ = again.communicate(timeout=300)
