@@ -3,8 +3,8 @@
 Each trial is one real run per setting (the order of the rounds, isolation off or on;
 which goes first turns with each trial), each of one engine and four workloads measured
 in paired rounds: `base` and `aa` (the same planted script with nothing planted: an A/A
-pair), `plus3` (5 extra point selects per 10 transactions, about 3% more server work) and
-`plus7` (11 per 10, about 7%; one point select is about 6% of an oltp_read_only
+pair), `plus3` (50 extra point selects per 100 transactions, about 3% more server work) and
+`plus7` (110 per 100, about 7%; one point select is about 6% of an oltp_read_only
 transaction here). Every workload is compared with `base`, paired by round.
 
 Three orders can be contrasted: `interleaved` (each cell a session of its own: the
@@ -52,13 +52,13 @@ ENGINE = "mariadb-10.11.5"
 OLTPLAB = [sys.executable, "-m", "oltplab"]
 SCRIPT = Path(__file__).parent / "workloads" / "planted_read_only.lua"
 # One point select is about 6% of an oltp_read_only transaction's server work here.
-PLANTED = {"base": 0, "aa": 0, "plus3": 5, "plus7": 11}
+PLANTED = {"base": 0, "aa": 0, "plus3": 50, "plus7": 110}
 
 
 def spec(setting: Setting, threads: int) -> str:
     workloads = ",\n".join(
         f'  {{ name = "{name}", script = "{SCRIPT}", read_only = true, '
-        f"options = {{ planted_per_10 = {count} }} }}"
+        f"options = {{ planted_per_100 = {count} }} }}"
         for name, count in PLANTED.items()
     )
     return f"""

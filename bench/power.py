@@ -1,0 +1,238 @@
+"""Error rates from real trials: how often does `oltplab run --margin M` call a planted
+difference DIFFERENT, and an A/A pair DIFFERENT, on this host?
+
+Each trial is one real search, `oltplab run SPEC --margin 1% --budget 15m`, in the order
+and isolation a search uses by default (sliced rounds, isolated), of one engine and three
+workloads compared with the first: `base`, `aa` (the same script, nothing planted: an A/A
+pair) and `plusN` (about N% more server work per transaction: extra primary-key point
+selects, bench/workloads/planted_read_only.lua). The trials' planted sizes (1, 2, 3 and 5%)
+are drawn in a fixed shuffled order, so that a host that drifts over the hours spreads
+over every size alike. Every trial is its own run: fresh servers, the dataset prepared
+again.
+
+Each trial keeps its rounds (each workload's per-round mean, when each round ended, which
+were flagged) in TRIAL/trial.json; `--pack` gathers them, with host facts and dates, into
+src/oltplab/plan/power_trials.json.gz, from which `--summarise`, the docs' plot and `oltplab
+plan` read the curve (analysis/power.py): the rule replayed at the search's own looks (each
+batch of rounds) for margins of 0.5%, 1% and 3%.
+
+    python3 bench/power.py [--trials 30] [--keep DIR]      # measure (resumes in DIR)
+    python3 bench/power.py --pack DIR                      # DIR's trials into the package
+    python3 bench/power.py --summarise [FILE.json.gz]      # the curve, no measuring
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from oltplab.analysis.dataset import load
+from oltplab.analysis.points import Points
+from oltplab.analysis.power import (
+    MARGINS,
+    PACKED,
+    curve,
+    print_curve,
+    read_trials,
+    write_trials,
+)
+from oltplab.base.metrics import TPS
+
+ENGINE = "mariadb-10.11.5"
+OLTPLAB = [sys.executable, "-m", "oltplab"]
+SCRIPT = Path(__file__).parent / "workloads" / "planted_read_only.lua"
+# One extra point select per transaction is about 5.6% of an oltp_read_only transaction's
+# TPS here (bench/precision.py: 50 per 100 transactions cost 2.8%). The sizes each trial
+# really measured are in the curve's `measured` column, from the trials themselves.
+PER_100 = {1: 18, 2: 36, 3: 54, 5: 89}
+# Thirty trials: thirty A/A pairs, ten planted 2% and ten 3%, five 1% and five 5%.
+SIZES = [2] * 10 + [3] * 10 + [1] * 5 + [5] * 5
+MARGIN_PCT = 1.0
+BUDGET_MINUTES = 15
+CELL_SECONDS = 10
+FIRST_BATCH = 4  # a search's first batch (and every later one) when the spec asks for fewer
+THREADS = 1
+# A trial waits for the host to go quiet (another process's load under this, the 1-minute
+# average) for at most QUIET_WAIT_MINUTES, then runs anyway: the trials' flags say so.
+QUIET_LOAD = 0.6
+QUIET_WAIT_MINUTES = 30
+
+
+def planted_sizes(trials: int) -> list[int]:
+    """The planted size of each trial, in a fixed shuffled order (the same on every host)."""
+    sizes = (SIZES * (trials // len(SIZES) + 1))[:trials]
+    random.Random(48).shuffle(sizes)
+    return sizes
+
+
+def spec(size: int) -> str:
+    workloads = {"base": 0, "aa": 0, f"plus{size}": PER_100[size]}
+    listed = ",\n".join(
+        f'  {{ name = "{name}", script = "{SCRIPT}", read_only = true, '
+        f"options = {{ planted_per_100 = {count} }} }}"
+        for name, count in workloads.items()
+    )
+    return f"""
+name = "power"
+workloads = [
+{listed}
+]
+
+[[engines]]
+name = "{ENGINE}"
+
+[config]
+buffer_pool = "128M"
+
+[dataset]
+tables = 1
+table_size = 10000
+
+[protocol]
+warmup_ro_seconds = 3
+warmup_rw_seconds = 3
+warmup_threads = {THREADS}
+measure_seconds = {CELL_SECONDS}
+threads = [{THREADS}]
+repetitions = {FIRST_BATCH}
+"""
+
+
+def wait_until_quiet() -> float:
+    """Minutes waited for the host's load to fall under QUIET_LOAD."""
+    started = time.monotonic()
+    while os.getloadavg()[0] >= QUIET_LOAD:
+        if time.monotonic() - started > QUIET_WAIT_MINUTES * 60:
+            break
+        time.sleep(20)
+    return (time.monotonic() - started) / 60
+
+
+def run_trial(work: Path, number: int, size: int) -> dict[str, object]:
+    folder = work / f"trial{number:02d}-plus{size}"
+    folder.mkdir(parents=True, exist_ok=True)
+    spec_file = folder / "spec.toml"
+    spec_file.write_text(spec(size))
+    waited = wait_until_quiet()
+    load_before = os.getloadavg()[0]
+    started_at = datetime.now(UTC)
+    started = time.monotonic()
+    done = subprocess.run(
+        [*OLTPLAB, "run", str(spec_file), "-r", str(folder / "results"), "--no-telemetry",
+         "--margin", f"{MARGIN_PCT:g}%", "--budget", f"{BUDGET_MINUTES}m"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    wall = (time.monotonic() - started) / 60
+    (folder / "run.log").write_text(done.stdout + done.stderr)
+    record = rounds_of(folder / "results", started_at)
+    record.update(
+        trial=number,
+        planted_pct=size,
+        planted_per_100=PER_100[size],
+        started_at=started_at.isoformat(timespec="seconds"),
+        wall_minutes=round(wall, 2),
+        exit_status=done.returncode,
+        waited_for_quiet_minutes=round(waited, 1),
+        load_before=round(load_before, 2),
+        margin_pct=MARGIN_PCT,
+        budget_minutes=BUDGET_MINUTES,
+        look_every=FIRST_BATCH,
+        engine=ENGINE,
+        cell_seconds=CELL_SECONDS,
+        threads=THREADS,
+    )
+    (folder / "trial.json").write_text(json.dumps(record, indent=1) + "\n")
+    return record
+
+
+def rounds_of(results: Path, started_at: datetime) -> dict[str, object]:
+    """Each workload's per-round TPS (the mean of its steady seconds, as the rule takes
+    it), when each round ended, and which rounds were flagged."""
+    points = Points(load([results]), measure=TPS)
+    samples = points.samples()
+    db = sqlite3.connect(results / "ledger.sqlite")
+    rows = db.execute(
+        "SELECT scenario, repetition, finished_at, flags FROM cells WHERE status = 'done'"
+    ).fetchall()
+    db.close()
+    rounds = max((r for _, r, _, _ in rows), default=0)
+    ends = [0.0] * rounds
+    flagged: dict[str, list[int]] = {}
+    for scenario, repetition, finished_at, flags in rows:
+        finished = datetime.fromisoformat(finished_at)
+        finished = finished if finished.tzinfo else finished.replace(tzinfo=UTC)
+        ends[repetition - 1] = max(
+            ends[repetition - 1], (finished - started_at).total_seconds() / 60
+        )
+        if flags:
+            flagged.setdefault(scenario.removesuffix("-local"), []).append(repetition)
+    workloads: dict[str, list[float | None]] = {}
+    labels: dict[str, str] = {}
+    for point, sample in samples.items():
+        name = point[0].removesuffix("-local")
+        labels[name] = str(point)
+        workloads[name] = [
+            round(sample.rep_mean(r), 3) if r in sample.series else None
+            for r in range(1, rounds + 1)
+        ]
+    run = json.loads((results / "run.json").read_text())
+    host = run.get("host", {})
+    return {
+        "host": {k: host.get(k) for k in ("hostname", "cpu_model", "cores", "kernel")},
+        "measure": "tps",
+        "round_end_minutes": [round(e, 3) for e in ends],
+        "workloads": workloads,
+        "points": labels,
+        "flagged_rounds": {k: sorted(v) for k, v in flagged.items()},
+    }
+
+
+def measure(work: Path, trials: int) -> None:
+    subprocess.run([*OLTPLAB, "engines", "fetch", ENGINE], check=True, capture_output=True)
+    started = time.monotonic()
+    sizes = planted_sizes(trials)
+    for number, size in enumerate(sizes, 1):
+        if (work / f"trial{number:02d}-plus{size}" / "trial.json").is_file():
+            continue  # measured before this resume
+        record = run_trial(work, number, size)
+        spent = (time.monotonic() - started) / 60
+        print(
+            f"trial {number}/{trials} plus{size}: {record['wall_minutes']} min, "
+            f"{len(record['round_end_minutes'])} rounds, exit {record['exit_status']} "  # type: ignore[arg-type]
+            f"({spent:.0f} min in all)",
+            flush=True,
+        )
+    print(f"\nresults in {work}; next: python3 bench/power.py --pack {work}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=len(SIZES))
+    parser.add_argument("--keep", type=Path, default=Path("power-trials"))
+    parser.add_argument("--pack", type=Path, help="gather DIR's trials into " + str(PACKED))
+    parser.add_argument("--summarise", nargs="?", const=PACKED, type=Path)
+    args = parser.parse_args()
+    if args.pack is not None:
+        found = [json.loads(p.read_text()) for p in sorted(args.pack.glob("trial*/trial.json"))]
+        write_trials(found, PACKED, measured_on=platform.node())
+        print(f"{len(found)} trials into {PACKED}")
+        print_curve(curve(read_trials(PACKED), MARGINS))
+        return
+    if args.summarise is not None:
+        print_curve(curve(read_trials(args.summarise), MARGINS))
+        return
+    args.keep.mkdir(parents=True, exist_ok=True)
+    measure(args.keep.resolve(), args.trials)
+
+
+if __name__ == "__main__":
+    main()
