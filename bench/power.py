@@ -24,6 +24,8 @@ batch of rounds) for margins of 0.5%, 1% and 3%.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import platform
@@ -32,6 +34,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -117,21 +120,31 @@ def wait_until_quiet() -> float:
     return (time.monotonic() - started) / 60
 
 
+@contextlib.contextmanager
+def machine_to_ourselves(work: Path) -> Iterator[None]:
+    """Held while a trial measures: other benches that share WORK's parent's lock
+    (bench/sessions.py) take turns with it rather than load the host during a trial."""
+    with (work.parent / "machine.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def run_trial(work: Path, number: int, size: int) -> dict[str, object]:
     folder = work / f"trial{number:02d}-plus{size}"
     folder.mkdir(parents=True, exist_ok=True)
     spec_file = folder / "spec.toml"
     spec_file.write_text(spec(size))
-    waited = wait_until_quiet()
-    load_before = os.getloadavg()[0]
-    started_at = datetime.now(UTC)
-    started = time.monotonic()
-    done = subprocess.run(
-        [*OLTPLAB, "run", str(spec_file), "-r", str(folder / "results"), "--no-telemetry",
-         "--margin", f"{MARGIN_PCT:g}%", "--budget", f"{BUDGET_MINUTES}m"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    wall = (time.monotonic() - started) / 60
+    with machine_to_ourselves(work):
+        waited = wait_until_quiet()
+        load_before = os.getloadavg()[0]
+        started_at = datetime.now(UTC)
+        started = time.monotonic()
+        done = subprocess.run(
+            [*OLTPLAB, "run", str(spec_file), "-r", str(folder / "results"), "--no-telemetry",
+             "--margin", f"{MARGIN_PCT:g}%", "--budget", f"{BUDGET_MINUTES}m"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        wall = (time.monotonic() - started) / 60
     (folder / "run.log").write_text(done.stdout + done.stderr)
     record = rounds_of(folder / "results", started_at)
     record.update(
