@@ -6,20 +6,23 @@ enough, else over one run's seconds), at the 90% confidence of the equivalence t
 point *regressed* when the whole interval lies beyond -max (TPS lower, or a cost higher,
 by more than allowed: one-sided at 5%), *passes* when none of it does, and is *undecided*
 when the interval straddles the line. The gate fails when any point regressed, passes when
-every point passed, and is undecided otherwise: noise is never a pass nor a failure.
+every point passed, and is undecided otherwise: noise is never a pass nor a failure. A
+run's A/A canary that ended DIFFERENT (the host could not tell its margin apart) makes the
+gate undecided, whatever the points say.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
 from xml.etree import ElementTree
 
+from oltplab.analysis.canary import Canary, canary_of
 from oltplab.analysis.equivalence import TOST_CONFIDENCE
 from oltplab.analysis.estimate import Comparison, compare
-from oltplab.analysis.points import Point
-from oltplab.analysis.reproduce import common_points
+from oltplab.analysis.points import Point, Points
+from oltplab.analysis.reproduce import common_points, points_of
 from oltplab.base.errors import EXIT_REGRESSED, EXIT_UNDECIDED
 from oltplab.base.metrics import TPS, Measure
 
@@ -56,9 +59,17 @@ class Gate:
     points: list[GatedPoint]
     max_regression_pct: float
     measure: Measure
+    canaries: list[Canary] = field(default_factory=list)  # each run's, if it measured one
+
+    @property
+    def unfit(self) -> list[Canary]:
+        """Canaries that ended DIFFERENT: neither a regression nor a pass can be trusted."""
+        return [c for c in self.canaries if c.unfit]
 
     @property
     def outcome(self) -> Outcome:
+        if self.unfit:
+            return Outcome.UNDECIDED
         outcomes = {p.outcome for p in self.points}
         if Outcome.REGRESSED in outcomes:
             return Outcome.REGRESSED
@@ -85,7 +96,9 @@ def judged(comparison: Comparison, max_regression_pct: float, higher_is_better: 
 def gate(
     baseline: Path, candidate: Path, max_regression_pct: float, measure: Measure = TPS
 ) -> Gate:
-    before, after, common = common_points(baseline, candidate, measure)
+    runs = points_of(baseline, measure), points_of(candidate, measure)
+    before, after, common = common_points(*runs)
+    canaries = [c for c in (canary_of(r, _own_margin(r, max_regression_pct)) for r in runs) if c]
     points = []
     for point in common:
         comparison = compare(
@@ -93,7 +106,13 @@ def gate(
         )
         outcome = judged(comparison, max_regression_pct, measure.higher_is_better)
         points.append(GatedPoint(point, comparison, outcome))
-    return Gate(points, max_regression_pct, measure)
+    return Gate(points, max_regression_pct, measure, canaries)
+
+
+def _own_margin(points: Points, max_regression_pct: float) -> float:
+    """A run's canary is judged at the margin the run measured to, else the gate's."""
+    target = points.dataset.target
+    return target.margin_pct if target else max_regression_pct
 
 
 def junit_xml(found: Gate) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from oltplab.analysis.canary import Canary, canary_of
 from oltplab.analysis.capacity import Found, read_capacities
 from oltplab.analysis.changes import Change, ReleaseSeries, release_series, version_changes
 from oltplab.analysis.dataset import CellRecord, Dataset
@@ -46,7 +47,7 @@ from oltplab.analysis.telemetry import (
     timeline,
 )
 from oltplab.base.errors import OltplabError
-from oltplab.base.metrics import MEASURES, Target, latency_metric
+from oltplab.base.metrics import MEASURES, TPS, Measure, Target, latency_metric
 
 
 @dataclass(frozen=True)
@@ -248,19 +249,31 @@ class Analysis:
         """The precision the run measured to (protocol.target_ci_pct), if it set one."""
         return self.dataset.target
 
+    def points_of(self, measure: Measure) -> Points | None:
+        """The points on this measure (None: a per-transaction one the run lacks)."""
+        if measure.series is not None:
+            return Points(self.dataset, spread(self.machines), measure)
+        if measure.per_transaction:
+            return self.cost_points.get(measure.name)
+        return self.points
+
     @cached_property
     def answers(self) -> list[Answer]:
         """Each comparison's verdict against the run's precision target."""
         target = self.target
         if target is None:
             return []
-        measure = target.measure
-        points: Points | None = self.points
-        if measure.series is not None:
-            points = Points(self.dataset, spread(self.machines), measure)
-        elif measure.per_transaction:
-            points = self.cost_points.get(measure.name)
+        points = self.points_of(target.measure)
         return answers(points, target) if points is not None else []
+
+    @cached_property
+    def canary(self) -> Canary | None:
+        """The run's A/A canary, judged on its precision target, else on TPS against the
+        report's margin."""
+        target = self.target
+        margin = target.margin_pct if target else self.options.threshold
+        points = self.points_of(target.measure if target else TPS)
+        return canary_of(points, margin) if points is not None else None
 
 
 def analyse(dataset: Dataset, options: AnalysisOptions) -> Analysis:

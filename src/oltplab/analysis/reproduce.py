@@ -40,17 +40,20 @@ class Reproduction:
         return EXIT_REGRESSED if DIFFERENT in verdicts else EXIT_UNDECIDED
 
 
+def points_of(results: Path, measure: Measure) -> Points:
+    return Points(load([results]), measure=measure)
+
+
 def common_points(
-    first: Path, second: Path, measure: Measure
+    first: Points, second: Points
 ) -> tuple[dict[Point, PointSample], dict[Point, PointSample], list[Point]]:
     """Two results directories' steady samples, and the points both measured."""
-    before = Points(load([first]), measure=measure).samples()
-    after = Points(load([second]), measure=measure).samples()
+    before, after = first.samples(), second.samples()
     common = sorted(before.keys() & after.keys())
     if not common:
         raise OltplabError(
-            f"{second}: measured no point that {first} measured (engine, scenario, tier and "
-            "thread count must match)"
+            f"{second.dataset.sources[0]}: measured no point that {first.dataset.sources[0]} "
+            "measured (engine, scenario, tier and thread count must match)"
         )
     return before, after, common
 
@@ -60,7 +63,7 @@ def reproduction(
 ) -> Reproduction:
     """The repeat's steady figure (TPS, or a per-transaction cost) against the original's,
     point by point."""
-    before, after, common = common_points(original, repeat, measure)
+    before, after, common = common_points(points_of(original, measure), points_of(repeat, measure))
     return Reproduction(
         [
             (p, equivalence(after[p], before[p], margin_pct, paired=False, label=str(p)))

@@ -169,6 +169,16 @@ def run(
             "in the ledger, set aside.",
         ),
     ] = False,
+    canary: Annotated[
+        bool,
+        flag(
+            "--canary",
+            help="Measure an identical twin of the first engine in every round: its "
+            "verdict against the first (SAME, or DIFFERENT: host unfit for this margin) is "
+            "in the report, the gate and the site. Costs the twin's cells. Same as "
+            "[protocol] canary.",
+        ),
+    ] = False,
 ) -> None:
     """Run a benchmark matrix; the same command on the same directory resumes it.
 
@@ -176,6 +186,8 @@ def run(
     Exits 1 when any cell failed (the final table lists them with their reasons).
     """
     parsed = with_precision(load_spec(spec), margin, budget, measure)
+    if canary:
+        parsed = with_canary(parsed)
     protocol = parsed.protocol
     if protocol.stop == "adaptive" and protocol.repetitions == 1 and until_cv is None:
         errors.print(f"note: {ONE_REPETITION}", highlight=False, markup=False)
@@ -487,6 +499,13 @@ def run_calibration(
         "beyond its warm-up and cells (stored for `oltplab plan --margin`)",
         highlight=False,
     )
+
+
+def with_canary(spec: Spec) -> Spec:
+    """The spec with its canary: validated again, which adds the first engine's twin."""
+    data = spec.model_dump(mode="json", exclude_none=True)
+    data["protocol"]["canary"] = True
+    return derived_spec(data, "--canary")[0]
 
 
 def with_precision(spec: Spec, margin: str | None, budget: str | None, measure: str | None) -> Spec:

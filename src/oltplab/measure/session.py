@@ -516,9 +516,11 @@ def record_cell(
     result: SysbenchRun,
     collected: Collected,
     stopped: Stop | None = None,
+    round_load: Interference | None = None,
 ) -> None:
     """A measured cell into the ledger, with its flags and notes, done or failed; an
-    adaptive cell is judged against the length the rule gave it."""
+    adaptive cell is judged against the length the rule gave it, a sliced one against the
+    other load its whole round met (`round_load`)."""
     spec = ctx.spec
     seconds = stopped.seconds if stopped is not None else spec.protocol.measure_seconds
     stem = names.stem_of(output)
@@ -545,7 +547,7 @@ def record_cell(
     measured = _kind_results(spec.workload(cell.workload), output)
     if measured is not None and measured.problems:
         flags.append(validity.INCONSISTENT)
-    disturbed = _interference(parsed, collected.rows)
+    disturbed = round_load or _interference(parsed, collected.rows)
     if disturbed is not None and disturbed.flagged:
         flags.append(validity.INTERFERENCE)
     notes = ", ".join(

@@ -34,14 +34,17 @@ from oltplab.measure.session import (
 )
 from oltplab.measure.workloads import gated
 from oltplab.plan import Cell, Session
-from oltplab.store.directory import cell_stem, output_of
+from oltplab.store.directory import beside, cell_stem, output_of, stem_of
 from oltplab.sysbench.driver import Job, execute_together
 from oltplab.sysbench.kinds import kind_of
 from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.slices import parse_slices, slot_plan
 from oltplab.telemetry.collectors import Collected
+from oltplab.telemetry.load import LoadSampler, round_interference
 
 GATE = Path(__file__).with_name("workloads") / "sliced.lua"
+# The host's load during a round, beside its first cell's output (telemetry/load.py).
+ROUND_LOAD = "round-load"
 # Time for every process of a round to start and connect before the first slot opens
 # (here about a tenth of a second each).
 LEAD_SECONDS = 1.0
@@ -111,6 +114,10 @@ def _measure_round(
                 per_cell,
             )  # fmt: skip
             jobs.append(job)
+        # Other load in the round's seconds, judged once for all its cells: they share them.
+        load_file = beside(stem_of(outputs[0]), ROUND_LOAD, "jsonl")
+        sampler = LoadSampler(None, load_file, t0_ms / 1000)
+        sampler.start()
         try:
             results = execute_together(
                 jobs, seconds + protocol.sysbench_grace_seconds, ctx.display.advance
@@ -118,6 +125,9 @@ def _measure_round(
         except KeyboardInterrupt:
             ctx.ledger.requeue(failed_too=False)
             raise
+        finally:
+            sampler.stop()
+    disturbed = round_interference(load_file, math.ceil(total))
     ticks = os.sysconf("SC_CLK_TCK")
     for (session, cell), output, result in zip(members, outputs, results, strict=True):
         state = running[session.engine].state
@@ -136,7 +146,7 @@ def _measure_round(
         )
         if state.server.server_pid() is not None and len(slices.server_cpu_s) < len(wanted):
             collected.missing("the server's CPU was not read in every slice")
-        record_cell(ctx, state, cell, output, sliced, result, collected)
+        record_cell(ctx, state, cell, output, sliced, result, collected, round_load=disturbed)
 
 
 def _job(

@@ -25,6 +25,9 @@ def markdown(found: Gate, baseline: Path, candidate: Path, unalike: list[str]) -
         f"undecided, {len(found.of(Outcome.PASSED))} passed.",
         "",
     ]
+    for canary in found.canaries:
+        said = canary.describe()
+        lines += [f"**{said}**" if canary.unfit else said, ""]
     if unalike:
         lines += ["Judged with --allow-mismatch; the two were not measured alike:", ""]
         lines += [f"- {code(said)}" for said in unalike] + [""]

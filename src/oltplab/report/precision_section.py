@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from oltplab.analysis.model import Analysis
-from oltplab.analysis.precision import MIN_ROUNDS
+from oltplab.analysis.precision import DIFFERENT, MIN_ROUNDS
 from oltplab.base.metrics import MEASURES
 from oltplab.report.format import table, with_interval
 
@@ -49,19 +49,22 @@ def _answers(analysis: Analysis) -> list[str]:
     ]
     if not analysis.answers:
         return [*out, "No comparison: one engine, tier and workload only.", ""]
+    canary = analysis.canary
+    unfit = " (host unfit: see the canary)" if canary is not None and canary.unfit else ""
     rows = [
         [
             answer.label,
             with_interval(answer.comparison) if answer.comparison else "-",
-            f"**{answer.verdict}**",
+            f"**{answer.verdict}**" + (unfit if answer.verdict == DIFFERENT else ""),
             str(answer.rounds),
             "-" if answer.detectable_pct is None else f"±{answer.detectable_pct:.1f}%",
         ]
         for answer in analysis.answers
     ]
-    return out + table(
+    out += table(
         ["Comparison", "Difference [90% interval]", "Verdict", "Rounds", "Could detect"], rows
     )
+    return out + ([canary.describe(), ""] if canary is not None else [])
 
 
 def _costs(analysis: Analysis) -> list[str]:

@@ -21,6 +21,7 @@ from typing import Any
 
 import jinja2
 
+from oltplab.analysis.canary import canary_of
 from oltplab.analysis.changes import Change, changes_over, started
 from oltplab.analysis.comparability import Traits, mismatches
 from oltplab.analysis.dataset import Dataset, load
@@ -40,6 +41,8 @@ from oltplab.store.outputs import whole_folder
 # A change point needs runs on both sides of it and one more (analysis/changes).
 MIN_HISTORY = 3
 NoiseFloorOf = Callable[[Dataset], QuotedFloor | None]
+# A run's canary is judged at the margin it measured to, else at the report's default.
+CANARY_MARGIN_PCT = AnalysisOptions().threshold
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ def _index_row(run: SiteRun, latest: SiteRun, floor_for: NoiseFloorOf) -> dict[s
     record = next(iter(dataset.runs), {})
     host = record.get("host", {})
     floor = floor_for(dataset)
+    target = dataset.target
+    canary = canary_of(run.points, target.margin_pct if target else CANARY_MARGIN_PCT)
     return {
         "name": run.name,
         "started_at": run.started_at,
@@ -100,6 +105,8 @@ def _index_row(run: SiteRun, latest: SiteRun, floor_for: NoiseFloorOf) -> dict[s
         ),
         "calibration": "" if floor is None else f"noise floor {floor.describe()}",
         "unalike": ", ".join(unalike),
+        "canary": "" if canary is None else canary.describe(),
+        "unfit": canary is not None and canary.unfit,
         "report": f"runs/{run.name}/{REPORT_HTML}",
     }
 

@@ -46,6 +46,14 @@ def _cells(analysis: Analysis) -> str:
     return text + ("; see Flagged and failed cells." if failed or flagged else ".")
 
 
+def _canary(analysis: Analysis) -> list[str]:
+    canary = analysis.canary
+    if canary is None:
+        return []
+    said = canary.describe()
+    return [f"**{said}**" if canary.unfit else said, ""]
+
+
 def _headlines(analysis: Analysis) -> list[str]:
     """The subject against each other engine at the most threads both measured, per
     scenario and tier: the difference of steady throughput with its 95% interval."""
@@ -105,6 +113,7 @@ def summary(analysis: Analysis) -> list[str]:
         "",
         _cells(analysis),
         "",
+        *_canary(analysis),
         *_unalike(analysis),
         *_headlines(analysis),
         _next(analysis),

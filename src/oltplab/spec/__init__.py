@@ -26,6 +26,7 @@ from pydantic import (
 from oltplab.base.errors import SpecError
 from oltplab.base.sizes import format_size
 from oltplab.base.stopping import StopRule
+from oltplab.spec.canary import with_twin
 from oltplab.spec.catalog import series
 from oltplab.spec.distribute import Canary, DistributeSpec
 from oltplab.spec.fields import (
@@ -155,6 +156,9 @@ class ProtocolSpec(StrictModel):
     # The server and sysbench on CPUs of their own, the datadir's pages evicted from the page
     # cache before each session (see isolation.py).
     isolation: StrictBool = False
+    # An identical twin of the first engine measured in every round, its verdict against
+    # the first a check of the host (spec/canary.py, analysis/canary.py).
+    canary: StrictBool = False
     # adaptive: a closed-loop cell stops once its steady mean is known to +-stop_target_pct
     # (95%) and the engine's state shows no trend, never before stop_min_seconds nor before
     # the horizon its block's first repetition (which runs whole) showed; measure_seconds is
@@ -240,6 +244,21 @@ class Spec(StrictModel):
     @classmethod
     def _paced(cls, data: Any) -> Any:
         return paced_as_terminals(data)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _canary(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("engines"), list):
+            return data
+        protocol = data.get("protocol")
+        wanted = (
+            protocol.get("canary") is True
+            if isinstance(protocol, dict)
+            else getattr(protocol, "canary", False) is True
+        )
+        if not wanted or not data["engines"]:
+            return data
+        return {**data, "engines": with_twin(_expand_series(data["engines"]))}
 
     @model_validator(mode="after")
     def _consistent(self) -> Spec:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.base import metrics
-from oltplab.telemetry.sampler import EverySecond
+from oltplab.telemetry.sampler import EverySecond, read_lines
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # A second is disturbed when processes that are neither the server, nor sysbench, nor
@@ -229,3 +229,12 @@ def interference(
     load = [other.get(s, 0.0) + steal.get(s, 0.0) for s in seconds]
     disturbed = sum(1 for value in load if value >= DISTURBED_CPU)
     return Interference(disturbed, len(seconds), max(load))
+
+
+def round_interference(path: Path, seconds: int) -> Interference | None:
+    """How much other load disturbed a sliced round, from its sampler's raw file: the
+    round's seconds 1..`seconds` since its first slot; None without samples."""
+    series = load_series(read_lines(path))
+    other = {s: v[metrics.OTHER_CPU.name] for s, v in series}
+    steal = {s: v[metrics.STEAL.name] for s, v in series}
+    return interference(other, steal, 1, seconds)
