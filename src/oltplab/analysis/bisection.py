@@ -99,6 +99,8 @@ class Step:
     repetitions: int
     judged: Equivalence | Placement  # the ends: within a margin; a middle: which end
     folder: Path
+    # The interval within the run, when the judged one was widened by a session spread.
+    within: Comparison | None = None
 
     @property
     def leaning(self) -> bool:
@@ -112,6 +114,7 @@ class Step:
             "repetitions": self.repetitions, "verdict": self.judged.verdict,
             "diff_pct": c.diff_pct, "low_pct": c.low_pct, "high_pct": c.high_pct,
             "said": self.judged.describe(), "results": str(self.folder), "leaning": self.leaning,
+            "within_run": self.within.with_interval() if self.within else None,
         }  # fmt: skip
 
 
@@ -125,12 +128,15 @@ class Bisection:
     first_changed: str | None = None
     verdict: str = ""
     decided: bool = True  # False when the ends' interval straddles the margin
+    # This host's between-session spread the steps were widened by, described; None: none.
+    session_spread: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
             "releases": self.releases,
             "cell": vars(self.cell),
             "threshold_pct": self.threshold_pct,
+            "session_spread": self.session_spread,
             "verdict": self.verdict,
             "last_good": self.last_good,
             "first_changed": self.first_changed,

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
-from scipy import stats
+from scipy import special
 
 from oltplab.analysis.estimate import PointSample
 from oltplab.analysis.precision import DIFFERENT, SAME, UNKNOWN, decide
@@ -157,13 +157,13 @@ class CurvePoint:
     def upper_bound_different(self) -> float:
         """The one-sided 95% upper bound of the share DIFFERENT (A/A: the false-call rate)."""
         k, n = self.different, self.trials
-        return 1.0 if k >= n else float(stats.beta.ppf(0.95, k + 1, n - k))
+        return 1.0 if k >= n else float(special.betaincinv(k + 1, n - k, 0.95))
 
 
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     tail = (1 - confidence) / 2
-    low = 0.0 if k == 0 else float(stats.beta.ppf(tail, k, n - k + 1))
-    high = 1.0 if k == n else float(stats.beta.ppf(1 - tail, k + 1, n - k))
+    low = 0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, tail))
+    high = 1.0 if k == n else float(special.betaincinv(k + 1, n - k, 1 - tail))
     return low, high
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from oltplab.base.errors import EXIT_BAD_INPUT, OltplabError
+from oltplab.base.errors import EXIT_BAD_INPUT, EXIT_REGRESSED, OltplabError
 from oltplab.base.metrics import MEASURES, TPS, Measure
 from oltplab.base.stats import MIN_REPETITIONS
 from oltplab.cli.app import (
@@ -320,18 +320,56 @@ def reproduced(
     repeat: Annotated[
         Path, typer.Argument(metavar="REPEAT", help="The results directory measured again.")
     ],
+    more: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="[MORE]...",
+            help="More sessions of the same spec, each judged against ORIGINAL too.",
+            show_default=False,
+        ),
+    ] = None,
     margin: Annotated[str, margin_option("they count as the same within +-PCT.")] = "5%",
     measure: MeasureOption = "tps",
     allow_mismatch: AllowMismatchOption = False,
 ) -> None:
-    """Whether REPEAT reproduces ORIGINAL within +-MARGIN% at every point both measured:
-    `reproduced within 5%`, `not reproduced`, or `undecided` (with the repetitions that
-    would decide), always with each point's interval. Exits 0 when reproduced, 1 when not,
-    5 when undecided."""
-    unlike([original, repeat], refuse=not allow_mismatch)
-    found = _judge_repeat(original, repeat, margin_pct(margin, 5.0), None, measure_of(measure))
-    console.print(f"Next: {report_hint([original, repeat])}", highlight=False, soft_wrap=True)
-    raise typer.Exit(found.exit_status)
+    """Whether REPEAT (and each of MORE) reproduces ORIGINAL within +-MARGIN% at every point
+    both measured: `reproduced within 5%`, `not reproduced`, or `undecided` (with the
+    repetitions that would decide), always with each point's interval. Where the runs
+    compare engines, also the between-session spread of each comparison (each session's
+    estimate within its run, their spread, and the estimate across sessions), stored for
+    this host: `bisect` widens its verdicts by it. Exits 0 when reproduced, 1 when not, 5
+    when undecided."""
+    sessions = [original, repeat, *(more or [])]
+    unlike(sessions, refuse=not allow_mismatch)
+    chosen = measure_of(measure)
+    found = [
+        _judge_repeat(original, again, margin_pct(margin, 5.0), None, chosen)
+        for again in sessions[1:]
+    ]
+    _between_sessions(sessions, chosen)
+    console.print(f"Next: {report_hint(sessions)}", highlight=False, soft_wrap=True)
+    statuses = {f.exit_status for f in found}
+    raise typer.Exit(EXIT_REGRESSED if EXIT_REGRESSED in statuses else max(statuses))
+
+
+def _between_sessions(sessions: list[Path], measure: Measure) -> None:
+    """The spread of each engine comparison over the sessions, printed and stored."""
+    from oltplab.analysis.reproduce import points_of
+    from oltplab.analysis.sessions import session_spreads
+    from oltplab.experiments.session_spread import save
+
+    spreads = session_spreads([points_of(s, measure) for s in sessions])
+    if not spreads:
+        return
+    console.print(f"\nBetween sessions, on {measure.label}:", highlight=False)
+    for spread in spreads:
+        console.print("\n".join(spread.lines()), highlight=False, soft_wrap=True)
+    stored = save(spreads)
+    console.print(
+        f"Stored for this host in {stored}: bisect widens the verdicts it draws across "
+        "builds by the widest of these spreads.",
+        highlight=False,
+    )
 
 
 def demo(

@@ -124,6 +124,7 @@ def bisect(
     be told apart nor called the same within its repetitions."""
     from oltplab.cli.display import display_for
     from oltplab.experiments.bisect import DEFAULT_SPEC, Bisector, explain_change, releases_between
+    from oltplab.experiments.session_spread import spread_here
     from oltplab.report.explained import bisect_markdown
     from oltplab.report.flamegraph import page
     from oltplab.spec import load_spec, parse_spec
@@ -141,6 +142,17 @@ def bisect(
     folder = results or Path("runs") / f"bisect-{good}-{bad}"
     margin_pct = given_margin(margin, spec.compare.margin_pct)
     budget_seconds = parse_duration(budget, "--budget")
+    spread = spread_here()
+    console.print(
+        f"Between-session spread on this host: {spread.describe()}; each step's interval is "
+        "widened by it."
+        if spread
+        else "No between-session spread stored for this host (`oltplab reproduced S1 S2 S3` "
+        "over sessions of one A/B measures it): each step's interval allows for the "
+        "within-run noise only.",
+        highlight=False,
+        soft_wrap=True,
+    )
     bisector = Bisector(
         spec,
         releases,
@@ -151,6 +163,7 @@ def bisect(
         max_repetitions,
         measure_of(measure),
         budget_seconds,
+        spread,
     )
     found = bisector.search()
     explanation, flamegraph = None, None
@@ -164,7 +177,10 @@ def bisect(
             )
     report = folder / BISECT_MD
     write_atomic(report, bisect_markdown(found, explanation, flamegraph))
-    console.print(f"verdict: {found.verdict}", highlight=False)
+    beside = (
+        f" (allowing for a between-session spread of {spread.spread_pct:.2f}%)" if spread else ""
+    )
+    console.print(f"verdict: {found.verdict}{beside}", highlight=False)
     console.print(
         f"{report}" + (f"\n{flamegraph}" if flamegraph else ""), highlight=False, soft_wrap=True
     )

@@ -44,8 +44,10 @@ from oltplab.analysis.equivalence import (
 )
 from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Points
+from oltplab.analysis.sessions import widened
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import TPS, Measure
+from oltplab.experiments.session_spread import StoredSpread
 from oltplab.experiments.until_answered import rounds_order, with_rounds
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import run
@@ -116,6 +118,7 @@ class Bisector:
         max_repetitions: int,
         measure: Measure = TPS,
         budget_seconds: float = math.inf,
+        session_spread: StoredSpread | None = None,
     ) -> None:
         self.base = base
         self.cell = cell
@@ -126,7 +129,11 @@ class Bisector:
         self.compared_on = measure
         self.budget_seconds = budget_seconds
         self.started = time.monotonic()
-        self.found = Bisection(releases, cell, threshold_pct, [])
+        # Each step compares two builds, each started afresh: a session's own offset is in
+        # every such difference, so its interval is widened by this host's spread.
+        self.session_spread = session_spread
+        described = session_spread.describe() if session_spread else None
+        self.found = Bisection(releases, cell, threshold_pct, [], session_spread=described)
         self.round_seconds = 0.0
 
     def _engine(self, name: str) -> dict[str, Any]:
@@ -181,15 +188,15 @@ class Bisector:
                 reason = outcome.failed[0].reason
                 raise OltplabError(f"bisect step {number} ({known} vs {other}): {reason}")
             samples = Points(load([folder]), measure=self.compared_on).samples()
-            judged = decide(
-                compare(
-                    samples[(point[0], point[1], other, point[2])],
-                    samples[(point[0], point[1], known, point[2])],
-                    paired=True,
-                    label=f"{known}|{other}",
-                    confidence=TOST_CONFIDENCE,
-                )
+            within = compare(
+                samples[(point[0], point[1], other, point[2])],
+                samples[(point[0], point[1], known, point[2])],
+                paired=True,
+                label=f"{known}|{other}",
+                confidence=TOST_CONFIDENCE,
             )
+            spread = self.session_spread
+            judged = decide(widened(within, spread.spread_pct) if spread else within)
             self.round_seconds = (time.monotonic() - began) / repetitions
             more = min(repetitions + batch, self.max_repetitions)
             if judged.verdict != UNDECIDED or more <= repetitions:
@@ -197,10 +204,13 @@ class Bisector:
             if self.spent() + (more - repetitions) * self.round_seconds > self.budget_seconds:
                 break
             repetitions = more
-        step = Step(number, known, other, repetitions, judged, folder)
+        step = Step(number, known, other, repetitions, judged, folder, within if spread else None)
         self.found.steps.append(step)
-        self.display.note(f"step {number}: {other} against {known}: {judged.describe()}")
-        log.info("bisect step %d: %s against %s: %s", number, other, known, judged.describe())
+        said = judged.describe() + (
+            f" (within the run: {within.with_interval()})" if spread else ""
+        )
+        self.display.note(f"step {number}: {other} against {known}: {said}")
+        log.info("bisect step %d: %s against %s: %s", number, other, known, said)
         return step
 
     def search(self) -> Bisection:

@@ -25,13 +25,20 @@ def bisect_markdown(
         "",
         f"**{found.verdict}**",
         "",
+        f"Between-session spread on this host: {found.session_spread}; each step's interval "
+        "is widened by it (the interval within its run is beside it)."
+        if found.session_spread
+        else "No between-session spread was stored for this host: each step's interval "
+        "allows for the noise within its run only.",
+        "",
     ]
     lines += table(
-        ["step", "measured", "against", "rounds", "result", "results"],
+        ["step", "measured", "against", "rounds", "result", "within the run", "results"],
         [
             [
                 str(s.number), s.measured, s.known, str(s.repetitions),
                 s.judged.describe() + (" (placed by its point)" if s.leaning else ""),
+                s.within.with_interval() if s.within else "-",
                 code(s.folder.name),
             ]
             for s in found.steps

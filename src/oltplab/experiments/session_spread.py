@@ -1,0 +1,81 @@
+"""This host's between-session spread, kept beside its calibrations: `reproduced` over
+runs of the same A/B stores what it measured, `bisect` reads the latest to widen the
+verdicts it draws across builds (analysis/sessions.py)."""
+
+from __future__ import annotations
+
+import json
+import platform
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from oltplab.analysis.sessions import SessionSpread
+from oltplab.engines.cache import cache_root
+from oltplab.store.files import write_atomic
+
+
+@dataclass(frozen=True)
+class StoredSpread:
+    spread_pct: float
+    label: str  # the A/B it was measured on
+    sessions: int
+    measured_on: str  # the date of the last session
+
+    def describe(self) -> str:
+        return (
+            f"{self.spread_pct:.2f}% between sessions ({self.sessions} sessions of "
+            f"{self.label}, {self.measured_on})"
+        )
+
+
+def _store() -> Path:
+    return cache_root() / "session-spread.json"
+
+
+def _stored() -> list[dict[str, Any]]:
+    path = _store()
+    if not path.is_file():
+        return []
+    try:
+        found = json.loads(path.read_text()).get("spreads", [])
+    except (ValueError, AttributeError):
+        return []  # a damaged store is rewritten by the next save
+    return [s for s in found if isinstance(s, dict)]
+
+
+def save(spreads: list[SessionSpread]) -> Path:
+    """Each A/B's spread under this host and today's date."""
+    entries = _stored()
+    today = datetime.now(UTC).isoformat(timespec="seconds")
+    for spread in spreads:
+        entries.append(
+            {
+                "host": platform.node(),
+                "label": spread.label,
+                "spread_pct": round(spread.spread_pct, 3),
+                "sessions": len(spread.sessions),
+                "sources": [str(s.source) for s in spread.sessions],
+                "measured_at": today,
+            }
+        )
+    path = _store()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps({"spreads": entries}, indent=2) + "\n")
+    return path
+
+
+def spread_here() -> StoredSpread | None:
+    """The widest spread of this host's latest measurement (its A/Bs stored together)."""
+    mine = [s for s in _stored() if s.get("host") == platform.node()]
+    if not mine:
+        return None
+    latest = max(str(s.get("measured_at", "")) for s in mine)
+    widest = max((s for s in mine if s.get("measured_at") == latest), key=lambda s: s["spread_pct"])
+    return StoredSpread(
+        float(widest["spread_pct"]),
+        str(widest["label"]),
+        int(widest["sessions"]),
+        latest[:10],
+    )
