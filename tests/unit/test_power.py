@@ -84,3 +84,15 @@ def test_the_packed_trials_round_trip_and_a_damaged_file_is_refused(tmp_path: Pa
     with pytest.raises(OltplabError) as caught:
         read_trials(packed)
     assert str(packed) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_docs_figure_and_table_are_drawn_from_the_packed_trials(tmp_path: Path) -> None:
+    from oltplab.report.power_chart import write_docs
+
+    packed = tmp_path / "trials.json.gz"
+    write_trials([record(n, 5, 8, 0.002, seed=n) for n in range(1, 4)], packed, measured_on="vm")
+    png, table = write_docs(tmp_path / "docs", packed)
+    assert png.read_bytes().startswith(b"\x89PNG")
+    said = table.read_text()
+    assert "Measured: 3 trials on vm (2 cores, None), 2026-11-28." in said
+    assert "A/A at +-1%: 0 of 3 DIFFERENT" in said

@@ -26,6 +26,8 @@ from oltplab.analysis.precision import (
     first_rounds,
     round_spread_pct,
     rounds_needed,
+    rounds_to_decide,
+    smallest_decided,
 )
 from oltplab.base.errors import OltplabError
 from oltplab.cli.app import parse_duration, parse_percent
@@ -106,6 +108,23 @@ def test_rounds_needed_grow_with_the_spread_and_shrink_with_the_margin():
     assert found == sorted(found) and found[0] is not None and found[-1] > found[0]  # type: ignore[operator]
     assert rounds_needed(4.0, 2.0) > rounds_needed(4.0, 4.0)  # type: ignore[operator]
     assert rounds_needed(500.0, 0.1, most=50) is None
+
+
+def test_the_smallest_difference_said_decided_is_decided_four_times_in_five():
+    """In simulated paired rounds of the spread given, a true difference of exactly the
+    size `smallest_decided` names ends DIFFERENT in about 80% of trials at one look."""
+    rng = np.random.default_rng(3)
+    spread, margin, rounds = 1.5, 1.0, 12
+    size = smallest_decided(spread, margin, rounds)
+    assert rounds_to_decide(spread, margin, size) == rounds
+    verdicts = []
+    for _ in range(400):
+        logs = rng.normal(np.log1p(size / 100), spread / 100, rounds)
+        a = PointSample({r + 1: np.array([1000 * np.exp(v)]) for r, v in enumerate(logs)})
+        b = PointSample({r + 1: np.array([1000.0]) for r in range(rounds)})
+        verdicts.append(decide(a, b, margin, paired=True)[1])
+    assert 0.70 <= verdicts.count(DIFFERENT) / 400 <= 0.92, verdicts.count(DIFFERENT)
+    assert rounds_to_decide(spread, margin, margin) is None  # never beyond its own margin
 
 
 def test_round_spread_is_the_spread_of_paired_log_ratios():
@@ -194,6 +213,13 @@ def test_plan_prints_rounds_and_time_from_this_hosts_calibration(tmp_path: Path)
     assert re.search(rf"tps │ ±2.50% │ {tps} │", text), text
     assert re.search(rf"cpu_us_per_txn \(chosen\) │ ±6.00% │ {cpu} │", text), text
     assert "5 s a session to restore and start" in text
+    # Which margin to ask for, from the chosen measure's spread: a 2% question asks 1%.
+    assert (
+        "Which margin to ask for: server CPU per transaction" in text
+        and "e.g. a 2% regression: --margin 1%" in text
+    )
+    two = rounds_to_decide(6.0, 1.0, 2.0)
+    assert two is not None and re.search(rf"│ 1% │ (-|[0-9.]+%) │ {two} rounds,", text), text
 
 
 @pytest.mark.parametrize(

@@ -173,3 +173,27 @@ def rounds_needed(spread_pct: float, half_width_pct: float, most: int = 10_000) 
         ):
             return rounds
     return None
+
+
+# The one-sided normal quantile of 80% power.
+Z_POWER80 = 0.8416
+
+
+def smallest_decided(spread_pct: float, margin_pct: float, rounds: int) -> float:
+    """The smallest true difference that `rounds` paired rounds of this spread decide
+    DIFFERENT at the margin four times in five: its lower bound must clear the margin,
+    margin + (t + z80) * spread / sqrt(rounds) (one look; a search that looks after each
+    batch decides a little more often)."""
+    t = t_quantile(TOST_CONFIDENCE, max(rounds, MIN_ROUNDS) - 1)
+    return margin_pct + (t + Z_POWER80) * spread_pct / math.sqrt(max(rounds, MIN_ROUNDS))
+
+
+def rounds_to_decide(
+    spread_pct: float, margin_pct: float, difference_pct: float, most: int = 10_000
+) -> int | None:
+    """Paired rounds for a true difference of this size to be decided DIFFERENT at the
+    margin four times in five; None beyond `most` (or when it is within the margin)."""
+    for rounds in range(MIN_ROUNDS, most + 1):
+        if smallest_decided(spread_pct, margin_pct, rounds) <= difference_pct:
+            return rounds
+    return None

@@ -537,6 +537,16 @@ def run_calibration(
         "beyond its warm-up and cells (stored for `oltplab plan --margin`)",
         highlight=False,
     )
+    chosen = measure_of(measure)
+    spread = floor.round_spread_pct.get(chosen.name)
+    if spread is not None:
+        from oltplab.cli.display import duration_text
+        from oltplab.cli.shards import DEFAULT_BUDGET_MINUTES, which_margin
+
+        per_round = (time.monotonic() - started) / repetitions
+        table, said = which_margin(spread, per_round, DEFAULT_BUDGET_MINUTES * 60, chosen.label)
+        console.print(table)
+        console.print(f"{said} A round here took {duration_text(per_round)}.", highlight=False)
 
 
 def with_canary(spec: Spec) -> Spec:

@@ -279,7 +279,7 @@ def cancel(
 
 def _plan_precision(
     spec: Spec, margin: float, chosen: Measure, calibrate: bool
-) -> tuple[Table, str]:
+) -> tuple[Table | str, ...]:
     """Rounds and machine time for every comparison to be decided, from this host's
     round-to-round spread of each measure: enough for the 90% interval's half-width to
     fall under half the margin, so that no difference ends SAME and one of twice the margin
@@ -338,10 +338,86 @@ def _plan_precision(
         "alternating": f"cells back to back, {overhead:.1f} s apart, the engines kept running",
         "sliced": "cells at once in short time slots, the engines kept running",
     }.get(order, f"warm-ups, cells, and {overhead:.0f} s a session to restore and start")
-    return table, (
+    said = (
         f"One round: {sessions} session(s), {duration_text(round_seconds)} ({what}, as "
         f"calibrated with {calibration.cell_seconds} s cells). With that many rounds no "
         f"difference ends SAME and one of ±{2 * margin:g}% ends DIFFERENT, each nine times in "
         f"ten or more; `oltplab run SPEC --margin {margin:g}%` stops as soon as each "
         "comparison is decided."
     )
+    chosen_spread = calibration.round_spread_pct.get(chosen.name)
+    budget = (spec.protocol.budget_minutes or DEFAULT_BUDGET_MINUTES) * 60.0
+    advice = (
+        ()
+        if chosen_spread is None
+        else which_margin(chosen_spread, round_seconds, budget, chosen.label)
+    )
+    return (table, said, *advice, *trials_here(margin))
+
+
+# The budget a margin is advised for when the spec sets none.
+DEFAULT_BUDGET_MINUTES = 30
+ASKED_MARGINS = (0.5, 1.0, 2.0, 3.0, 5.0)
+
+
+def which_margin(
+    spread: float, round_seconds: float, budget_seconds: float, measure: str
+) -> tuple[Table, str]:
+    """For each margin one might ask: the smallest difference decided DIFFERENT four times
+    in five within the budget, and what deciding twice the margin costs."""
+    from oltplab.analysis.precision import MIN_ROUNDS, rounds_to_decide, smallest_decided
+
+    fit = int(budget_seconds // max(round_seconds, 1e-9))
+    table = Table(
+        title=f"Which margin to ask for: {measure} on this host, within "
+        f"{duration_text(budget_seconds)} ({fit} rounds)"
+    )
+    for column in ("--margin", "smallest decided (80% power)", "to decide 2x the margin"):
+        table.add_column(column, justify="right")
+    for asked in ASKED_MARGINS:
+        rounds = rounds_to_decide(spread, asked, 2 * asked)
+        table.add_row(
+            f"{asked:g}%",
+            f"{smallest_decided(spread, asked, fit):.1f}%" if fit >= MIN_ROUNDS else "-",
+            f"{rounds} rounds, {duration_text(rounds * round_seconds)}" if rounds else "-",
+        )
+    return table, (
+        "A difference D is told apart by --margin D/2: no difference of D ends SAME, and D "
+        "ends DIFFERENT four times in five in the rounds shown (e.g. a 2% regression: "
+        "--margin 1%). From this host's round-to-round spread, one look; the spec's "
+        "budget_minutes sets the budget"
+        + (
+            "."
+            if fit >= MIN_ROUNDS
+            else f" (here under the {MIN_ROUNDS} rounds any verdict needs)."
+        )
+    )
+
+
+def trials_here(margin: float) -> tuple[str, ...]:
+    """What the rule did in the real trials recorded on this host, at the margin asked."""
+    import platform
+
+    from oltplab.analysis.power import PACKED, curve, read_trials
+
+    if not PACKED.is_file():
+        return ()
+    trials = [t for t in read_trials(PACKED) if t.host.get("hostname") == platform.node()]
+    if not trials:
+        return ()
+    lines = [
+        f"Measured on this host ({len(trials)} real trials of bench/power.py, "
+        f"{max(t.started_at for t in trials).date()}) at ±{margin:g}%:"
+    ]
+    for point in curve(trials, (margin,)):
+        planted = "A/A pairs" if point.planted_pct == 0 else f"planted {point.planted_pct:g}%"
+        cost = (
+            ""
+            if point.median_rounds is None
+            else f", median {point.median_rounds:g} rounds, {point.median_minutes:.1f} min"
+        )
+        lines.append(
+            f"  {planted}: DIFFERENT in {point.different} of {point.trials}, SAME "
+            f"{point.same}, UNKNOWN {point.unknown}{cost}"
+        )
+    return ("\n".join(lines),)

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from oltplab.analysis import power
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.tables import Ratio
 from oltplab.analysis.telemetry import Timeline
 from oltplab.base.processes import die_with
 from oltplab.report.bars import kept
+from oltplab.report.power_chart import CHART_FILE, curve_data, draw_power, measured_where
 from oltplab.store.directory import chart_file, safe_name
 from oltplab.store.files import write_atomic_bytes
 
@@ -158,7 +160,8 @@ def plan(analysis: Analysis, folder: Path) -> list[Chart]:
                 )
             planned += _stability_charts(analysis, scenario, tier, max(threads), folder, colours)
     planned += release_charts(analysis, folder)
-    return planned + telemetry_charts(analysis, folder) + latency_charts(analysis, folder, colours)
+    planned += telemetry_charts(analysis, folder) + latency_charts(analysis, folder, colours)
+    return planned + power_charts(analysis, folder)
 
 
 def release_charts(analysis: Analysis, folder: Path) -> list[Chart]:
@@ -506,7 +509,22 @@ def _releases(figure: Figure, chart: Chart) -> None:
     _legend(figure, axis, chart.legend)
 
 
+def _power(figure: Figure, chart: Chart) -> None:
+    draw_power(figure, chart.data, chart.title)
+
+
+def power_charts(analysis: Analysis, folder: Path) -> list[Chart]:
+    """Beside a precision search's verdicts: how often its rule decided right in the trials
+    measured on the project's machine (analysis/power.py), when they are packed."""
+    if analysis.target is None or not power.PACKED.is_file():
+        return []
+    trials = power.read_trials(power.PACKED)
+    title = f"Decided DIFFERENT: {measured_where(trials)}"
+    return [Chart(folder / CHART_FILE, "power", title, curve_data(power.curve(trials)))]
+
+
 DRAW = {
+    "power": _power,
     "releases": _releases,
     "latency": _latency,
     "tps": _tps,
