@@ -6,7 +6,7 @@ copyright = "2026, the oltplab authors"
 
 extensions = ["myst_parser"]
 source_suffix = {".md": "markdown"}
-exclude_patterns = ["_build", "requirements.txt"]
+exclude_patterns = ["_build", "_generated", "requirements.txt"]
 html_theme = "furo"
 html_title = "oltplab"
 # Headings become link targets, so pages can point at a section of another.

@@ -15,5 +15,8 @@ if [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$wanted" ]; then
   "$venv/bin/pip" install -q --disable-pip-version-check -r docs/requirements.txt
   echo "$wanted" > "$venv/.requirements"
 fi
+# The figures drawn from data the repository keeps (the power curve's real trials), by
+# oltplab itself: the docs show what the committed data says, never a copy of it.
+python3 -m oltplab.report.power_docs docs/_generated > /dev/null
 "$venv/bin/sphinx-build" -W --keep-going -n -q -b html docs docs/_build/html
 echo "docs: $(pwd)/docs/_build/html/index.html"

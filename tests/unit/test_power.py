@@ -87,7 +87,7 @@ def test_the_packed_trials_round_trip_and_a_damaged_file_is_refused(tmp_path: Pa
 
 
 def test_the_docs_figure_and_table_are_drawn_from_the_packed_trials(tmp_path: Path) -> None:
-    from oltplab.report.power_chart import write_docs
+    from oltplab.report.power_docs import write_docs
 
     packed = tmp_path / "trials.json.gz"
     write_trials([record(n, 5, 8, 0.002, seed=n) for n in range(1, 4)], packed, measured_on="vm")

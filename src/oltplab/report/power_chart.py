@@ -1,20 +1,14 @@
 """The power curve drawn: the share of trials decided DIFFERENT against the planted size,
 one line per margin, each share with its exact 95% interval, from the trials bench/power.py
 recorded (analysis/power.py). The report's precision section shows it beside the rule it
-measures, and the docs build draws the same figure and table from the committed trials:
-
-    python3 -m oltplab.report.power_chart DIR   # DIR/power-curve.png and .md
+measures; the docs build draws the same figure from the committed trials (power_docs.py).
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from matplotlib.figure import Figure
 
-from oltplab.analysis.power import PACKED, CurvePoint, Trial, curve, curve_lines, read_trials
-from oltplab.store.files import write_atomic
+from oltplab.analysis.power import CurvePoint, Trial
 
 CHART_FILE = "power-curve.png"
 # One line per margin: (planted size, share DIFFERENT, its 95% interval, trials).
@@ -41,13 +35,18 @@ def measured_where(trials: list[Trial]) -> str:
     )
     days = sorted({t.started_at.date().isoformat() for t in trials})
     when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
-    return f"{len(trials)} trials on {', '.join(hosts)}, {when}"
+    count = f"{len(trials)} trial{'s' * (len(trials) != 1)}"
+    return f"{count} on {', '.join(hosts)}, {when}"
 
 
 def draw_power(figure: Figure, data: CurveData, title: str) -> None:
     axis = figure.subplots()
-    for margin, line in sorted(data.items()):
-        xs = [p[0] for p in line]
+    margins = sorted(data)
+    for index, margin in enumerate(margins):
+        line = data[margin]
+        # Each margin's points a little apart, so that equal shares do not hide each other.
+        dodge = (index - (len(margins) - 1) / 2) * 0.08
+        xs = [p[0] + dodge for p in line]
         shares = [p[1] for p in line]
         below = [p[1] - p[2] for p in line]
         above = [p[3] - p[1] for p in line]
@@ -60,26 +59,3 @@ def draw_power(figure: Figure, data: CurveData, title: str) -> None:
     axis.grid(alpha=0.3)
     axis.legend(fontsize=8)
     axis.set_title(title, fontsize=9)
-
-
-def write_docs(folder: Path, packed: Path = PACKED) -> tuple[Path, Path]:
-    """The figure and a Markdown table of the curve, for the docs to include."""
-    from oltplab.report.charts import Chart, render
-
-    trials = read_trials(packed)
-    points = curve(trials)
-    where = measured_where(trials)
-    folder.mkdir(parents=True, exist_ok=True)
-    png = render(
-        Chart(folder / CHART_FILE, "power", f"Decided DIFFERENT: {where}", curve_data(points))
-    )
-    table = folder / "power-curve.md"
-    write_atomic(
-        table, f"Measured: {where}.\n\n```text\n" + "\n".join(curve_lines(points)) + "\n```\n"
-    )
-    return png, table
-
-
-if __name__ == "__main__":
-    for written in write_docs(Path(sys.argv[1])):
-        print(written)
