@@ -38,6 +38,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tiny_spec import planted_workloads, tiny_spec
+
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.power import (
@@ -52,7 +54,6 @@ from oltplab.base.metrics import TPS
 
 ENGINE = "mariadb-10.11.5"
 OLTPLAB = [sys.executable, "-m", "oltplab"]
-SCRIPT = Path(__file__).parent / "workloads" / "planted_read_only.lua"
 # One extra point select per transaction is about 5.6% of an oltp_read_only transaction's
 # TPS here (bench/precision.py: 50 per 100 transactions cost 2.8%). The sizes each trial
 # really measured are in the curve's `measured` column, from the trials themselves.
@@ -78,36 +79,8 @@ def planted_sizes(trials: int) -> list[int]:
 
 
 def spec(size: int) -> str:
-    workloads = {"base": 0, "aa": 0, f"plus{size}": PER_100[size]}
-    listed = ",\n".join(
-        f'  {{ name = "{name}", script = "{SCRIPT}", read_only = true, '
-        f"options = {{ planted_per_100 = {count} }} }}"
-        for name, count in workloads.items()
-    )
-    return f"""
-name = "power"
-workloads = [
-{listed}
-]
-
-[[engines]]
-name = "{ENGINE}"
-
-[config]
-buffer_pool = "128M"
-
-[dataset]
-tables = 1
-table_size = 10000
-
-[protocol]
-warmup_ro_seconds = 3
-warmup_rw_seconds = 3
-warmup_threads = {THREADS}
-measure_seconds = {CELL_SECONDS}
-threads = [{THREADS}]
-repetitions = {FIRST_BATCH}
-"""
+    workloads = planted_workloads({"base": 0, "aa": 0, f"plus{size}": PER_100[size]})
+    return tiny_spec("power", [ENGINE], workloads, CELL_SECONDS, FIRST_BATCH, THREADS)
 
 
 def wait_until_quiet() -> float:

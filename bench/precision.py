@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from tiny_spec import planted_workloads, tiny_spec
+
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers, trimmed_rounds
@@ -50,44 +52,21 @@ from oltplab.spec import ProtocolSpec
 
 ENGINE = "mariadb-10.11.5"
 OLTPLAB = [sys.executable, "-m", "oltplab"]
-SCRIPT = Path(__file__).parent / "workloads" / "planted_read_only.lua"
 # One point select is about 6% of an oltp_read_only transaction's server work here.
 PLANTED = {"base": 0, "aa": 0, "plus3": 50, "plus7": 110}
 
 
 def spec(setting: Setting, threads: int) -> str:
-    workloads = ",\n".join(
-        f'  {{ name = "{name}", script = "{SCRIPT}", read_only = true, '
-        f"options = {{ planted_per_100 = {count} }} }}"
-        for name, count in PLANTED.items()
+    return tiny_spec(
+        "precision",
+        [ENGINE],
+        planted_workloads(PLANTED),
+        setting.seconds,
+        setting.rounds,
+        threads,
+        f'order = "{setting.order}"\nslice_seconds = {setting.slice_seconds:g}\n'
+        f"isolation = {str(setting.isolation).lower()}\n",
     )
-    return f"""
-name = "precision"
-workloads = [
-{workloads}
-]
-
-[[engines]]
-name = "{ENGINE}"
-
-[config]
-buffer_pool = "128M"
-
-[dataset]
-tables = 1
-table_size = 10000
-
-[protocol]
-warmup_ro_seconds = 3
-warmup_rw_seconds = 3
-warmup_threads = {threads}
-measure_seconds = {setting.seconds}
-threads = [{threads}]
-repetitions = {setting.rounds}
-order = "{setting.order}"
-slice_seconds = {setting.slice_seconds:g}
-isolation = {str(setting.isolation).lower()}
-"""
 
 
 @dataclass

@@ -21,31 +21,14 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tiny_spec import tiny_spec
+
 OLTPLAB = [sys.executable, "-m", "oltplab"]
 ENGINES = ("mariadb-10.11.5", "mariadb-11.4.5")
 
 
 def spec() -> str:
-    engines = "\n".join(f'[[engines]]\nname = "{name}"\n' for name in ENGINES)
-    return f"""
-name = "sessions"
-workloads = ["oltp_read_only"]
-
-{engines}
-[config]
-buffer_pool = "128M"
-
-[dataset]
-tables = 1
-table_size = 10000
-
-[protocol]
-warmup_ro_seconds = 3
-warmup_rw_seconds = 3
-measure_seconds = 10
-threads = [1]
-repetitions = 4
-"""
+    return tiny_spec("sessions", list(ENGINES), '["oltp_read_only"]', 10, 4)
 
 
 def started_at(results: Path) -> datetime | None:
