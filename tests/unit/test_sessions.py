@@ -4,6 +4,8 @@ them; a verdict across builds widened by the spread; the host's spread stored an
 from __future__ import annotations
 
 import math
+import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,8 @@ from oltplab.analysis.equivalence import DIFFERENT, EQUIVALENT, judge
 from oltplab.analysis.estimate import PointSample, compare
 from oltplab.analysis.sessions import Z90, SessionEstimate, SessionSpread, widened
 from oltplab.experiments.session_spread import save, spread_here
+from tests.cli import oltplab
+from tests.synthetic import sysbench_text
 
 
 def session(ratio: float, seed: int) -> SessionEstimate:
@@ -66,3 +70,34 @@ def test_the_hosts_latest_spread_is_stored_and_the_widest_of_it_read_back(
     assert found is not None and found.sessions == 3
     assert found.spread_pct == pytest.approx(2.0, abs=0.3)
     assert "3 sessions of B vs A (ro-local, 128M, 1t)" in found.describe()
+
+
+def two_engines(root: Path, seed: int, b_ratio: float) -> str:
+    """A published-style tree: mysql 8.0.45 and 8.0.31 read-write at 4 threads, 5
+    repetitions of 30 s; 8.0.31 at `b_ratio` of 8.0.45 in this session."""
+    rng = np.random.default_rng(seed)
+    for version, ratio in (("8.0.45", 1.0), ("8.0.31", b_ratio)):
+        folder = root / f"s{seed}-tree" / "benchmark_logs" / "mysql" / version
+        folder.mkdir(parents=True)
+        for rep in range(1, 6):
+            mean = 1000 * ratio * rng.normal(1, 0.005)
+            seconds = rng.normal(mean, mean * 0.01, 30)
+            (folder / f"Tier2G_RW_4th_run{rep}.sysbench.txt").write_text(
+                sysbench_text(list(seconds), 4)
+            )
+    done = oltplab("import", f"s{seed}-tree", "-r", f"s{seed}", cwd=root)
+    assert done.returncode == 0, done.stderr
+    return f"s{seed}"
+
+
+def test_reproduced_over_three_sessions_prints_and_stores_their_spread(tmp_path: Path) -> None:
+    sessions = [two_engines(tmp_path, seed, ratio) for seed, ratio in enumerate((0.97, 0.99, 0.95))]
+    env = {**os.environ, "OLTPLAB_CACHE": str(tmp_path / "cache")}
+    found = oltplab("reproduced", *sessions, "--margin", "10%", cwd=tmp_path, env=env)
+    assert found.returncode in (0, 1, 5), found.stdout + found.stderr
+    said = " ".join(found.stdout.split())
+    assert "Between sessions, on TPS:" in said
+    assert "mysql-8.0.45 vs mysql-8.0.31 (rw-local, 2G, 4t):" in said
+    spread = re.search(r"between sessions: spread ([0-9.]+)% over 3 sessions", said)
+    assert spread is not None and 1.5 < float(spread.group(1)) < 2.5, said
+    assert (tmp_path / "cache" / "session-spread.json").is_file()
