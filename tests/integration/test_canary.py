@@ -37,7 +37,11 @@ def test_the_canarys_verdict_is_in_the_report_the_page_the_gate_and_the_site(
     report = oltplab("report", str(results), cwd=tmp_path)
     assert report.returncode == 0, report.stdout + report.stderr
     said = f"{TWIN}: SAME against ±50% on"
-    assert said in (results / "report" / "report.md").read_text()
+    markdown = (results / "report" / "report.md").read_text()
+    assert said in markdown
+    # Beside a search's verdicts, how often its rule decided right in the recorded trials.
+    assert "![power curve](charts/power-curve.png)" in markdown
+    assert (results / "report" / "charts" / "power-curve.png").stat().st_size > 10_000
     assert said in (results / "report" / "report.html").read_text()
     gate = oltplab("gate", str(results), str(results), "-o", str(tmp_path / "gate"), cwd=tmp_path)
     assert said in gate.stdout and said in (tmp_path / "gate" / "gate.md").read_text()
