@@ -42,14 +42,7 @@ from tiny_spec import planted_workloads, tiny_spec
 
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
-from oltplab.analysis.power import (
-    MARGINS,
-    PACKED,
-    curve,
-    print_curve,
-    read_trials,
-    write_trials,
-)
+from oltplab.analysis.power import PACKED, print_curve, read_trials, write_trials
 from oltplab.base.metrics import TPS
 
 ENGINE = "mariadb-10.11.5"
@@ -211,10 +204,10 @@ def main() -> None:
         found = [json.loads(p.read_text()) for p in sorted(args.pack.glob("trial*/trial.json"))]
         write_trials(found, PACKED, measured_on=platform.node())
         print(f"{len(found)} trials into {PACKED}")
-        print_curve(curve(read_trials(PACKED), MARGINS))
+        print_curve(read_trials(PACKED))
         return
     if args.summarise is not None:
-        print_curve(curve(read_trials(args.summarise), MARGINS))
+        print_curve(read_trials(args.summarise))
         return
     args.keep.mkdir(parents=True, exist_ok=True)
     measure(args.keep.resolve(), args.trials)
