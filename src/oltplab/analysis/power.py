@@ -225,18 +225,23 @@ def curve_lines(points: Sequence[CurvePoint]) -> list[str]:
 
 
 def cost_line(trials: Sequence[Trial]) -> str:
-    """What the trials cost: their machine time in all and per trial."""
+    """What the trials cost: their machine time in all and per trial (their count is
+    with their host, in `measured_where`)."""
     minutes = [t.wall_minutes for t in trials]
     if not minutes:
         return "no trials"
     return (
-        f"{len(trials)} trials, {sum(minutes) / 60:.1f} h of machine time in all "
+        f"{sum(minutes) / 60:.1f} h of machine time in all "
         f"(median {statistics.median(minutes):.1f} min, longest {max(minutes):.1f} min a trial)"
     )
 
 
 def print_curve(trials: Sequence[Trial], margins: Sequence[float] = MARGINS) -> None:
-    print("\n".join([cost_line(trials), *curve_lines(curve(trials, margins))]))
+    print(
+        "\n".join(
+            [f"{len(trials)} trials: {cost_line(trials)}", *curve_lines(curve(trials, margins))]
+        )
+    )
 
 
 def write_trials(records: Sequence[dict[str, object]], path: Path, measured_on: str) -> None:

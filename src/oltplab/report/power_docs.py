@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from oltplab.analysis.power import PACKED, curve, curve_lines, read_trials
+from oltplab.analysis.power import PACKED, cost_line, curve, curve_lines, read_trials
 from oltplab.report.charts import Chart, render
 from oltplab.report.power_chart import CHART_FILE, curve_data, measured_where
 from oltplab.store.files import write_atomic
@@ -26,7 +26,10 @@ def write_docs(folder: Path, packed: Path = PACKED) -> tuple[Path, Path]:
     )
     table = folder / "power-curve.md"
     write_atomic(
-        table, f"Measured: {where}.\n\n```text\n" + "\n".join(curve_lines(points)) + "\n```\n"
+        table,
+        f"Measured: {where}; {cost_line(trials)}.\n\n```text\n"
+        + "\n".join(curve_lines(points))
+        + "\n```\n",
     )
     return png, table
 
