@@ -541,7 +541,7 @@ def run_calibration(
     spread = floor.round_spread_pct.get(chosen.name)
     if spread is not None:
         from oltplab.cli.display import duration_text
-        from oltplab.cli.shards import DEFAULT_BUDGET_MINUTES, which_margin
+        from oltplab.cli.margins import DEFAULT_BUDGET_MINUTES, which_margin
 
         per_round = (time.monotonic() - started) / repetitions
         table, said = which_margin(spread, per_round, DEFAULT_BUDGET_MINUTES * 60, chosen.label)
