@@ -37,6 +37,7 @@ def test_the_canarys_verdict_is_in_the_report_the_page_the_gate_and_the_site(
     report = oltplab("report", str(results), cwd=tmp_path)
     assert report.returncode == 0, report.stdout + report.stderr
     said = f"{TWIN}: SAME against ±50% on"
+    assert said in run.stdout  # where the run's tables end, as the report gives it
     markdown = (results / "report" / "report.md").read_text()
     assert said in markdown
     # Beside a search's verdicts, how often its rule decided right in the recorded trials.

@@ -256,7 +256,22 @@ def run_and_report(request: RunRequest) -> None:
         outcome = run_matrix(request, display)
     if floor_note:
         errors.print(floor_note, highlight=False, markup=False, soft_wrap=True)
+    if request.spec.protocol.canary and not outcome.interrupted:
+        _say_canary(request.results)
     report_outcome(request.results, outcome)
+
+
+def _say_canary(results: Path) -> None:
+    """The canary's verdict as the report will give it, where the run's tables end."""
+    from oltplab.analysis.dataset import load
+    from oltplab.analysis.model import AnalysisOptions, analyse
+
+    canary = analyse(load([results]), AnalysisOptions()).canary
+    if canary is not None:
+        said = canary.describe()
+        (errors if canary.unfit else console).print(
+            said, highlight=False, markup=False, soft_wrap=True
+        )
 
 
 def folder_option(path: Path | None, option: str) -> Path | None:
