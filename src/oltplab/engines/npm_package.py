@@ -63,10 +63,10 @@ def fetch(wanted: Wanted, downloads: Path, into: Path) -> Path:
         tarball.unlink(missing_ok=True)
         packing = Path(tempfile.mkdtemp(prefix=".pack-", dir=downloads))
         try:
-            verified(wanted, _pack(wanted, packing)).rename(tarball)
+            _verified(wanted, _pack(wanted, packing)).rename(tarball)
         finally:
             shutil.rmtree(packing, ignore_errors=True)
-    unpack(wanted, tarball, into)
+    _unpack(wanted, tarball, into)
     return tarball
 
 
@@ -112,7 +112,7 @@ def _refusal(wanted: Wanted, done: subprocess.CompletedProcess[str]) -> EngineEr
     )
 
 
-def verified(wanted: Wanted, tarball: Path) -> Path:
+def _verified(wanted: Wanted, tarball: Path) -> Path:
     """The tarball, if its integrity is the pinned one."""
     found = integrity_of(tarball)
     if found != wanted.integrity:
@@ -124,7 +124,7 @@ def verified(wanted: Wanted, tarball: Path) -> Path:
     return tarball
 
 
-def unpack(wanted: Wanted, tarball: Path, into: Path) -> None:
+def _unpack(wanted: Wanted, tarball: Path, into: Path) -> None:
     """Plain files and folders only (the standard library's data filter), then the links."""
     try:
         with tarfile.open(tarball) as tar:

