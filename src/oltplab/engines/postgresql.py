@@ -118,6 +118,10 @@ class PostgresFamily(Family):
             ("logging_collector", False),  # the log goes to the server's stderr: our log file
             ("external_pid_file", str(paths.pid_file)),  # how a stale server is found again
         ]
+        if version < (14,):
+            # Logins are scram (initdb's --auth): before 14 a role's password is stored as
+            # md5 unless told, and initdb's own postgresql.conf, which says so, is not read.
+            lines.append(("password_encryption", "scram-sha-256"))
         return [Setting(option, value, None, None) for option, value in lines]
 
     @classmethod

