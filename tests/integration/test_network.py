@@ -22,6 +22,7 @@ import pytest
 from tests.sections import section
 
 from .conftest import TINY, cells, oltplab, processes_using, start_oltplab, wait_for
+from .foreign_postgres import NamespaceHost, assert_measured_without_leaks, postgres_server
 
 pytestmark = pytest.mark.engine
 
@@ -221,6 +222,18 @@ def test_postgresql_on_another_host(tmp_path, server_host):
     report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     assert "Read-write, network" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_postgresql_endpoint_on_another_host(tmp_path, server_host):
+    """A PostgreSQL server its operator runs on the server host, listening on that host's
+    address: oltplab reaches it there as an endpoint, with no ssh of its own."""
+    client = server_host.address.rsplit(".", 1)[0] + ".1"
+    theirs = NamespaceHost(
+        namespace=server_host.namespace, listen=server_host.address, client=client
+    )
+    with postgres_server(tmp_path / "theirs", theirs) as (host, port):
+        assert host == server_host.address
+        assert_measured_without_leaks(tmp_path, host, port)
 
 
 def test_cut_link_fails_the_cell_in_flight_and_later_cells_run(tmp_path, server_host):

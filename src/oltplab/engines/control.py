@@ -32,6 +32,16 @@ def said(exc: pymysql.MySQLError) -> str:
     return message or f"{type(exc).__name__}{code}, with no message"
 
 
+class LoginRefused(EngineError):
+    """The server answered and refused the login: the password, the account or the
+    database is wrong. Input to fix, not a server that may come back."""
+
+
+# MySQL's refusals of a login: access denied (to the server, to a database, through an auth
+# plugin) and an unknown database.
+_REFUSED_LOGINS = frozenset({1044, 1045, 1049, 1698})
+
+
 class Connection:
     """A control connection, whichever protocol it speaks: the questions the runner, the
     provisioner and the telemetry probe ask, over rows()."""
@@ -60,6 +70,20 @@ class Connection:
 
     def version(self) -> str:
         raise NotImplementedError
+
+    def self_description(self) -> str:
+        """What the server says it is (its version and, where there is one, its comment):
+        what tells a family of its protocol from another."""
+        raise NotImplementedError
+
+    def benchmark_tables(self) -> int:
+        """How many of sysbench's sbtestN tables the benchmark database holds."""
+        raise NotImplementedError
+
+    def unconfined(self) -> str | None:
+        """Why the logged-in account may reach more than the benchmark database, where the
+        family can tell (an endpoint's account is the operator's)."""
+        return None
 
     def variables(self) -> dict[str, str]:
         raise NotImplementedError
@@ -126,7 +150,9 @@ class Control(Connection):
             )
         except pymysql.MySQLError as exc:
             where = socket if socket else f"{host}:{port}"
-            raise EngineError(f"cannot connect to {where} as {user}: {said(exc)}") from None
+            refused = bool(exc.args) and exc.args[0] in _REFUSED_LOGINS
+            error = LoginRefused if refused else EngineError
+            raise error(f"cannot connect to {where} as {user}: {said(exc)}") from None
 
     def close(self) -> None:
         with contextlib.suppress(pymysql.MySQLError):
@@ -139,6 +165,20 @@ class Control(Connection):
 
     def version(self) -> str:
         return str(self.rows("SELECT VERSION()")[0][0])
+
+    def self_description(self) -> str:
+        version, comment = self.rows("SELECT VERSION(), @@version_comment")[0]
+        return f"{version} {comment}"
+
+    def benchmark_tables(self) -> int:
+        return int(
+            str(
+                self.rows(
+                    "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'"
+                    " AND table_name REGEXP '^sbtest[0-9]+$'"
+                )[0][0]
+            )
+        )
 
     def variables(self) -> dict[str, str]:
         return {str(k): "" if v is None else str(v) for k, v in self.rows("SHOW GLOBAL VARIABLES")}
@@ -301,7 +341,12 @@ class PostgresControl(Connection):
                 autocommit=True,
             )
         except psycopg.Error as exc:
-            raise EngineError(
+            # Past the password exchange (or refused for want of one), it was the server
+            # that said no; before it, the server was not reached.
+            pgconn = exc.pgconn
+            refused = pgconn is not None and (pgconn.used_password or pgconn.needs_password)
+            error = LoginRefused if refused else EngineError
+            raise error(
                 f"cannot connect to {host} port {port} as {user}: {_first_line(exc)}"
             ) from None
 
@@ -320,6 +365,23 @@ class PostgresControl(Connection):
     def version(self) -> str:
         """ "15.18" from "15.18 (Debian 15.18-0+deb12u1)"."""
         return str(self.rows("SHOW server_version")[0][0]).split()[0]
+
+    def self_description(self) -> str:
+        return str(self.rows("SELECT version()")[0][0])
+
+    def benchmark_tables(self) -> int:
+        # sysbench names no schema: its tables go where the role's search_path creates them.
+        found = self.rows(
+            "SELECT count(*) FROM information_schema.tables"
+            " WHERE table_schema = current_schema() AND table_name ~ '^sbtest[0-9]+$'"
+        )
+        return int(str(found[0][0]))
+
+    def unconfined(self) -> str | None:
+        """A superuser reaches every database and the server's files (COPY ... TO)."""
+        if self.rows("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")[0][0]:
+            return f"role {self._conn.info.user} is a superuser"
+        return None
 
     def variables(self) -> dict[str, str]:
         """pg_settings, memory settings in bytes (shared_buffers 16384 x 8kB -> 134217728)."""

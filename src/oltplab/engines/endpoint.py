@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import EngineError
-from oltplab.engines.control import Control
+from oltplab.engines.control import Connection, LoginRefused
+from oltplab.engines.families import family_named
+from oltplab.engines.family import Family
 from oltplab.engines.hosts import Host, PrivateFile
 from oltplab.spec import EngineSpec
 from oltplab.spec.sources import EndpointSource
@@ -61,19 +63,39 @@ def endpoint_password(engine: str, source: EndpointSource) -> str:
     return ""
 
 
+def protocol_family(engine: EngineSpec) -> type[Family]:
+    """The family whose protocol reaches an endpoint: the one the spec names, else the
+    MySQL family's (which of its families the server is, it says once connected)."""
+    return family_named(engine.family or "mysql")
+
+
 class Endpoint:
-    """The server side of a session on a server oltplab does not own."""
+    """The server side of a session on a server oltplab does not own, reached over its
+    family's protocol as the account the spec names, in the benchmark database where the
+    family's accounts log in to one (PostgreSQL)."""
 
     machine = Host()  # client tools run here, never on the endpoint's machine
     owned = False  # measured as it is: never configured, started or stopped
-    client_protocol = "mysql"
 
-    def __init__(self, source: EndpointSource, password: str, work: Path) -> None:
+    def __init__(
+        self, source: EndpointSource, password: str, work: Path, family: type[Family]
+    ) -> None:
         host, port = source.endpoint.rsplit(":", 1)
         self.host, self.port = host, int(port)
         self.user = source.user
         self._password = password
         self._work = work
+        self._family = family
+
+    @classmethod
+    def of(cls, engine: EngineSpec, work: Path) -> Endpoint:
+        assert isinstance(engine.source, EndpointSource)
+        password = endpoint_password(engine.name, engine.source)
+        return cls(engine.source, password, work, protocol_family(engine))
+
+    @property
+    def client_protocol(self) -> str:
+        return self._family.client_protocol
 
     @property
     def client_port(self) -> int:
@@ -83,12 +105,13 @@ class Endpoint:
     def password(self) -> str:
         return self._password
 
-    def control(self, database: str | None = None) -> Control:
-        # A MySQL-family endpoint: its status is global, whatever the database.
-        return Control(host=self.host, port=self.port, user=self.user, password=self._password)
+    def control(self, database: str | None = None) -> Connection:
+        # As sysbench logs in: MySQL's status is global, PostgreSQL's statistics are read in
+        # the benchmark database, the only one its role needs.
+        return self._family.client(self.host, self.port, self.user, self._password)
 
     def client_options(self) -> PrivateFile:
-        """[client] options for client tools, there only while one runs."""
+        """[client] options for the MySQL family's client tools, there only while one runs."""
         return PrivateFile(
             self.machine,
             self._work / "client.cnf",
@@ -133,3 +156,26 @@ class Endpoint:
 
     def session_log_tail(self, lines: int = 8) -> str:
         return ""
+
+
+def check_endpoints(engines: list[EngineSpec]) -> None:
+    """Before anything is created: each endpoint's password can be read and the server
+    takes it, for an account it confines to the benchmark database where its family tells.
+    An endpoint that does not answer is left to the sessions, which fail saying so."""
+    for engine in engines:
+        if not engine.is_endpoint:
+            continue
+        where = f"engine {engine.name}"
+        endpoint = Endpoint.of(engine, Path())  # a password that cannot be read stops here
+        try:
+            with endpoint.control() as control:
+                unconfined = control.unconfined()
+        except LoginRefused as refused:
+            raise EngineError(f"{where}: the endpoint refused the login: {refused}") from None
+        except EngineError:
+            continue
+        if unconfined:
+            raise EngineError(
+                f"{where}: {unconfined}; benchmark with an account whose rights are on its "
+                "own database only"
+            )

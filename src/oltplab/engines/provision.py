@@ -23,7 +23,7 @@ from oltplab.base import nofollow
 from oltplab.base.errors import EngineError
 from oltplab.engines.config import Setting, extra_settings
 from oltplab.engines.distribution import Distribution
-from oltplab.engines.endpoint import Endpoint, endpoint_password
+from oltplab.engines.endpoint import Endpoint
 from oltplab.engines.families import (
     family_named,
     family_of,
@@ -310,23 +310,13 @@ def endpoint_engine(
 ) -> EngineState:
     assert isinstance(engine.source, EndpointSource)
     phase(f"{engine.name}: connecting to {engine.source.endpoint}")
-    password = endpoint_password(engine.name, engine.source)
-    server = Endpoint(engine.source, password, work)
+    server = Endpoint.of(engine, work)
     with server.control() as control:
         version = control.version()
-        comment = str(control.rows("SELECT @@version_comment")[0][0])
-        tables = int(
-            str(
-                control.rows(
-                    "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'"
-                    " AND table_name REGEXP '^sbtest[0-9]+$'"
-                )[0][0]
-            )
-        )
+        said = control.self_description()
+        tables = control.benchmark_tables()
     family = (
-        family_named(engine.family)
-        if engine.family
-        else family_said(f"{version} {comment}", "mysql")
+        family_named(engine.family) if engine.family else family_said(said, server.client_protocol)
     )
     assert family is not None, "MySQL claims every server of its protocol"
     state = EngineState(
@@ -335,7 +325,7 @@ def endpoint_engine(
         family.release(version),
         server,
         engine.source.user,
-        password,
+        server.password,
         version,
         work,
     )

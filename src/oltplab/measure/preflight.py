@@ -1,6 +1,6 @@
 """Checks made before anything is provisioned, of what the spec asks of this host: memory
-for each buffer pool, the engines' sources, a sysbench that runs every workload, and disk
-for the datasets."""
+for each buffer pool, the engines' sources, a sysbench that runs every workload, disk for
+the datasets, and a login each endpoint takes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from oltplab.base.errors import SpecError
 from oltplab.base.hostinfo import memory_bytes
 from oltplab.base.sizes import format_size
+from oltplab.engines.endpoint import check_endpoints
 from oltplab.engines.supplier import check_sources
 from oltplab.measure.workloads import check_workloads
 from oltplab.spec import Spec
@@ -33,6 +34,7 @@ def preflight(spec: Spec, origin: str, work: Path) -> str:
     sysbench = find_sysbench()
     check_workloads(spec, sysbench, origin)
     check_dataset_space(spec, work, origin)
+    check_endpoints(spec.engines)
     return sysbench
 
 

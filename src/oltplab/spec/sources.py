@@ -169,11 +169,6 @@ class EngineSpec(StrictModel):
                 f"unknown engine {self.name!r}: use one of {known}, "
                 "or give it a source (maven, tarball, basedir, debian, npm or endpoint)"
             )
-        if self.is_endpoint and self.family == "postgresql":
-            raise ValueError(
-                f"engine {self.name!r}: endpoints are reached over the MySQL protocol; "
-                "run PostgreSQL as a private instance (debian, npm, tarball or basedir source)"
-            )
         return self
 
     @property
