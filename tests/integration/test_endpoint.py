@@ -80,13 +80,16 @@ def test_endpoint_is_measured_without_being_started_configured_or_stopped(tmp_pa
             assert PASSWORD.encode() not in path.read_bytes(), path
 
 
-def test_wrong_endpoint_password_fails_the_cells_without_echoing_it(tmp_path, foreign_server):
+def test_a_refused_endpoint_password_is_one_line_exit_2_and_nothing_created(
+    tmp_path, foreign_server
+):
     _, port = foreign_server
     result = run(tmp_path, port, password="not-the-password-123")
-    assert result.returncode == 1
-    reason = cells(tmp_path / "out")[0]["reason"]
-    assert "Access denied for user 'bench'" in reason
-    assert "not-the-password-123" not in result.stdout + result.stderr + reason
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert "refused the login" in line and "Access denied for user 'bench'" in line
+    assert "not-the-password-123" not in result.stdout + result.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_tiers_that_would_reconfigure_an_endpoint_are_refused_and_cleanup_is_explicit(
