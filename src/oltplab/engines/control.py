@@ -37,9 +37,9 @@ class LoginRefused(EngineError):
     database is wrong. Input to fix, not a server that may come back."""
 
 
-# MySQL's refusals of a login: access denied (to the server, to a database, through an auth
-# plugin) and an unknown database.
-_REFUSED_LOGINS = frozenset({1044, 1045, 1049, 1698})
+# MySQL's refusals of a login (the control connection names no database): access denied,
+# by the password or by an auth plugin.
+_REFUSED_LOGINS = frozenset({1045, 1698})
 
 
 class Connection:
