@@ -16,6 +16,7 @@ from oltplab.engines.families import family_of, intent_settings, option_file
 from oltplab.engines.family import Layout
 from oltplab.engines.hosts import Host, free_port
 from oltplab.engines.launcher import PrivateInstance
+from oltplab.engines.postgresql import PostgresFamily
 from oltplab.engines.supplier import supply
 from oltplab.spec import parse_spec
 
@@ -149,3 +150,6 @@ def assert_measured_without_leaks(folder: Path, host: str, port: int) -> None:
     for path in out.rglob("*"):
         if path.is_file():
             assert PASSWORD.encode() not in path.read_bytes(), path
+    # --cleanup dropped the tables it made; the database stays the role's.
+    with PostgresFamily.client(host, port, ROLE, PASSWORD) as theirs:
+        assert theirs.benchmark_tables() == 0
