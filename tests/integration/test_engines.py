@@ -63,7 +63,25 @@ def assert_shut(instance, port: int) -> None:
     assert refused["root"][0] == 1290, refused  # ER_OPTION_PREVENTS_STATEMENT: secure-file-priv
 
 
-@pytest.mark.parametrize("name", sorted(CATALOG))
+def newest_of_each_release() -> list[str]:
+    """Every catalog engine but a PostgreSQL minor release whose major has a newer one in
+    the catalog: the older minors are there for bisect's steps, and a major's settings are
+    the same in each of its minors."""
+    newest: dict[str, tuple[int, ...]] = {}
+    for entry in CATALOG.values():
+        if entry.family == "postgresql" and "." in entry.version:
+            major, minor = entry.version.split(".")[:2]
+            newest[major] = max(newest.get(major, ()), (int(minor),))
+    return sorted(
+        name
+        for name, entry in CATALOG.items()
+        if entry.family != "postgresql"
+        or "." not in entry.version
+        or (int(entry.version.split(".")[1]),) == newest[entry.version.split(".")[0]]
+    )
+
+
+@pytest.mark.parametrize("name", newest_of_each_release())
 def test_catalog_engine_runs_with_every_intended_setting_live(name, tmp_path):
     family, version, live = start_and_check(
         f'engines = [{{name = "{name}"}}]\n[config]\nbinlog = true\nredo_capacity = "96M"\n',
