@@ -14,7 +14,7 @@ from typing import cast
 import pytest
 
 from oltplab.analysis.model import Analysis
-from oltplab.engines.config import check_variables, expected_variables
+from oltplab.engines.config import check_variables, expected_variables, extra_settings
 from oltplab.engines.families import intent_settings
 from oltplab.report.environment import configuration
 from oltplab.spec import parse_spec
@@ -102,3 +102,20 @@ def test_the_report_flags_defaults_the_majors_changed():
     assert "postgresql-18.4: on" in differing and "postgresql-17.10: off" in differing
     # shown in the table of key settings, though only 18 has it
     assert "| io_method | - | - | - | - | worker |" in text
+
+
+def test_a_setting_of_some_releases_goes_in_their_series_entry():
+    """[config.extra.postgresql] is written for every release; a series entry's own extra
+    only for its releases, checked live like the intent."""
+    spec = parse_spec(
+        'engines = [{series = "postgresql >=16.14, <17"},'
+        ' {series = "postgresql >=18", extra = {io_method = "sync"}}]',
+        "t",
+    )
+    assert {e.name: e.extra for e in spec.engines} == {
+        "postgresql-16.14": {},
+        "postgresql-18.4": {"io_method": "sync"},
+    }
+    assert expected_variables(extra_settings(spec.engine("postgresql-18.4").extra)) == {
+        "io_method": "sync"
+    }
