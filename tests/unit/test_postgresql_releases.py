@@ -1,7 +1,10 @@
-"""The intent across PostgreSQL's majors, against what the releases said: pg_settings as
-oltplab recorded it (units applied) after starting postgresql-10.23, 12.22, 16.14, 17.10 and
-18.4 from the catalog with buffer_pool = "128M" and the default intent otherwise
-(tests/data/postgresql/pg_settings.json, taken from those runs' ledgers)."""
+"""The intent across PostgreSQL's majors, against what the releases said.
+
+tests/data/postgresql/pg_settings.json: pg_settings as oltplab recorded it (units applied)
+after starting catalog releases of 10, 12, 13, 14, 16, 17 and 18 with buffer_pool = "128M",
+one thread and the default intent otherwise, taken from those runs' ledgers.
+tests/data/postgresql/describe_config.json: which of the settings `asked` each major's
+`postgres --describe-config` lists (10.23 to 18.4, every major)."""
 
 from __future__ import annotations
 
@@ -15,15 +18,19 @@ import pytest
 
 from oltplab.analysis.model import Analysis
 from oltplab.engines.config import check_variables, expected_variables, extra_settings
-from oltplab.engines.families import intent_settings
+from oltplab.engines.families import family_named, intent_settings
 from oltplab.report.environment import configuration
 from oltplab.spec import parse_spec
 from oltplab.spec.catalog import release_key
+from tests.unit.test_config_translation import PG_PATHS
 
 RECORDED = json.loads(
     (Path(__file__).parent.parent / "data" / "postgresql" / "pg_settings.json").read_text()
 )
 RELEASES = list(RECORDED)
+DESCRIBED = json.loads(
+    (Path(__file__).parent.parent / "data" / "postgresql" / "describe_config.json").read_text()
+)
 M = 1024**2
 
 
@@ -67,6 +74,19 @@ def test_every_variant_of_the_intent_names_settings_each_release_has(engine):
     assert RECORDED[engine]["max_wal_senders"] == "10"
 
 
+@pytest.mark.parametrize("release", list(DESCRIBED["listed"]))
+def test_every_major_knows_every_setting_written_to_it(release):
+    """postgres refuses to start on a setting it does not know: whatever the intent, the
+    family writes only settings the major lists (10 has no jit, 11 no shared_memory_type,
+    13 replaced wal_keep_segments by wal_keep_size, 18 added io_method)."""
+    tiers = [intent(), intent("binlog = false\nflush_log_at_trx_commit = 0\ndoublewrite = false")]
+    written = {s.option for t in tiers for s in intent_settings("postgresql", release, t)}
+    server = family_named("postgresql").server_settings(release_key(release), PG_PATHS)
+    written |= {s.option for s in server}
+    assert written <= set(DESCRIBED["asked"])  # a new setting: record the majors' lists again
+    assert written <= set(DESCRIBED["listed"][release])
+
+
 def test_wal_keep_segments_became_wal_keep_size_and_neither_is_written():
     """13 replaced the count of segments by a size; oltplab keeps no WAL for standbys."""
     for engine, settings in RECORDED.items():
@@ -101,7 +121,7 @@ def test_the_report_flags_defaults_the_majors_changed():
     }  # fmt: skip
     assert "postgresql-18.4: on" in differing and "postgresql-17.10: off" in differing
     # shown in the table of key settings, though only 18 has it
-    assert "| io_method | - | - | - | - | worker |" in text
+    assert "| io_method | " + "- | " * (len(RELEASES) - 1) + "worker |" in text
 
 
 def test_a_setting_of_some_releases_goes_in_their_series_entry():
