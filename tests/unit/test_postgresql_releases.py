@@ -1,7 +1,7 @@
 """The intent across PostgreSQL's majors, against what the releases said.
 
 tests/data/postgresql/pg_settings.json: pg_settings as oltplab recorded it (units applied)
-after starting catalog releases of 10, 12, 13, 14, 16, 17 and 18 with buffer_pool = "128M",
+after starting catalog releases of 10, 11, 12, 13, 14, 16, 17 and 18 with buffer_pool = "128M",
 one thread and the default intent otherwise, taken from those runs' ledgers.
 tests/data/postgresql/describe_config.json: which of the settings `asked` each major's
 `postgres --describe-config` lists (10.23 to 18.4, every major)."""
@@ -114,11 +114,11 @@ def test_the_report_flags_defaults_the_majors_changed():
     text = "\n".join(configuration(cast(Analysis, SimpleNamespace(dataset=dataset)), []))
     differing = text.split("### Settings that differ between engines")[1]
     rows = {line.split("|")[2].strip() for line in differing.splitlines() if "| 128M |" in line}
-    # jit is on in every recorded release that has it (11, where it was off, is not here)
     assert rows == {
-        "data_checksums", "checkpoint_completion_target", "effective_io_concurrency",
+        "data_checksums", "checkpoint_completion_target", "effective_io_concurrency", "jit",
         "autovacuum_vacuum_cost_delay",
     }  # fmt: skip
+    assert "postgresql-11.22: off; postgresql-12.22: on" in differing  # jit
     assert "postgresql-18.4: on" in differing and "postgresql-17.10: off" in differing
     # shown in the table of key settings, though only 18 has it
     assert "| io_method | " + "- | " * (len(RELEASES) - 1) + "worker |" in text
