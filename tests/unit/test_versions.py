@@ -45,6 +45,36 @@ def test_a_family_series_in_release_order() -> None:
     assert order == names
 
 
+def test_postgresql_releases_form_a_series_of_major_and_minor() -> None:
+    """PostgreSQL's releases since 10 are MAJOR.MINOR: 17.10 comes after 17.9, not before
+    17.8; Debian's postgresql-15 follows its major's latest minor, so it is no release."""
+    names = [e.name for e in family_releases("postgresql")]
+    assert "postgresql-15" not in names
+    minors = [n for n in names if n.startswith("postgresql-17.")]
+    assert minors == ["postgresql-17.7", "postgresql-17.8", "postgresql-17.9", "postgresql-17.10"]
+    spec = parse_spec('engines = [{series = "postgresql >=12, <19"}]', "spec")
+    chosen = [e.name for e in spec.engines]
+    assert chosen[0] == "postgresql-12.22" and chosen[-1] == "postgresql-18.4"
+    assert chosen == [n for n in names if release_key(n.split("-")[1]) >= (12,)]
+    assert series("postgresql >=16.12, <17.9") == [
+        "postgresql-16.12", "postgresql-16.13", "postgresql-16.14",
+        "postgresql-17.7", "postgresql-17.8",
+    ]  # fmt: skip
+    assert releases_between("postgresql-17.7", "postgresql-17.10", None) == minors
+    assert releases_between("postgresql-16.14", "postgresql-17.8", None) == [
+        "postgresql-16.14", "postgresql-17.7", "postgresql-17.8",
+    ]  # fmt: skip
+    with pytest.raises(OltplabError, match="both be releases of one ordered series"):
+        releases_between("postgresql-15", "postgresql-17.10", None)
+    listed = oltplab("engines", "list", "--family", "postgresql", cwd=Path.cwd())
+    assert listed.returncode == 0
+    order = [line.split("│")[1].strip() for line in listed.stdout.splitlines()
+             if line.startswith("│ postgresql-")]  # fmt: skip
+    # Debian's postgresql-15 is listed too, before the releases of its major.
+    assert order == sorted([*names, "postgresql-15"], key=lambda n: release_key(n.split("-")[1]))
+    assert order.index("postgresql-15") == order.index("postgresql-15.18") - 1
+
+
 def verdict(point: float, low: float, high: float, margin: float = 3.0) -> str:
     comparison = Comparison(Estimate(point, low, high, 4, "t"), "x")
     return judge(comparison, margin).verdict

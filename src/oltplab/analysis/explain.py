@@ -17,7 +17,7 @@ _IDENTITY = {
     "gtid_purged", "gtid_binlog_pos", "gtid_current_pos", "gtid_slave_pos",
     "innodb_version", "protocol_version", "license", "log_error", "wsrep_node_name",
     "system_time_zone", "time_zone", "mysqlx_port", "mysqlx_socket", "admin_port",
-    "server_uid",
+    "server_uid", "server_version", "server_version_num",
 }  # fmt: skip
 
 

