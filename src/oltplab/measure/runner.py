@@ -46,7 +46,7 @@ from oltplab.spec import LOCAL_HOST, Spec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
-from oltplab.store.lock import ResultsLock
+from oltplab.store.lock import ResultsLock, refuse_a_file
 from oltplab.store.provenance import RunRecord, sysbench_facts
 from oltplab.store.rows import CellRow
 from oltplab.store.scratch import scratch_root
@@ -104,6 +104,8 @@ def run(request: RunRequest, display: Display) -> Outcome:
     spec, origin, shard = request.spec, request.origin, request.shard
     chosen = default_names() if request.telemetry is None else request.telemetry
     results = request.results.resolve()
+    # What is wrong with the command line is said before what the spec asks of the host.
+    refuse_a_file(results)
     sysbench_binary = preflight(spec, origin, scratch_root(results))
     sessions = build_plan(spec) if shard is None else shard_sessions(spec, shard)
     planned = cell_definitions(spec, cells_of(sessions))

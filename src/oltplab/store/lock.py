@@ -21,10 +21,15 @@ from oltplab.store.files import os_problem
 from oltplab.store.status import RunStatus
 
 
-def prepare_results(results: Path) -> None:
-    """The results folder, made if needed; a file in its place is refused."""
+def refuse_a_file(results: Path) -> None:
+    """A file where the results folder should be is refused, before any other check."""
     if results.exists() and not results.is_dir():
         raise OltplabError(f"{results}: is a file; --results needs a folder")
+
+
+def prepare_results(results: Path) -> None:
+    """The results folder, made if needed; a file in its place is refused."""
+    refuse_a_file(results)
     try:
         results.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
