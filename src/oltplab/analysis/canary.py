@@ -76,9 +76,11 @@ def _figure(point: CanaryPoint) -> str:
     return f"{point.comparison.with_interval()} ({where})"
 
 
-def canary_of(points: Points, margin_pct: float) -> Canary | None:
-    """The run's canary on these points' measure, if it measured one."""
+def canary_of(points: Points, default_margin_pct: float) -> Canary | None:
+    """The run's canary on these points' measure, if it measured one: judged at the margin
+    the run measured to, else at the default the caller judges by."""
     dataset = points.dataset
+    margin_pct = dataset.target.margin_pct if dataset.target else default_margin_pct
     twins = [
         n
         for n in dataset.engines

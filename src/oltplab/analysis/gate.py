@@ -21,7 +21,7 @@ from xml.etree import ElementTree
 from oltplab.analysis.canary import Canary, canary_of
 from oltplab.analysis.equivalence import TOST_CONFIDENCE
 from oltplab.analysis.estimate import Comparison, compare
-from oltplab.analysis.points import Point, Points
+from oltplab.analysis.points import Point
 from oltplab.analysis.reproduce import common_points, points_of
 from oltplab.base.errors import EXIT_REGRESSED, EXIT_UNDECIDED
 from oltplab.base.metrics import TPS, Measure
@@ -98,7 +98,7 @@ def gate(
 ) -> Gate:
     runs = points_of(baseline, measure), points_of(candidate, measure)
     before, after, common = common_points(*runs)
-    canaries = [c for c in (canary_of(r, _own_margin(r, max_regression_pct)) for r in runs) if c]
+    canaries = [c for c in (canary_of(r, max_regression_pct) for r in runs) if c]
     points = []
     for point in common:
         comparison = compare(
@@ -107,12 +107,6 @@ def gate(
         outcome = judged(comparison, max_regression_pct, measure.higher_is_better)
         points.append(GatedPoint(point, comparison, outcome))
     return Gate(points, max_regression_pct, measure, canaries)
-
-
-def _own_margin(points: Points, max_regression_pct: float) -> float:
-    """A run's canary is judged at the margin the run measured to, else the gate's."""
-    target = points.dataset.target
-    return target.margin_pct if target else max_regression_pct
 
 
 def junit_xml(found: Gate) -> str:

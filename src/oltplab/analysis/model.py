@@ -271,9 +271,8 @@ class Analysis:
         """The run's A/A canary, judged on its precision target, else on TPS against the
         report's margin."""
         target = self.target
-        margin = target.margin_pct if target else self.options.threshold
         points = self.points_of(target.measure if target else TPS)
-        return canary_of(points, margin) if points is not None else None
+        return canary_of(points, self.options.threshold) if points is not None else None
 
 
 def analyse(dataset: Dataset, options: AnalysisOptions) -> Analysis:

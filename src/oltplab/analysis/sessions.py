@@ -60,7 +60,7 @@ class SessionSpread:
         mean = statistics.fmean(logs)
         half = t_quantile(TOST_CONFIDENCE, len(logs) - 1) * statistics.stdev(logs)
         half /= math.sqrt(len(logs))
-        return tuple(math.expm1(v) * 100 for v in (mean, mean - half, mean + half))  # type: ignore[return-value]
+        return math.expm1(mean) * 100, math.expm1(mean - half) * 100, math.expm1(mean + half) * 100
 
     @property
     def label(self) -> str:

@@ -41,7 +41,7 @@ from oltplab.store.outputs import whole_folder
 # A change point needs runs on both sides of it and one more (analysis/changes).
 MIN_HISTORY = 3
 NoiseFloorOf = Callable[[Dataset], QuotedFloor | None]
-# A run's canary is judged at the margin it measured to, else at the report's default.
+# A run's canary without a margin of its own is judged at the report's default.
 CANARY_MARGIN_PCT = AnalysisOptions().threshold
 
 
@@ -89,8 +89,7 @@ def _index_row(run: SiteRun, latest: SiteRun, floor_for: NoiseFloorOf) -> dict[s
     record = next(iter(dataset.runs), {})
     host = record.get("host", {})
     floor = floor_for(dataset)
-    target = dataset.target
-    canary = canary_of(run.points, target.margin_pct if target else CANARY_MARGIN_PCT)
+    canary = canary_of(run.points, CANARY_MARGIN_PCT)
     return {
         "name": run.name,
         "started_at": run.started_at,
