@@ -17,7 +17,7 @@ plan` read the curve (analysis/power.py): the rule replayed at the search's own 
 batch of rounds) for margins of 0.5%, 1% and 3%.
 
     python3 bench/power.py [--trials 30] [--keep DIR]      # measure (resumes in DIR)
-    python3 bench/power.py --pack DIR                      # DIR's trials into the package
+    python3 bench/power.py --pack DIR                      # DIR's trials added to the package
     python3 bench/power.py --summarise [FILE.json.gz]      # the curve, no measuring
 """
 
@@ -40,6 +40,7 @@ from pathlib import Path
 
 from tiny_spec import planted_workloads, tiny_spec
 
+import oltplab
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.power import PACKED, print_curve, read_trials, write_trials
@@ -62,6 +63,19 @@ THREADS = 1
 # average) for at most QUIET_WAIT_MINUTES, then runs anyway: the trials' flags say so.
 QUIET_LOAD = 0.6
 QUIET_WAIT_MINUTES = 30
+
+
+def commit_measuring() -> str | None:
+    """The commit of the oltplab this bench runs, so that trials measured over several
+    sessions say which code measured each."""
+    done = subprocess.run(
+        ["git", "-C", str(Path(oltplab.__file__).parent), "rev-parse", "--short", "HEAD"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return done.stdout.strip() or None
+
+
+COMMIT = commit_measuring()
 
 
 def planted_sizes(trials: int) -> list[int]:
@@ -126,6 +140,7 @@ def run_trial(work: Path, number: int, size: int) -> dict[str, object]:
         budget_minutes=BUDGET_MINUTES,
         look_every=FIRST_BATCH,
         engine=ENGINE,
+        oltplab_commit=COMMIT,
         cell_seconds=CELL_SECONDS,
         threads=THREADS,
     )
@@ -179,9 +194,10 @@ def measure(work: Path, trials: int) -> None:
     subprocess.run([*OLTPLAB, "engines", "fetch", ENGINE], check=True, capture_output=True)
     started = time.monotonic()
     sizes = planted_sizes(trials)
+    packed = {t.trial for t in read_trials(PACKED)} if PACKED.is_file() else set()
     for number, size in enumerate(sizes, 1):
-        if (work / f"trial{number:02d}-plus{size}" / "trial.json").is_file():
-            continue  # measured before this resume
+        if number in packed or (work / f"trial{number:02d}-plus{size}" / "trial.json").is_file():
+            continue  # measured before this resume, in this folder or in an earlier session
         record = run_trial(work, number, size)
         spent = (time.monotonic() - started) / 60
         print(
@@ -201,9 +217,16 @@ def main() -> None:
     parser.add_argument("--summarise", nargs="?", const=PACKED, type=Path)
     args = parser.parse_args()
     if args.pack is not None:
+        # Trials packed in earlier sessions stay; one measured again in DIR replaces its own.
+        trials = (
+            {t.trial: t.model_dump(mode="json") for t in read_trials(PACKED)}
+            if PACKED.is_file()
+            else {}
+        )
         found = [json.loads(p.read_text()) for p in sorted(args.pack.glob("trial*/trial.json"))]
-        write_trials(found, PACKED, measured_on=platform.node())
-        print(f"{len(found)} trials into {PACKED}")
+        trials.update({int(t["trial"]): t for t in found})
+        write_trials([trials[n] for n in sorted(trials)], PACKED, measured_on=platform.node())
+        print(f"{len(found)} trials from {args.pack}, {len(trials)} in all, into {PACKED}")
         print_curve(read_trials(PACKED))
         return
     if args.summarise is not None:

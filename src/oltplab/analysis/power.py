@@ -64,6 +64,8 @@ class Trial(BaseModel):
     workloads: dict[str, list[float | None]]
     points: dict[str, str]
     flagged_rounds: dict[str, list[int]]
+    # The commit whose oltplab measured the trial (not recorded by the first six).
+    oltplab_commit: str | None = None
 
     @property
     def rounds(self) -> int:
