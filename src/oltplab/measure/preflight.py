@@ -1,16 +1,17 @@
 """Checks made before anything is provisioned, of what the spec asks of this host: memory
 for each buffer pool, the engines' sources, a sysbench that runs every workload, disk for
-the datasets, and a login each endpoint takes."""
+the datasets, a login each endpoint takes, and the engines' binaries fetched."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from oltplab.base.errors import SpecError
 from oltplab.base.hostinfo import memory_bytes
 from oltplab.base.sizes import format_size
 from oltplab.engines.endpoint import check_endpoints
-from oltplab.engines.supplier import check_sources
+from oltplab.engines.supplier import cached, check_sources, supply
 from oltplab.measure.workloads import check_workloads
 from oltplab.spec import Spec
 from oltplab.store.files import format_bytes, free_bytes
@@ -18,7 +19,7 @@ from oltplab.sysbench.driver import find_sysbench
 from oltplab.sysbench.kinds import kinds_used
 
 
-def preflight(spec: Spec, origin: str, work: Path) -> str:
+def preflight(spec: Spec, origin: str, work: Path, say: Callable[[str], None]) -> str:
     """Host-dependent checks; returns the sysbench binary."""
     memory = memory_bytes()
     provisioned = any(not engine.is_endpoint for engine in spec.engines)
@@ -35,7 +36,20 @@ def preflight(spec: Spec, origin: str, work: Path) -> str:
     check_workloads(spec, sysbench, origin)
     check_dataset_space(spec, work, origin)
     check_endpoints(spec.engines)
+    fetch_binaries(spec, say)
     return sysbench
+
+
+def fetch_binaries(spec: Spec, say: Callable[[str], None]) -> None:
+    """Every engine's binaries in the cache before the results directory is made: a source
+    that cannot give them (a version its registry lacks, a package of another checksum) is
+    bad input, said once, not a failed cell at every thread count. Last of the checks, as
+    the only one that may take minutes."""
+    for engine in spec.engines:
+        if engine.is_endpoint or cached(engine) is not None:
+            continue
+        say(f"{engine.name}: fetching its binaries into the cache (once; a minute or so)")
+        supply(engine)
 
 
 def check_dataset_space(spec: Spec, work: Path, origin: str) -> None:

@@ -106,7 +106,7 @@ def run(request: RunRequest, display: Display) -> Outcome:
     results = request.results.resolve()
     # What is wrong with the command line is said before what the spec asks of the host.
     refuse_a_file(results)
-    sysbench_binary = preflight(spec, origin, scratch_root(results))
+    sysbench_binary = preflight(spec, origin, scratch_root(results), display.note)
     sessions = build_plan(spec) if shard is None else shard_sessions(spec, shard)
     planned = cell_definitions(spec, cells_of(sessions))
     with ResultsLock(results):
