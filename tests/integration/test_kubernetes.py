@@ -12,6 +12,7 @@ import os
 import subprocess
 import threading
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,13 +47,21 @@ def cluster() -> Iterator[dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def image(cluster: dict[str, str]) -> str:
-    """The pods' image, built for this checkout and the tiny spec's engine, in containerd."""
+    """The pods' image, built for this checkout and the tiny spec's engine, in containerd
+    (fetched first: the image copies this machine's cache, and this module may run alone)."""
+    assert (
+        oltplab("engines", "fetch", "--spec", str(TINY), *_engines(TINY), cwd=ROOT).returncode == 0
+    )
     built = subprocess.run(
         ["python3", str(ROOT / "deploy" / "kube" / "image.py"), str(TINY)],
         env=_env(cluster), capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     assert built.returncode == 0, built.stdout + built.stderr
     return built.stdout.split()[1]
+
+
+def _engines(spec: Path) -> list[str]:
+    return [engine["name"] for engine in tomllib.loads(spec.read_text())["engines"]]
 
 
 def _env(cluster: dict[str, str]) -> dict[str, str]:

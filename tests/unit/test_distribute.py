@@ -308,6 +308,28 @@ def test_a_jobs_index_ranges_read_as_the_api_server_writes_them() -> None:
     assert kubernetes._indexes(None) == set() and kubernetes._indexes("") == set()
 
 
+class Refused(Exception):
+    """What the kubernetes client raises when the API server says no."""
+
+    status, reason = 403, "Forbidden"
+
+
+class ServicesUnreadable:
+    def read_namespaced_service(self, name: str, namespace: str) -> object:
+        raise Refused
+
+
+def test_an_endpoint_service_the_user_may_not_read_says_so_where_its_platform_goes() -> None:
+    spec = parse_spec(
+        'workloads = ["oltp_read_only"]\n[[engines]]\nname = "db"\n'
+        'source = { endpoint = "db.bench.svc.cluster.local:3306", user = "sb", '
+        'password_env = "PW" }\n',
+        "s.toml",
+    )
+    found = kubernetes.endpoint_platforms(ServicesUnreadable(), Refused, spec)
+    assert found == {"db": "Kubernetes Service db.bench: its pods not read (403 Forbidden)"}
+
+
 def test_runs_in_folders_of_the_same_name_never_share_a_job_name(tmp_path: Path) -> None:
     first, second = (
         kubernetes.run_label(tmp_path / "a" / "run"),

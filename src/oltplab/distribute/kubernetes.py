@@ -326,7 +326,7 @@ class Kubernetes:
             return f"manifest {path} written, nothing created (kubectl apply -f {path} creates it)"
         check_writable_by_pods(distributed.root)
         batch, core, api_error = _clients()
-        platforms = endpoint_platforms(core, load_spec(distributed.root / SPEC_FILE))
+        platforms = endpoint_platforms(core, api_error, load_spec(distributed.root / SPEC_FILE))
         if platforms:
             env = job["spec"]["template"]["spec"]["containers"][0]["env"]
             env.append({"name": PLATFORM_ENV, "value": json.dumps(platforms)})
@@ -398,10 +398,11 @@ class Kubernetes:
         return sorted(active)
 
 
-def endpoint_platforms(core: Any, spec: Spec) -> dict[str, str]:
+def endpoint_platforms(core: Any, api_error: type[Exception], spec: Spec) -> dict[str, str]:
     """For each endpoint of the spec that is a Service of this cluster (NAME.NAMESPACE.svc,
     or POD.NAME.NAMESPACE.svc for one of its pods), the pods behind it with their node and
-    CPU and memory limits: what the report says the server ran on."""
+    CPU and memory limits: what the report says the server ran on, or why that is not
+    known (a Service the submitting user may not read)."""
     found = {}
     for engine in spec.engines:
         labels = (endpoint_host(engine) or "").split(".")
@@ -413,7 +414,11 @@ def endpoint_platforms(core: Any, spec: Spec) -> dict[str, str]:
             pods = core.list_namespaced_pod(
                 namespace, label_selector=",".join(f"{k}={v}" for k, v in selector.items())
             ).items
-        except Exception:
+        except api_error as exc:
+            found[engine.name] = (
+                f"Kubernetes Service {service}.{namespace}: its pods not read "
+                f"({exc.status} {exc.reason})"  # type: ignore[attr-defined]
+            )
             continue
         said = [
             f"Kubernetes pod {pod.metadata.name} (node {pod.spec.node_name or '-'}): "
