@@ -43,7 +43,7 @@ from tiny_spec import planted_workloads, tiny_spec
 import oltplab
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
-from oltplab.analysis.power import PACKED, print_curve, read_trials, write_trials
+from oltplab.analysis.power import PACKED, Trial, print_curve, read_trials, write_trials
 from oltplab.base.metrics import TPS
 
 ENGINE = "mariadb-10.11.5"
@@ -76,6 +76,11 @@ def commit_measuring() -> str | None:
 
 
 COMMIT = commit_measuring()
+
+
+def packed_trials() -> list[Trial]:
+    """The trials packed so far, by this session or earlier ones."""
+    return read_trials(PACKED) if PACKED.is_file() else []
 
 
 def planted_sizes(trials: int) -> list[int]:
@@ -194,7 +199,7 @@ def measure(work: Path, trials: int) -> None:
     subprocess.run([*OLTPLAB, "engines", "fetch", ENGINE], check=True, capture_output=True)
     started = time.monotonic()
     sizes = planted_sizes(trials)
-    packed = {t.trial for t in read_trials(PACKED)} if PACKED.is_file() else set()
+    packed = {t.trial for t in packed_trials()}
     for number, size in enumerate(sizes, 1):
         if number in packed or (work / f"trial{number:02d}-plus{size}" / "trial.json").is_file():
             continue  # measured before this resume, in this folder or in an earlier session
@@ -218,11 +223,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.pack is not None:
         # Trials packed in earlier sessions stay; one measured again in DIR replaces its own.
-        trials = (
-            {t.trial: t.model_dump(mode="json") for t in read_trials(PACKED)}
-            if PACKED.is_file()
-            else {}
-        )
+        trials = {t.trial: t.model_dump(mode="json") for t in packed_trials()}
         found = [json.loads(p.read_text()) for p in sorted(args.pack.glob("trial*/trial.json"))]
         trials.update({int(t["trial"]): t for t in found})
         write_trials([trials[n] for n in sorted(trials)], PACKED, measured_on=platform.node())

@@ -19,8 +19,11 @@ from oltplab.sysbench.driver import find_sysbench
 from oltplab.sysbench.kinds import kinds_used
 
 
-def preflight(spec: Spec, origin: str, work: Path, say: Callable[[str], None]) -> str:
-    """Host-dependent checks; returns the sysbench binary."""
+def preflight(
+    spec: Spec, origin: str, work: Path, measured: set[str], say: Callable[[str], None]
+) -> str:
+    """Host-dependent checks; returns the sysbench binary. `measured` names the engines
+    this run (or shard) measures: only theirs are fetched."""
     memory = memory_bytes()
     provisioned = any(not engine.is_endpoint for engine in spec.engines)
     for index, tier in enumerate(spec.tier_list):
@@ -36,17 +39,17 @@ def preflight(spec: Spec, origin: str, work: Path, say: Callable[[str], None]) -
     check_workloads(spec, sysbench, origin)
     check_dataset_space(spec, work, origin)
     check_endpoints(spec.engines)
-    fetch_binaries(spec, say)
+    fetch_binaries(spec, measured, say)
     return sysbench
 
 
-def fetch_binaries(spec: Spec, say: Callable[[str], None]) -> None:
+def fetch_binaries(spec: Spec, measured: set[str], say: Callable[[str], None]) -> None:
     """Every engine's binaries in the cache before the results directory is made: a source
     that cannot give them (a version its registry lacks, a package of another checksum) is
     bad input, said once, not a failed cell at every thread count. Last of the checks, as
     the only one that may take minutes."""
     for engine in spec.engines:
-        if engine.is_endpoint or cached(engine) is not None:
+        if engine.name not in measured or engine.is_endpoint or cached(engine) is not None:
             continue
         say(f"{engine.name}: fetching its binaries into the cache (once; a minute or so)")
         supply(engine)

@@ -106,8 +106,9 @@ def run(request: RunRequest, display: Display) -> Outcome:
     results = request.results.resolve()
     # What is wrong with the command line is said before what the spec asks of the host.
     refuse_a_file(results)
-    sysbench_binary = preflight(spec, origin, scratch_root(results), display.note)
     sessions = build_plan(spec) if shard is None else shard_sessions(spec, shard)
+    measured = {cell.engine for cell in cells_of(sessions)}
+    sysbench_binary = preflight(spec, origin, scratch_root(results), measured, display.note)
     planned = cell_definitions(spec, cells_of(sessions))
     with ResultsLock(results):
         ledger = Ledger.open(results)
