@@ -23,6 +23,8 @@ LOCAL = [
     ipaddress.ip_network(n) for n in ("127.0.0.0/8", "::1/128", "10.244.0.0/24", "10.96.0.0/24")
 ]
 WILDCARDS = {"*", "0.0.0.0", "::", "[::]"}
+# What `ss -p` names the cluster's own processes on this machine (its DNS server included).
+CLUSTER_PROCESSES = ("etcd", "kube-", "kubelet", "containerd", "coredns", "runc", "oltplab")
 
 
 def why_not_here() -> str | None:
@@ -92,8 +94,12 @@ def leftovers(state: Path) -> list[str]:
     return found
 
 
+def _host(address: str) -> str:
+    return address.rsplit(":", 1)[0].strip("[]").split("%")[0]
+
+
 def _outside(address: str) -> bool:
-    host = address.rsplit(":", 1)[0].strip("[]").split("%")[0]
+    host = _host(address)
     if host in WILDCARDS:
         return False
     try:
@@ -123,9 +129,10 @@ def sockets_beyond_this_machine() -> list[str]:
                 continue
             local, peer = words[4], words[5]
             # Only the cluster's processes and pods count; the machine's own sshd does not.
-            ours = prefix or any(
-                name in line for name in ("etcd", "kube-", "kubelet", "containerd", "oltplab")
-            )
-            if ours and (_outside(peer) or _outside(local)):
+            ours = prefix or any(name in line for name in CLUSTER_PROCESSES)
+            # A pod's wildcard covers the pod's own interface only; the machine's, every
+            # interface it has, the one to the outside included.
+            listens_everywhere = not prefix and _host(local) in WILDCARDS
+            if ours and (_outside(peer) or _outside(local) or listens_everywhere):
                 found.append(f"{' '.join(prefix[3:]) or 'host'}: {line}")
     return found
