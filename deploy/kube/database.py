@@ -161,26 +161,40 @@ def deploy(engine: str, image: str, namespace: str, cpu: str, memory: str) -> st
     )  # fmt: skip
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        ready = subprocess.run(
-            [
-                "kubectl",
-                "--kubeconfig",
-                kubeconfig,
-                "-n",
-                namespace,
-                "get",
-                "statefulset",
-                NAME,
-                "-o",
-                "jsonpath={.status.readyReplicas}",
-            ],
-            text=True,
-            capture_output=True,
-        ).stdout
-        if ready == "1":
+        pod = _pod(kubeconfig, namespace)
+        if any(c.get("ready") for c in pod.get("status", {}).get("containerStatuses", [])):
             return f"{NAME}.{namespace}.svc.{DOMAIN}:{PORT}"
+        stuck = _stuck(pod)
+        if stuck:
+            raise ClusterError(f"{NAME}-0 in namespace {namespace} cannot start: {stuck}")
         time.sleep(2)
-    raise ClusterError(f"{NAME} in namespace {namespace} not ready after 300 s: kubectl logs it")
+    raise ClusterError(
+        f"{NAME}-0 in namespace {namespace} not ready after 300 s: "
+        f"kubectl -n {namespace} describe pod {NAME}-0; kubectl -n {namespace} logs {NAME}-0"
+    )
+
+
+# Waiting reasons a pod does not leave by waiting longer.
+STUCK = {"ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff", "InvalidImageName",
+         "CreateContainerConfigError", "CrashLoopBackOff"}  # fmt: skip
+
+
+def _pod(kubeconfig: str, namespace: str) -> dict[str, Any]:
+    said = subprocess.run(
+        ["kubectl", "--kubeconfig", kubeconfig, "-n", namespace, "get", "pod", f"{NAME}-0",
+         "-o", "json"],
+        text=True, capture_output=True,
+    )  # fmt: skip
+    return json.loads(said.stdout) if said.returncode == 0 else {}
+
+
+def _stuck(pod: dict[str, Any]) -> str:
+    """The reason and message of a container that will not start, or ''."""
+    for status in pod.get("status", {}).get("containerStatuses", []):
+        waiting = status.get("state", {}).get("waiting", {})
+        if waiting.get("reason") in STUCK:
+            return f"{waiting['reason']}: {waiting.get('message', '')}".strip(": ")
+    return ""
 
 
 def main() -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -34,6 +35,9 @@ pytestmark = [pytest.mark.engine, pytest.mark.kubernetes]
 
 TINY = ROOT / "examples" / "kubernetes-tiny.toml"
 POD_USER = 10001
+STUCK = re.compile(
+    r"\((ErrImage\w*|ImagePullBackOff|InvalidImageName|Create\w*Error|CrashLoopBackOff)\)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +61,9 @@ def image(cluster: dict[str, str]) -> str:
         env=_env(cluster), capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     assert built.returncode == 0, built.stdout + built.stderr
-    return built.stdout.split()[1]
+    named = re.search(r"^image (\S+) in the cluster's containerd", built.stdout, re.MULTILINE)
+    assert named, built.stdout
+    return named.group(1)
 
 
 def _engines(spec: Path) -> list[str]:
@@ -196,6 +202,8 @@ def test_submit_k8s_runs_every_shard_as_a_pod_and_merges(
             status = oltplab("status", str(volume), cwd=tmp_path, env=env)
             assert status.returncode == 0, status.stderr
             states.append(status.stdout)
+            # A pod that cannot start fails the test now, not at the deadline.
+            assert not STUCK.findall(status.stdout), status.stdout
             job = json.loads((volume / "distribute.json").read_text())["jobs"][0]["job"]
             said = batch.read_namespaced_job(job, "bench").status  # type: ignore[attr-defined]
             if (said.succeeded or 0) + (said.failed or 0) == 2:
@@ -230,13 +238,17 @@ def test_submit_k8s_runs_every_shard_as_a_pod_and_merges(
     )  # fmt: skip
 
 
-def _wait_for_jobs(batch: object, volume: Path, deadline_seconds: float = 900) -> object:
+def _wait_for_jobs(
+    batch: object, volume: Path, env: dict[str, str], deadline_seconds: float = 900
+) -> object:
     deadline = time.monotonic() + deadline_seconds
     job = json.loads((volume / "distribute.json").read_text())["jobs"][-1]
     while True:
         said = batch.read_namespaced_job(job["job"], job["namespace"]).status  # type: ignore[attr-defined]
         if said.succeeded or said.failed or time.monotonic() > deadline:
             return said
+        status = oltplab("status", str(volume), cwd=volume.parent, env=env)
+        assert not STUCK.findall(status.stdout), status.stdout
         time.sleep(3)
 
 
@@ -266,7 +278,7 @@ def test_a_database_in_the_cluster_is_driven_through_its_service(
         "--cpu", "500m", "--memory", "1Gi", cwd=tmp_path, env=env,
     )  # fmt: skip
     assert submitted.returncode == 0, submitted.stdout + submitted.stderr
-    said = _wait_for_jobs(batch, volume)
+    said = _wait_for_jobs(batch, volume, env)
     assert said.succeeded == 1, said  # type: ignore[attr-defined]
     merged = oltplab("merge", str(volume), "-o", str(tmp_path / "merged"), cwd=tmp_path)
     assert merged.returncode == 0, merged.stdout + merged.stderr

@@ -375,7 +375,8 @@ class Kubernetes:
                 if 0 <= index < len(shards):
                     phase = pod.status.phase or "Unknown"
                     active = phase in _ACTIVE_PHASES or index in running
-                    found[shards[index]] = TaskState(phase, pod.spec.node_name or "-", active)
+                    said = " ".join([phase, *_waiting(pod)])
+                    found[shards[index]] = TaskState(said, pod.spec.node_name or "-", active)
         return found
 
     def cancel(self, distributed: Distributed) -> list[int]:
@@ -396,6 +397,16 @@ class Kubernetes:
                     if exc.status != 404:  # type: ignore[attr-defined]
                         raise _unreachable(exc) from None
         return sorted(active)
+
+
+def _waiting(pod: Any) -> list[str]:
+    """Why a pod's container has not started (ErrImageNeverPull, CrashLoopBackOff, ...): a
+    pod that will never run otherwise looks merely Pending in `status`."""
+    return [
+        f"({status.state.waiting.reason})"
+        for status in pod.status.container_statuses or []
+        if status.state and status.state.waiting and status.state.waiting.reason
+    ]
 
 
 def endpoint_platforms(core: Any, api_error: type[Exception], spec: Spec) -> dict[str, str]:
