@@ -55,7 +55,14 @@ from layout import (
 )
 from pki import kubeconfig, make_pki
 from processes import alive, shims, start, stop
-from runtime import check_addresses, cni_config, import_image, make_bridge, pause_image
+from runtime import (
+    REFUSE_PULLS,
+    check_addresses,
+    cni_config,
+    import_image,
+    make_bridge,
+    pause_image,
+)
 
 
 def go_command() -> str:
@@ -150,7 +157,7 @@ def start_cluster(state: Path, build_seconds: float) -> None:
     (state / "ports.json").write_text(json.dumps(ports) + "\n")
     argv = commands(state, ports)
     admin = kubeconfig(state, "admin", ports["apiserver"])
-    start(state, "containerd", argv["containerd"])
+    start(state, "containerd", argv["containerd"], env=REFUSE_PULLS)
     sock = state / "containerd" / "containerd.sock"
     wait_for("containerd", sock.exists, state, "containerd", 30)
     import_image(state, pause_image(state), PAUSE_IMAGE)

@@ -19,13 +19,13 @@ def start_time(pid: int) -> str | None:
     return None if fields[0] == "Z" else fields[19]
 
 
-def start(state: Path, name: str, argv: list[str]) -> int:
+def start(state: Path, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
     logs = state / "logs"
     logs.mkdir(exist_ok=True)
     with open(logs / f"{name}.log", "ab") as log:
         process = subprocess.Popen(
             argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,
+            start_new_session=True, env={**os.environ, **(env or {})},
         )  # fmt: skip
     (state / "pids").mkdir(exist_ok=True)
     (state / "pids" / name).write_text(f"{process.pid} {start_time(process.pid)}\n")

@@ -9,6 +9,12 @@ from pathlib import Path
 
 from layout import BRIDGE, GATEWAY, PAUSE_IMAGE, POD_CIDR, SERVICE_CIDR, ClusterError, bin_dir, run
 
+# containerd's environment. Every image is imported, so a pull only happens for an image the
+# node lacks; it then goes to a proxy on loopback that refuses it (ErrImagePull), and no name
+# lookup or connection leaves the machine, where it would try the registry by default.
+REFUSE_PULLS = {"HTTPS_PROXY": "http://127.0.0.1:1", "HTTP_PROXY": "http://127.0.0.1:1",
+                "NO_PROXY": "", "https_proxy": "", "http_proxy": "", "no_proxy": ""}  # fmt: skip
+
 
 def containerd_config(state: Path) -> Path:
     runtime = state / "containerd"

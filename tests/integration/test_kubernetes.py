@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from oltplab.distribute.kubernetes import Kubernetes, Request, job_manifest
+from oltplab.distribute.layout import read_distributed
 from oltplab.engines.cache import cache_root
 from tests.scheduler_contract import check_scheduler, distributed_run
 
@@ -64,6 +65,17 @@ def image(cluster: dict[str, str]) -> str:
     named = re.search(r"^image (\S+) in the cluster's containerd", built.stdout, re.MULTILINE)
     assert named, built.stdout
     return named.group(1)
+
+
+def _shards_said(volume: Path) -> list[str]:
+    """What `status` shows as each shard's scheduler state, through the scheduler itself
+    (the table may wrap a long state); KUBECONFIG set by the test."""
+    distributed = read_distributed(volume)
+    return [state.said for state in Kubernetes().states(distributed).values()]
+
+
+def _stuck(volume: Path) -> list[str]:
+    return [said for said in _shards_said(volume) if STUCK.search(said)]
 
 
 def _engines(spec: Path) -> list[str]:
@@ -137,7 +149,42 @@ def test_the_api_server_refuses_a_pod_that_breaks_restricted(cluster: dict[str, 
     core.create_namespaced_pod("admission", ours)  # type: ignore[attr-defined]
 
 
-def _volume(core: object, name: str, path: Path) -> None:
+def test_a_shard_whose_image_the_node_lacks_says_why_in_status(
+    cluster: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod that will never start reads as such in `status`, not as a shard merely
+    Pending; `cancel` then removes its Job. The node's image pull goes nowhere beyond
+    this machine."""
+    env = _env(cluster)
+    monkeypatch.setenv("KUBECONFIG", cluster["KUBECONFIG"])
+    core, _ = client(cluster)
+    restricted_namespace(core, "missing")
+    volume = tmp_path / "volume"
+    _volume(core, "missing-image", volume, namespace="missing")
+    submitted = oltplab(
+        "submit", "k8s", str(TINY), "--shards", "1", "--results", str(volume),
+        "--image", "oltplab.local/absent:0", "--storage", "missing-image",
+        "--namespace", "missing", "--engine-cache", "image", "--cpu", "100m",
+        "--memory", "256Mi", cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    deadline = time.monotonic() + 120
+    while not _stuck(volume):
+        assert time.monotonic() < deadline, _shards_said(volume)
+        time.sleep(2)
+    assert _stuck(volume)[0] in ("Pending (ErrImagePull)", "Pending (ImagePullBackOff)")
+    # The pull went to the refusing proxy on loopback, never to a registry by name.
+    log = (Path(cluster["state"]) / "logs" / "containerd.log").read_text()
+    assert "proxyconnect tcp: dial tcp 127.0.0.1:1: connect: connection refused" in log
+    assert oltplab("status", str(volume), cwd=tmp_path, env=env).returncode == 0
+    cancelled = oltplab("cancel", str(volume), cwd=tmp_path, env=env)
+    assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+    while any(s.active for s in Kubernetes().states(read_distributed(volume)).values()):
+        assert time.monotonic() < deadline + 60, _shards_said(volume)
+        time.sleep(1)
+
+
+def _volume(core: object, name: str, path: Path, namespace: str = "bench") -> None:
     """A hostPath PersistentVolume for the run's directory, and the claim bound to it; the
     directory the pods' user's."""
     path.mkdir()
@@ -155,7 +202,7 @@ def _volume(core: object, name: str, path: Path) -> None:
         }
     )
     core.create_namespaced_persistent_volume_claim(  # type: ignore[attr-defined]
-        "bench",
+        namespace,
         {
             "metadata": {"name": name},
             "spec": {
@@ -172,6 +219,7 @@ def test_submit_k8s_runs_every_shard_as_a_pod_and_merges(
     cluster: dict[str, str], image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = _env(cluster)
+    monkeypatch.setenv("KUBECONFIG", cluster["KUBECONFIG"])
     core, batch = client(cluster)
     restricted_namespace(core, "bench")
     volume = tmp_path / "volume"
@@ -202,12 +250,12 @@ def test_submit_k8s_runs_every_shard_as_a_pod_and_merges(
             status = oltplab("status", str(volume), cwd=tmp_path, env=env)
             assert status.returncode == 0, status.stderr
             states.append(status.stdout)
-            # A pod that cannot start fails the test now, not at the deadline.
-            assert not STUCK.findall(status.stdout), status.stdout
             job = json.loads((volume / "distribute.json").read_text())["jobs"][0]["job"]
             said = batch.read_namespaced_job(job, "bench").status  # type: ignore[attr-defined]
             if (said.succeeded or 0) + (said.failed or 0) == 2:
                 break
+            # A pod that cannot start fails the test now, not at the deadline.
+            assert not _stuck(volume), status.stdout
             time.sleep(3)
         assert said.succeeded == 2, said
     finally:
@@ -229,7 +277,6 @@ def test_submit_k8s_runs_every_shard_as_a_pod_and_merges(
     contract = volume / "contract"
     contract.mkdir()
     os.chown(contract, POD_USER, POD_USER)
-    monkeypatch.setenv("KUBECONFIG", cluster["KUBECONFIG"])
     check_scheduler(
         Kubernetes(image=image, claim="results", subpath="contract", namespace="bench",
                    cpu="1", memory="1Gi", engine_cache="image"),
@@ -238,27 +285,25 @@ def test_submit_k8s_runs_every_shard_as_a_pod_and_merges(
     )  # fmt: skip
 
 
-def _wait_for_jobs(
-    batch: object, volume: Path, env: dict[str, str], deadline_seconds: float = 900
-) -> object:
+def _wait_for_jobs(batch: object, volume: Path, deadline_seconds: float = 900) -> object:
     deadline = time.monotonic() + deadline_seconds
     job = json.loads((volume / "distribute.json").read_text())["jobs"][-1]
     while True:
         said = batch.read_namespaced_job(job["job"], job["namespace"]).status  # type: ignore[attr-defined]
         if said.succeeded or said.failed or time.monotonic() > deadline:
             return said
-        status = oltplab("status", str(volume), cwd=volume.parent, env=env)
-        assert not STUCK.findall(status.stdout), status.stdout
+        assert not _stuck(volume), _shards_said(volume)
         time.sleep(3)
 
 
 def test_a_database_in_the_cluster_is_driven_through_its_service(
-    cluster: dict[str, str], image: str, tmp_path: Path
+    cluster: dict[str, str], image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The report's topology: the server a StatefulSet behind a headless Service, oltplab's
     pod measuring it as an endpoint by the Service's DNS name, its password from the
     Secret, the mixes of the Kubernetes report in the results."""
     env = _env(cluster)
+    monkeypatch.setenv("KUBECONFIG", cluster["KUBECONFIG"])
     core, batch = client(cluster)
     restricted_namespace(core, "bench")
     deployed = subprocess.run(
@@ -278,7 +323,7 @@ def test_a_database_in_the_cluster_is_driven_through_its_service(
         "--cpu", "500m", "--memory", "1Gi", cwd=tmp_path, env=env,
     )  # fmt: skip
     assert submitted.returncode == 0, submitted.stdout + submitted.stderr
-    said = _wait_for_jobs(batch, volume, env)
+    said = _wait_for_jobs(batch, volume)
     assert said.succeeded == 1, said  # type: ignore[attr-defined]
     merged = oltplab("merge", str(volume), "-o", str(tmp_path / "merged"), cwd=tmp_path)
     assert merged.returncode == 0, merged.stdout + merged.stderr

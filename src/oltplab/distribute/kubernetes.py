@@ -400,7 +400,7 @@ class Kubernetes:
 
 
 def _waiting(pod: Any) -> list[str]:
-    """Why a pod's container has not started (ErrImageNeverPull, CrashLoopBackOff, ...): a
+    """Why a pod's container has not started (ImagePullBackOff, CrashLoopBackOff, ...): a
     pod that will never run otherwise looks merely Pending in `status`."""
     return [
         f"({status.state.waiting.reason})"
