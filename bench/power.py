@@ -30,7 +30,6 @@ import json
 import os
 import platform
 import random
-import sqlite3
 import subprocess
 import sys
 import time
@@ -45,6 +44,8 @@ from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.power import PACKED, Trial, print_curve, read_trials, write_trials
 from oltplab.base.metrics import TPS
+from oltplab.store.ledger import Ledger
+from oltplab.store.status import Status
 
 ENGINE = "mariadb-10.11.5"
 OLTPLAB = [sys.executable, "-m", "oltplab"]
@@ -158,22 +159,22 @@ def rounds_of(results: Path, started_at: datetime) -> dict[str, object]:
     it), when each round ended, and which rounds were flagged."""
     points = Points(load([results]), measure=TPS)
     samples = points.samples()
-    db = sqlite3.connect(results / "ledger.sqlite")
-    rows = db.execute(
-        "SELECT scenario, repetition, finished_at, flags FROM cells WHERE status = 'done'"
-    ).fetchall()
-    db.close()
-    rounds = max((r for _, r, _, _ in rows), default=0)
+    ledger = Ledger.open(results, create=False)
+    try:
+        done = [c for c in ledger.cells() if c.status is Status.DONE and c.finished_at]
+    finally:
+        ledger.close()
+    rounds = max((c.repetition for c in done), default=0)
     ends = [0.0] * rounds
     flagged: dict[str, list[int]] = {}
-    for scenario, repetition, finished_at, flags in rows:
-        finished = datetime.fromisoformat(finished_at)
+    for cell in done:
+        finished = datetime.fromisoformat(str(cell.finished_at))
         finished = finished if finished.tzinfo else finished.replace(tzinfo=UTC)
-        ends[repetition - 1] = max(
-            ends[repetition - 1], (finished - started_at).total_seconds() / 60
+        ends[cell.repetition - 1] = max(
+            ends[cell.repetition - 1], (finished - started_at).total_seconds() / 60
         )
-        if flags:
-            flagged.setdefault(scenario.removesuffix("-local"), []).append(repetition)
+        if cell.flags:
+            flagged.setdefault(cell.scenario.removesuffix("-local"), []).append(cell.repetition)
     workloads: dict[str, list[float | None]] = {}
     labels: dict[str, str] = {}
     for point, sample in samples.items():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
@@ -49,6 +50,7 @@ def test_choosing_a_dataset_hides_the_runs_of_the_others(tmp_path: Path, browser
     shown = page.locator(POINTS).all_inner_texts()
     assert shown and all(name.startswith("mysql-8.0.45/") for name in shown), shown
     assert page.locator("#filtered").inner_text() == "1 of 4 runs shown"
+    assert page.url.endswith("#" + urlencode({"dataset": "tables=4"})), page.url
 
     page.select_option("#filter-dataset", label="not recorded")
     page.select_option("#filter-engine", label="mariadb-10.11.5")
@@ -64,4 +66,16 @@ def test_choosing_a_dataset_hides_the_runs_of_the_others(tmp_path: Path, browser
     # The hostile names are options like any other, shown as written.
     options = page.locator("#filter-dataset option").all_inner_texts()
     assert 'name="</script><img src=x onerror=alert(2)>"' in options, options
+    assert page.url == index.as_uri()
+
+    # A link to a view shows that view, loaded afresh or followed from the page itself; a
+    # value that no run has (a hostile one here) leaves its filter at "all".
+    linked = index.as_uri() + "#" + urlencode({"dataset": "tables=4", "engine": "<b>x</b>"})
+    page.goto(linked)
+    assert page.locator(RUNS).all_inner_texts() == ["four"]
+    page.reload()
+    page.wait_for_selector("#overview .main-svg")
+    assert page.locator(RUNS).all_inner_texts() == ["four"]
+    assert page.locator("#filter-engine option:checked").inner_text() == "all"
+    assert page.url.endswith("#" + urlencode({"dataset": "tables=4"})), page.url
     assert requested == [] and errors == []

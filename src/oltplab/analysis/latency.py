@@ -78,6 +78,13 @@ class Histogram:
         return float(self.values[-1]) if len(self.values) else math.nan
 
 
+def service_ms(buckets: Iterable[tuple[float, int]], q: float) -> float | None:
+    """The q-th percentile of service times kept per bucket (ms, count), as sysbench
+    prints it; None when no event was counted."""
+    histogram = Histogram.of(buckets)
+    return histogram.percentile(q) if histogram.events else None
+
+
 def _seed(*parts: object) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32("|".join(map(str, parts)).encode()))
 

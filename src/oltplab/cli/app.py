@@ -287,16 +287,6 @@ def folder_option(path: Path | None, option: str) -> Path | None:
     return path.resolve()
 
 
-def parse_percent(text: str, option: str) -> float:
-    try:
-        value = float(text.strip().removesuffix("%"))
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= 100:
-        raise OltplabError(f"{option} {text}: expected a percentage above 0 and up to 100, e.g. 3%")
-    return value
-
-
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 

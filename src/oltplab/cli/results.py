@@ -21,12 +21,11 @@ from oltplab.cli.app import (
     console,
     errors,
     flag,
-    parse_percent,
     shown,
     unlike,
 )
 from oltplab.cli.display import failed_table, shards_table, status_table
-from oltplab.cli.vocabulary import MARGIN
+from oltplab.cli.vocabulary import MARGIN, parse_percent
 from oltplab.distribute.layout import is_distributed, shards_of
 from oltplab.distribute.progress import shard_rows
 from oltplab.store.directory import CHARTS, ResultsDir

@@ -26,14 +26,13 @@ from oltplab.cli.app import (
     folder_option,
     measure_of,
     parse_duration,
-    parse_percent,
     report_hint,
     report_outcome,
     run_and_report,
     unlike,
 )
 from oltplab.cli.display import display_for, noise_table, reproduction_table, touches
-from oltplab.cli.vocabulary import MARGIN, margin_option, margin_pct
+from oltplab.cli.vocabulary import MARGIN, margin_option, margin_pct, parse_percent
 from oltplab.measure.request import RunRequest
 from oltplab.plan.blocks import Shard
 from oltplab.plan.lengths import ONE_REPETITION

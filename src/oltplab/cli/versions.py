@@ -19,7 +19,6 @@ from oltplab.cli.app import (
     flag,
     measure_of,
     parse_duration,
-    parse_percent,
     report_hint,
     unlike,
 )
@@ -27,6 +26,7 @@ from oltplab.cli.vocabulary import (
     MARGIN,
     RESOLUTION,
     margin_option,
+    parse_percent,
     resolution_option,
 )
 from oltplab.cli.vocabulary import margin_pct as given_margin

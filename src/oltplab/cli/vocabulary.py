@@ -14,6 +14,8 @@ from typing import Any
 
 import typer
 
+from oltplab.base.errors import OltplabError
+
 MARGIN = "--margin"
 RESOLUTION = "--resolution"
 
@@ -62,8 +64,16 @@ def renamed(arguments: list[str], note: Callable[[str], None]) -> list[str]:
     return now
 
 
+def parse_percent(text: str, option: str) -> float:
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 100:
+        raise OltplabError(f"{option} {text}: expected a percentage above 0 and up to 100, e.g. 3%")
+    return value
+
+
 def margin_pct(given: str | None, default: float) -> float:
     """The --margin given, as a percentage, or the default (the spec's, usually)."""
-    from oltplab.cli.app import parse_percent
-
     return default if given is None else parse_percent(given, MARGIN)

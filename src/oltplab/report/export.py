@@ -18,7 +18,7 @@ from oltplab.analysis.changes import Change
 from oltplab.analysis.dataset import CellRecord
 from oltplab.analysis.equivalence import TOST_CONFIDENCE
 from oltplab.analysis.estimate import Estimate, mean_estimate
-from oltplab.analysis.latency import PERCENTILES
+from oltplab.analysis.latency import PERCENTILES, service_ms
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.openloop import cell_percentiles
 from oltplab.analysis.precision import Answer
@@ -295,7 +295,7 @@ def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
                     "gave_up": kind.gave_up,
                     "transaction_errors": " ".join(f"{c}={n}" for c, n in kind.errors),
                     "share_pct": _round(100 * kind.ended / ended, 3) if ended else None,
-                    **{f"service_p{q}_ms": kind.percentile(q / 100) for q in (50, 95, 99)},
+                    **{f"service_p{q}_ms": service_ms(kind.histogram, q) for q in (50, 95, 99)},
                     **{m: cell.metric(m) for m in KIND_METRICS},
                 }
             )

@@ -8,6 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from oltplab.analysis.dataset import CellRecord
+from oltplab.analysis.latency import service_ms
 from oltplab.analysis.model import Analysis
 from oltplab.base.metrics import NOPM, NOPM_DISTRICTS, WAREHOUSES_ACTIVE
 from oltplab.report.format import number, table
@@ -92,7 +93,7 @@ def _types(cells: list[CellRecord]) -> list[str]:
                 [
                     engine, workload, str(threads), kind.name,
                     f"{100 * kind.ended / ended:.2f}%" if ended else "-",
-                    *[number(kind.percentile(q)) for q in (0.50, 0.95, 0.99)],
+                    *[number(service_ms(kind.histogram, q)) for q in (50, 95, 99)],
                     f"{kind.rollbacks:,}", f"{kind.retries:,}", f"{kind.gave_up:,}",
                 ]
             )  # fmt: skip

@@ -27,18 +27,6 @@ class TransactionType:
         """Transactions that ended one way or another: the mix's denominator."""
         return self.committed + self.rollbacks + self.gave_up
 
-    def percentile(self, share: float) -> float | None:
-        """The service time `share` of the transactions took at most (ms)."""
-        total = sum(count for _, count in self.histogram)
-        if total == 0:
-            return None
-        seen = 0
-        for value, count in sorted(self.histogram):
-            seen += count
-            if seen >= share * total:
-                return value
-        return max(value for value, _ in self.histogram)
-
 
 @dataclass(frozen=True)
 class KindResults:
