@@ -78,11 +78,11 @@ class Histogram:
         return float(self.values[-1]) if len(self.values) else math.nan
 
 
-def service_ms(buckets: Iterable[tuple[float, int]], q: float) -> float | None:
-    """The q-th percentile of service times kept per bucket (ms, count), as sysbench
-    prints it; None when no event was counted."""
+def service_ms(buckets: Iterable[tuple[float, int]], qs: Sequence[float]) -> list[float | None]:
+    """The qs-th percentiles of service times kept per bucket (ms, count), as sysbench
+    prints them; None when no event was counted."""
     histogram = Histogram.of(buckets)
-    return histogram.percentile(q) if histogram.events else None
+    return [histogram.percentile(q) if histogram.events else None for q in qs]
 
 
 def _seed(*parts: object) -> np.random.Generator:

@@ -277,6 +277,9 @@ def _rows(table: str, analysis: Analysis) -> list[dict[str, Any]]:
     return _transactions(analysis)
 
 
+SERVICE_COLUMNS = ("service_p50_ms", "service_p95_ms", "service_p99_ms")
+
+
 def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
     rows = []
     for cell in analysis.dataset.cells:
@@ -285,6 +288,7 @@ def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
         types = cell.kind_results.transactions
         ended = sum(kind.ended for kind in types)
         for kind in types:
+            service = service_ms(kind.histogram, (50, 95, 99))
             rows.append(
                 {
                     **{c: getattr(cell, c) for c in IDENTITY_COLUMNS},
@@ -295,7 +299,7 @@ def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
                     "gave_up": kind.gave_up,
                     "transaction_errors": " ".join(f"{c}={n}" for c, n in kind.errors),
                     "share_pct": _round(100 * kind.ended / ended, 3) if ended else None,
-                    **{f"service_p{q}_ms": service_ms(kind.histogram, q) for q in (50, 95, 99)},
+                    **dict(zip(SERVICE_COLUMNS, service, strict=True)),
                     **{m: cell.metric(m) for m in KIND_METRICS},
                 }
             )

@@ -93,7 +93,7 @@ def _types(cells: list[CellRecord]) -> list[str]:
                 [
                     engine, workload, str(threads), kind.name,
                     f"{100 * kind.ended / ended:.2f}%" if ended else "-",
-                    *[number(service_ms(kind.histogram, q)) for q in (50, 95, 99)],
+                    *[number(ms) for ms in service_ms(kind.histogram, (50, 95, 99))],
                     f"{kind.rollbacks:,}", f"{kind.retries:,}", f"{kind.gave_up:,}",
                 ]
             )  # fmt: skip
