@@ -35,6 +35,7 @@ from oltplab.measure.session import (
 from oltplab.measure.workloads import gated
 from oltplab.plan import Cell, Session
 from oltplab.store.directory import beside, cell_stem, output_of, stem_of
+from oltplab.store.recording import now
 from oltplab.sysbench.driver import Job, execute_together
 from oltplab.sysbench.kinds import kind_of
 from oltplab.sysbench.reading import read_output
@@ -87,13 +88,15 @@ def _measure_round(
     total = slots * per_cell * protocol.slice_seconds
     ctx.ensure_space("measure a round")
     outputs = []
+    # The cells start together, so the ledger gives them one start time, not one each.
+    started_at = now()
     for session, cell in members:
         state = running[session.engine].state
         folder = results_folder(ctx, state, session)
         reads_only = ctx.spec.workload(cell.workload).reads_only
         before = ctx.measured_before.get(cell.key, 0)
         outputs.append(output_of(folder / cell_stem(cell, reads_only, before)))
-        ctx.ledger.mark_running(cell, ctx.run_id)
+        ctx.ledger.mark_running(cell, ctx.run_id, started_at=started_at)
     ctx.display.phase(
         f"{slots} cells sliced together ({cell_label(members[0][1])} ...)", float(total)
     )
