@@ -267,7 +267,10 @@ def test_cut_link_fails_the_cell_in_flight_and_later_cells_run(tmp_path, server_
 
 
 def test_delay_adds_its_round_trips_to_each_transaction(tmp_path, server_host):
-    delay = 2.0
+    # The delay is large beside what the proxy costs on its own: on a busy host (2026-11-29,
+    # steal up to 0.8 CPU) toxiproxy alone added about 4 ms a round trip, three times a 2 ms
+    # delay, while a delay applied twice (both ways) would still double a 10 ms one.
+    delay = 10.0
     spec = network_spec(
         server_host, measure=5, threads=[1], extra=f"[network]\ndelay_ms = {delay}\n"
     )
@@ -276,18 +279,18 @@ def test_delay_adds_its_round_trips_to_each_transaction(tmp_path, server_host):
     assert done.returncode == 0, done.stdout + done.stderr
     record = json.loads((tmp_path / "out" / "run.json").read_text())
     link = record["links"]["mysql-8.0.31@db1"]
-    assert link["shaping"] in ("delay 2 ms via tc netem", "delay 2 ms via toxiproxy"), link
+    assert link["shaping"] in ("delay 10 ms via tc netem", "delay 10 ms via toxiproxy"), link
     assert link["rtt_ms"] >= delay  # measured through the shaped link
     report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report" / "report.md").read_text()
     assert section(text, "Network: latency added per transaction")
-    assert "link shaping: delay 2 ms via" in text
+    assert "link shaping: delay 10 ms via" in text
     row = next(line for line in text.splitlines() if line.startswith("| mysql-8.0.31 | rw |"))
     cells_ = [c.strip() for c in row.strip("|").split("|")]
     added, round_trips, per_round_trip = float(cells_[6]), float(cells_[7]), float(cells_[8])
     assert round_trips == pytest.approx(20, abs=0.5)  # oltp_read_write: 18 queries + begin/commit
-    # Each round trip gains the delay: 20 x 2 ms = 40 ms per transaction, roughly.
+    # Each round trip gains the delay: 20 x 10 ms = 200 ms per transaction, roughly.
     assert delay * 0.8 <= per_round_trip <= delay * 1.5, row
     assert added == pytest.approx(round_trips * per_round_trip, rel=0.01)
     # The shaping is gone with the run: no proxy left in the server host.

@@ -21,6 +21,7 @@ from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers
 from oltplab.engines.isolation import PAGE_CACHE_EVICTION
 from oltplab.experiments.until_answered import SPENT_EVERY_SECONDS
+from oltplab.measure.runner import MAX_RERUNS
 from oltplab.store.ledger import Ledger
 from tests.integration.conftest import (
     SAME_BINARY_TWICE,
@@ -41,7 +42,7 @@ BURN = "import time\nt = time.time()\nwhile time.time() - t < {seconds}: pass\n"
 def test_other_load_is_flagged_shaded_and_measured_again(tmp_path: Path) -> None:
     """A process that is not oltplab's loads a CPU for part of a cell: the cell is flagged
     interference with the figure and its seconds are shaded; --rerun-disturbed measures it
-    again without the load, keeping the disturbed result aside."""
+    again without the load, keeping each disturbed result aside."""
     spec = tmp_path / "spec.toml"
     spec.write_text(spec_text([ENGINE], threads=[1], measure=14, workloads=("oltp_read_only",)))
     results = tmp_path / "results"
@@ -76,17 +77,23 @@ def test_other_load_is_flagged_shaded_and_measured_again(tmp_path: Path) -> None
     assert again.returncode == 0, output
     (row,) = cells(results)
     assert row["status"] == "done"
-    assert "interference" not in row["flags"].split(","), row["notes"]
     ledger = Ledger.open(results, create=False, journal=False)
     try:
         (kept,) = ledger.superseded().values()
     finally:
         ledger.close()
-    assert len(kept) == 1 and "interference" in kept[0].flags
-    assert (kept[0].tps or 0) > 0 and kept[0].why == "interference"
-    # Both measurements' raw files are there: the first under its own name.
-    assert (results / (kept[0].artifact or "?")).is_file()
-    assert (results / row["artifact"]).is_file() and row["artifact"] != kept[0].artifact
+    # Measured again until a measurement is quiet, at most MAX_RERUNS times: the burner is
+    # gone, but this shared host has its own steal (2026-11-29: 0.8 CPU through two whole
+    # remeasurements), and then the last result stands, flagged with its figure.
+    quiet = "interference" not in row["flags"].split(",")
+    assert len(kept) == (1 if quiet else MAX_RERUNS), (row["notes"], kept)
+    assert quiet or ("interference" in row["notes"] and "steady s" in row["notes"]), row["notes"]
+    assert all("interference" in earlier.flags for earlier in kept), kept
+    assert all((earlier.tps or 0) > 0 and earlier.why == "interference" for earlier in kept)
+    # Every measurement's raw files are there, each under its own name.
+    artifacts = [earlier.artifact or "?" for earlier in kept] + [row["artifact"]]
+    assert all((results / artifact).is_file() for artifact in artifacts), artifacts
+    assert len(set(artifacts)) == len(artifacts), artifacts
     assert json.loads((results / "run.json").read_text())
 
 
