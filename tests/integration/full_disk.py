@@ -39,15 +39,15 @@ def cells(results: Path) -> list[dict[str, Any]]:
 def fill(path: Path) -> int:
     """Write until the disk is full; the bytes written."""
     written = 0
-    with path.open("wb") as ballast:
-        try:
+    try:
+        with path.open("wb") as ballast:
             while True:
                 ballast.write(b"\0" * (1 << 20))
                 ballast.flush()
                 written += 1 << 20
-        except OSError as exc:
-            if exc.errno != errno.ENOSPC:
-                raise
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
     return written
 
 
@@ -77,12 +77,18 @@ def main(folder: Path, size: str, work: Path | None) -> None:
             pass  # no ledger yet
         time.sleep(0.2)
     outcome["before_fill"] = cells(results)
+    # What was on the disk before the ballast: a run that filled it on its own (seen once in
+    # a full run from a clean clone, 2026-11-29: the ballast refused at its first byte) is
+    # then named file by file.
+    outcome["disk_before_fill"] = subprocess.run(
+        ["du", "-a", "-k", str(disk)], capture_output=True, text=True, check=False
+    ).stdout.splitlines()[-40:]
     outcome["ballast_bytes"] = fill(disk / "ballast")
     stdout, stderr = run.communicate(timeout=600)
     outcome["first"] = {"code": run.returncode, "stdout": stdout, "stderr": stderr}
     outcome["after_stop"] = cells(results)
     outcome["log"] = (results / "oltplab.log").read_text()[-3000:]
-    (disk / "ballast").unlink()
+    (disk / "ballast").unlink(missing_ok=True)
     again = oltplab(*command, cwd=disk)
     outcome["second"] = {"code": again.returncode, "stdout": again.stdout, "stderr": again.stderr}
     outcome["after_resume"] = cells(results)

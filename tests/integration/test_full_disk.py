@@ -43,6 +43,8 @@ def filled_then_resumed(
     )  # fmt: skip
     assert scenario.returncode == 0, scenario.stderr
     outcome = json.loads((tmp_path / "outcome.json").read_text())
+    # The disk was filled by the ballast, not already full with the run's own files.
+    assert outcome["ballast_bytes"] > 0, outcome["disk_before_fill"]
     [done_before] = [c for c in outcome["before_fill"] if c["status"] == "done"]
 
     first = outcome["first"]
