@@ -108,13 +108,16 @@ def test_a_block_runs_whole_once_and_a_growing_history_list_keeps_a_cell_running
         assert stopped and int(stopped[1]) >= horizon, (rows[2]["notes"], horizon)
         assert f"held its mean from {horizon} s" in rows[2]["notes"], rows[2]["notes"]
         assert second.summary.total_time_s < int(stopped[1]) + 3, second.summary
-    assert "history list length" not in rows[2]["notes"], rows[2]["notes"]
-
     third = parse_output((out / rows[3]["artifact"]).read_text())
     assert third.summary is not None and third.summary.total_time_s >= 44, third.summary
     assert "unsettled" in rows[3]["flags"].split(","), (rows[3]["flags"], rows[3]["notes"])
-    held = re.search(r"history list length rose by \d+% of its level", rows[3]["notes"])
+    held = re.search(r"history list length rose by (\d+)% of its level", rows[3]["notes"])
     assert held, rows[3]["notes"]
+    # The hold is the third's alone. Purge may fall behind on its own when the host is busy
+    # (2026-11-29, steal up to 0.4 CPU: the second's list rose by 21% without a hold), and
+    # the second then says so too; the held transaction's rise stays the larger.
+    unheld = re.search(r"history list length rose by (\d+)% of its level", rows[2]["notes"])
+    assert unheld is None or int(unheld[1]) < int(held[1]), (rows[2]["notes"], rows[3]["notes"])
     # No stop file is left behind, nor put among the results.
     assert not list(out.rglob("*.stop"))
     reimported = oltplab("import", "out", "-r", "again", cwd=tmp_path)
