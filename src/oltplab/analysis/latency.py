@@ -20,6 +20,8 @@ import numpy as np
 from oltplab.analysis.estimate import CONFIDENCE, Estimate
 
 PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
+# The service-time percentiles a transaction type is shown with, in the report and exports.
+SERVICE_PERCENTILES = (50, 95, 99)
 DRAWS = 1000
 # sysbench's histogram: this many buckets between these bounds (ms), log-spaced.
 BUCKETS, LOWEST_MS, HIGHEST_MS = 1024, 0.001, 100_000.0

@@ -18,7 +18,7 @@ from oltplab.analysis.changes import Change
 from oltplab.analysis.dataset import CellRecord
 from oltplab.analysis.equivalence import TOST_CONFIDENCE
 from oltplab.analysis.estimate import Estimate, mean_estimate
-from oltplab.analysis.latency import PERCENTILES, service_ms
+from oltplab.analysis.latency import PERCENTILES, SERVICE_PERCENTILES, service_ms
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.openloop import cell_percentiles
 from oltplab.analysis.precision import Answer
@@ -277,7 +277,7 @@ def _rows(table: str, analysis: Analysis) -> list[dict[str, Any]]:
     return _transactions(analysis)
 
 
-SERVICE_COLUMNS = ("service_p50_ms", "service_p95_ms", "service_p99_ms")
+SERVICE_COLUMNS = tuple(f"service_p{q}_ms" for q in SERVICE_PERCENTILES)
 
 
 def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
@@ -288,7 +288,7 @@ def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
         types = cell.kind_results.transactions
         ended = sum(kind.ended for kind in types)
         for kind in types:
-            service = service_ms(kind.histogram, (50, 95, 99))
+            service = service_ms(kind.histogram, SERVICE_PERCENTILES)
             rows.append(
                 {
                     **{c: getattr(cell, c) for c in IDENTITY_COLUMNS},

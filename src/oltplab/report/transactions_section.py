@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from oltplab.analysis.dataset import CellRecord
-from oltplab.analysis.latency import service_ms
+from oltplab.analysis.latency import SERVICE_PERCENTILES, service_ms
 from oltplab.analysis.model import Analysis
 from oltplab.base.metrics import NOPM, NOPM_DISTRICTS, WAREHOUSES_ACTIVE
 from oltplab.report.format import number, table
@@ -93,12 +93,12 @@ def _types(cells: list[CellRecord]) -> list[str]:
                 [
                     engine, workload, str(threads), kind.name,
                     f"{100 * kind.ended / ended:.2f}%" if ended else "-",
-                    *[number(ms) for ms in service_ms(kind.histogram, (50, 95, 99))],
+                    *[number(ms) for ms in service_ms(kind.histogram, SERVICE_PERCENTILES)],
                     f"{kind.rollbacks:,}", f"{kind.retries:,}", f"{kind.gave_up:,}",
                 ]
             )  # fmt: skip
     headers = [
-        "engine", "workload", "threads", "type", "share", "p50 ms", "p95 ms", "p99 ms",
-        "rollbacks", "retries", "gave up",
+        "engine", "workload", "threads", "type", "share",
+        *(f"p{q} ms" for q in SERVICE_PERCENTILES), "rollbacks", "retries", "gave up",
     ]  # fmt: skip
     return table(headers, rows)
