@@ -38,8 +38,8 @@ class LoginRefused(EngineError):
 
 
 # MySQL's refusals of a login (the control connection names no database): access denied,
-# by the password or by an auth plugin.
-_REFUSED_LOGINS = frozenset({1045, 1698})
+# by the password or by an auth plugin, or to the client's address (the account's host).
+_REFUSED_LOGINS = frozenset({1045, 1698, 1130})
 
 
 class Connection:
@@ -314,6 +314,11 @@ def postgres_status_query(server_version_num: int) -> str:
     return " UNION ALL ".join((_DATABASE_COUNTERS, writes, wal, _SESSIONS_AND_STATE))
 
 
+# PostgreSQL's predefined roles whose members read or write any file the server can, or run
+# programs as the server (COPY ... FROM PROGRAM): a superuser's reach.
+SERVER_ACCESS_ROLES = ("pg_execute_server_program", "pg_read_server_files", "pg_write_server_files")
+
+
 class PostgresControl(Connection):
     """A superuser connection to a private PostgreSQL instance: over its unix socket (host
     is the socket's folder), or over TCP to a port forwarded to that socket."""
@@ -378,10 +383,25 @@ class PostgresControl(Connection):
         return int(str(found[0][0]))
 
     def unconfined(self) -> str | None:
-        """A superuser reaches every database and the server's files (COPY ... TO)."""
-        if self.rows("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")[0][0]:
-            return f"role {self._conn.info.user} is a superuser"
-        return None
+        """A superuser reaches every database and the server's files (COPY ... TO); so do
+        the members of SERVER_ACCESS_ROLES, directly or through another role, and a role
+        with CREATEROLE, which may grant itself those (any role but a superuser's)."""
+        user = self._conn.info.user
+        [(superuser, createrole, members_of)] = self.rows(
+            "SELECT rolsuper, rolcreaterole, ARRAY(SELECT b.rolname::text FROM pg_roles b"
+            " WHERE b.rolname::text = ANY(%s) AND pg_has_role(current_user, b.oid, 'MEMBER')"
+            " ORDER BY 1) FROM pg_roles WHERE rolname = current_user",
+            (list(SERVER_ACCESS_ROLES),),
+        )
+        if superuser:
+            return f"role {user} is a superuser"
+        found = [f"has CREATEROLE (ALTER ROLE {user} NOCREATEROLE)"] if createrole else []
+        for role in members_of if isinstance(members_of, list) else []:
+            found.append(
+                f"is a member of {role} (REVOKE {role} FROM {user}, or from the role it has "
+                "it through)"
+            )
+        return f"role {user} " + " and ".join(found) if found else None
 
     def variables(self) -> dict[str, str]:
         """pg_settings, memory settings in bytes (shared_buffers 16384 x 8kB -> 134217728)."""
