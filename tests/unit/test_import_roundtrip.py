@@ -11,6 +11,7 @@ the machine flagged both its cells `interference`, which only the journal keeps.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -137,3 +138,36 @@ def test_a_cell_measured_again_comes_back_with_its_earlier_result_set_aside(
     flagged = [f"| tpcc-local | {engine} | 512M | 4 | 1 | interference |" for engine in ENGINES]
     assert original.index(flagged[1]) < original.index(flagged[0])
     assert report_md(tmp_path / "again").replace(f"{tree}/", "") == original
+
+
+def _times_ten(match: re.Match[str]) -> str:
+    return f"{match[1]}{float(match[2]) * 10:.2f}"
+
+
+def test_a_raw_output_changed_after_the_run_is_refused_as_merge_refuses_it(
+    run: Path, tmp_path: Path
+) -> None:
+    """Issue 58: the run's own results with one cell's TPS in its raw sysbench output made
+    ten times what it measured, its ledger as the run left it. The import takes its figures
+    from the raw outputs, so it would have taken the false one without a word; it is refused
+    in one line naming the file, and the results directory given stays as it was."""
+    tree = tmp_path / "run"
+    shutil.copytree(run, tree)
+    assert oltplab("import", "run", "-r", "kept", cwd=tmp_path).returncode == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "kept").iterdir() if p.is_file()}
+    output = "benchmark_logs_tpcc/mysql/8.0.31/Tier512M_RW_4th.sysbench.txt"
+    text = (tree / output).read_text()
+    tampered = re.sub(r"(tps: )([\d.]+)", _times_ten, text)
+    tampered = re.sub(r"(transactions: +\d+ +\()([\d.]+)", _times_ten, tampered)
+    assert "(1526.20 per sec.)" in tampered
+    (tree / output).write_text(tampered)
+
+    for results in ("fresh", "kept"):
+        done = oltplab("import", "run", "-r", results, cwd=tmp_path)
+        assert done.returncode == 2, done.stdout + done.stderr
+        [said] = done.stderr.strip().splitlines()
+        assert "cell mysql-8.0.31 tpcc-local 512M tpcc 4 1: the ledger says 152.62 tps" in said
+        assert f"its raw output {output} says 1526.2" in said and "nothing is imported" in said
+    assert not (tmp_path / "fresh").exists() or not any((tmp_path / "fresh").iterdir())
+    after = {p.name: p.read_bytes() for p in (tmp_path / "kept").iterdir() if p.is_file()}
+    assert after == before

@@ -12,16 +12,14 @@ the end, so a refused or failed one leaves nothing behind.
 from __future__ import annotations
 
 import json
-import math
 import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from oltplab.analysis.dataset import stored_spec
 from oltplab.base.errors import OltplabError
-from oltplab.importers.rebuild import raw_output
+from oltplab.importers.own import raw_outputs_disagree
 from oltplab.store.directory import LOCK, REBUILD_SCRATCH, RUN_STATE, WORK, ResultsDir
 from oltplab.store.files import write_atomic
 from oltplab.store.ledger import Ledger
@@ -108,23 +106,9 @@ def _identities(shard: ShardDir) -> list[tuple[str, dict[str, str | None]]]:
 
 
 def _check_raw_outputs(shard: ShardDir, cells: list[CellRow]) -> None:
-    """Each done cell's TPS is the one its raw sysbench output gives: a ledger edited after
-    the run would otherwise be merged beside files that say otherwise. Sliced cells are
-    left out: theirs is made of their slots, not of the output's summary."""
-    if stored_spec(shard.spec).get("protocol", {}).get("order") == "sliced":
-        return
-    for row in cells:
-        if row.status != Status.DONE:
-            continue
-        output = raw_output(shard.path, row.artifact)
-        found = output.summary.tps if output is not None and output.summary else None
-        recorded = row.figure("tps")
-        if found is None or recorded is None or not math.isclose(found, recorded, rel_tol=1e-6):
-            raise OltplabError(
-                f"{shard.path}: cell {row.key.replace('|', ' ')}: the ledger says {recorded} tps, "
-                f"its raw output {row.artifact} says {found}; the ledger does not match the "
-                "raw files, so the shard is not merged"
-            )
+    problem = raw_outputs_disagree(shard.path, shard.spec, cells)
+    if problem is not None:
+        raise OltplabError(f"{problem}, so the shard is not merged")
 
 
 def check_shards(shards: list[ShardDir]) -> None:

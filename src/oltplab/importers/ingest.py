@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oltplab.base import nofollow
-from oltplab.importers.own import OwnResults, RecordedCell, own_results, record_import
+from oltplab.importers.own import (
+    OwnResults,
+    RecordedCell,
+    check_raw_outputs,
+    own_results,
+    record_import,
+)
 from oltplab.importers.scan import EngineGroup, FoundFile, ScannedTree
 from oltplab.plan import Cell, threads_label
 from oltplab.store.directory import stem_of
@@ -109,6 +115,8 @@ def import_tree(tree: ScannedTree, ledger: Ledger) -> ImportReport:
     oltplab results directory whole."""
     report = ImportReport(tree.source, warnings=list(tree.warnings))
     own = own_results(tree.source, report.warnings)
+    if own is not None:
+        check_raw_outputs(own, report.warnings)  # before anything is written
     report.recorded = own.root if own is not None else None
     given = {key: engine.name for key, engine in own.engines.items()} if own else {}
     names, said = engine_names(tree.groups, ledger.engines(), given)

@@ -9,17 +9,22 @@ sit on a clock only the journal kept.
 
 from __future__ import annotations
 
+import math
+import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import OltplabError
 from oltplab.importers.naming import scenario_of
-from oltplab.importers.rebuild import workload_kinds
+from oltplab.importers.rebuild import raw_output, workload_kinds
 from oltplab.store.directory import ResultsDir
 from oltplab.store.journal import Journal, Record
-from oltplab.store.ledger import now
+from oltplab.store.ledger import Ledger, now
 from oltplab.store.provenance import RunJson, RunRecord, load_run_json
+from oltplab.store.rows import CellRow
+from oltplab.store.status import Status
 from oltplab.sysbench.kind import WorkloadKind
 
 # The engine facts a ledger's engines table holds, as the run recorded them.
@@ -105,6 +110,58 @@ def own_results(source: Path, warnings: list[str]) -> OwnResults | None:
     if journal.exists():
         _read_journal(own, journal.read().records)
     return own
+
+
+def raw_outputs_disagree(results: Path, spec: str | None, cells: Iterable[CellRow]) -> str | None:
+    """The first done cell whose TPS in the ledger is not the one its raw sysbench output
+    gives, in one line naming the file; None when they all agree. A ledger or a raw output
+    edited after the run would otherwise be taken beside files that say otherwise. Sliced
+    cells are left out: theirs is made of their slots, not of the output's summary."""
+    if _order(spec) == "sliced":
+        return None
+    for row in cells:
+        if row.status != Status.DONE:
+            continue
+        output = raw_output(results, row.artifact)
+        found = output.summary.tps if output is not None and output.summary else None
+        recorded = row.figure("tps")
+        if found is None or recorded is None or not math.isclose(found, recorded, rel_tol=1e-6):
+            return (
+                f"{results}: cell {row.key.replace('|', ' ')}: the ledger says {recorded} tps, "
+                f"its raw output {row.artifact} says {found}; the ledger does not match the "
+                "raw files"
+            )
+    return None
+
+
+def _order(spec: str | None) -> object:
+    """The protocol's order a ledger's spec names; None when it names none or does not parse."""
+    try:
+        protocol = tomllib.loads(spec or "").get("protocol")
+    except tomllib.TOMLDecodeError:
+        return None
+    return protocol.get("order") if isinstance(protocol, dict) else None
+
+
+def check_raw_outputs(own: OwnResults, warnings: list[str]) -> None:
+    """Refuses the results directory when its raw outputs say other figures than its own
+    ledger, as `merge` refuses such a shard: an import takes the figures from the raw
+    outputs, so a file changed after the run would pass for the run's. A directory without
+    a ledger, or with one that cannot be read, is imported from its files, said."""
+    if not ResultsDir(own.root).ledger.is_file():
+        return
+    try:
+        ledger = Ledger.open(own.root, create=False)
+        try:
+            cells, spec = ledger.cells(), ledger.meta("spec")
+        finally:
+            ledger.close()
+    except OltplabError as unreadable:
+        warnings.append(f"{unreadable}; its raw outputs were not compared with it")
+        return
+    problem = raw_outputs_disagree(own.root, spec, cells)
+    if problem is not None:
+        raise OltplabError(f"{problem}, so nothing is imported")
 
 
 def _read_journal(own: OwnResults, records: list[Record]) -> None:
