@@ -7,6 +7,8 @@ import time
 import pymysql
 import pytest
 
+from oltplab.engines.server import CONTROL_SECRET, vault
+
 from .conftest import cells, spec_text, start_oltplab, wait_for
 
 pytestmark = pytest.mark.engine
@@ -62,7 +64,7 @@ def test_killed_connections_crash_sysbench_and_fail_the_cell_naming_the_signal(t
     socket = next(
         line.split("=", 1)[1].strip() for line in cnf.splitlines() if line.startswith("socket")
     )
-    control = (out / ".work" / "mariadb-debian" / "control-secret").read_text()
+    control = (vault(out / ".work" / "mariadb-debian") / CONTROL_SECRET).read_text()
     connection = pymysql.connect(
         unix_socket=str(socket), user="root", password=control, autocommit=True
     )

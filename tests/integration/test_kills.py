@@ -6,6 +6,8 @@ import signal
 
 import pytest
 
+from oltplab.engines.server import SYSBENCH_OPTIONS, vault
+
 from .conftest import cells, oltplab, processes_using, spec_text, start_oltplab, wait_for
 
 pytestmark = pytest.mark.engine
@@ -57,7 +59,7 @@ def test_killed_run_resumes_and_does_every_cell_exactly_once(tmp_path):
     # sysbench's option file, password included, outlived the kill; the next start removes
     # it before it starts the engine (sysbench writes its own again for its first cell).
     work = out / ".work" / "mariadb-debian"
-    options, pid_file = work / "sysbench.cnf", work / "mysqld.pid"
+    options, pid_file = vault(work) / SYSBENCH_OPTIONS, work / "mysqld.pid"
     assert "password" in options.read_text()
     killed_at, old_pid = options.stat().st_mtime, pid_file.read_text()
     second = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)

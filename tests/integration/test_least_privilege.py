@@ -11,7 +11,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.integration.conftest import cells, processes_using, spec_text, start_oltplab
+from oltplab.engines.server import BENCH_SECRET, CONTROL_SECRET, vault
+from tests.integration.conftest import cells, oltplab, processes_using, spec_text, start_oltplab
 from tests.integration.doors import (
     capabilities,
     host_uid,
@@ -54,7 +55,10 @@ def server_processes(pid: int) -> set[int]:
 
 def inspect(work: Path) -> dict[str, object]:
     """What a local user could try against the engine now serving a cell."""
-    control, bench = (work / "control-secret").read_text(), (work / "secret").read_text()
+    control, bench = (
+        (vault(work) / CONTROL_SECRET).read_text(),
+        (vault(work) / BENCH_SECRET).read_text(),
+    )
     # Unlimited width: ps cuts each line at 80 columns when its output is no terminal, and
     # a password further along a command line must not hide there.
     listing = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
@@ -132,7 +136,7 @@ def test_no_login_without_a_password_no_outfile_and_no_password_on_the_process_l
     for engine in ENGINES:
         # No password in plain text in the datadir or its snapshot (binary logs included).
         work = results / ".work" / engine
-        secrets = [(work / name).read_bytes() for name in ("control-secret", "secret")]
+        secrets = [(vault(work) / name).read_bytes() for name in (CONTROL_SECRET, BENCH_SECRET)]
         kept = [
             path
             for folder in ("datadir", "snapshot")
@@ -158,3 +162,55 @@ def test_no_login_without_a_password_no_outfile_and_no_password_on_the_process_l
             outfile = found["outfile"]
             assert isinstance(outfile, dict) and outfile["root"] == 1290, engine
             assert outfile["sbtest"] in (1045, 1227), engine
+
+
+EVIL_PLUGIN = r"""
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((constructor)) static void loaded(void) {
+    FILE *marker = fopen(MARKER, "w");
+    if (marker) { fprintf(marker, "loaded as uid=%d euid=%d\n", getuid(), geteuid()); fclose(marker); }
+}
+"""
+
+
+def test_what_the_servers_uid_writes_in_its_folder_never_reaches_roots_client(tmp_path):
+    """Issue 58, H-1, as the probe did it: the uid writes a password with newlines where
+    the control secret used to be, removes the snapshot's marker and places a client plugin
+    in its folder. The next run neither reads that password nor loads the plugin: the
+    secrets and the marker are in root's vault, which the uid cannot write."""
+    engine = "mariadb-10.11.5"
+    spec = tmp_path / "s.toml"
+    spec.write_text(spec_text([engine], threads=[1], measure=2, workloads=("oltp_read_only",)))
+    first = oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    work = tmp_path / "out" / ".work" / engine
+    uid = work.stat().st_uid
+    assert uid != 0, "the work folder is the server's uid's"
+    marker = tmp_path / "plugin-loaded"
+    plugins = work / "tmp"
+    source = tmp_path / "evil.c"
+    source.write_text(EVIL_PLUGIN)
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", f'-DMARKER="{marker}"', "-o", str(plugins / "evil.so"),
+         str(source)],
+        check=True,
+    )  # fmt: skip
+    (work / "control-secret").write_text(f"pw\nplugin-dir={plugins}\ndefault-auth=evil\n")
+    (work / "snapshot.json").unlink(missing_ok=True)
+    for planted in (plugins / "evil.so", work / "control-secret"):
+        os.chown(planted, uid, uid)
+    control_before = (vault(work) / CONTROL_SECRET).read_text()
+
+    # A new session (another workload), so that root's client runs again against it.
+    both = ("oltp_read_only", "oltp_point_select")
+    spec.write_text(spec_text([engine], threads=[1], measure=2, workloads=both))
+    second_started = time.time()
+    second = oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert [c["status"] for c in cells(tmp_path / "out")] == ["done", "done"]
+    assert not marker.exists(), marker.read_text()
+    assert (vault(work) / CONTROL_SECRET).read_text() == control_before
+    # Root's client did run in the second run (pt-mysql-summary, once per session).
+    summaries = (tmp_path / "out").rglob("*.pt-mysql-summary.txt")
+    assert any(summary.stat().st_mtime > second_started for summary in summaries)

@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from oltplab.engines.server import BENCH_SECRET, vault
+
 from .conftest import cells, oltplab, spec_text
 
 pytestmark = pytest.mark.engine
@@ -58,7 +60,7 @@ def test_two_engines_two_tiers_two_workloads_end_to_end(tmp_path):
     assert log.count(" prepare (") == 2  # data prepared once per engine, not per tier
     # sysbench gets its connection from an option file: the log shows where it connects.
     assert "--config-file=" in log and "(mysql sbtest@127.0.0.1:" in log
-    secret = (out / ".work" / "mysql-8.0.31" / "secret").read_text()
+    secret = (vault(out / ".work" / "mysql-8.0.31") / BENCH_SECRET).read_text()
     for path in out.rglob("*.txt"):
         assert secret not in path.read_text(errors="replace"), path
     assert secret not in log

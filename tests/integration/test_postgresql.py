@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.engines.server import BENCH_SECRET, vault
 from oltplab.spec import load_spec
 from tests.sections import section
 
@@ -68,7 +69,7 @@ def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path, b
     assert dead is not None and dead > 0, dead
     assert age is not None and age > 0, age
 
-    secret = (out / ".work" / "postgresql-15" / "secret").read_text()
+    secret = (vault(out / ".work" / "postgresql-15") / BENCH_SECRET).read_text()
     for path in out.rglob("*"):
         if path.is_file() and ".work" not in path.parts:
             assert secret.encode() not in path.read_bytes(), path

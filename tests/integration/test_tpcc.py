@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from oltplab.engines.server import SNAPSHOT_MARKER, vault
+
 from .conftest import cells, oltplab, processes_using, start_oltplab, wait_for
 
 pytestmark = pytest.mark.engine
@@ -102,7 +104,7 @@ def test_a_load_killed_midway_is_loaded_again_by_the_next_run(tmp_path):
     first.communicate(timeout=60)
     cnf = str(out / ".work" / ENGINE / "my.cnf")
     wait_for(lambda: not processes_using(cnf), 60, "the engine to die with oltplab")
-    assert not (out / ".work" / ENGINE / "snapshot.json").exists()
+    assert not (vault(out / ".work" / ENGINE) / SNAPSHOT_MARKER).exists()
 
     second = oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
     assert second.returncode == 0, second.stdout + second.stderr

@@ -11,7 +11,7 @@ import pytest
 
 from oltplab.base import nofollow
 from oltplab.base.processes import kill_stale
-from oltplab.engines.hosts import Host
+from oltplab.engines.hosts import Host, ServerView
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: links of another uid")
 
@@ -85,6 +85,23 @@ def test_writes_replace_a_planted_link_and_leave_its_target_alone(root_only, the
     assert root_only.stat().st_mode & 0o777 == 0o600
     assert (theirs / "my.cnf").read_text() == "[mysqld]\n"
     assert not any((theirs / n).is_symlink() for n in ("my.cnf", "mysqld.out"))
+
+
+def test_handing_a_folder_over_leaves_a_hard_linked_file_of_roots_alone(tmp_path, theirs):
+    """Issue 58, H-3: a root-owned 0666 file that the uid hard-linked into its folder
+    stayed root's; what root wrote there for the server became the server's."""
+    roots = tmp_path / "roots-0666"
+    roots.write_text("root's\n")
+    roots.chmod(0o666)
+    os.link(roots, theirs / "planted")
+    (theirs / "datadir").mkdir()
+    (theirs / "datadir" / "ibdata1").write_text("the server's")
+    (theirs / "my.cnf").write_text("[mysqld]\n")
+    plant(theirs / "link", roots)
+    Host().hand_over([theirs], ServerView(STRANGER, ()))
+    assert roots.stat().st_uid == 0 and roots.stat().st_mode & 0o7777 == 0o666
+    for handed in ("datadir", "datadir/ibdata1", "my.cnf"):
+        assert (theirs / handed).stat().st_uid == STRANGER, handed
 
 
 def test_links_only_root_or_we_could_make_are_followed(tmp_path):

@@ -179,3 +179,48 @@ def create(path: PurePath, *, append: bool = False, mode: int = 0o644) -> int:
         os.unlink(name, dir_fd=folder)
         flags |= os.O_EXCL
         return _checked(path, folder, os.open(name, flags, mode, dir_fd=folder))
+
+
+def hand_over(folder: PurePath, uid: int) -> list[str]:
+    """folder and what it holds, owned by uid; returns what was left as it was. The walk
+    opens each folder without following links. A file with another name (a hard link) is
+    left alone, since the other name may be anyone's file: the uid could have linked it
+    in. The ownership is changed through a descriptor whose file was checked, so a name
+    swapped meanwhile changes nothing but what was checked."""
+    kept: list[str] = []
+    for where, subfolders, files, descriptor in os.fwalk(folder, follow_symlinks=False):
+        if where == str(folder):
+            os.fchown(descriptor, uid, uid)
+        for name in [*subfolders, *files]:
+            if not _hand_over_entry(name, descriptor, uid):
+                kept.append(os.path.join(where, name))
+    return kept
+
+
+def _hand_over_entry(name: str, folder: int, uid: int) -> bool:
+    """name, in folder, owned by uid unless it has other names; False when it was kept."""
+    try:
+        found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if found.st_uid == uid:
+            return True
+        if not stat.S_ISREG(found.st_mode):
+            # A folder has no other names; a link, socket or FIFO is changed itself, not
+            # what it leads to.
+            if found.st_nlink > 1 and not stat.S_ISDIR(found.st_mode):
+                return False
+            os.chown(name, uid, uid, dir_fd=folder, follow_symlinks=False)
+            return True
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+        descriptor = os.open(name, flags, dir_fd=folder)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False  # changed since it was looked at: left as it is
+    try:
+        opened = os.fstat(descriptor)
+        if not stat.S_ISREG(opened.st_mode) or opened.st_nlink > 1:
+            return False
+        os.fchown(descriptor, uid, uid)
+        return True
+    finally:
+        os.close(descriptor)

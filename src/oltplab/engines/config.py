@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.base.errors import EngineError
 from oltplab.base.sizes import parse_size
 from oltplab.spec.fields import Scalar
 
@@ -40,6 +41,23 @@ class ServerPaths:
     secure_files: Path
     lc_messages_dir: Path | None
     bind_address: str = "127.0.0.1"
+
+
+def client_section(options: dict[str, str]) -> str:
+    """A [client] section of a MySQL option file, each value quoted and escaped the way the
+    client reads it back. A value with a control character is refused: a line break would
+    start an option of its own (plugin-dir and default-auth make root's client load code)."""
+    lines = ["[client]"]
+    for key, value in options.items():
+        if any(ord(char) < 32 or ord(char) == 127 for char in value):
+            what = "password" if key == "password" else f"{key} {value!r}"
+            raise EngineError(
+                f"the client's {what} holds a line break or another control character, "
+                "which an option file cannot carry; choose one without"
+            )
+        quoted = value.replace("\\", "\\\\").replace('"', '\\"')
+        lines.append(f'{key}="{quoted}"')
+    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from oltplab.engines.control import Connection
 from oltplab.engines.distribution import Distribution
 from oltplab.engines.hosts import Host, ServerView
 from oltplab.engines.identity import server_uid
-from oltplab.engines.server import SYSBENCH_OPTIONS
+from oltplab.engines.server import SYSBENCH_OPTIONS, vault
 from oltplab.spec import ResolvedIntent
 
 
@@ -77,15 +77,20 @@ class Layout:
         return self.work / "superuser.pw"
 
     @property
+    def vault(self) -> Path:
+        """Root's own folder on the server's machine (engines/server.py), never handed over."""
+        return vault(self.work)
+
+    @property
     def client_options(self) -> Path:
         """[client] options for the tools run against the instance (pt-mysql-summary)."""
-        return self.work / "client.cnf"
+        return self.vault / "client.cnf"
 
     @property
     def sysbench_options(self) -> Path:
         """sysbench's connection options, password included, while sysbench runs (on the
-        machine sysbench runs on, so in the local work folder)."""
-        return self.work / SYSBENCH_OPTIONS
+        machine sysbench runs on, so in the local vault)."""
+        return self.vault / SYSBENCH_OPTIONS
 
     @property
     def secret_files(self) -> tuple[Path, ...]:

@@ -71,6 +71,10 @@ _REMOTE_READ = (
     "import sys\npath, offset = PurePath(sys.argv[1]), int(sys.argv[2])\n"
     "sys.stdout.buffer.write(read_bytes(path, offset) if offset >= 0 else b'%d' % size(path))\n"
 )
+_REMOTE_HAND_OVER = (
+    "import sys\nfor folder in sys.argv[2:]:\n"
+    "    for kept in hand_over(PurePath(folder), int(sys.argv[1])):\n        print(kept)\n"
+)
 _REMOTE_WRITE = (
     "import sys\nwrite_bytes(PurePath(sys.argv[1]), sys.stdin.buffer.read(), int(sys.argv[2], 8))\n"
 )
@@ -181,18 +185,11 @@ class Host:
             self.check(self.identity_script([identity.END, str(view.uid)]), timeout=120)
 
     def hand_over(self, folders: Sequence[Place], view: ServerView) -> None:
-        """The server's folders, owned by its uid when we are root (else they are ours).
-        fwalk opens each folder without following links and checks it is the one listed, so
-        a link the server plants meanwhile never leads the walk into root's folders."""
-        if not self.is_root:
-            return
-        for folder in folders:
-            with contextlib.suppress(FileNotFoundError):
-                os.chown(folder, view.uid, view.uid, follow_symlinks=False)
-            for _, subfolders, files, descriptor in os.fwalk(folder, follow_symlinks=False):
-                for name in [*subfolders, *files]:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.chown(name, view.uid, view.uid, dir_fd=descriptor, follow_symlinks=False)
+        """The server's folders, owned by its uid when we are root (else they are ours),
+        but for a file with another name, which may be anyone's (base/nofollow.py)."""
+        if self.is_root:
+            for folder in folders:
+                _kept_as_it_was(self, nofollow.hand_over(folder, view.uid))
 
     def hostname(self) -> str:
         return socket.gethostname()
@@ -288,6 +285,16 @@ class Host:
         return None
 
 
+def _kept_as_it_was(host: Host, kept: Sequence[str]) -> None:
+    for path in kept:
+        log.warning(
+            "host %s: %s not handed to the server's uid: it has another name (a hard link), "
+            "which may be anyone's file",
+            host.name,
+            path,
+        )
+
+
 @dataclass(frozen=True)
 class PrivateFile:
     """A file holding a secret (options with a password) that exists only while the tool
@@ -348,9 +355,13 @@ class SshHost(Host):
         return ["python3", "-c", Path(identity.__file__).read_text(), *args]
 
     def hand_over(self, folders: Sequence[Place], view: ServerView) -> None:
-        # chown -R walks without following links (-P), by descriptor.
+        # base/nofollow.py's hand_over, run there: `chown -R` would follow hard links.
         if self.is_root:
-            self.check(["chown", "-R", f"{view.uid}:{view.uid}", *map(str, folders)], timeout=600)
+            said = self.check(
+                ["python3", "-c", _NOFOLLOW + _REMOTE_HAND_OVER, str(view.uid), *map(str, folders)],
+                timeout=600,
+            )
+            _kept_as_it_was(self, said.splitlines())
 
     def hostname(self) -> str:
         return self.check(["uname", "-n"], timeout=60).strip()

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import EngineError
-from oltplab.engines.config import ServerPaths
+from oltplab.engines.config import ServerPaths, client_section
 from oltplab.engines.control import Connection
 from oltplab.engines.distribution import Distribution
 from oltplab.engines.family import ControlRoute, Layout
@@ -80,7 +80,12 @@ class PrivateInstance:
     def prepare_folders(self) -> None:
         layout = self.layout
         # Only we may reach the sockets: the control account logs in through them.
-        private = [layout.socket_folder, layout.socket_home, *self.family.private_folders(layout)]
+        private = [
+            layout.vault,
+            layout.socket_folder,
+            layout.socket_home,
+            *self.family.private_folders(layout),
+        ]
         self.machine.make_folders([layout.work, layout.tmpdir], private)
         self._end_server()
         for secret in layout.secret_files:
@@ -279,7 +284,13 @@ class PrivateInstance:
         return PrivateFile(
             self.machine,
             self.layout.client_options,
-            f"[client]\nuser=root\npassword={self.control_password}\nsocket={self.layout.socket}\n",
+            client_section(
+                {
+                    "user": "root",
+                    "password": self.control_password,
+                    "socket": str(self.layout.socket),
+                }
+            ),
         )
 
     def alive(self) -> bool:

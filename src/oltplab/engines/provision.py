@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import secrets
 import socket
 from collections.abc import Callable
@@ -37,7 +38,13 @@ from oltplab.engines.isolation import evict_page_cache
 from oltplab.engines.launcher import PrivateInstance
 from oltplab.engines.network import Shaper
 from oltplab.engines.remote import place_on
-from oltplab.engines.server import EngineState
+from oltplab.engines.server import (
+    BENCH_SECRET,
+    CONTROL_SECRET,
+    SNAPSHOT_MARKER,
+    EngineState,
+    vault,
+)
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import supply
 from oltplab.spec import LOCAL_HOST, Spec, TierSpec
@@ -51,6 +58,8 @@ log = logging.getLogger("oltplab")
 BENCH_USER = "sbtest"
 # Snapshots prepared before every account had a password are prepared again.
 SNAPSHOT_FORMAT = 2
+PASSWORD_BYTES = 18  # token_urlsafe's 24 characters
+GENERATED_PASSWORD = re.compile(rb"[A-Za-z0-9_-]{24}")
 
 
 def tunables(
@@ -81,7 +90,7 @@ def write_cnf(
 def local_instance(distribution: Distribution, work: Path) -> PrivateInstance:
     """A private instance of the distribution's family on this machine."""
     layout = Layout(work, family_of(distribution))
-    return PrivateInstance(distribution, layout, secret(work, "control-secret"), Host())
+    return PrivateInstance(distribution, layout, secret(work, CONTROL_SECRET), Host())
 
 
 def machine_for(spec: Spec, host: str) -> Host:
@@ -120,18 +129,23 @@ def begin_session(spec: Spec, state: EngineState, tier: str) -> str | None:
 
 def secret(work: Path, name: str) -> str:
     """A password of the engine's (the control account's, the benchmark user's): random,
-    kept in a file only its owner can read, the same for the life of the datadir."""
-    path = work / name
-    # The work folder is the server's uid's: a link it planted there is refused, not read.
+    kept in the engine's vault in a file only its owner can read, the same for the life of
+    the datadir. One read back must be of the form made here: it goes into option files."""
+    path = vault(work) / name
     try:
-        return nofollow.read_text(path).strip()
+        password = nofollow.read_bytes(path).strip()
     except FileNotFoundError:
-        pass
+        made = secrets.token_urlsafe(PASSWORD_BYTES)
+        write_secret(path, made)
+        return made
     except OSError as exc:
         raise os_problem(exc, path) from None
-    password = secrets.token_urlsafe(18)
-    write_secret(path, password)
-    return password
+    if not GENERATED_PASSWORD.fullmatch(password):
+        raise EngineError(
+            f"{path}: not a password oltplab made (24 characters of A-Z, a-z, 0-9, _ and -); "
+            f"remove {path.parent} and {work} to provision the engine again"
+        )
+    return password.decode()
 
 
 def _remote_layout(host: SshHost, work: Path, distribution: Distribution) -> Layout:
@@ -195,7 +209,7 @@ def provisioned_engine(
         )
     claiming = store.claim(entry) if store is not None and entry is not None else None
     with claiming or contextlib.nullcontext() as claim:
-        marker = work / "snapshot.json"
+        marker = vault(work) / SNAPSHOT_MARKER
         layout = Layout(work, family_of(distribution))
         if (
             claim is None
@@ -203,7 +217,7 @@ def provisioned_engine(
             and not _usable(marker, wanted, layout.snapshot.is_dir())
         ):
             work.mkdir(parents=True, exist_ok=True)
-            if entry.fetch(work, layout.snapshot, marker):
+            if entry.fetch(layout.snapshot, marker):
                 phase(f"{engine.name}: dataset taken from the shared snapshot store")
                 log.info("%s: dataset taken from %s", engine.name, entry.entry)
         instance = _instance(spec, distribution, work, machine, phase)
@@ -216,7 +230,7 @@ def provisioned_engine(
             distribution.version,
             instance,
             BENCH_USER,
-            secret(work, "secret"),
+            secret(work, BENCH_SECRET),
             "",
             work,
             distribution,
@@ -228,7 +242,7 @@ def provisioned_engine(
         _prepare_snapshot(spec, state, instance, sysbench, phase, work)
         write_atomic(marker, json.dumps({**wanted, "server_version": state.server_version}))
         if claim is not None:
-            claim.publish(work, layout.snapshot, marker)
+            claim.publish(layout.snapshot, marker)
         return state
 
 
@@ -241,7 +255,7 @@ def _instance(
         return PrivateInstance(
             place_on(distribution, machine),
             _remote_layout(machine, work, distribution),
-            secret(work, "control-secret"),
+            secret(work, CONTROL_SECRET),
             machine,
             shaper,
         )

@@ -14,8 +14,21 @@ from oltplab.sysbench.driver import Target, connection_options
 if TYPE_CHECKING:  # the drivers (psycopg, PyMySQL) load only where a server is reached
     from oltplab.engines.control import Connection
 
-# sysbench's connection options, password included, in an engine's work folder while it runs.
+# sysbench's connection options, password included, in an engine's vault while it runs.
 SYSBENCH_OPTIONS = "sysbench.cnf"
+
+
+# In the vault: the accounts' passwords, and what the snapshot holds.
+CONTROL_SECRET, BENCH_SECRET = "control-secret", "secret"
+SNAPSHOT_MARKER = "snapshot.json"
+
+
+def vault(work: Path) -> Path:
+    """Root's own folder beside an engine's work folder, which the server's uid owns when
+    oltplab runs as root: a file there is whatever that uid made it. So what oltplab reads
+    back (the accounts' passwords, the snapshot's marker) and the option files that carry a
+    password live here, where only we can write."""
+    return work.with_name(work.name + ".vault")
 
 
 class Server(Protocol):
@@ -85,4 +98,6 @@ class EngineState:
     def sysbench_options(self) -> PrivateFile:
         """sysbench's connection options, password included, for its --config-file: there
         while sysbench runs only (the port changes from session to session)."""
-        return PrivateFile(Host(), self.work / SYSBENCH_OPTIONS, connection_options(self.target()))
+        return PrivateFile(
+            Host(), vault(self.work) / SYSBENCH_OPTIONS, connection_options(self.target())
+        )

@@ -23,9 +23,10 @@ from typing import IO, Any
 
 from oltplab.base import nofollow, untar
 from oltplab.base.errors import EngineError
-from oltplab.store.files import write_atomic
+from oltplab.engines.server import BENCH_SECRET, CONTROL_SECRET
+from oltplab.store.files import write_atomic, write_secret
 
-SECRETS = ("control-secret", "secret")
+SECRETS = (CONTROL_SECRET, BENCH_SECRET)
 MANIFEST = "manifest.json"
 ARCHIVE = "datadir.tar"
 
@@ -59,8 +60,9 @@ class Entry:
         # The entry's folder appears whole, by a rename, once its manifest is written.
         return (self.entry / MANIFEST).is_file()
 
-    def fetch(self, work: Path, snapshot: Path, marker: Path) -> bool:
-        """The stored snapshot into an engine's work folder; False when there is none."""
+    def fetch(self, snapshot: Path, marker: Path) -> bool:
+        """The stored snapshot into an engine's work folder, its marker and the accounts'
+        secrets into the vault that holds marker; False when there is none."""
         manifest_path = self.entry / MANIFEST
         if not manifest_path.is_file():
             return False
@@ -73,6 +75,7 @@ class Entry:
         # Unpacked in a folder of root's own beside the work folder, then moved in whole:
         # the work folder is the server's uid's, and a link it planted where the unpacking
         # goes would have root unpack through it.
+        work = snapshot.parent
         scratch = Path(tempfile.mkdtemp(prefix=f".{work.name}.snapshot.", dir=work.parent))
         try:
             with (self.entry / ARCHIVE).open("rb") as raw:
@@ -90,12 +93,13 @@ class Entry:
             scratch.rename(snapshot)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        marker.parent.mkdir(mode=0o700, exist_ok=True)
         for name in SECRETS:
-            nofollow.write_text(work / name, (self.entry / name).read_text(), 0o600)
+            write_secret(marker.parent / name, (self.entry / name).read_text())
         write_atomic(marker, json.dumps(manifest["marker"]))
         return True
 
-    def publish(self, work: Path, snapshot: Path, marker: Path) -> None:
+    def publish(self, snapshot: Path, marker: Path) -> None:
         """This machine's fresh snapshot into the store, whole or not at all."""
         if (self.entry / MANIFEST).is_file():
             return
@@ -108,7 +112,7 @@ class Entry:
                 for path in sorted(snapshot.iterdir()):
                     archive.add(path, arcname=path.name)
         for name in SECRETS:
-            (partial / name).write_text(nofollow.read_text(work / name))
+            (partial / name).write_text(nofollow.read_text(marker.parent / name))
             (partial / name).chmod(0o600)
         manifest = {
             **self.wanted,

@@ -123,8 +123,9 @@ def write_atomic_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
 
 
 def write_secret(path: Path, text: str) -> None:
-    """A file only its owner can read (a password, options holding one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """A file only its owner can read (a password, options holding one), in a folder only
+    its owner may enter when it has to be made."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     write_whole({path: text.encode()}, 0o600)
 
 
