@@ -25,6 +25,7 @@ from oltplab.base.errors import DiskFull, EngineError, OltplabError
 from oltplab.engines.isolation import PAGE_CACHE_EVICTION, CpuSplit, check_host, pin_client
 from oltplab.engines.provision import sysbench_prepare
 from oltplab.engines.snapshots import SnapshotStore
+from oltplab.measure.phases import Phases, Stage
 from oltplab.measure.preflight import preflight
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.session import RunContext, run_alternating, run_session, set_up_engines
@@ -108,8 +109,11 @@ def run(request: RunRequest, display: Display) -> Outcome:
     refuse_a_file(results)
     sessions = build_plan(spec) if shard is None else shard_sessions(spec, shard)
     measured = {cell.engine for cell in cells_of(sessions)}
+    phases = Phases()
+    phases.enter(Stage.SETUP)  # the binaries are fetched here
     sysbench_binary = preflight(spec, origin, scratch_root(results), measured, display.note)
     planned = cell_definitions(spec, cells_of(sessions))
+    phases.enter(Stage.OTHER)
     with ResultsLock(results):
         ledger = Ledger.open(results)
         try:
@@ -163,8 +167,10 @@ def run(request: RunRequest, display: Display) -> Outcome:
                 rerun_of=request.rerun_of,
                 host=host,
             )
+            phases.enter(Stage.SUMMARIES)
             if chosen and (missing := host_summary(results)):
                 log.warning("host summary: %s", missing)
+            phases.enter(Stage.OTHER)
             context = RunContext(
                 spec,
                 results,
@@ -184,6 +190,7 @@ def run(request: RunRequest, display: Display) -> Outcome:
                 split=split,
                 shard=shard.index if shard is not None else None,
                 measured_before={key: len(rows) for key, rows in ledger.superseded().items()},
+                phases=phases,
             )
             had = pin_client(split) if split is not None else None
             try:
@@ -191,6 +198,7 @@ def run(request: RunRequest, display: Display) -> Outcome:
             finally:
                 if had is not None:
                     os.sched_setaffinity(0, had)
+                log.info("%s", phases.line())
                 log.removeHandler(handler)
                 handler.close()
         finally:
@@ -269,11 +277,13 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
     finally:
         if ctx.cleanup_endpoints and not interrupted:
             _cleanup_endpoints(ctx)
+        ctx.phases.enter(Stage.SETUP)
         for instance in ctx.instances:
             instance.stop(ctx.spec.protocol.stop_timeout_seconds)
             # Sessions always start from the snapshot, so the last datadir is only disk used.
             instance.discard_datadir()
         ctx.display.stop()
+        ctx.phases.enter(Stage.OTHER)
     counts = ctx.ledger.counts()
     failed = [row for row in ctx.ledger.cells() if row.status == Status.FAILED]
     ctx.ledger.finish_run(
@@ -303,7 +313,7 @@ def _cleanup_endpoints(ctx: RunContext) -> None:
     for key, state in ctx.engines.items():
         if state.server.owned:
             continue
-        ctx.display.phase(f"{key}: sysbench cleanup on the endpoint", 0)
+        ctx.phase(Stage.SETUP, f"{key}: sysbench cleanup on the endpoint")
         try:
             sysbench_prepare(
                 ctx.spec,

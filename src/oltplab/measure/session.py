@@ -31,6 +31,7 @@ from oltplab.engines.server import EngineState, Server
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import source_of
 from oltplab.measure.failures import failure_reason
+from oltplab.measure.phases import Phases, Stage
 from oltplab.measure.request import Display
 from oltplab.measure.stopping import Watch
 from oltplab.measure.workloads import gated
@@ -82,6 +83,7 @@ class RunContext:
     shard: int | None = None  # K of shard K/N
     rerun_disturbed: bool = False
     split: CpuSplit | None = None  # isolation: the server's CPUs and the client's
+    phases: Phases = field(default_factory=Phases)
     # Per cell key: how many earlier results it has set aside (measured again).
     measured_before: dict[str, int] = field(default_factory=dict)
     engines: dict[str, EngineState] = field(default_factory=dict)
@@ -94,6 +96,11 @@ class RunContext:
         if self.spec.engine(engine).telemetry is False:
             return self.load_only
         return self.telemetry
+
+    def phase(self, stage: Stage, label: str, seconds: float = 0) -> None:
+        """The person watching told, and the run's clock moved on to the stage."""
+        self.phases.enter(stage)
+        self.display.phase(label, seconds)
 
     def scratch(self, key: str) -> Path:
         """Where an engine's datadir, snapshot and prepare output go: never results."""
@@ -123,7 +130,7 @@ def _engine(ctx: RunContext, name: str, host: str) -> EngineState:
     work = ctx.scratch(key)
 
     def phase(label: str) -> None:
-        ctx.display.phase(label, 0)
+        ctx.phase(Stage.SETUP, label)
 
     if engine.is_endpoint:
         state = endpoint_engine(ctx.spec, engine, work, ctx.sysbench, phase, ctx.prepare_endpoints)
@@ -327,7 +334,7 @@ def _describe_warm_engine(
     label = f"{session.engine} {session.tier} {session.workload}"
     telemetry = ctx.telemetry_of(session.engine)
     if telemetry.describes_sessions:
-        ctx.display.phase(f"{label}: telemetry of the warm engine", 0)
+        ctx.phase(Stage.SUMMARIES, f"{label}: telemetry of the warm engine")
     for missing in telemetry.after_session(state.server, stem):
         log.warning("%s: %s", label, missing)
 
@@ -340,6 +347,7 @@ def _unless_disk_full(ctx: RunContext, exc: EngineError) -> None:
 
 
 def _end_session(ctx: RunContext, state: EngineState, stem: Path) -> None:
+    ctx.phases.enter(Stage.SETUP)
     state.server.stop(ctx.spec.protocol.stop_timeout_seconds)
     text = state.server.session_log()
     if text:
@@ -372,7 +380,7 @@ def _start_session(ctx: RunContext, state: EngineState, session: Session, stem: 
     label = f"{session.engine} {session.tier} {session.workload}"
     if server.owned:
         ctx.ensure_space("restore the datadir", server)
-        ctx.display.phase(f"{label}: restoring datadir and starting", 0)
+        ctx.phase(Stage.SETUP, f"{label}: restoring datadir and starting")
     cnf = begin_session(spec, state, session.tier)
     if ctx.split is not None and (pid := server.server_pid()) is not None:
         pin_server(pid, ctx.split)
@@ -427,7 +435,7 @@ def _warm_up(ctx: RunContext, state: EngineState, session: Session, stem: Path, 
         name = names.warm_up_name(position)
         if seconds <= 0:
             continue
-        ctx.display.phase(f"{label}: {name}", seconds)
+        ctx.phase(Stage.WARM_UP, f"{label}: {name}", seconds)
         output = names.warm_up_output(stem, name)
         watch = Watch.of_warm_up(protocol, seconds, output, ctx.scratch("stop"))
         result = _sysbench(
@@ -480,7 +488,7 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     output = names.output_of(stem)
     ctx.ensure_space("measure a cell")
     ctx.ledger.mark_running(cell, ctx.run_id)
-    ctx.display.phase(cell_label(cell), seconds)
+    ctx.phase(Stage.CELLS, cell_label(cell), seconds)
     telemetry = ctx.telemetry_of(cell.engine)
     telemetry.before_cell(CellSite(stem, state.server))
     probe = telemetry.raw_file_of(metrics.ENGINE)

@@ -21,6 +21,7 @@ from pathlib import Path, PurePath
 
 from oltplab.base import metrics
 from oltplab.engines.server import EngineState
+from oltplab.measure.phases import Stage
 from oltplab.measure.session import (
     Opened,
     RunContext,
@@ -97,8 +98,10 @@ def _measure_round(
         before = ctx.measured_before.get(cell.key, 0)
         outputs.append(output_of(folder / cell_stem(cell, reads_only, before)))
         ctx.ledger.mark_running(cell, ctx.run_id, started_at=started_at)
-    ctx.display.phase(
-        f"{slots} cells sliced together ({cell_label(members[0][1])} ...)", float(total)
+    ctx.phase(
+        Stage.CELLS,
+        f"{slots} cells sliced together ({cell_label(members[0][1])} ...)",
+        float(total),
     )
     t0_ms = round((time.time() + LEAD_SECONDS) * 1000)
     # Started before t0, each process reaches its time limit after the last slot closes;
