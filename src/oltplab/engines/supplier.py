@@ -77,17 +77,23 @@ def identify(server: Path) -> tuple[type[Family], str]:
     return found
 
 
-def find_basedir(root: Path) -> Path:
+def find_basedir(root: Path, levels: int | None = None) -> Path | None:
     """The folder that holds a family's server binary (bin/mysqld, bin/postgres, ...),
-    searched breadth first."""
+    searched breadth first, at most `levels` folders below root. A folder that cannot be
+    read is passed over: a user's basedir may be any folder (/proc, another user's home)."""
     binaries = server_binaries()
-    queue = [root]
+    queue = [(root, 0)]
     while queue:
-        folder = queue.pop(0)
-        if _first(folder, binaries) is not None:
-            return folder
-        queue += sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
-    raise EngineError(f"{root}: no server binary ({', '.join(binaries)}) in the distribution")
+        folder, level = queue.pop(0)
+        try:
+            if _first(folder, binaries) is not None:
+                return folder
+            if levels is None or level < levels:
+                below = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+                queue += [(path, level + 1) for path in below]
+        except OSError:
+            continue
+    return None
 
 
 def _executables_on(basedir: Path) -> None:
@@ -242,8 +248,18 @@ def _tarball_path(source: TarballSource) -> Path:
         archive = _download(source.tarball, cache_root() / "downloads")
     else:
         archive = Path(source.tarball).expanduser()
-        if not archive.is_file():
+        if not archive.exists():
             raise EngineError(f"tarball {source.tarball}: no such file")
+        if archive.is_dir():
+            raise EngineError(
+                f"tarball {source.tarball}: a folder, not a tarball; give an unpacked release "
+                "as basedir"
+            )
+        if not archive.is_file():  # a device (/dev/zero), a FIFO, a socket: endless or empty
+            raise EngineError(
+                f"tarball {source.tarball}: not a regular file, so not a tarball; give the "
+                "release's binary tarball (.tar, .tar.gz, .tar.xz)"
+            )
         if not tarfile.is_tarfile(archive):
             raise EngineError(
                 f"tarball {source.tarball}: not a tar archive; give the release's binary "
@@ -300,6 +316,9 @@ def _unpack_into_cache(engine: EngineSpec, target: Path) -> tuple[Path, str]:
             archive = _tarball_path(source)
             _unpack_tar(archive, work)
         basedir = find_basedir(work)
+        if basedir is None:
+            binaries = ", ".join(server_binaries())
+            raise EngineError(f"{work}: no server binary ({binaries}) in the distribution")
         _executables_on(basedir)
         if target.exists():
             shutil.rmtree(target)
@@ -319,7 +338,15 @@ def _local_basedir(engine: EngineSpec) -> Path | None:
     if isinstance(source, BasedirSource):
         if not source.basedir.is_dir():
             raise EngineError(f"engine {engine.name}: basedir {source.basedir} does not exist")
-        return find_basedir(source.basedir)
+        # An unpacked release's top folder, or the folder it was unpacked into.
+        found = find_basedir(source.basedir, levels=2)
+        if found is None:
+            raise EngineError(
+                f"engine {engine.name}: basedir {source.basedir} holds no server binary "
+                f"({', '.join(server_binaries())}) in it or two folders below; give the folder "
+                "of an unpacked release, the one whose bin/ holds the server"
+            )
+        return found
     if "debian" in raw and "suite" not in raw:
         package = source.debian if isinstance(source, DebianSource) else raw["debian"]
         homes = [home for f in registered() if (home := f.debian_home(package)) is not None]

@@ -9,6 +9,19 @@ from pydantic_core import ErrorDetails
 
 from oltplab.spec.sources import SOURCE_KINDS
 
+# How much of a value the user gave an error echoes: a megabyte's name is no message.
+ECHOED_CHARACTERS = 80
+
+
+def echoed(value: object) -> str:
+    """A value as an error shows it: its repr, cut past ECHOED_CHARACTERS and its length
+    given."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= ECHOED_CHARACTERS:
+        return repr(value)
+    shown = repr(text[:ECHOED_CHARACTERS]) if isinstance(value, str) else text[:ECHOED_CHARACTERS]
+    return f"{shown}... ({len(text):,} characters)"
+
 
 def _location(loc: tuple[int | str, ...]) -> str:
     path = ""
@@ -19,7 +32,8 @@ def _location(loc: tuple[int | str, ...]) -> str:
         elif previous == "source" and part in SOURCE_KINDS:
             pass  # the union's tag: the source's kind, not a key of the spec
         elif re.match(r"^[a-z_]+$", part) or not path:
-            path += f".{part}" if path else part
+            key = part if len(part) <= ECHOED_CHARACTERS else echoed(part)
+            path += f".{key}" if path else key
         # Pydantic adds union tags and validator names to the location; they mean nothing
         # to users.
         previous = part
@@ -47,6 +61,8 @@ def describe(error: ErrorDetails) -> str:
         return f"{where}: unknown key; remove it or check its spelling"
     message = _KIND_MESSAGES.get(error["type"], error["msg"].removeprefix("Value error, "))
     value = error.get("input")
+    if isinstance(value, str):  # a check's own message may echo it too
+        message = message.replace(repr(value), echoed(value))
     if error["type"] == "missing" or isinstance(value, dict | list) or "got" in message:
         return f"{where}: {message}"
-    return f"{where}: {message} (got {value!r})"
+    return f"{where}: {message} (got {echoed(value)})"
