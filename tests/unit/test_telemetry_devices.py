@@ -80,8 +80,12 @@ def test_devices_are_chosen_by_name() -> None:
     assert registry.chosen("default,perf") == (*defaults, "perf")
     assert registry.chosen("none") == ()
     assert registry.chosen("vmstat,vmstat,engine") == ("vmstat", "engine")
+    # The engine summary left out, the rest of the defaults kept (issue 59).
+    assert registry.chosen("default,-pt-mysql-summary") == defaults[:-1]
     assert [d.name for d in registry.devices(("vmstat",))] == ["load", "vmstat"]
     assert registry.recorded(True) == defaults and registry.recorded(False) == ()
     assert registry.recorded(["engine"]) == ("engine",)
     with pytest.raises(OltplabError, match=r"--telemetry iostat,dstat: no device 'dstat' \("):
         registry.chosen("iostat,dstat")
+    with pytest.raises(OltplabError, match=r"no device 'dstat'"):
+        registry.chosen("default,-dstat")

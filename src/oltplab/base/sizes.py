@@ -27,3 +27,16 @@ def format_size(size: int) -> str:
         if size and size % _UNITS[unit] == 0:
             return f"{size // _UNITS[unit]}{unit}"
     return str(size)
+
+
+def duration_text(seconds: float) -> str:
+    """`45s`, `3m 05s`, `2h 07m`, `1d 3h 00m`: as precise as a person needs."""
+    whole = round(seconds)
+    minutes, second = divmod(whole, 60)
+    hours, minute = divmod(minutes, 60)
+    days, hour = divmod(hours, 24)
+    if days:
+        return f"{days}d {hour}h {minute:02d}m"
+    if hours:
+        return f"{hours}h {minute:02d}m"
+    return f"{minutes}m {second:02d}s" if minutes else f"{second}s"

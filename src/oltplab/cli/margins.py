@@ -10,7 +10,7 @@ from rich.table import Table
 
 from oltplab.analysis.power import PACKED, curve, read_trials
 from oltplab.analysis.precision import MIN_ROUNDS, rounds_to_decide, smallest_decided
-from oltplab.cli.display import duration_text
+from oltplab.base.sizes import duration_text
 
 # The budget a margin is advised for when the spec sets none.
 DEFAULT_BUDGET_MINUTES = 30

@@ -12,8 +12,8 @@ import typer
 from rich.table import Table
 
 from oltplab.base.errors import OltplabError
+from oltplab.base.sizes import duration_text
 from oltplab.cli.app import WEEK_SECONDS, DifferencesMarginOption, console
-from oltplab.cli.display import duration_text
 from oltplab.cli.vocabulary import MARGIN, RESOLUTION, parse_percent, resolution_option
 from oltplab.store.directory import REPLAY_CSV, REPLAY_JSON, SYSBENCH_OUTPUT, check_results
 from oltplab.store.files import write_whole

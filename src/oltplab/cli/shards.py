@@ -12,8 +12,8 @@ from rich.table import Table
 
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import Measure
+from oltplab.base.sizes import duration_text
 from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of, unlike
-from oltplab.cli.display import duration_text
 from oltplab.cli.vocabulary import MARGIN, margin_option, parse_percent
 from oltplab.distribute.layout import is_distributed, read_distributed, shards_of
 from oltplab.distribute.merge import merge as merge_shards

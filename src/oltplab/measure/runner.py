@@ -17,6 +17,7 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
@@ -153,6 +154,15 @@ def run(request: RunRequest, display: Display) -> Outcome:
                 "spec_origin": origin,
                 "host": host,
             }
+            if chosen:
+                phases.enter(Stage.SUMMARIES)
+                summary = host_summary(results)
+                phases.enter(Stage.OTHER)
+                said = summary.describe(datetime.now(UTC))
+                log.log(logging.INFO if summary.taken_at else logging.WARNING, "%s", said)
+                display.note(said if summary.taken_at else f"[yellow]{said}[/yellow]")
+                if summary.taken_at is not None:
+                    host["summary_taken_at"] = summary.taken_at.isoformat(timespec="seconds")
             run_id = ledger.begin_run(spec.digest(), provenance)
             record = RunRecord.begin(
                 results,
@@ -167,10 +177,6 @@ def run(request: RunRequest, display: Display) -> Outcome:
                 rerun_of=request.rerun_of,
                 host=host,
             )
-            phases.enter(Stage.SUMMARIES)
-            if chosen and (missing := host_summary(results)):
-                log.warning("host summary: %s", missing)
-            phases.enter(Stage.OTHER)
             context = RunContext(
                 spec,
                 results,

@@ -53,20 +53,22 @@ def described() -> str:
 
 def chosen(text: str) -> tuple[str, ...]:
     """`--telemetry`: names separated by commas; `default` stands for the default devices
-    (so `default,profile` adds the profiler) and `none` for none at all."""
+    (so `default,profile` adds the profiler), `none` for none at all, and `-NAME` leaves a
+    device out of those named before it (`default,-pt-mysql-summary`)."""
     names: list[str] = []
     for part in (p.strip() for p in text.split(",")):
-        if not part:
+        name = part.removeprefix("-")
+        if not part or part == NONE:
             continue
         if part == DEFAULT:
             names += default_names()
-        elif part == NONE:
-            continue
-        elif part in _DEVICES:
-            names.append(part)
-        else:
+        elif name not in _DEVICES:
             known = ", ".join([DEFAULT, NONE, *_DEVICES])
-            raise OltplabError(f"--telemetry {text}: no device {part!r} (known: {known})")
+            raise OltplabError(f"--telemetry {text}: no device {name!r} (known: {known})")
+        elif part.startswith("-"):
+            names = [n for n in names if n != name]
+        else:
+            names.append(name)
     return tuple(dict.fromkeys(names))
 
 
