@@ -9,6 +9,7 @@ from oltplab.base.errors import EngineError
 from oltplab.engines.endpoint import Endpoint, check_endpoints
 from oltplab.engines.hosts import free_port
 from oltplab.spec import parse_spec
+from tests.cli import oltplab
 
 
 def engine(source: str, family: str = ""):
@@ -40,9 +41,34 @@ def test_a_password_that_cannot_be_read_stops_the_run_before_it_starts(tmp_path,
 
 
 @pytest.mark.parametrize("family", ["mysql", "postgresql"])
-def test_an_endpoint_that_does_not_answer_is_left_to_the_sessions(tmp_path, family):
-    secret = tmp_path / "pw"
-    secret.write_text("x\n")
-    secret.chmod(0o600)
-    source = f'endpoint = "127.0.0.1:{free_port()}", user = "u", password_file = "{secret}"'
-    check_endpoints(engine(source, family))  # no login refused: the cells say it is down
+def test_an_endpoint_that_does_not_answer_stops_the_run_before_it_creates_anything(
+    tmp_path, family
+):
+    (tmp_path / "pw").write_text("x\n")
+    (tmp_path / "pw").chmod(0o600)
+    port = free_port()  # nothing listens there
+    (tmp_path / "e.toml").write_text(
+        f'[[engines]]\nname = "theirs"\nfamily = "{family}"\n'
+        f'source = {{ endpoint = "127.0.0.1:{port}", user = "u", password_file = "pw" }}\n'
+    )
+    result = oltplab("run", "e.toml", "-r", "out", cwd=tmp_path)
+    assert result.returncode == 3, result.stdout + result.stderr  # the environment's
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: engine theirs: endpoint 127.0.0.1:{port} cannot be reached (")
+    assert line.endswith("start the server, or correct source.endpoint in the spec")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("port", ["0", "99999", "1" + "0" * 5000], ids=["0", "99999", "long"])
+def test_a_port_outside_1_to_65535_is_refused_when_the_spec_is_read(tmp_path, port):
+    (tmp_path / "e.toml").write_text(
+        f'engines = [{{ name = "theirs", source = {{ endpoint = "db:{port}", user = "u" }} }}]\n'
+    )
+    result = oltplab("run", "e.toml", "-r", "out", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(
+        "error: e.toml: engines[0].source.endpoint: expected host:port with a port from 1 to "
+        "65,535 (got 'db:"
+    )
+    assert not (tmp_path / "out").exists()

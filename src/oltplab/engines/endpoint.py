@@ -8,11 +8,13 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from oltplab.base.errors import EngineError
+from oltplab.base.errors import EngineError, EnvironmentProblem
+from oltplab.engines.config import client_section
 from oltplab.engines.control import Connection, LoginRefused
 from oltplab.engines.families import family_named
 from oltplab.engines.family import Family
 from oltplab.engines.hosts import Host, PrivateFile
+from oltplab.engines.server import vault
 from oltplab.spec import EngineSpec
 from oltplab.spec.sources import EndpointSource
 from oltplab.sysbench.driver import Target
@@ -114,9 +116,15 @@ class Endpoint:
         """[client] options for the MySQL family's client tools, there only while one runs."""
         return PrivateFile(
             self.machine,
-            self._work / "client.cnf",
-            f"[client]\nuser={self.user}\npassword={self._password}\n"
-            f"host={self.host}\nport={self.port}\n",
+            vault(self._work) / "client.cnf",
+            client_section(
+                {
+                    "user": self.user,
+                    "password": self._password,
+                    "host": self.host,
+                    "port": str(self.port),
+                }
+            ),
         )
 
     def alive(self) -> bool:
@@ -159,21 +167,26 @@ class Endpoint:
 
 
 def check_endpoints(engines: list[EngineSpec]) -> None:
-    """Before anything is created: each endpoint's password can be read and the server
-    takes it, for an account it confines to the benchmark database where its family tells.
-    An endpoint that does not answer is left to the sessions, which fail saying so."""
+    """Before anything is created: each endpoint answers, its password can be read and the
+    server takes it, for an account it confines to the benchmark database where its family
+    tells. A server that does not answer is the environment's to fix, not the spec's: no
+    results folder full of cells that failed for it."""
     for engine in engines:
-        if not engine.is_endpoint:
+        if not isinstance(engine.source, EndpointSource):
             continue
         where = f"engine {engine.name}"
         endpoint = Endpoint.of(engine, Path())  # a password that cannot be read stops here
         try:
-            with endpoint.control() as control:
-                unconfined = control.unconfined()
+            control = endpoint.control()
         except LoginRefused as refused:
             raise EngineError(f"{where}: the endpoint refused the login: {refused}") from None
-        except EngineError:
-            continue
+        except EngineError as unanswered:
+            raise EnvironmentProblem(
+                f"{where}: endpoint {engine.source.endpoint} cannot be reached ({unanswered}); "
+                "start the server, or correct source.endpoint in the spec"
+            ) from None
+        with control:
+            unconfined = control.unconfined()
         if unconfined:
             raise EngineError(
                 f"{where}: {unconfined}; benchmark with an account whose rights are on its "

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     Discriminator,
@@ -115,9 +116,17 @@ class NpmSource(StrictModel):
         return self
 
 
+def _a_tcp_port(endpoint: str) -> str:
+    """Port 0 asks the kernel for any port and 99999 is none: neither names a server."""
+    digits = endpoint.rsplit(":", 1)[1]
+    if len(digits) > 5 or not 1 <= int(digits) <= 65535:
+        raise ValueError("expected host:port with a port from 1 to 65,535")
+    return endpoint
+
+
 class EndpointSource(StrictModel):
     provisioned: ClassVar[bool] = False
-    endpoint: Annotated[str, Field(pattern=r"^[^:\s]+:\d+$")]
+    endpoint: Annotated[str, Field(pattern=r"^[^:\s]+:\d+$"), AfterValidator(_a_tcp_port)]
     user: Annotated[Text, Field(min_length=1, max_length=80)]
     password_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
     password_file: PathText | None = None
