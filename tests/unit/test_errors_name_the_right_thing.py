@@ -4,6 +4,11 @@ value the user gave is echoed at a length one can read."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 from tests.cli import oltplab
@@ -71,3 +76,57 @@ def test_a_megabyte_value_is_echoed_cut_with_its_length(tmp_path):
     assert "must be one line without control characters (got '/aaa" in line
     assert len(line) < 250, len(line)
     assert not (tmp_path / "out").exists()
+
+
+# Run in a mount namespace of its own: a 64 KiB tmpfs that another uid (as a server's) fills,
+# then client.cnf written there as the engines write it; what was raised, as JSON.
+_FILLED_THEN_CLIENT_CNF = """
+import json, os, subprocess, sys
+from pathlib import Path
+from oltplab.base.errors import OltplabError
+from oltplab.engines.hosts import Host, PrivateFile
+disk = Path(sys.argv[1])
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=1777", "tmpfs", str(disk)], check=True)
+vault = disk / "work" / "vault"
+vault.mkdir(parents=True)
+# The folders above are root's 0700 pytest folders: the file is opened first, as a server's
+# datadir is handed over to its uid, which then writes until the disk is full.
+datadir = os.open(disk / "datadir", os.O_WRONLY | os.O_CREAT, 0o600)
+os.fchown(datadir, 3_000_000_123, 3_000_000_123)
+if os.fork() == 0:
+    os.setgid(3_000_000_123)
+    os.setuid(3_000_000_123)
+    try:
+        os.write(datadir, bytes(1 << 20))
+    finally:
+        os._exit(0)
+os.wait()
+os.close(datadir)
+try:
+    with PrivateFile(Host(), vault / "client.cnf", "[client]\\npassword=x\\n").present():
+        said = {"error": None}
+except OltplabError as exc:
+    said = {"error": type(exc).__name__, "exit": exc.exit_code, "message": str(exc)}
+said["left"] = sorted(p.name for p in vault.iterdir())
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_a_disk_another_uid_filled_is_said_full_not_blamed_on_client_cnf(tmp_path):
+    (tmp_path / "disk").mkdir()
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", sys.executable, "-c",
+         _FILLED_THEN_CLIENT_CNF, str(tmp_path / "disk")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert (said["error"], said["exit"]) == ("DiskFull", 3), said
+    disk = tmp_path / "disk"
+    assert said["message"] == (
+        f"no space left on the device: the filesystem mounted at {disk}, which holds "
+        f"{disk}/work/vault, is full (0 B free); free some space there, then run the same "
+        "command again: nothing stored is lost"
+    )
+    assert said["left"] == []  # no half-written secret, no scratch file

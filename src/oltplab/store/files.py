@@ -39,10 +39,24 @@ def free_bytes(path: Path) -> int:
     return shutil.disk_usage(_existing(path)).free
 
 
+def _mount_point(path: Path) -> Path:
+    path = path.resolve()
+    while not path.is_mount():
+        path = path.parent
+    return path
+
+
 def disk_full(path: Path) -> DiskFull:
+    """The full disk said as such: the filesystem and the folder, not the file that was
+    being written when it filled (a client.cnf is not to blame for a datadir's growth)."""
+    folder = _existing(path)
+    folder = folder if folder.is_dir() else folder.parent
+    mount = _mount_point(folder)
+    holds = "" if mount == folder.resolve() else f", which holds {folder},"
     return DiskFull(
-        f"{path}: no space left on the device ({format_bytes(free_bytes(path))} free there); "
-        "free some space, then run the same command again: nothing stored is lost"
+        f"no space left on the device: the filesystem mounted at {mount}{holds} is full "
+        f"({format_bytes(free_bytes(folder))} free); free some space there, then run the same "
+        "command again: nothing stored is lost"
     )
 
 
