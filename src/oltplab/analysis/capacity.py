@@ -15,7 +15,6 @@ the search stops there, and the capacity is "at least N", the client's limit nam
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from typing import Any
 
 from oltplab.analysis.estimate import Estimate
 from oltplab.base.errors import OltplabError
+from oltplab.base.nesting import load_json
 from oltplab.store.directory import ResultsDir
 
 _SLO = re.compile(r"^\s*p(\d+(?:\.\d+)?)\s*<\s*(\d+(?:\.\d+)?)\s*(ms|s)\s*$")
@@ -249,7 +249,7 @@ def read_capacities(results: Path) -> list[Found]:
     if not path.is_file():
         return []
     try:
-        return [Found.of(row) for row in json.loads(path.read_text())]
+        return [Found.of(row) for row in load_json(path.read_text())]
     except (ValueError, KeyError, TypeError, OltplabError) as exc:
         raise OltplabError(
             f"{path}: not a capacity result ({exc}); run oltplab capacity again"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import OltplabError
+from oltplab.base.nesting import load_toml
 from oltplab.store.directory import ResultsDir
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import load_run_json
@@ -86,7 +87,7 @@ def traits(
     """A run's traits from the spec text its ledger keeps, that spec's digest and its
     run.json (any of them may be missing: an imported tree has none)."""
     try:
-        spec = tomllib.loads(spec_text) if spec_text else {}
+        spec = load_toml(spec_text) if spec_text else {}
     except tomllib.TOMLDecodeError:
         spec = {}
     aspects: dict[str, tuple[str, ...]] = {}

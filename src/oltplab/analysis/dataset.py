@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ import numpy as np
 from oltplab.analysis.comparability import Traits, traits
 from oltplab.base import metrics
 from oltplab.base.errors import OltplabError
+from oltplab.base.nesting import load_json, load_toml
 from oltplab.base.sizes import parse_size
 from oltplab.engines.config import parse_version
 from oltplab.plan import Scenario
@@ -148,7 +148,7 @@ class EngineInfo:
         if self.server_version:
             return self.server_version
         try:
-            folder = json.loads(self.source).get("folder")
+            folder = load_json(self.source).get("folder")
         except (ValueError, AttributeError):
             folder = None
         return f"not recorded (folder {folder})" if folder else "not recorded"
@@ -401,7 +401,7 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
 def stored_spec(text: str | None) -> dict[str, Any]:
     """The spec a ledger keeps, as data (empty when there is none, or it does not parse)."""
     try:
-        return tomllib.loads(text) if text else {}
+        return load_toml(text) if text else {}
     except tomllib.TOMLDecodeError:
         return {}
 

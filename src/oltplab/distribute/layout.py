@@ -17,6 +17,7 @@ from typing import Any
 import tomli_w
 
 from oltplab.base.errors import OltplabError
+from oltplab.base.nesting import load_json
 from oltplab.plan import cells_of
 from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.spec import Spec
@@ -76,7 +77,7 @@ def shards_of(path: Path) -> list[Path]:
 
 def read_distributed(root: Path) -> Distributed:
     try:
-        data = json.loads((root / DISTRIBUTE_JSON).read_text())
+        data = load_json((root / DISTRIBUTE_JSON).read_text())
         return Distributed(
             root, str(data["spec_digest"]), int(data["shards"]), str(data["scheduler"]),
             list(data.get("jobs", [])),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.analysis.sessions import SessionSpread
+from oltplab.base.nesting import load_json
 from oltplab.engines.cache import cache_root
 from oltplab.store.files import write_atomic
 
@@ -39,7 +40,7 @@ def _stored() -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     try:
-        found = json.loads(path.read_text()).get("spreads", [])
+        found = load_json(path.read_text()).get("spreads", [])
     except (ValueError, AttributeError):
         return []  # a damaged store is rewritten by the next save
     return [s for s in found if isinstance(s, dict)]

@@ -29,6 +29,7 @@ from oltplab.analysis.points import Points
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, Answer, answers
 from oltplab.base.errors import EXIT_BAD_INPUT, OltplabError
 from oltplab.base.metrics import Target, measure_named
+from oltplab.base.nesting import load_json
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import Outcome, run
 from oltplab.plan import KEPT_RUNNING
@@ -142,7 +143,7 @@ def _alive_seconds() -> float:
 def _spent_before(path: Path) -> float:
     """The seconds an unfinished search in these results spent (0 with none)."""
     try:
-        said = json.loads(path.read_text())
+        said = load_json(path.read_text())
     except (FileNotFoundError, NotADirectoryError):  # no folder yet, or a file: run() says so
         return 0.0
     except OSError as exc:

@@ -29,6 +29,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oltplab.base.errors import OltplabError
+from oltplab.base.nesting import TooDeep, load_toml
 from oltplab.importers.naming import safe
 from oltplab.spec.catalog import FAMILIES as KNOWN_FAMILIES
 from oltplab.spec.catalog import UNKNOWN_FAMILY
@@ -95,9 +96,11 @@ class MappedCell(BaseModel):
 
 def load_map(path: Path) -> LayoutMap:
     try:
-        data = tomllib.loads(path.read_text())
+        data = load_toml(path.read_text())
     except OSError as exc:
         raise OltplabError(f"--map {path}: cannot read it ({exc.strerror})") from None
+    except TooDeep as exc:
+        raise OltplabError(f"{path}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise OltplabError(f"{path}: not valid TOML: {exc}") from None
     try:

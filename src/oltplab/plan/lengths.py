@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import OltplabError
+from oltplab.base.nesting import load_json
 from oltplab.base.stopping import StopRule
 from oltplab.spec import Spec
 
@@ -66,7 +67,7 @@ class ExpectedLengths:
         """The shares `oltplab replay` found on a run (in `path`, its replay.json); what it
         could not show (no block ran twice, no warm-up kept), the corpus's, said."""
         try:
-            found = json.loads(path.read_text())
+            found = load_json(path.read_text())
             later = found["later_kept_share"]
             warm = found.get("warm_ups") or {}
             warm_share = (

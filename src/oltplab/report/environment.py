@@ -3,7 +3,6 @@ dataset, protocol, provenance) and each engine's effective settings per tier."""
 
 from __future__ import annotations
 
-import json
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from pydantic import ValidationError
 
 from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.model import Analysis
+from oltplab.base.nesting import load_json, load_toml
 from oltplab.report.format import code, describe_workload, number, setting, table
 from oltplab.spec import DatasetSpec, ProtocolSpec
 
@@ -143,7 +143,7 @@ def _spec_sections(text: str) -> tuple[DatasetSpec, ProtocolSpec] | None:
     """The dataset and protocol a stored spec ran with, defaults filled in by the spec's own
     models; None for a spec this version cannot read."""
     try:
-        spec: dict[str, Any] = tomllib.loads(text)
+        spec: dict[str, Any] = load_toml(text)
         return (
             DatasetSpec.model_validate(spec.get("dataset", {})),
             ProtocolSpec.model_validate(spec.get("protocol", {})),
@@ -216,8 +216,8 @@ def _run_records(dataset: Dataset) -> list[str]:
 
 def _source(text: str) -> str:
     try:
-        source = json.loads(text)
-    except json.JSONDecodeError:
+        source = load_json(text)
+    except ValueError:
         return text
     return "; ".join(
         f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}"

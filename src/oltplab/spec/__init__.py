@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from oltplab.base.errors import SpecError
+from oltplab.base.nesting import TooDeep, load_toml
 from oltplab.base.sizes import format_size
 from oltplab.base.stopping import StopRule
 from oltplab.spec.canary import with_twin
@@ -433,17 +434,22 @@ def cell_definition_digest(
 
 
 # The largest example is 3 KB: a spec hundreds of times that is no spec, and parsing one of
-# 64 MB of unknown keys took 47 s and 4 GB before it was refused.
-MAX_SPEC_CHARS = 2**20
+# 64 MB of unknown keys took 47 s and 4 GB before it was refused. Bytes, as the file holds
+# them: a character may take four.
+MAX_SPEC_BYTES = 2**20
+
+
+def _within_limit(size: int, origin: str) -> None:
+    if size > MAX_SPEC_BYTES:
+        raise SpecError(f"{origin}: over {MAX_SPEC_BYTES:,} bytes (1 MiB), the most a spec may be")
 
 
 def parse_spec(text: str, origin: str, base: Path | None = None) -> Spec:
-    if len(text) > MAX_SPEC_CHARS:
-        raise SpecError(
-            f"{origin}: over {MAX_SPEC_CHARS:,} characters (1 MiB), the most a spec may be"
-        )
+    _within_limit(len(text.encode("utf-8", "surrogatepass")), origin)
     try:
-        data = tomllib.loads(text)
+        data = load_toml(text)
+    except TooDeep as exc:
+        raise SpecError(f"{origin}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{origin}: not valid TOML: {exc}") from None
     return _validated(data, origin, base)
@@ -475,9 +481,12 @@ def derived_spec(data: dict[str, Any], origin: str) -> tuple[Spec, str]:
 
 def load_spec(path: Path) -> Spec:
     try:
-        with path.open(encoding="utf-8") as file:
+        with path.open("rb") as file:
             # One past the limit: parse_spec refuses a huge file (or /dev/zero) unread.
-            text = file.read(MAX_SPEC_CHARS + 1)
+            data = file.read(MAX_SPEC_BYTES + 1)
+        _within_limit(len(data), str(path))
+        # Line ends of any system, as a file opened as text reads them.
+        text = data.decode().replace("\r\n", "\n").replace("\r", "\n")
     except FileNotFoundError:
         raise SpecError(f"{path}: no such spec file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from oltplab.base.nesting import load_json
 from oltplab.store.directory import ResultsDir
 from oltplab.store.integrity import SUMMARY_COLUMNS
 
@@ -55,7 +56,7 @@ class Journal:
         records, torn = [], 0
         for line in self._lines():
             try:
-                record = json.loads(line)
+                record = load_json(line)
             except ValueError:
                 torn += 1
                 continue

@@ -5,13 +5,14 @@ sysbench, until stopped. The engine probe and the load sampler are two."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from oltplab.base.nesting import load_json
 
 NICENESS = 10
 
@@ -50,7 +51,7 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
         return []
     for line in lines:
         try:
-            samples.append(json.loads(line))
-        except json.JSONDecodeError:
+            samples.append(load_json(line))
+        except ValueError:
             break
     return samples
