@@ -32,6 +32,7 @@ from oltplab.base import nofollow
 from oltplab.base.errors import EngineError
 from oltplab.base.processes import kill_stale, spawn, terminate
 from oltplab.engines import identity
+from oltplab.engines.distribution import current_sha256
 from oltplab.store.files import write_secret
 
 Place = Path | PurePosixPath
@@ -240,6 +241,10 @@ class Host:
     def file_size(self, path: Place) -> int:
         return nofollow.size(path)
 
+    def sha256(self, path: Place) -> str | None:
+        """The file's sha256 as it is now; None when it cannot be read."""
+        return current_sha256(Path(path))
+
     def read_from(self, path: Place, offset: int) -> str:
         """A file's text from a byte offset on; "" when it cannot be read, or a link or
         anything but a regular file stands there (the server's uid may have planted it)."""
@@ -418,6 +423,11 @@ class SshHost(Host):
     def file_size(self, path: Place) -> int:
         said = self._read(path, -1)
         return int(said) if said.isdigit() else 0
+
+    def sha256(self, path: Place) -> str | None:
+        done = self.run(["sha256sum", str(path)], timeout=120)
+        said = done.stdout.split()[:1]
+        return said[0] if done.returncode == 0 and said else None
 
     def read_from(self, path: Place, offset: int) -> str:
         return self._read(path, offset)

@@ -29,7 +29,7 @@ from typing import Any
 from oltplab.base.errors import EngineError
 from oltplab.engines.config import ServerPaths, client_section
 from oltplab.engines.control import Connection
-from oltplab.engines.distribution import Distribution
+from oltplab.engines.distribution import Distribution, altered_binary
 from oltplab.engines.family import ControlRoute, Layout
 from oltplab.engines.hosts import Forward, Host, PrivateFile, ServerView
 from oltplab.engines.network import Shaper, round_trip_ms
@@ -105,8 +105,17 @@ class PrivateInstance:
         self.machine.kill_stale(self.layout.pid_file, str(self.layout.cnf), self._view)
         self.machine.end_server_processes(self._view)
 
+    def _check_binary(self) -> None:
+        """The server binary is the one its engine recorded (the cache's manifest): one
+        changed since, in a cache many machines share say, is never run nor measured."""
+        host = None if self.machine.is_local else self.machine.name
+        found = self.machine.sha256(self.distribution.server)
+        if problem := altered_binary(self.distribution, found, host):
+            raise EngineError(problem)
+
     def initialise(self, timeout: float) -> None:
         """A brand-new datadir from the option file already written, where the server runs."""
+        self._check_binary()
         make = "" if self.family.makes_its_datadir else ' && mkdir "$1"'
         self.machine.check(["sh", "-c", 'rm -rf "$1"' + make, "sh", str(self.layout.datadir)])
         offset = self._log_size()
@@ -217,6 +226,7 @@ class PrivateInstance:
         return self.family.first_start_options(self.layout), secrets
 
     def start(self, port: int, timeout: float) -> None:
+        self._check_binary()
         self.port = self.client_port = port
         self._log_offset = self._log_size()
         self._output_offset = self.machine.file_size(self.layout.server_output)

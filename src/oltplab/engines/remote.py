@@ -12,7 +12,7 @@ from pathlib import Path
 
 from oltplab.base.errors import EngineError
 from oltplab.engines.cache import cache_root
-from oltplab.engines.distribution import Distribution
+from oltplab.engines.distribution import Distribution, altered_binary, current_sha256
 from oltplab.engines.hosts import SshHost
 
 # Kills a server a lost session left behind, only if its command line names our option file.
@@ -27,8 +27,7 @@ def place_on(distribution: Distribution, host: SshHost) -> Distribution:
     """The distribution where the host can run it: where it is, when the host has the very
     same server binary there (a shared system package), or else copied from the cache to
     the host's work directory (once; checked by the server binary's sha256)."""
-    there = host.run(["sha256sum", str(distribution.server)], timeout=120)
-    if there.returncode == 0 and there.stdout.split()[:1] == [distribution.binary_sha256]:
+    if host.sha256(distribution.server) == distribution.binary_sha256:
         return distribution
     root = distribution.basedir
     cache = cache_root()
@@ -52,11 +51,12 @@ def place_on(distribution: Distribution, host: SshHost) -> Distribution:
         install_db=distribution.install_db and rebased(distribution.install_db),
         messages_dir=distribution.messages_dir and rebased(distribution.messages_dir),
     )
-    found = host.run(["sha256sum", str(remote.server)], timeout=120)
-    if found.returncode != 0 or found.stdout.split()[:1] != [distribution.binary_sha256]:
+    if host.sha256(remote.server) != distribution.binary_sha256:
+        # What is copied is checked here first: the host would run a cache altered here.
+        if problem := altered_binary(distribution, current_sha256(distribution.server), None):
+            raise EngineError(problem)
         host.push_tree(top, remote_top)
-        found = host.run(["sha256sum", str(remote.server)], timeout=120)
-        if found.stdout.split()[:1] != [distribution.binary_sha256]:
+        if host.sha256(remote.server) != distribution.binary_sha256:
             raise EngineError(
                 f"engine {distribution.engine}: the server binary copied to host {host.name} "
                 "does not match its sha256"
