@@ -53,6 +53,31 @@ def unmount_under(*roots: Path) -> None:
         subprocess.run(["umount", "--lazy", target], capture_output=True)
 
 
+# Where containerd's CRI plugin pins a pod's network namespace (/var/run/netns/cni-<uuid>);
+# other runtimes (Docker, Podman, another containerd) name theirs the same way there.
+NETNS = Path("/run/netns")
+
+
+def named_in(metadata: bytes, names: list[str]) -> list[str]:
+    """The namespaces a containerd's metadata names as a sandbox's ("NetNSPath":
+    ".../netns/cni-<uuid>", the sandbox's JSON in its bolt file): that containerd made
+    them, and each name, a random uuid, was never another's."""
+    return [name for name in names if b"/netns/" + name.encode() + b'"' in metadata]
+
+
+def remove_network_namespaces(state: Path, folder: Path = NETNS) -> list[str]:
+    """The pods' namespaces this cluster's containerd made and did not remove, unmounted
+    and removed; the names of the cni-* ones left, which it cannot be shown to have made
+    and so may be another runtime's."""
+    names = sorted(entry.name for entry in folder.glob("cni-*")) if folder.exists() else []
+    bolt = state / "containerd" / "root" / "io.containerd.metadata.v1.bolt" / "meta.db"
+    ours = named_in(bolt.read_bytes() if bolt.exists() else b"", names)
+    for name in ours:
+        subprocess.run(["umount", "--lazy", str(folder / name)], capture_output=True)
+        (folder / name).unlink(missing_ok=True)
+    return [name for name in names if name not in ours]
+
+
 def make_cgroups() -> None:
     """The kubelet's cgroup root in every hierarchy, a cpuset's CPUs and memory nodes
     inherited (cgroup v1 leaves a new cpuset empty)."""

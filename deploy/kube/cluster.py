@@ -30,11 +30,13 @@ from pathlib import Path
 
 from api import allow_dns_reads, api_get, node_ready, wait_for
 from cleanup import (
+    NETNS,
     leftover_tasks,
     make_cgroups,
     remember_firewalls,
     remove_cgroups,
     remove_chains,
+    remove_network_namespaces,
     remove_pods,
     unmount_under,
 )
@@ -147,9 +149,6 @@ def start_cluster(state: Path, build_seconds: float) -> None:
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir(parents=True)
     remember_firewalls(state)
-    netns = Path("/run/netns")
-    names = sorted(entry.name for entry in netns.iterdir()) if netns.exists() else []
-    (state / "netns-before.json").write_text(json.dumps(names) + "\n")
     make_pki(state / "pki")
     cni_config(state)
     make_bridge()
@@ -187,8 +186,6 @@ def down() -> None:
     if not state.exists():
         print(f"no cluster state in {state}: nothing to stop")
         return
-    netns_before = set(json.loads((state / "netns-before.json").read_text())) if (
-        state / "netns-before.json").exists() else set()  # fmt: skip
     try:
         remove_pods(state)
     except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as problem:
@@ -199,10 +196,11 @@ def down() -> None:
     for pid in shims(state):
         os.kill(pid, signal.SIGKILL)
     unmount_under(state)
-    for entry in Path("/run/netns").glob("cni-*") if Path("/run/netns").exists() else []:
-        if entry.name not in netns_before:
-            subprocess.run(["umount", "--lazy", str(entry)], capture_output=True)
-            entry.unlink(missing_ok=True)
+    # Only the namespaces its containerd's metadata names: what else is in /run/netns
+    # looks the same and may be another runtime's, with or without a record of before.
+    if others := remove_network_namespaces(state):
+        left = ", ".join(others)
+        print(f"left in {NETNS}, as this cluster's containerd did not make them: {left}")
     remove_cgroups()
     subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True)
     remove_chains(state)
