@@ -191,3 +191,86 @@ def test_an_output_that_fails_leaves_no_folder_it_made(runs: Path) -> None:
     _refused(oltplab("report", "nothere", cwd=runs), "nothere")
     _refused(oltplab("site", "nothere", "-o", "new/site", cwd=runs), "nothere")
     assert not (runs / "nothere").exists() and not (runs / "new").exists()
+
+
+@pytest.mark.parametrize(("command", "page"), [("site", "index.html"), ("report", "report.md")])
+def test_a_file_added_to_an_output_is_never_deleted(runs: Path, command: str, page: str) -> None:
+    # Issue 58 H-4: a folder an earlier output marked was replaced whole, and a file added
+    # to it since went with it.
+    folder = runs / f"kept-{command}"
+    first = oltplab(command, "A", "-o", folder.name, cwd=runs)
+    assert first.returncode == 0, first.stderr
+    (folder / "notes.txt").write_text("my notes\n")
+    before = _listing(folder)
+    again = oltplab(command, "A", "-o", folder.name, cwd=runs)
+    _refused(again, f"--output {folder.name}: holds notes.txt", "did not write", "another --output")
+    assert _listing(folder) == before
+    # A file oltplab wrote and the user changed since is theirs as much.
+    (folder / "notes.txt").unlink()
+    (folder / page).write_text("my own page\n")
+    before = _listing(folder)
+    edited = oltplab(command, "A", "-o", folder.name, cwd=runs)
+    _refused(edited, f"holds {page}", "changed since oltplab wrote it")
+    assert _listing(folder) == before
+    assert not list(runs.glob(f".{folder.name}.*"))
+
+
+def test_a_file_added_to_a_results_folders_own_report_is_kept(runs: Path) -> None:
+    shutil.copytree(runs / "A", runs / "own")
+    first = oltplab("report", "own", cwd=runs)
+    assert first.returncode == 0, first.stderr
+    (runs / "own" / "report" / "charts" / "mine.png").write_bytes(b"my chart")
+    before = _listing(runs / "own" / "report")
+    _refused(oltplab("report", "own", cwd=runs), "own/report", "holds charts/mine.png")
+    assert _listing(runs / "own" / "report") == before
+
+
+def test_a_file_added_while_the_output_is_written_is_kept(tmp_path: Path) -> None:
+    # Checked again once the old folder is aside: a report takes minutes to write.
+    from oltplab.base.errors import OltplabError
+    from oltplab.store.outputs import whole_folder
+
+    folder = tmp_path / "out"
+    with whole_folder(folder, "report") as partial:
+        (partial / "report.md").write_text("first\n")
+    late = "holds late.txt, and oltplab did not write it"
+    with pytest.raises(OltplabError, match=late), whole_folder(folder, "report") as partial:
+        (partial / "report.md").write_text("second\n")
+        (folder / "late.txt").write_text("mine\n")
+    assert (folder / "report.md").read_text() == "first\n"
+    assert (folder / "late.txt").read_text() == "mine\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("command", ["site", "report"])
+def test_an_output_given_as_a_link_is_refused(runs: Path, command: str) -> None:
+    # Issue 58 L-3: the link was replaced by a folder, and left behind as .NAME.old-PID-*.
+    target = runs / f"target-{command}"
+    target.mkdir()
+    link = runs / f"link-{command}"
+    link.symlink_to(target.name)
+    done = oltplab(command, "A", "-o", link.name, cwd=runs)
+    _refused(done, f"--output {link.name}: is a symbolic link (to {target.name})")
+    assert link.is_symlink() and os.readlink(link) == target.name
+    assert list(target.iterdir()) == []
+    assert not list(runs.glob(f".{link.name}.*"))
+
+
+def test_the_gate_replaces_only_its_own_files(runs: Path) -> None:
+    # Issue 58 H-4: a user's own gate.md was overwritten.
+    mine = runs / "mine-gate"
+    mine.mkdir()
+    (mine / "gate.md").write_text("my own gate notes\n")
+    gate = ("gate", "A", "B", "--margin", "50%", "-o")
+    _refused(oltplab(*gate, mine.name, cwd=runs), "mine-gate/gate.md", "did not write it")
+    assert _listing(mine) == {"gate.md": b"my own gate notes\n"}
+    ours = runs / "ours-gate"
+    for _ in range(2):  # the second replaces the first's, and keeps what is beside them
+        done = oltplab(*gate, ours.name, cwd=runs)
+        assert done.returncode in (0, 5), done.stderr  # the golden tree's copies: undecided
+        (ours / "notes.txt").write_text("mine\n")
+    assert {"gate.md", "gate.xml", "notes.txt"} <= set(_listing(ours))
+    (ours / "gate.xml").write_text("<mine/>\n")
+    before = _listing(ours)
+    _refused(oltplab(*gate, ours.name, cwd=runs), "ours-gate/gate.xml", "changed since")
+    assert _listing(ours) == before

@@ -442,12 +442,12 @@ def report(
     if len(results) > 1:
         unlike(results, refuse=False)
     folder = output or ResultsDir(results[0]).report
-    # A results folder's own report folder is ours wherever it is; any other must be apart
-    # from the results read, as the folder is replaced whole.
+    # A results folder's own report folder lies inside it; any other must be apart from the
+    # results read, as the folder is replaced whole.
     own = folder.resolve() in {ResultsDir(r).report.resolve() for r in results}
     # The chart painter starts first: its workers load Matplotlib while we analyse.
     with (
-        whole_folder(folder, "report", [] if own else results, own) as partial,
+        whole_folder(folder, "report", [] if own else results) as partial,
         charts.painter() as painter,
     ):
         from oltplab.analysis.dataset import load

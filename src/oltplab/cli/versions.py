@@ -275,19 +275,17 @@ def gate(
     from oltplab.analysis.gate import gate as judge_gate
     from oltplab.report.gate_summary import markdown
     from oltplab.store.directory import check_results
-    from oltplab.store.files import check_output_file, write_atomic
+    from oltplab.store.outputs import check_beside, write_beside
 
+    allowed, judged = parse_percent(margin, MARGIN), measure_of(measure)
     for results in (baseline, candidate):
         check_results(results)
-    unalike = unlike([baseline, candidate], refuse=not allow_mismatch)
     folder = output or candidate
-    for name in (GATE_MD, GATE_XML):
-        check_output_file(folder / name)
-    found = judge_gate(baseline, candidate, parse_percent(margin, MARGIN),
-                       measure_of(measure))  # fmt: skip
+    check_beside(folder, "gate", [GATE_MD, GATE_XML])
+    unalike = unlike([baseline, candidate], refuse=not allow_mismatch)
+    found = judge_gate(baseline, candidate, allowed, judged)
     summary = markdown(found, baseline, candidate, unalike)
-    write_atomic(folder / GATE_MD, summary)
-    write_atomic(folder / GATE_XML, junit_xml(found))
+    write_beside(folder, "gate", {GATE_MD: summary, GATE_XML: junit_xml(found)})
     print(summary, end="")
     # Beside the summary, not in it: a CI job appends stdout to its page.
     regressed = ", ".join(p.name for p in found.of(Outcome.REGRESSED))

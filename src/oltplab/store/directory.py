@@ -177,7 +177,8 @@ def damaged(path: Path, stamp: str = "") -> Path:
 # --- what `oltplab report` writes (into <results>/report unless told elsewhere) -------------
 
 REPORT_MD = "report.md"
-# In every folder written whole (store/outputs.py): what wrote it, so that only that is replaced.
+# In each folder a report, a site or a gate wrote to (store/outputs.py): each file it wrote, by
+# which command, and its digest, so that only those are replaced.
 OUTPUT_MARKER = ".oltplab-output"
 REPORT_HTML = "report.html"
 CHARTS = "charts"
