@@ -11,6 +11,7 @@ from pathlib import Path
 from oltplab.analysis.comparability import mismatches, traits
 from oltplab.store.ledger import Ledger
 from tests.cli import oltplab
+from tests.junit_schema import junit_schema
 from tests.unit.test_gate import imported
 
 PLAIN = 'workloads = ["oltp_read_write"]\n[[engines]]\nname = "mysql-8.0.45"\n'
@@ -65,6 +66,38 @@ def test_gate_and_reproduced_refuse_runs_not_measured_alike(tmp_path: Path) -> N
     again = recorded(tmp_path, "again", 3, ISOLATED)
     alike = oltplab("gate", base, again, cwd=tmp_path)
     assert "not alike" not in alike.stderr and "not measured alike" not in alike.stderr
+
+
+def test_the_gate_says_in_both_files_what_it_judged_unalike_or_could_not_compare(
+    tmp_path: Path,
+) -> None:
+    # Issue 58 L-4: gate.xml lacked the --allow-mismatch note gate.md has, and a run that
+    # recorded no setup was judged without a word in either.
+    base = recorded(tmp_path, "base", 1, ISOLATED)
+    plain = recorded(tmp_path, "plain", 2, PLAIN)
+    judged = oltplab("gate", base, plain, "--allow-mismatch", cwd=tmp_path)
+    assert judged.returncode in (0, 1, 5), judged.stderr
+    schema = junit_schema()
+    xml = (tmp_path / plain / "gate.xml").read_text()
+    schema.validate(xml)
+    noted = schema.to_dict(xml)["testsuite"][0]["properties"][0]["property"]
+    assert {"@name": "not alike", "@value": "isolation: base has on; plain has off"} in noted
+
+    tree = imported(tmp_path, "tree", 3)
+    blind = oltplab("gate", base, tree, cwd=tmp_path)
+    assert blind.returncode in (0, 1, 5), blind.stderr
+    said = "tree recorded no spec, dataset, engine settings, isolation, order, host"
+    assert f"note: not compared: {said}" in blind.stderr
+    assert "note: not compared: base recorded no host" in blind.stderr  # no run.json
+    gate_md = (tmp_path / tree / "gate.md").read_text()
+    assert (
+        f"Not compared, as not every run recorded it:\n\n- `base recorded no host`\n- `{said}`"
+        in (gate_md)
+    )
+    xml = (tmp_path / tree / "gate.xml").read_text()
+    schema.validate(xml)
+    noted = schema.to_dict(xml)["testsuite"][0]["properties"][0]["property"]
+    assert {"@name": "not compared", "@value": said} in noted
 
 
 def test_views_side_by_side_mark_runs_not_measured_alike(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ runs side by side (report, site, history, merge) mark it.
 
 Each run's traits come from what it recorded: the spec its ledger keeps and its run.json
 (the host, and the isolation it ran under). An imported tree records neither, so only
-what both runs know is compared.
+what both runs know is compared, and the gate names what was not (`unrecorded`).
 """
 
 from __future__ import annotations
@@ -122,6 +122,13 @@ def mismatches(runs: list[Traits]) -> list[Mismatch]:
         }
         found.append(Mismatch(aspect, differing))
     return found
+
+
+def unrecorded(runs: list[Traits]) -> list[str]:
+    """Each run that did not record every aspect, with those it did not: they could not be
+    compared with any run (`cand recorded no spec, dataset, engine settings`)."""
+    missing = {t.run: [a for a in ASPECTS if a not in t.aspects] for t in runs}
+    return [f"{run} recorded no {', '.join(lacks)}" for run, lacks in missing.items() if lacks]
 
 
 def traits_of(results: Path, label: str | None = None) -> Traits:

@@ -13,6 +13,7 @@ gate undecided, whatever the points say.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
@@ -109,9 +110,11 @@ def gate(
     return Gate(points, max_regression_pct, measure, canaries)
 
 
-def junit_xml(found: Gate) -> str:
+def junit_xml(found: Gate, unalike: Sequence[str], unknown: Sequence[str]) -> str:
     """One test case per point: a regression is a failure, an undecided point is skipped
-    (with the interval that left it undecided), so CI systems show the gate natively."""
+    (with the interval that left it undecided), so CI systems show the gate natively. How
+    the runs were not measured alike (judged with --allow-mismatch) and what of their setups
+    could not be compared are the suite's properties, named as the notes on stderr are."""
     suite = ElementTree.Element(
         "testsuite",
         name="oltplab gate",
@@ -120,6 +123,11 @@ def junit_xml(found: Gate) -> str:
         errors="0",
         skipped=str(len(found.of(Outcome.UNDECIDED))),
     )
+    notes = [("not alike", n) for n in unalike] + [("not compared", n) for n in unknown]
+    if notes:
+        properties = ElementTree.SubElement(suite, "properties")
+        for name, value in notes:
+            ElementTree.SubElement(properties, "property", name=name, value=value)
     for gated in found.points:
         scenario, tier, engine, threads = gated.point
         case = ElementTree.SubElement(

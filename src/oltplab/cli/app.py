@@ -27,6 +27,7 @@ from oltplab.measure.request import RunRequest
 from oltplab.store.ledger import Ledger
 
 if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
+    from oltplab.analysis.comparability import Traits
     from oltplab.base.metrics import Measure
     from oltplab.measure.runner import Outcome
 
@@ -187,10 +188,9 @@ def unlike(results: list[Path], *, refuse: bool, expected: tuple[str, ...] = ())
     """What differs between these runs' setups, each said on stderr as a note; where a
     verdict is asked (refuse), any difference is an error naming them all instead. The
     `expected` aspects are left out (shards run on machines of their own, by design)."""
-    from oltplab.analysis.comparability import mismatches, traits_of
+    from oltplab.analysis.comparability import mismatches
 
-    traits = [traits_of(path, shown(path)) for path in results]
-    found = [m.describe() for m in mismatches(traits) if m.aspect not in expected]
+    found = [m.describe() for m in mismatches(_traits(results)) if m.aspect not in expected]
     if found and refuse:
         raise OltplabError(
             f"{' and '.join(shown(p) for p in results)} were not measured alike ("
@@ -201,6 +201,23 @@ def unlike(results: list[Path], *, refuse: bool, expected: tuple[str, ...] = ())
     for said in found:
         errors.print(f"note: not alike: {said}", highlight=False, markup=False, soft_wrap=True)
     return found
+
+
+def uncompared(results: list[Path]) -> list[str]:
+    """What could not be compared between these runs, as some did not record it (an
+    imported tree records no setup), each said on stderr as a note."""
+    from oltplab.analysis.comparability import unrecorded
+
+    found = unrecorded(_traits(results))
+    for said in found:
+        errors.print(f"note: not compared: {said}", highlight=False, markup=False, soft_wrap=True)
+    return found
+
+
+def _traits(results: list[Path]) -> list[Traits]:
+    from oltplab.analysis.comparability import traits_of
+
+    return [traits_of(path, shown(path)) for path in results]
 
 
 def report_hint(results: list[Path]) -> str:

@@ -20,6 +20,7 @@ from oltplab.cli.app import (
     measure_of,
     parse_duration,
     report_hint,
+    uncompared,
     unlike,
 )
 from oltplab.cli.vocabulary import (
@@ -284,8 +285,9 @@ def gate(
     check_beside(folder, "gate", [GATE_MD, GATE_XML])
     unalike = unlike([baseline, candidate], refuse=not allow_mismatch)
     found = judge_gate(baseline, candidate, allowed, judged)
-    summary = markdown(found, baseline, candidate, unalike)
-    write_beside(folder, "gate", {GATE_MD: summary, GATE_XML: junit_xml(found)})
+    unknown = uncompared([baseline, candidate])
+    summary = markdown(found, baseline, candidate, unalike, unknown)
+    write_beside(folder, "gate", {GATE_MD: summary, GATE_XML: junit_xml(found, unalike, unknown)})
     print(summary, end="")
     # Beside the summary, not in it: a CI job appends stdout to its page.
     regressed = ", ".join(p.name for p in found.of(Outcome.REGRESSED))

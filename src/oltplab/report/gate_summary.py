@@ -8,11 +8,13 @@ from oltplab.analysis.gate import OUTCOME_WORDS, Gate, Outcome
 from oltplab.report.format import code, table, without_html
 
 
-def markdown(found: Gate, baseline: Path, candidate: Path, unalike: list[str]) -> str:
+def markdown(
+    found: Gate, baseline: Path, candidate: Path, unalike: list[str], unknown: list[str]
+) -> str:
     """The summary a CI job shows: the verdict first, then how the two runs were not
-    measured alike (when the gate was told to judge anyway), then every point, worst first.
-    Names are the report's Markdown: a folder in a code span, no HTML or link a name could
-    carry."""
+    measured alike (when the gate was told to judge anyway) and what of their setups could
+    not be compared, then every point, worst first. Names are the report's Markdown: a
+    folder in a code span, no HTML or link a name could carry."""
     words = OUTCOME_WORDS[found.outcome]
     lines = [
         f"## oltplab gate: {words}",
@@ -31,6 +33,9 @@ def markdown(found: Gate, baseline: Path, candidate: Path, unalike: list[str]) -
     if unalike:
         lines += ["Judged with --allow-mismatch; the two were not measured alike:", ""]
         lines += [f"- {code(said)}" for said in unalike] + [""]
+    if unknown:
+        lines += ["Not compared, as not every run recorded it:", ""]
+        lines += [f"- {code(said)}" for said in unknown] + [""]
     worst_first = [Outcome.REGRESSED, Outcome.UNDECIDED, Outcome.PASSED]
     ordered = sorted(found.points, key=lambda p: (worst_first.index(p.outcome), p.point))
     lines += table(
