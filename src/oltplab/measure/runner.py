@@ -51,7 +51,7 @@ from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, refuse_a_file
 from oltplab.store.provenance import RunRecord, sysbench_facts
 from oltplab.store.rows import CellRow
-from oltplab.store.scratch import scratch_root
+from oltplab.store.scratch import scratch_root, snapshot_store
 from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.driver import sysbench_version
 from oltplab.sysbench.validity import INTERFERENCE
@@ -191,7 +191,7 @@ def run(request: RunRequest, display: Display) -> Outcome:
                 request.max_repetitions,
                 Telemetry(devices(chosen)),
                 record,
-                SnapshotStore(request.snapshots) if request.snapshots is not None else None,
+                SnapshotStore(store) if (store := snapshot_store(request.snapshots)) else None,
                 rerun_disturbed=request.rerun_disturbed,
                 split=split,
                 shard=shard.index if shard is not None else None,
