@@ -96,6 +96,28 @@ def oltplab(
     )
 
 
+def assert_one_line_error(
+    result: subprocess.CompletedProcess[str], *fragments: str, code: int = 2
+) -> None:
+    """Bad input's contract: the exit code (2 unless said), exactly one line on stderr, no
+    traceback, and each fragment in that line."""
+    assert result.returncode == code, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def assert_run_refuses(folder: Path, spec: str, *fragments: str) -> None:
+    """`oltplab run` of the spec (written as bad.toml in the folder) refuses it as bad input,
+    in one line naming the file and each fragment, and creates no results folder."""
+    (folder / "bad.toml").write_text(spec)
+    result = oltplab("run", "bad.toml", "--results", "out", cwd=folder)
+    assert_one_line_error(result, "bad.toml: ", *fragments)
+    assert not (folder / "out").exists()
+
+
 def start_oltplab(*args: str, cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "oltplab", *args],

@@ -9,18 +9,9 @@ import pytest
 from oltplab.plan import build_plan, cells_of
 from oltplab.spec import cell_definition_digest, parse_spec
 from oltplab.store.ledger import Ledger
-from tests.cli import oltplab
+from tests.cli import assert_one_line_error, oltplab
 
 ENGINE = 'engines = [{name = "mariadb-debian"}]\n'
-
-
-def assert_one_line_error(result, *fragments: str, code: int = 2) -> None:
-    assert result.returncode == code, result.stdout + result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
 
 
 @pytest.mark.parametrize(

@@ -30,15 +30,16 @@ def test_full_2026_matrix_is_what_the_report_ran():
 def test_tier_overrides_config_which_overrides_defaults():
     spec = parse_spec(
         ENGINE + '[config]\nbuffer_pool = "1G"\nio_capacity = 100\nio_capacity_max = 200\n'
-        "[config.extra.mysql]\na = 1\n"
+        "[config.extra.mysql]\ntable_open_cache = 1\n"
         '[[tiers]]\nname = "small"\n[[tiers]]\nname = "big"\nbuffer_pool = "2G"\n'
-        "[tiers.extra.mysql]\nb = 2\n",
+        "[tiers.extra.mysql]\nsort_buffer_size = 2\n",
         "t.toml",
     )
     small, big = (spec.resolve(t) for t in spec.tier_list)
     assert small.buffer_pool == 1024**3 and big.buffer_pool == 2 * 1024**3
     assert small.io_capacity == 100 and small.flush_log_at_trx_commit == 1
-    assert small.extra == {"mysql": {"a": 1}} and big.extra == {"mysql": {"a": 1, "b": 2}}
+    assert small.extra == {"mysql": {"table_open_cache": 1}}
+    assert big.extra == {"mysql": {"table_open_cache": 1, "sort_buffer_size": 2}}
 
 
 def test_default_tier_is_named_after_the_buffer_pool_and_max_connections_fit_the_threads():

@@ -26,6 +26,7 @@ from rich.text import Text
 from oltplab.engines.supplier import source_of
 from oltplab.plan import threads_label
 from oltplab.spec import Spec
+from oltplab.spec.server_options import extra_option_lines
 from oltplab.store.rows import CellRow
 from oltplab.store.status import Status
 
@@ -271,7 +272,7 @@ def reproduction_table(found: Reproduction) -> Table:
 def touches(spec: Spec, results: Path) -> list[str]:
     """What running a spec touches beyond this machine's own engines: binaries fetched or
     taken from paths, hosts reached over SSH, endpoints connected to, Lua scripts run (they
-    may do anything sysbench's LuaJIT can), and where the results go."""
+    may do anything sysbench's LuaJIT can), raw server options, and where the results go."""
     lines = []
     for engine in spec.engines:
         source = source_of(engine)
@@ -288,6 +289,7 @@ def touches(spec: Spec, results: Path) -> list[str]:
     for workload in spec.workloads:
         if workload.script is not None:
             lines.append(f"workload {workload.name}: runs the Lua script {workload.script}")
+    lines += [f"server options from {line}" for line in extra_option_lines(spec.model_dump())]
     lines.append(f"results into {results.resolve()}")
     return lines
 

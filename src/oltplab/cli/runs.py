@@ -240,11 +240,11 @@ def rerun(
     """Run again what ORIGINAL's run.json describes, into a new results directory.
 
     The spec comes from run.json alone, which may have been written by someone else: the
-    engines, hosts, paths and scripts it will use are shown first, and the run starts only
-    when you confirm (or pass --yes). What differs from the original run and could move the
-    numbers (kernel, CPU, governor, sysbench and its scripts, engine binaries) is printed and
-    written into the new run.json under "differences". Compare the two with
-    `oltplab report ORIGINAL NEW`.
+    engines, hosts, paths, scripts and raw server options it will use are shown first, and
+    the run starts only when you confirm (or pass --yes). What differs from the original run
+    and could move the numbers (kernel, CPU, governor, sysbench and its scripts, engine
+    binaries) is printed and written into the new run.json under "differences". Compare the
+    two with `oltplab report ORIGINAL NEW`.
     """
     recorded = read_run_json(original)
     if results.resolve() == original.resolve():

@@ -14,6 +14,7 @@ from oltplab.analysis.model import Analysis
 from oltplab.base.nesting import load_json, load_toml
 from oltplab.report.format import code, describe_workload, number, setting, table
 from oltplab.spec import DatasetSpec, ProtocolSpec
+from oltplab.spec.server_options import extra_option_lines
 
 # Settings that decide an OLTP result; the redo capacity is derived from whichever
 # variables the version has.
@@ -124,6 +125,7 @@ def environment(analysis: Analysis, charts: list[Path]) -> list[str]:
             ],
         )
     for text in dataset.specs:
+        out += _extra_options(text)
         found = _spec_sections(text)
         if found is None:
             continue
@@ -150,6 +152,23 @@ def _spec_sections(text: str) -> tuple[DatasetSpec, ProtocolSpec] | None:
         )
     except (tomllib.TOMLDecodeError, ValidationError):
         return None
+
+
+def _extra_options(text: str) -> list[str]:
+    """The raw server options a stored spec passed, each place it gave them, as it gave
+    them (nothing for a spec that is not TOML)."""
+    try:
+        given = extra_option_lines(load_toml(text))
+    except tomllib.TOMLDecodeError:
+        return []
+    if not given:
+        return []
+    return [
+        "Server options the spec adds to oltplab's own (section 2 shows the key settings):",
+        "",
+        *(f"- {code(line)}" for line in given),
+        "",
+    ]
 
 
 _PICKING = ("rand_type", "rand_pareto_h", "options", "position")

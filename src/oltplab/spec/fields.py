@@ -3,7 +3,6 @@ ranges, printable text, engine options and SSH options."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,6 +18,7 @@ from pydantic import (
 
 from oltplab.base.sizes import format_size, parse_size
 from oltplab.spec.catalog import FAMILIES
+from oltplab.spec.server_options import safe_extras
 
 Scalar = str | int | float | bool
 
@@ -125,53 +125,6 @@ RESERVED_SYSBENCH_OPTIONS = frozenset(
         ),
     }
 )
-
-
-# Raw server options a spec may add. A spec can come from someone else (`oltplab rerun` of a
-# run.json), so options that name files or folders, load code, run commands or open
-# access are refused: with them a spec could write files as the server's user.
-_UNSAFE_SUFFIXES = (
-    "_file", "_filename", "_dir", "_directory", "_directories", "_path", "_command",
-    "_library", "_libraries", "_keyfile",
-)  # fmt: skip
-_UNSAFE_PREFIXES = (
-    "plugin", "early_plugin", "ssl", "tls", "init_", "include", "unix_socket", "log_bin",
-    "relay_log", "secure_", "skip_grant", "archive_", "restore_", "recovery_", "mysqlx",
-)  # fmt: skip
-_UNSAFE_NAMES = frozenset(
-    {
-        "basedir", "datadir", "tmpdir", "socket", "port", "bind_address", "user", "log_error",
-        "skip_networking", "local_infile", "listen_addresses", "data_directory",
-        "log_directory", "log_filename", "shared_preload_libraries", "local_preload_libraries",
-        "session_preload_libraries", "dynamic_library_path", "named_pipe", "shared_memory",
-        "shared_memory_base_name", "lc_messages_dir", "character_sets_dir",
-    }
-)  # fmt: skip
-_OPTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
-
-
-def safe_extras(options: dict[str, Any]) -> dict[str, Any]:
-    for key, value in options.items():
-        if not _OPTION_NAME.match(key):
-            raise ValueError(f"{key!r} is not an option name (letters, digits, _ - .)")
-        name = key.lower().replace("-", "_")
-        if (
-            name in _UNSAFE_NAMES
-            or name.endswith(_UNSAFE_SUFFIXES)
-            or name.startswith(_UNSAFE_PREFIXES)
-        ):
-            raise ValueError(
-                f"{key}: oltplab does not pass options that name files or folders, load code, "
-                "run commands or open access; the instance's paths and accounts are its own"
-            )
-        if isinstance(value, str) and (
-            "[" in value or any(ord(char) < 32 or ord(char) == 127 for char in value)
-        ):
-            raise ValueError(
-                f"{key}: the value must be one line without '[' or control characters "
-                f"(got {value!r})"
-            )
-    return options
 
 
 ExtraOptions = Annotated[dict[str, Scalar], AfterValidator(safe_extras)]
