@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -38,7 +39,7 @@ from oltplab.spec.fields import (
     Name,
     NonNegativeCount,
     OptionalSeconds,
-    Rate,
+    Rates,
     Scalar,
     Seconds,
     StrictModel,
@@ -136,7 +137,7 @@ class ProtocolSpec(StrictModel):
     repetitions: Annotated[int, whole(1, 1000, " of repetitions")] = 1
     # Open loop: each rate (transactions a second offered, all threads together) is a
     # dimension of the matrix like threads; closed_loop keeps the closed-loop cells beside.
-    rates: Annotated[list[Rate], Field(max_length=1000)] = []
+    rates: Rates = []
     closed_loop: StrictBool = True
     order: Literal["as-listed", "interleaved", "alternating", "sliced", "random"] = "as-listed"
     # sliced: the cells of a round run at once, each in its own slots of this many seconds
@@ -455,13 +456,24 @@ def parse_spec(text: str, origin: str, base: Path | None = None) -> Spec:
     return _validated(data, origin, base)
 
 
+# Each registered workload kind's check of a workload in its spec, by kind (sysbench/kinds.py
+# adds them as it adds the kinds' names to KINDS): every command that reads a spec, `plan`
+# as much as `run`, refuses what the kind would not run.
+KIND_CHECKS: dict[str, Callable[[Spec, WorkloadSpec], str | None]] = {}
+
+
 def _validated(data: dict[str, Any], origin: str, base: Path | None) -> Spec:
     try:
-        return Spec.model_validate(data, context={"base": base})
+        spec = Spec.model_validate(data, context={"base": base})
     except ValidationError as exc:
         errors = exc.errors()
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise SpecError(f"{origin}: {describe(errors[0])}{more}") from None
+    for index, workload in enumerate(spec.workloads):
+        check = KIND_CHECKS.get(workload.kind)
+        if check is not None and (problem := check(spec, workload)):
+            raise SpecError(f"{origin}: workloads[{index}] ({workload.name}): {problem}")
+    return spec
 
 
 def revised_spec(spec: Spec, origin: str, **sections: dict[str, Any]) -> Spec:

@@ -75,6 +75,16 @@ OptionalSeconds = Annotated[int, whole(0, WEEK_SECONDS, " of seconds (0 skips it
 ThreadCount = Annotated[int, whole(1, MAX_THREADS, " of threads")]
 # Open loop: transactions a second offered, all threads together.
 Rate = Annotated[int, whole(1, 100_000_000, " of transactions a second")]
+
+
+def _distinct_rates(rates: list[int]) -> list[int]:
+    # The same rate twice would be the same cells twice, under one name.
+    if repeated := sorted({rate for rate in rates if rates.count(rate) > 1}):
+        raise ValueError(f"each rate may be given once ({repeated[0]} is given more than once)")
+    return rates
+
+
+Rates = Annotated[list[Rate], Field(max_length=1000), AfterValidator(_distinct_rates)]
 Count = Annotated[int, whole(1, 10**9)]
 NonNegativeCount = Annotated[int, whole(0, 2**32 - 1)]
 
@@ -104,27 +114,35 @@ SYSBENCH_TESTS = (
 READ_ONLY_TESTS = frozenset(
     {"oltp_read_only", "oltp_point_select", "select_random_points", "select_random_ranges"}
 )
-# Options the runner sets itself; letting a workload override them would break the protocol.
+# sysbench options a workload may not give (from sysbench 1.0.20's `sysbench --help`).
 # sysbench reads --table_size as --table-size, so names are compared in the hyphen spelling.
-RESERVED_SYSBENCH_OPTIONS = frozenset(
+# The runner's own, and their deprecated aliases: letting a workload override them would
+# break the protocol (and run.json would record the runner's value, not the one run).
+RUNNER_SYSBENCH_OPTIONS = frozenset(
     {
-        "threads",
-        "time",
-        "events",
-        "tables",
-        "table-size",
-        "report-interval",
-        "db-driver",
-        "percentile",
-        "histogram",
-        "config-file",
+        "threads", "num-threads", "time", "max-time", "events", "max-requests", "rate",
+        "tx-rate", "tables", "table-size", "report-interval", "percentile", "histogram",
+        "config-file", "db-driver",
         *(
             f"{driver}-{what}"
             for driver in ("mysql", "pgsql")
             for what in ("host", "port", "user", "password", "db", "socket")
         ),
     }
-)
+)  # fmt: skip
+# Those that change what a cell is without the spec or its results saying so: a forced
+# shutdown, counters reset at checkpoints, validation, debug, help or no output instead of
+# the report, errors ignored, a dry run that sends no query, the MySQL driver's SSL (which
+# reads its keys from files in the working folder) and LuaJIT commands (in sysbench builds
+# with their own LuaJIT).
+UNRECORDED_SYSBENCH_OPTIONS = frozenset(
+    {
+        "forced-shutdown", "report-checkpoints", "validate", "verbosity", "debug", "help",
+        "version", "luajit-cmd", "db-debug", "mysql-debug", "mysql-dry-run",
+        "mysql-ignore-errors", "mysql-ssl", "mysql-ssl-cipher",
+    }
+)  # fmt: skip
+RESERVED_SYSBENCH_OPTIONS = RUNNER_SYSBENCH_OPTIONS | UNRECORDED_SYSBENCH_OPTIONS
 
 
 ExtraOptions = Annotated[dict[str, Scalar], AfterValidator(safe_extras)]

@@ -20,12 +20,13 @@ from pydantic import (
 from oltplab.spec.fields import (
     DEFAULT_KIND,
     READ_ONLY_TESTS,
-    RESERVED_SYSBENCH_OPTIONS,
+    RUNNER_SYSBENCH_OPTIONS,
     SYSBENCH_TESTS,
+    UNRECORDED_SYSBENCH_OPTIONS,
     Kind,
     Name,
     PathText,
-    Rate,
+    Rates,
     Scalar,
     StrictModel,
     printable,
@@ -75,7 +76,7 @@ class WorkloadSpec(StrictModel):
     # to 100; the kind says which names it knows (sysbench/kind.py).
     mix: dict[str, Percent] | None = None
     # Open loop for this workload: rates offered (overrides [protocol] rates).
-    rates: Annotated[list[Rate], Field(min_length=1, max_length=1000)] | None = None
+    rates: Annotated[Rates, Field(min_length=1)] | None = None
 
     @field_validator("options")
     @classmethod
@@ -84,8 +85,13 @@ class WorkloadSpec(StrictModel):
             spelled = key.replace("_", "-")
             if not re.match(r"^[a-z][a-z0-9_-]*$", key):
                 raise ValueError(f"option {key!r} is not a sysbench option name")
-            if spelled in RESERVED_SYSBENCH_OPTIONS:
+            if spelled in RUNNER_SYSBENCH_OPTIONS:
                 raise ValueError(f"option {key!r} is set by oltplab and cannot be overridden")
+            if spelled in UNRECORDED_SYSBENCH_OPTIONS:
+                raise ValueError(
+                    f"option {key!r} changes what a cell measures without its results saying "
+                    "so; oltplab does not pass it"
+                )
             if spelled in ("read-percent", "write-percent", "rand-type", "rand-pareto-h"):
                 raise ValueError(
                     f"option {key!r}: set it as the workload's {key.replace('-', '_')} key"
@@ -205,7 +211,8 @@ def workload_from_name(value: Any) -> Any:
     value = dict(value)
     name = value.get("name")
     if (
-        name in MIX_PRESETS
+        isinstance(name, str)
+        and name in MIX_PRESETS
         and not {"test", "script", "read_percent", "write_percent"} & value.keys()
     ):
         value["read_percent"], value["write_percent"] = MIX_PRESETS[name]

@@ -8,7 +8,7 @@ tests/workload_contract.py is what every registered kind passes.
 from __future__ import annotations
 
 from oltplab.base.errors import SpecError
-from oltplab.spec import Spec, WorkloadSpec
+from oltplab.spec import KIND_CHECKS, Spec, WorkloadSpec
 from oltplab.spec.fields import KINDS
 from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.sbtest import Sbtest
@@ -26,6 +26,7 @@ def register(kind: type[WorkloadKind]) -> None:
             "a plugin's kind needs a name of its own"
         )
     _KINDS[kind.name] = kind()
+    KIND_CHECKS[kind.name] = _KINDS[kind.name].check
     if kind.name not in KINDS:
         KINDS.append(kind.name)
 

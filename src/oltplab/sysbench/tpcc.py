@@ -50,6 +50,11 @@ DEFAULT_WAREHOUSES = 1
 # Clause 2.1.6.1: C_LAST's run-time C minus its load-time C lies in [65, 119], never 96 or
 # 112.
 C_LAST_DELTAS = tuple(d for d in range(65, 120) if d not in (96, 112))
+# The script's options that oltplab sets: the deck from the workload's `mix` (its sum
+# checked, its shares in run.json) and the NURand constants from [protocol] seed.
+OWN_OPTIONS = ("mix", "c_last", "c_id", "ol_i_id", "c_last_load")
+# Tries of a transaction after a deadlock or serialization error: 0 gives up at the first.
+MAX_RETRIES = 1000
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,20 @@ class Tpcc(WorkloadKind):
     def check(self, spec: Spec, workload: WorkloadSpec) -> str | None:
         if problem := super().check(spec, workload):
             return problem
+        for key in workload.options:
+            if (spelled := key.replace("-", "_")) in OWN_OPTIONS:
+                source = "the workload's mix" if spelled == "mix" else "[protocol] seed"
+                return f"options.{key}: set by oltplab from {source}; give that instead"
+        retries = workload.options.get("retries")
+        if retries is not None and (
+            isinstance(retries, bool)
+            or not isinstance(retries, int)
+            or not 0 <= retries <= MAX_RETRIES
+        ):
+            return (
+                f"options.retries: expected a whole number from 0 to {MAX_RETRIES:,} (tries "
+                f"after a deadlock or serialization error), got {retries!r}"
+            )
         used = workload.options.get("warehouses")
         loaded = loaded_warehouses(spec)
         if used is not None and (
