@@ -23,6 +23,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from oltplab.base.sizes import duration_text
 from oltplab.engines.supplier import source_of
 from oltplab.plan import threads_label
 from oltplab.spec import Spec
@@ -145,19 +146,6 @@ class PlainDisplay:
 
 # The status columns of a table of counts, in the order they are read.
 STATUS_COLUMNS = (Status.DONE, Status.FAILED, Status.PENDING, Status.RUNNING)
-
-
-def duration_text(seconds: float) -> str:
-    """`45s`, `3m 05s`, `2h 07m`, `1d 3h 00m`: as precise as a person needs."""
-    whole = round(seconds)
-    minutes, second = divmod(whole, 60)
-    hours, minute = divmod(minutes, 60)
-    days, hour = divmod(hours, 24)
-    if days:
-        return f"{days}d {hour}h {minute:02d}m"
-    if hours:
-        return f"{hours}h {minute:02d}m"
-    return f"{minutes}m {second:02d}s" if minutes else f"{second}s"
 
 
 def display_for(console: Console) -> RichDisplay | PlainDisplay:
