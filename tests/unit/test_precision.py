@@ -31,7 +31,7 @@ from oltplab.analysis.precision import (
 )
 from oltplab.base.errors import OltplabError
 from oltplab.cli.app import parse_duration
-from oltplab.cli.display import duration_text
+from oltplab.base.sizes import duration_text
 from oltplab.cli.vocabulary import parse_percent
 from oltplab.engines.isolation import CpuSplit, advice
 from oltplab.experiments.until_answered import SPENT_EVERY_SECONDS, TimeSpent
@@ -300,3 +300,25 @@ def test_a_damaged_time_spent_is_refused_in_one_line(tmp_path):
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(f"error: {results / 'search.json'}: expected")
     assert (results / "search.json").read_text() == '{"spent_seconds": -5}\n'
+
+
+def test_a_budget_is_kept_to_the_second() -> None:
+    """`--budget 90s` was rounded to 2 whole minutes (issue 59): it is 90 s now."""
+    from oltplab.cli.runs import with_precision
+
+    spec = parse_spec('engines = [{name = "mariadb-10.11.5"}]\n', "s.toml")
+    assert with_precision(spec, "1", "90s", None).protocol.budget == 90.0
+    assert with_precision(spec, "1", "2m", None).protocol.budget == 120.0
+    minutes = parse_spec(
+        'engines = [{name = "mariadb-10.11.5"}]\n[protocol]\ntarget_ci_pct = 1\n'
+        "budget_minutes = 2\n",
+        "s.toml",
+    )
+    assert minutes.protocol.budget == 120.0
+    assert with_precision(minutes, None, "45s", None).protocol.budget == 45.0
+    with pytest.raises(OltplabError, match="budget_seconds or budget_minutes, not both"):
+        parse_spec(
+            'engines = [{name = "mariadb-10.11.5"}]\n[protocol]\nbudget_seconds = 90\n'
+            "budget_minutes = 2\n",
+            "s.toml",
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -144,8 +145,8 @@ def run(
         typer.Option(
             metavar="TIME",
             help="With --margin: add no round that would end after this much time "
-            "(90s, 30m, 2h), counted while the search runs, over its resumes. Same as "
-            "[protocol] budget_minutes.",
+            "(90s, 30m, 2h), counted to the second while the search runs, over its resumes. "
+            "Same as [protocol] budget_seconds.",
         ),
     ] = None,
     measure: Annotated[
@@ -539,7 +540,7 @@ def run_calibration(
     chosen = measure_of(measure)
     spread = floor.round_spread_pct.get(chosen.name)
     if spread is not None:
-        from oltplab.cli.display import duration_text
+        from oltplab.base.sizes import duration_text
         from oltplab.cli.margins import DEFAULT_BUDGET_MINUTES, which_margin
 
         per_round = (time.monotonic() - started) / repetitions
@@ -561,7 +562,8 @@ def with_precision(spec: Spec, margin: str | None, budget: str | None, measure: 
     if margin is not None:
         changes["target_ci_pct"] = parse_percent(margin, MARGIN)
     if budget is not None:
-        changes["budget_minutes"] = max(1, round(parse_duration(budget, "--budget") / 60))
+        changes["budget_seconds"] = math.ceil(parse_duration(budget, "--budget"))
+        changes["budget_minutes"] = None
     if measure is not None:
         if measure not in MEASURES:
             raise OltplabError(f"--measure {measure}: expected one of {', '.join(MEASURES)}")

@@ -347,7 +347,7 @@ def _plan_precision(
         "comparison is decided."
     )
     chosen_spread = calibration.round_spread_pct.get(chosen.name)
-    budget = (spec.protocol.budget_minutes or DEFAULT_BUDGET_MINUTES) * 60.0
+    budget = spec.protocol.budget or DEFAULT_BUDGET_MINUTES * 60.0
     advice = (
         ()
         if chosen_spread is None

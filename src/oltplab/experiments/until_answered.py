@@ -30,8 +30,9 @@ from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, Answer, answers
 from oltplab.base.errors import EXIT_BAD_INPUT, OltplabError
 from oltplab.base.metrics import Target, measure_named
 from oltplab.base.nesting import load_json
+from oltplab.base.sizes import duration_text
 from oltplab.measure.request import Display, RunRequest
-from oltplab.measure.runner import Outcome, run
+from oltplab.measure.runner import Outcome, log_to, run
 from oltplab.plan import KEPT_RUNNING
 from oltplab.spec import Spec, derived_spec
 from oltplab.store.directory import ResultsDir
@@ -44,12 +45,26 @@ log = logging.getLogger("oltplab")
 SPENT_EVERY_SECONDS = 2.0
 
 
+# Said in oltplab.log when a search stops for its budget (a suite sums these lines).
+BUDGET_SPENT = "budget spent:"
+
+
+def _told(results: Path, line: str) -> None:
+    """A line of the search's in the results' oltplab.log, which run() writes only while
+    it runs."""
+    handler = log_to(results)
+    try:
+        log.info("%s", line)
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+
+
 def target_of(spec: Spec) -> Target | None:
     protocol = spec.protocol
     if protocol.target_ci_pct is None:
         return None
-    budget = protocol.budget_minutes * 60.0 if protocol.budget_minutes else None
-    return Target(protocol.target_ci_pct, measure_named(precision_measure(spec)), budget)
+    return Target(protocol.target_ci_pct, measure_named(precision_measure(spec)), protocol.budget)
 
 
 def rounds_order(spec: Spec) -> str:
@@ -180,7 +195,7 @@ def _search(request: RunRequest, display: Display, spent: TimeSpent) -> Search:
     budget = target.budget_seconds
     if budget is not None and spent.before:
         display.note(
-            f"resuming: {spent.before:.0f} s of the {budget / 60:g} min budget spent, "
+            f"resuming: {spent.before:.0f} s of the {duration_text(budget)} budget spent, "
             f"{max(0.0, budget - spent.before):.0f} s left"
         )
     rounds = max(spec.protocol.repetitions, MIN_ROUNDS)
@@ -199,10 +214,9 @@ def _search(request: RunRequest, display: Display, spent: TimeSpent) -> Search:
         search.answers = answers(Points(load([results]), measure=target.measure), target)
         undecided = [a for a in search.answers if a.verdict == UNKNOWN]
         elapsed = spent.seconds()
-        log.info(
-            "precision: %d of %d comparisons decided after %d rounds (%.0f s)",
-            len(search.answers) - len(undecided), len(search.answers), rounds, elapsed,
-        )  # fmt: skip
+        decided = len(search.answers) - len(undecided)
+        _told(results, f"precision: {decided} of {len(search.answers)} comparisons decided "
+              f"after {rounds} rounds ({elapsed:.0f} s)")  # fmt: skip
         if not undecided:
             search.stopped = "every comparison decided"
             spent.finished()
@@ -211,7 +225,8 @@ def _search(request: RunRequest, display: Display, spent: TimeSpent) -> Search:
         per_round = elapsed / rounds
         fit = step if budget is None else min(step, math.floor((budget - elapsed) / per_round))
         if budget is not None and fit < 1:
-            search.stopped = f"the budget ran out ({budget / 60:g} min)"
+            search.stopped = f"the budget ran out ({duration_text(budget)})"
+            _told(results, f"precision: {BUDGET_SPENT} {elapsed:.1f} s of {budget:.0f} s")
             spent.finished()
             return search
         display.note(

@@ -127,7 +127,7 @@ def run(request: RunRequest, display: Display) -> Outcome:
             ledger.set_meta("spec_digest", spec.digest())
             if shard is not None:
                 _claim_shard(ledger, results, spec, shard)
-            handler = _log_to(results)
+            handler = log_to(results)
             if requeued:
                 log.info("%d cell(s) from an earlier run go back to pending", requeued)
             sysbench = sysbench_version(sysbench_binary)
@@ -239,7 +239,8 @@ def _claim_shard(ledger: Ledger, results: Path, spec: Spec, shard: Shard) -> Non
         ledger.set_meta(key, value)
 
 
-def _log_to(results: Path) -> logging.Handler:
+def log_to(results: Path) -> logging.Handler:
+    """oltplab's log written to the results' oltplab.log too, until the handler is removed."""
     handler = logging.FileHandler(ResultsDir(results).log)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)

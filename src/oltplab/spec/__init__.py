@@ -150,8 +150,10 @@ class ProtocolSpec(StrictModel):
     start_timeout_seconds: Seconds = 300
     stop_timeout_seconds: Seconds = 300
     # Paired rounds go on until every comparison is decided against +-this many percent
-    # (DIFFERENT or SAME), or the budget (minutes of the run) is spent: see analysis/precision.
+    # (DIFFERENT or SAME), or the budget (of the search's time, in whole seconds or in
+    # minutes, one of them) is spent: see analysis/precision.
     target_ci_pct: Annotated[float, Field(gt=0, le=100)] | None = None
+    budget_seconds: Seconds | None = None
     budget_minutes: Annotated[int, whole(1, 7 * 24 * 60, " of minutes")] | None = None
     # None: the workloads' own (NOPM when every workload is TPC-C-like, else TPS).
     precision_measure: Literal["tps", "cpu_us_per_txn", "switches_per_txn", "nopm"] | None = None
@@ -186,6 +188,19 @@ class ProtocolSpec(StrictModel):
         if len(set(threads)) != len(threads):
             raise ValueError("thread counts must be distinct")
         return threads
+
+    @property
+    def budget(self) -> float | None:
+        """The precision search's budget in seconds; None: no limit."""
+        if self.budget_minutes is not None:
+            return self.budget_minutes * 60.0
+        return float(self.budget_seconds) if self.budget_seconds is not None else None
+
+    @model_validator(mode="after")
+    def _one_budget(self) -> ProtocolSpec:
+        if self.budget_seconds is not None and self.budget_minutes is not None:
+            raise ValueError("give budget_seconds or budget_minutes, not both")
+        return self
 
     @model_validator(mode="after")
     def _adaptive_cells_can_stop(self) -> ProtocolSpec:
@@ -341,6 +356,7 @@ class Spec(StrictModel):
             # How long to measure, not what is measured.
             "target_ci_pct": self.protocol.target_ci_pct,
             "budget_minutes": self.protocol.budget_minutes,
+            "budget_seconds": self.protocol.budget_seconds,
             "precision_measure": self.protocol.precision_measure,
             "isolation": False,
             "stop": "fixed",
