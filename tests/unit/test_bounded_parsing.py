@@ -1,10 +1,12 @@
 """Hostile nesting and damaged caches (issue 58: M-1, L-12, L-1): a spec's TOML is scanned
 before it is parsed, so that a key of thousands of dotted parts or arrays nested thousands
 deep is one line and exit 2 in little memory (they took 24 GB, or ended in exit 4); the
-spec's limit counts bytes; JSON nested too deep is bad JSON."""
+spec's limit counts bytes; JSON nested too deep is bad JSON; a damaged noise-floor.json is
+named, exit 3, and left as it was."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import resource
@@ -180,3 +182,49 @@ def test_a_journal_line_nested_too_deep_is_a_torn_line(results):
     rebuilt = oltplab("rebuild", "out", cwd=results.parent)
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "1 journal line(s) cut short by a kill were skipped" in rebuilt.stdout
+
+
+HERE = platform.node()
+DAMAGED = {
+    "cut short": (b'{"calibrations": [{"host": "vm", ', "Expecting"),
+    "nested too deep": (DEEP.encode(), "nested too deep to read"),
+    "not an object": (b"[]", "not a JSON object"),
+    "a floor that is text": (
+        json.dumps({"calibrations": [{"host": HERE, "noise_floor_pct": "4"}]}).encode(),
+        "calibrations[0]: noise_floor_pct: not a number",
+    ),
+    "a spread that is no numbers": (
+        json.dumps({HERE: {"noise_floor_pct": 4, "round_spread_pct": {"tps": []}}}).encode(),
+        f"{HERE}: round_spread_pct: not an object of numbers",
+    ),
+    "not UTF-8": (b'{"\xff": 1}', "invalid start byte"),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGED)
+def test_a_damaged_noise_floor_store_is_named_and_kept(results, damage):
+    """The store of this host's calibrations, damaged, took every report and plan --margin
+    to exit 4 without naming it; now each names it and what to do, exit 3, and leaves it
+    as it was for the user to mend or remove. A calibration says so before it measures."""
+    content, why = DAMAGED[damage]
+    cache = results.parent / "cache"
+    cache.mkdir()
+    store = cache / "noise-floor.json"
+    store.write_bytes(content)
+    env = {**os.environ, "OLTPLAB_CACHE": str(cache)}
+    commands = (
+        ["report", "out"],
+        ["plan", str(QUICK), "--margin", "3%"],
+        ["calibrate", "mariadb-10.11.5", "--results", "calibrated"],
+    )
+    for command in commands:
+        line = one_line_error(oltplab(*command, cwd=results.parent, env=env, timeout=120), 3)
+        assert line.startswith(f"error: {store}: damaged ("), line
+        assert why in line, line
+        assert line.endswith(
+            "it keeps this host's noise floors: mend it, or remove it and run "
+            "`oltplab calibrate ENGINE` again"
+        ), line
+    assert store.read_bytes() == content
+    assert not (results / "report").exists()
+    assert not (results.parent / "calibrated").exists()

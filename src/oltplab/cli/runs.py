@@ -498,9 +498,16 @@ def run_calibration(
     --calibrate)."""
     from oltplab.analysis.dataset import load
     from oltplab.analysis.estimate import SIGNIFICANT
-    from oltplab.experiments.calibrate import calibration_spec, noise_floor, save, session_overhead
+    from oltplab.experiments.calibrate import (
+        calibration_spec,
+        noise_floor,
+        save,
+        session_overhead,
+        stored_calibrations,
+    )
     from oltplab.plan import build_plan, plan_seconds, threads_label
 
+    stored_calibrations()  # where it is damaged, said before the measuring, not after
     text = calibration_spec(engine, repetitions, seconds, threads, workload, order)
     spec = parse_spec(text, f"calibrate {engine}")
     folder = results or Path("runs") / f"calibrate-{engine}"

@@ -9,6 +9,7 @@ the one of its own host and order nearest its own date, with that date.
 from __future__ import annotations
 
 import json
+import math
 import platform
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,8 +21,9 @@ from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.model import QuotedFloor
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import round_spread_pct
-from oltplab.base.errors import OltplabError
+from oltplab.base.errors import EnvironmentProblem, OltplabError
 from oltplab.base.metrics import MEASURES, TPS, Measure
+from oltplab.base.nesting import load_json
 from oltplab.engines.cache import cache_root
 from oltplab.spec.catalog import CATALOG
 from oltplab.store.files import write_atomic
@@ -140,20 +142,73 @@ def calibration_order(order: str) -> str:
     return order if order in ("alternating", "sliced") else "interleaved"
 
 
-def _stored() -> list[dict[str, Any]]:
+def stored_calibrations() -> list[dict[str, Any]]:
     """Every calibration stored on this machine, oldest first. Files written before
-    calibrations were kept per engine and date held one per host (and order) by key."""
+    calibrations were kept per engine and date held one per host (and order) by key. A
+    damaged file is refused, named, rather than read as empty: the next calibration would be
+    stored over the calibrations in it."""
     path = _store()
     if not path.is_file():
         return []
-    known = json.loads(path.read_text())
-    if isinstance(known.get("calibrations"), list):
-        return [dict(c) for c in known["calibrations"] if isinstance(c, dict)]
-    entries = []
-    for key, entry in known.items():
-        host, _, order = key.partition("/")
-        entries.append({"host": host, "order": order or "interleaved", **entry})
-    return sorted(entries, key=lambda e: str(e.get("measured_at", "")))
+    try:
+        found = _calibrations(load_json(path.read_bytes()))
+    except ValueError as exc:
+        raise EnvironmentProblem(
+            f"{path}: damaged ({exc}); it keeps this host's noise floors: mend it, or remove "
+            "it and run `oltplab calibrate ENGINE` again"
+        ) from None
+    return found
+
+
+def _calibrations(known: object) -> list[dict[str, Any]]:
+    """The calibrations of a noise-floor.json's contents; ValueError naming the first
+    that the readers below could not use."""
+    if not isinstance(known, dict):
+        raise ValueError("not a JSON object")
+    if "calibrations" in known:
+        listed = known["calibrations"]
+        if not isinstance(listed, list):
+            raise ValueError("calibrations: not a list")
+        entries = {f"calibrations[{i}]": entry for i, entry in enumerate(listed)}
+    else:
+        entries = {key: _keyed(key, entry) for key, entry in known.items()}
+    for where, entry in entries.items():
+        problem = _problem(entry)
+        if problem:
+            raise ValueError(f"{where}: {problem}")
+    found = list(entries.values())
+    if "calibrations" in known:
+        return found
+    return sorted(found, key=lambda e: str(e.get("measured_at", "")))
+
+
+def _keyed(key: str, entry: object) -> object:
+    """A calibration of a file from before they were listed: its host and order in its key."""
+    if not isinstance(entry, dict):
+        return entry
+    host, _, order = key.partition("/")
+    return {"host": host, "order": order or "interleaved", **entry}
+
+
+def _problem(entry: object) -> str | None:
+    if not isinstance(entry, dict):
+        return "not a JSON object"
+    texts = ("host", "order", "engine", "measured_at", "results")
+    wrong = next((key for key in texts if not isinstance(entry.get(key, ""), str)), None)
+    if wrong:
+        return f"{wrong}: not text"
+    if not _number(entry.get("noise_floor_pct")):
+        return "noise_floor_pct: not a number"
+    spread = entry.get("round_spread_pct")
+    if spread and not (isinstance(spread, dict) and all(map(_number, spread.values()))):
+        return "round_spread_pct: not an object of numbers"
+    if spread and not all(_number(entry.get(k)) for k in ("cell_seconds", "session_overhead_s")):
+        return "cell_seconds and session_overhead_s: not numbers"
+    return None
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def save(
@@ -167,7 +222,7 @@ def save(
     report quotes the one of its own host and order nearest its own date."""
     path = _store()
     path.parent.mkdir(parents=True, exist_ok=True)
-    calibrations = _stored()
+    calibrations = stored_calibrations()
     calibrations.append(
         {
             "host": platform.node(),
@@ -189,7 +244,7 @@ def calibration_here(order: str = "interleaved") -> Calibration | None:
     calibrate` has stored one."""
     mine = [
         c
-        for c in _stored()
+        for c in stored_calibrations()
         if c.get("host") == platform.node() and c.get("order") == order
         if c.get("round_spread_pct")
     ]
@@ -219,7 +274,7 @@ def floor_for(dataset: Dataset) -> QuotedFloor | None:
     if len(hosts) != 1:
         return None
     order = calibration_order(dataset.order)
-    mine = [c for c in _stored() if c.get("host") in hosts and c.get("order") == order]
+    mine = [c for c in stored_calibrations() if c.get("host") in hosts and c.get("order") == order]
     if not mine:
         return None
     started = min((_when(r.get("started_at")) for r in dataset.runs), key=_sortable, default=None)
@@ -234,7 +289,7 @@ def floor_here(order: str) -> QuotedFloor | None:
     """This host's latest noise floor for rounds in this order, if one is stored."""
     mine = [
         c
-        for c in _stored()
+        for c in stored_calibrations()
         if c.get("host") == platform.node() and c.get("order") == calibration_order(order)
     ]
     return _quoted(mine[-1]) if mine else None
