@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.golden import build_tree
+from tests.support.golden import build_tree
 
 LIMIT_SECONDS = 60
 ENGINE = 'engines = [{name = "mariadb-10.11.5"}]\n'

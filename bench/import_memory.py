@@ -20,7 +20,7 @@ from pathlib import Path
 
 # The generator of known sysbench output lives with the tests, outside the package.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.synthetic import sysbench_text
+from tests.support.synthetic import sysbench_text
 
 # Runs the command given and prints the peak resident memory (KB) of that child.
 _PEAK = (

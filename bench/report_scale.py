@@ -23,7 +23,7 @@ from pathlib import Path
 
 # The generator of known sysbench output lives with the tests, outside the package.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.synthetic import tree_2026
+from tests.support.synthetic import tree_2026
 
 REPO = Path(__file__).resolve().parent.parent
 BEFORE = "444ac6d"  # the last commit before analysis-once and the packed samples

@@ -1,17 +1,26 @@
-"""Checks over the whole test session."""
+"""The session's stages and the checks over all of it.
+
+Where a test lives says what it needs: `tests/fast/` starts no engine, `tests/engine/`
+starts real engines (their tests carry the `engine` mark because they live there), and
+`tests/support/` holds every helper, so that no test module imports another. The fast
+stage runs first; a failure there ends the run before any engine starts."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from oltplab.base.errors import OltplabError
 from oltplab.engines.families import registered
-from tests.consistency import results_problems, written_problems
+from tests.support import browser
+from tests.support.consistency import results_problems, written_problems
+from tests.support.phases import phase_table
 
 ENGINE_MARK = "engine"
+ENGINE_FOLDER = "engine"
 # Each test's tmp_path: its module, and whether it carries the engine mark.
 _OWNERS: dict[Path, tuple[str, bool]] = {}
 
@@ -20,15 +29,22 @@ def _starts_engines(item: pytest.Item) -> bool:
     return item.get_closest_marker(ENGINE_MARK) is not None
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """A test in the engine folder carries the engine mark, so `-m "not engine"` (the fast
+    stage alone) leaves it out."""
+    if item.path.parent.name == ENGINE_FOLDER:
+        item.add_marker(ENGINE_MARK)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A fast stage first: every test that starts no engine (about two minutes), then the
-    engine tests (the rest of the suite's time), each in its own order."""
+    """A fast stage first: every test that starts no engine, then the engine tests, each
+    in its own order."""
     items.sort(key=_starts_engines)
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """A failure in the fast stage ends the run before the first engine starts: there is
-    no point spending half an hour on engines when a unit test already says no."""
+    no point spending twenty minutes on engines when a fast test already says no."""
     ending_fast_stage = not _starts_engines(item) and nextitem and _starts_engines(nextitem)
     if ending_fast_stage and item.session.testsfailed:
         item.session.shouldstop = (
@@ -60,14 +76,14 @@ def engines_started_unmarked(root: Path, owners: dict[Path, tuple[str, bool]]) -
 
 @pytest.fixture(scope="session", autouse=True)
 def engines_start_only_where_marked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """After the last test: no test without the engine mark started an engine, so that
+    """After the last test: no test outside the engine folder started an engine, so that
     `-m "not engine"` (the fast stage) never does. Checked by what each test did, and named
     by module."""
     yield
     unmarked = engines_started_unmarked(tmp_path_factory.getbasetemp(), _OWNERS)
     assert not unmarked, (
-        f"started an engine without the engine mark: {', '.join(sorted(unmarked))}; mark them "
-        "(pytestmark = pytest.mark.engine)"
+        f"started an engine without the engine mark: {', '.join(sorted(unmarked))}; move "
+        f"them to tests/{ENGINE_FOLDER}/"
     )
 
 
@@ -86,3 +102,25 @@ def outputs_never_contradict_themselves(
         except OltplabError:
             continue  # a ledger damaged on purpose, or a tree made to be refused
     assert not problems, "\n".join(problems[:30])
+
+
+@pytest.fixture
+def browser_page() -> Iterator[tuple[Any, list[str]]]:
+    with browser.browser_page() as opened:
+        yield opened
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Where the engine stage's time went, by phase, summed from every run's oltplab.log."""
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is None:
+        return
+    try:
+        root = factory.getbasetemp()
+    except (OSError, ValueError):
+        return
+    lines = phase_table(root)
+    if lines:
+        terminalreporter.section("where the runs' time went (oltplab.log phases)")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -12,7 +12,7 @@ Apache Otava implements.
   dropped, and its neighbours tested again, until every one left has p < the wanted level.
 
 Apache Otava pins numpy and scipy versions older than oltplab's, so the method is written
-here; tests/unit/test_changepoints.py shows it finds what Otava 0.8.0 finds on recorded
+here; tests/fast/test_changepoints.py shows it finds what Otava 0.8.0 finds on recorded
 series. All pure: a series in, change points out.
 """
 

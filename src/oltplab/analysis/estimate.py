@@ -47,7 +47,7 @@ CONFIDENCE = 0.95
 MIN_SECONDS = 20
 # Below this many, a bootstrap's few distinct resamples under-cover: with 5 paired rounds
 # and an occasional 15% dip on one side, 10% of A/A comparisons came out significant at
-# 95% (tests/unit/test_compare.py); the t interval on the logs keeps to about 5%.
+# 95% (tests/fast/test_compare.py); the t interval on the logs keeps to about 5%.
 FEW_REPETITIONS = 10
 SIGNIFICANT = "significant"
 NOT_SIGNIFICANT = "not significant"

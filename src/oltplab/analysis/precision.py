@@ -33,7 +33,7 @@ SAME = "SAME"
 UNKNOWN = "UNKNOWN"
 # With few rounds the spread of the ratios is itself a guess, and a guess that is small by
 # luck makes the interval narrow: an A/A pair looked at after every round from the third
-# ended DIFFERENT in 1.4% of simulated runs, from the fourth in 0.5% (tests/unit/
+# ended DIFFERENT in 1.4% of simulated runs, from the fourth in 0.5% (tests/fast/
 # test_precision.py). A comparison is judged from the fourth round on.
 MIN_ROUNDS = 4
 

@@ -283,7 +283,7 @@ def _plan_precision(
     """Rounds and machine time for every comparison to be decided, from this host's
     round-to-round spread of each measure: enough for the 90% interval's half-width to
     fall under half the margin, so that no difference ends SAME and one of twice the margin
-    ends DIFFERENT, each nine times in ten or more (tests/unit/test_precision.py). Made
+    ends DIFFERENT, each nine times in ten or more (tests/fast/test_precision.py). Made
     before the plan is printed, so that what stops it (no calibration) is the only line."""
     from oltplab.analysis.precision import rounds_needed
     from oltplab.cli.margins import DEFAULT_BUDGET_MINUTES, trials_here, which_margin

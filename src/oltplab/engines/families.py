@@ -4,7 +4,7 @@ or in the module itself for a plugin (cli/plugins.py imports plugins at the comm
 start). Everything that differs between families (its files and commands, where a basedir
 holds them, its configuration, its accounts, how a server says it is one, the words naming
 it in result trees) is asked of the registered class, and registering it is what makes its
-name one a spec may give. tests/family_contract.py is what every registered family passes.
+name one a spec may give. tests/support/family_contract.py is what every registered family passes.
 """
 
 from __future__ import annotations

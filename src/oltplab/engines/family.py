@@ -143,7 +143,7 @@ BENCHMARK_DATABASE = "sbtest"
 @dataclass(frozen=True)
 class SelfDescription:
     """What a server of a family says of itself: each family gives one, and the family
-    contract (tests/family_contract.py) checks that the family recognises it."""
+    contract (tests/support/family_contract.py) checks that the family recognises it."""
 
     banner: str  # its binary's `--version` output, after the binary's own name
     said: str  # VERSION() and @@version_comment of a running server
@@ -153,7 +153,7 @@ class SelfDescription:
 class Family:
     """One database family: everything oltplab does that differs between families. A family
     is one module with one subclass of this class, registered by name in
-    engines/families.py; tests/family_contract.py is what every family must pass.
+    engines/families.py; tests/support/family_contract.py is what every family must pass.
 
     What a family says about itself and its configuration needs no binaries (class
     methods: naming, identification, translating the intent); running an instance needs

@@ -1,7 +1,7 @@
 """The report as Markdown: a summary, then its sections in order, each a function of the
 analysis and the charts drawn for it (paths relative to the report) giving Markdown lines,
 empty when the data has nothing for it. A new section is one module with such a function
-and one entry in `SECTIONS`; `register` appends one (tests/unit/test_report_sections.py
+and one entry in `SECTIONS`; `register` appends one (tests/fast/test_report_sections.py
 adds its own). report.html shows the same lines (html.render), so both say the same."""
 
 from __future__ import annotations

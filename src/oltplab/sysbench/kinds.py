@@ -2,7 +2,7 @@
 subclass of sysbench/kind.WorkloadKind and one `register` line: below for the built-in
 sbtest, or in the module itself for a plugin (cli/plugins.py imports plugins at the command
 line's start). Registering it makes its name one a spec's `kind` may give;
-tests/workload_contract.py is what every registered kind passes.
+tests/support/workload_contract.py is what every registered kind passes.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import numpy as np
 from oltplab.sysbench.output import SysbenchOutput
 
 # The flags a cell can carry in the ledger, each named once, here: the glossary of the
-# documentation defines each (tests/unit/test_glossary.py holds the two lists together).
+# documentation defines each (tests/fast/test_glossary.py holds the two lists together).
 EMPTY = "empty"
 TRUNCATED = "truncated"
 ERRORS = "errors"

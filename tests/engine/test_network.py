@@ -1,0 +1,300 @@
+"""Client and server on different hosts: two test hosts built on this machine.
+
+A network namespace is the server host, joined to this one by a veth pair; a throwaway
+sshd runs in it with a key made for the test. oltplab reaches it with the real `ssh`.
+Everything (sshd, namespace, link, keys) is removed even when a test fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import oltplab, start_oltplab
+from tests.support.engines import TINY, cells, processes_using, wait_for
+from tests.support.foreign_postgres import (
+    NamespaceHost,
+    assert_measured_without_leaks,
+    postgres_server,
+)
+from tests.support.sections import section
+
+SSHD_CANDIDATES = (
+    Path("/usr/sbin/sshd"),
+    Path(os.environ.get("OLTPLAB_CACHE", Path.home() / ".cache" / "oltplab"))
+    / "tools/openssh-server/usr/sbin/sshd",
+)
+
+
+@dataclass
+class ServerHost:
+    namespace: str
+    client_link: str
+    address: str
+    key: Path
+    known_hosts: Path
+    workdir: Path
+
+    def spec_lines(self) -> str:
+        return (
+            f'[[hosts]]\nname = "db1"\nssh = "root@{self.address}"\n'
+            f'identity_file = "{self.key}"\nworkdir = "{self.workdir}"\n'
+            f'options = {{ UserKnownHostsFile = "{self.known_hosts}", '
+            'StrictHostKeyChecking = "yes" }\n'
+        )
+
+    def pids(self) -> list[int]:
+        out = subprocess.run(
+            ["ip", "netns", "pids", self.namespace], capture_output=True, text=True, check=False
+        )
+        return [int(p) for p in out.stdout.split()]
+
+
+def sh(*args: str) -> None:
+    subprocess.run(args, check=True, capture_output=True, text=True)
+
+
+@pytest.fixture
+def server_host(tmp_path):
+    sshd = next((p for p in SSHD_CANDIDATES if p.exists()), None)
+    if sshd is None:
+        pytest.skip("no sshd binary (scripts/setup.sh unpacks one)")
+    tag = f"{os.getpid() % 10000}{int(time.time() * 1000) % 1000}"
+    subnet = f"10.{200 + os.getpid() % 50}.{int(tag) % 250}"
+    host = ServerHost(
+        namespace=f"oltplab-t{tag}",
+        client_link=f"olc{tag}"[:15],
+        address=f"{subnet}.2",
+        key=tmp_path / "client_key",
+        known_hosts=tmp_path / "known_hosts",
+        workdir=tmp_path / "db1-work",
+    )
+    server_link = f"ols{tag}"[:15]
+    sshd_process = None
+    try:
+        sh("ip", "netns", "add", host.namespace)
+        sh("ip", "link", "add", host.client_link, "type", "veth", "peer", "name", server_link)
+        sh("ip", "link", "set", server_link, "netns", host.namespace)
+        sh("ip", "addr", "add", f"{subnet}.1/24", "dev", host.client_link)
+        sh("ip", "link", "set", host.client_link, "up")
+        sh("ip", "-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", server_link)
+        sh("ip", "-n", host.namespace, "link", "set", server_link, "up")
+        sh("ip", "-n", host.namespace, "link", "set", "lo", "up")
+        host_key = tmp_path / "host_key"
+        for key in (host.key, host_key):
+            sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key))
+        (tmp_path / "authorized_keys").write_text(host.key.with_suffix(".pub").read_text())
+        public = host_key.with_suffix(".pub").read_text().split()
+        host.known_hosts.write_text(f"{host.address} {public[0]} {public[1]}\n")
+        config = tmp_path / "sshd_config"
+        config.write_text(
+            f"ListenAddress {host.address}\nPort 22\nHostKey {host_key}\n"
+            f"AuthorizedKeysFile {tmp_path / 'authorized_keys'}\nPidFile {tmp_path / 'sshd.pid'}\n"
+            "StrictModes no\nPermitRootLogin prohibit-password\nUsePAM no\n"
+            "ClientAliveInterval 2\nClientAliveCountMax 3\n"
+        )
+        # sshd wants its privilege separation user and directory; the test host gets them in
+        # its own mount namespace, so this machine's /etc/passwd and /run stay as they are.
+        passwd = tmp_path / "passwd"
+        passwd.write_text(
+            Path("/etc/passwd").read_text()
+            + "sshd:x:65534:65534:privsep:/run/sshd:/usr/sbin/nologin\n"
+        )
+        inside = (
+            f"mount --bind {passwd} /etc/passwd && mount -t tmpfs oltplab-test /run && "
+            f"mkdir /run/sshd && exec {sshd} -D -e -f {config}"
+        )
+        sshd_log = (tmp_path / "sshd.log").open("w")
+        sshd_process = subprocess.Popen(
+            ["ip", "netns", "exec", host.namespace, "unshare", "-m", "sh", "-c", inside],
+            stdout=subprocess.DEVNULL,
+            stderr=sshd_log,
+        )
+        deadline = time.monotonic() + 20
+        while (
+            subprocess.run(
+                [
+                    "ssh",
+                    "-o",
+                    "BatchMode=yes",
+                    "-o",
+                    f"UserKnownHostsFile={host.known_hosts}",
+                    "-i",
+                    str(host.key),
+                    f"root@{host.address}",
+                    "true",
+                ],
+                capture_output=True,
+                check=False,
+            ).returncode
+            != 0
+        ):
+            assert time.monotonic() < deadline, (tmp_path / "sshd.log").read_text()
+            time.sleep(0.3)
+        yield host
+    finally:
+        for pid in host.pids():  # whatever still runs in the test host is the test's
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if sshd_process is not None:
+            sshd_process.kill()
+            sshd_process.wait()
+            sshd_log.close()
+        subprocess.run(["ip", "link", "del", host.client_link], capture_output=True, check=False)
+        subprocess.run(["ip", "netns", "del", host.namespace], capture_output=True, check=False)
+        shutil.rmtree(host.workdir, ignore_errors=True)
+        for key in tmp_path.glob("*_key*"):  # the throwaway client and host keys
+            key.unlink()
+
+
+def network_spec(host: ServerHost, measure: int, threads: list[int], extra: str = "") -> str:
+    return (
+        'workloads = ["oltp_read_write"]\n[[engines]]\nname = "mysql-8.0.31"\n'
+        + host.spec_lines()
+        + '[[placements]]\nserver = "local"\n[[placements]]\nserver = "db1"\n'
+        + extra
+        + TINY
+        + "[protocol]\nwarmup_ro_seconds = 1\nwarmup_rw_seconds = 1\nwarmup_threads = 2\n"
+        + f"measure_seconds = {measure}\nthreads = {threads}\n"
+        + "stop_timeout_seconds = 60\nstart_timeout_seconds = 120\n"
+    )
+
+
+def test_engine_on_another_host_gives_a_network_scenario(tmp_path, server_host):
+    (tmp_path / "n.toml").write_text(network_spec(server_host, measure=4, threads=[1, 2]))
+    done = oltplab("run", "n.toml", "--results", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "out"
+    by_scenario = {}
+    for row in cells(out):
+        assert row["status"] == "done", (row["key"], row["reason"])
+        by_scenario.setdefault(row["scenario"], []).append(row["threads"])
+    assert by_scenario == {"rw-local": [1, 2], "rw-network": [1, 2]}
+    # The network cells' engine ran in the server host, listening on its address only.
+    [remote_cnf] = server_host.workdir.glob("i-*/my.cnf")  # the results directory's own folder
+    assert f"bind_address = {server_host.address}" in remote_cnf.read_text()
+    network_logs = out / "benchmark_remote_logs" / "mysql" / "8.0.31"
+    for suffix in ("sysbench", "iostat", "vmstat", "mpstat", "engine"):
+        assert list(network_logs.glob(f"Tier*_RW_2th.{suffix}.*")), suffix
+    assert "Tier128M_RW.errlog.txt" in {p.name for p in network_logs.iterdir()}
+    # Nothing of ours is left running in the server host after the run.
+    assert not processes_using(str(remote_cnf))
+    report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "Read-write, local" in text and "Read-write, network" in text
+
+
+def test_postgresql_on_another_host(tmp_path, server_host):
+    """The PostgreSQL family composed with an SSH host: initdb, the server and its control
+    connection there, sysbench's pgsql driver from here over the link."""
+    spec = (
+        'workloads = ["oltp_read_write"]\n[[engines]]\nname = "postgresql-15"\n'
+        + server_host.spec_lines()
+        + '[[placements]]\nserver = "db1"\n'
+        + TINY
+        + "[protocol]\nwarmup_ro_seconds = 1\nwarmup_rw_seconds = 1\nwarmup_threads = 2\n"
+        + "measure_seconds = 4\nthreads = [2]\n"
+        + "stop_timeout_seconds = 60\nstart_timeout_seconds = 120\n"
+    )
+    (tmp_path / "pg.toml").write_text(spec)
+    done = oltplab("run", "pg.toml", "--results", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [row] = cells(tmp_path / "out")
+    assert (row["status"], row["scenario"]) == ("done", "rw-network"), row["reason"]
+    assert row["tps"] > 0
+    [remote_conf] = server_host.workdir.glob("i-*/postgresql.conf")
+    assert f"listen_addresses = '{server_host.address}'" in remote_conf.read_text()
+    # sysbench's machine may log in over the link; the loopback rules initdb wrote stay.
+    hba = (remote_conf.parent / "snapshot" / "pg_hba.conf").read_text()
+    assert "host all all 10." in hba and "127.0.0.1/32" in hba
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run["engines"]["postgresql-15@db1"]["server_version"].startswith("15.")
+    assert run["links"]["postgresql-15@db1"]["rtt_ms"] > 0
+    assert not processes_using(str(remote_conf))
+    report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "Read-write, network" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_postgresql_endpoint_on_another_host(tmp_path, server_host):
+    """A PostgreSQL server its operator runs on the server host, listening on that host's
+    address: oltplab reaches it there as an endpoint, with no ssh of its own."""
+    client = server_host.address.rsplit(".", 1)[0] + ".1"
+    theirs = NamespaceHost(
+        namespace=server_host.namespace, listen=server_host.address, client=client
+    )
+    with postgres_server(tmp_path / "theirs", theirs) as (host, port):
+        assert host == server_host.address
+        assert_measured_without_leaks(tmp_path, host, port)
+
+
+def test_cut_link_fails_the_cell_in_flight_and_later_cells_run(tmp_path, server_host):
+    spec = network_spec(server_host, measure=12, threads=[1, 2, 3])
+    spec = spec.replace('[[placements]]\nserver = "local"\n', "")  # the network placement only
+    (tmp_path / "n.toml").write_text(spec)
+    run = start_oltplab("run", "n.toml", "--results", "out", cwd=tmp_path)
+    out = tmp_path / "out"
+
+    def second_cell_measuring() -> bool:
+        files = list(out.glob("benchmark_remote_logs/*/*/Tier*_RW_2th.sysbench.txt"))
+        return bool(files) and "[ 2s ]" in files[0].read_text()
+
+    wait_for(second_cell_measuring, 300, "the second cell's second second")
+    sh("ip", "link", "set", server_host.client_link, "down")
+    time.sleep(10)
+    sh("ip", "link", "set", server_host.client_link, "up")
+    output, _ = run.communicate(timeout=600)
+    assert run.returncode == 1, output  # a failed cell
+    by_threads = {row["threads"]: row for row in cells(out)}
+    assert by_threads[1]["status"] == "done"
+    assert by_threads[2]["status"] == "failed"
+    reason = by_threads[2]["reason"]
+    assert "ssh session holding the engine on host db1 ended" in reason, reason
+    assert by_threads[3]["status"] == "done" and by_threads[3]["tps"] > 0
+    # After the run nothing of ours runs in the server host: only the test's sshd is there.
+    [remote_cnf] = server_host.workdir.glob("i-*/my.cnf")  # the results directory's own folder
+    wait_for(lambda: not processes_using(str(remote_cnf)), 30, "no engine left in the host")
+    left = {Path(f"/proc/{pid}/comm").read_text().strip() for pid in server_host.pids()}
+    assert left <= {"sshd", "sh", "unshare"}, left
+
+
+def test_delay_adds_its_round_trips_to_each_transaction(tmp_path, server_host):
+    # The delay is large beside what the proxy costs on its own: on a busy host (2026-11-29,
+    # steal up to 0.8 CPU) toxiproxy alone added about 4 ms a round trip, three times a 2 ms
+    # delay, while a delay applied twice (both ways) would still double a 10 ms one.
+    delay = 10.0
+    spec = network_spec(
+        server_host, measure=5, threads=[1], extra=f"[network]\ndelay_ms = {delay}\n"
+    )
+    (tmp_path / "n.toml").write_text(spec)
+    done = oltplab("run", "n.toml", "--results", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads((tmp_path / "out" / "run.json").read_text())
+    link = record["links"]["mysql-8.0.31@db1"]
+    assert link["shaping"] in ("delay 10 ms via tc netem", "delay 10 ms via toxiproxy"), link
+    assert link["rtt_ms"] >= delay  # measured through the shaped link
+    report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert section(text, "Network: latency added per transaction")
+    assert "link shaping: delay 10 ms via" in text
+    row = next(line for line in text.splitlines() if line.startswith("| mysql-8.0.31 | rw |"))
+    cells_ = [c.strip() for c in row.strip("|").split("|")]
+    added, round_trips, per_round_trip = float(cells_[6]), float(cells_[7]), float(cells_[8])
+    assert round_trips == pytest.approx(20, abs=0.5)  # oltp_read_write: 18 queries + begin/commit
+    # Each round trip gains the delay: 20 x 10 ms = 200 ms per transaction, roughly.
+    assert delay * 0.8 <= per_round_trip <= delay * 1.5, row
+    assert added == pytest.approx(round_trips * per_round_trip, rel=0.01)
+    # The shaping is gone with the run: no proxy left in the server host.
+    left = {Path(f"/proc/{pid}/comm").read_text().strip() for pid in server_host.pids()}
+    assert left <= {"sshd", "sh", "unshare"}, left

@@ -1,0 +1,64 @@
+"""Headless Chromium driven by Playwright, offline but for loopback and files."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+# Every browser the tests start is offline but for loopback. Left to itself, a headless
+# Chromium reaches its vendor's time and update hosts; the switches below stop the
+# services that ask, and the resolver rule refuses every other host name and address
+# (IP literals go through it too) before a socket is opened, so nothing can leave.
+LOOPBACK_ONLY = "MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1 , EXCLUDE ::1"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--disable-default-apps",
+    "--disable-breakpad",
+    "--no-pings",
+    "--no-first-run",
+    "--disable-sync",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    f"--host-resolver-rules={LOOPBACK_ONLY}",
+]
+
+
+@contextlib.contextmanager
+def browser_page() -> Iterator[tuple[Any, list[str]]]:
+    """A page of a fresh browser, and the errors it logs (console, page, dialogs)."""
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
+        try:
+            yield page, errors
+        finally:
+            browser.close()
+
+
+def requests_beyond_files(page) -> list[str]:
+    """Every request the page makes other than for a file, refused and listed (the page is
+    offline: the list must stay empty)."""
+    requested: list[str] = []
+
+    def only_files(route) -> None:
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            requested.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_files)
+    return requested
