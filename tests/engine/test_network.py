@@ -15,10 +15,14 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
+from oltplab.engines.provision import remote_folder
+from oltplab.measure.session import engine_key
+from oltplab.store.directory import safe_name
+from oltplab.store.scratch import scratch_root
 from tests.support.cli import oltplab, start_oltplab
 from tests.support.engines import TINY, cells, processes_using, wait_for
 from tests.support.foreign_postgres import (
@@ -63,8 +67,11 @@ def sh(*args: str) -> None:
     subprocess.run(args, check=True, capture_output=True, text=True)
 
 
-@pytest.fixture
-def server_host(tmp_path):
+@pytest.fixture(scope="module")
+def server_host(tmp_path_factory):
+    """One test host for the module: its tests' runs share its work directory, so the
+    engines' binaries are pushed to it once (engines/remote.py), not once a test."""
+    tmp_path = tmp_path_factory.mktemp("db1")
     sshd = next((p for p in SSHD_CANDIDATES if p.exists()), None)
     if sshd is None:
         pytest.skip("no sshd binary (scripts/setup.sh unpacks one)")
@@ -156,6 +163,12 @@ def server_host(tmp_path):
             key.unlink()
 
 
+def instance_folder(host: ServerHost, results: Path, engine: str) -> Path:
+    """The engine's folder on the test host for these results (each run has its own)."""
+    work = scratch_root(results) / safe_name(engine_key(engine, "db1"))
+    return remote_folder(PurePosixPath(host.workdir), work)
+
+
 def network_spec(host: ServerHost, measure: int, threads: list[int], extra: str = "") -> str:
     return (
         'workloads = ["oltp_read_write"]\n[[engines]]\nname = "mysql-8.0.31"\n'
@@ -180,7 +193,7 @@ def test_engine_on_another_host_gives_a_network_scenario(tmp_path, server_host):
         by_scenario.setdefault(row["scenario"], []).append(row["threads"])
     assert by_scenario == {"rw-local": [1, 2], "rw-network": [1, 2]}
     # The network cells' engine ran in the server host, listening on its address only.
-    [remote_cnf] = server_host.workdir.glob("i-*/my.cnf")  # the results directory's own folder
+    remote_cnf = instance_folder(server_host, out, "mysql-8.0.31") / "my.cnf"
     assert f"bind_address = {server_host.address}" in remote_cnf.read_text()
     network_logs = out / "benchmark_remote_logs" / "mysql" / "8.0.31"
     for suffix in ("sysbench", "iostat", "vmstat", "mpstat", "engine"):
@@ -212,7 +225,9 @@ def test_postgresql_on_another_host(tmp_path, server_host):
     [row] = cells(tmp_path / "out")
     assert (row["status"], row["scenario"]) == ("done", "rw-network"), row["reason"]
     assert row["tps"] > 0
-    [remote_conf] = server_host.workdir.glob("i-*/postgresql.conf")
+    remote_conf = (
+        instance_folder(server_host, tmp_path / "out", "postgresql-15") / "postgresql.conf"
+    )
     assert f"listen_addresses = '{server_host.address}'" in remote_conf.read_text()
     # sysbench's machine may log in over the link; the loopback rules initdb wrote stay.
     hba = (remote_conf.parent / "snapshot" / "pg_hba.conf").read_text()
@@ -262,7 +277,7 @@ def test_cut_link_fails_the_cell_in_flight_and_later_cells_run(tmp_path, server_
     assert "ssh session holding the engine on host db1 ended" in reason, reason
     assert by_threads[3]["status"] == "done" and by_threads[3]["tps"] > 0
     # After the run nothing of ours runs in the server host: only the test's sshd is there.
-    [remote_cnf] = server_host.workdir.glob("i-*/my.cnf")  # the results directory's own folder
+    remote_cnf = instance_folder(server_host, out, "mysql-8.0.31") / "my.cnf"
     wait_for(lambda: not processes_using(str(remote_cnf)), 30, "no engine left in the host")
     left = {Path(f"/proc/{pid}/comm").read_text().strip() for pid in server_host.pids()}
     assert left <= {"sshd", "sh", "unshare"}, left

@@ -13,7 +13,8 @@ Two ways to name a plugin:
       toy = "toy_family"
 
 * the environment variable `OLTPLAB_PLUGINS` lists modules, separated by commas or spaces,
-  for one not installed as a package: `OLTPLAB_PLUGINS=tests.support.toys.toy_family oltplab run ...`
+  for one not installed as a package:
+  `OLTPLAB_PLUGINS=tests.support.toys.toy_family oltplab run ...`
   (each must be importable: on PYTHONPATH, or installed).
 
 A plugin registers as the built-in ones do, at its import: tests/support/toys/toy_family.py ends

@@ -148,14 +148,17 @@ def secret(work: Path, name: str) -> str:
     return password.decode()
 
 
-def _remote_layout(host: SshHost, work: Path, distribution: Distribution) -> Layout:
-    """The engine's folder on the host: one per results directory (and machine it is run
+def remote_folder(host_workdir: PurePosixPath, work: Path) -> Path:
+    """The engine's folder on a host: one per results directory (and machine it is run
     from), so two runs never share a pid file, a socket or a datadir."""
     origin = f"{socket.gethostname()}:{work.resolve()}"
     # Short: the server's socket lives in it, and socket paths end at 107 bytes.
     key = hashlib.sha256(origin.encode()).hexdigest()[:10]
-    folder = Path(host.workdir / f"i-{key}")
-    return Layout(folder, family_of(distribution), socket_in_work=True)
+    return Path(host_workdir / f"i-{key}")
+
+
+def _remote_layout(host: SshHost, work: Path, distribution: Distribution) -> Layout:
+    return Layout(remote_folder(host.workdir, work), family_of(distribution), socket_in_work=True)
 
 
 Phase = Callable[[str], None]
