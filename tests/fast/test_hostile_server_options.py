@@ -200,3 +200,21 @@ def test_the_report_lists_every_server_option_the_spec_added(tmp_path):
     environment = markdown.split("## 1. ", 1)[1].split("## 2. ", 1)[0]
     for line in EXTRA_LINES:
         assert f"- `{line}`" in environment
+
+
+def test_a_megabyte_option_name_or_value_is_refused_at_a_readable_length(tmp_path: Path) -> None:
+    """Seen in the issue 58 work: a 1 MB key of `[config.extra.mariadb]` went to the server."""
+    name = "a" * 1_000_000
+    assert_run_refuses(
+        tmp_path,
+        f'engines = [{{name = "mariadb-10.11.5", extra = {{{name} = 1}}}}]\n',
+        "is not an option name (at most 64 letters",
+    )
+    value = "x" * 5000
+    assert_run_refuses(
+        tmp_path,
+        f'engines = [{{name = "mariadb-10.11.5", extra = {{sql_mode = "{value}"}}}}]\n',
+        "sql_mode: a value of at most 4,096 characters",
+    )
+    said = oltplab("plan", "bad.toml", cwd=tmp_path).stderr
+    assert len(said) < 1000, len(said)

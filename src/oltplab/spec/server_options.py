@@ -70,7 +70,10 @@ _EXACT_OPTIONS = frozenset(
     {"general_log", "slow_query_log", "log_slow_query", "innodb", "old", "version", "lc_messages",
      "jit"}
 )  # fmt: skip
-_OPTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+# The longest option either family has is under 50 characters; values such as
+# optimizer_switch run to a few hundred.
+_OPTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
+MAX_VALUE_CHARS = 4096
 
 
 def read_as(key: str) -> str:
@@ -109,7 +112,9 @@ def refused_as(key: str) -> str | None:
 def safe_extras(options: dict[str, Any]) -> dict[str, Any]:
     for key, value in options.items():
         if not _OPTION_NAME.match(key):
-            raise ValueError(f"{key!r} is not an option name (letters, digits, _ - .)")
+            # Cut: the spec's error line echoes the key too (spec/messages cuts it there).
+            shown = repr(key[:64]) + ("..." if len(key) > 64 else "")
+            raise ValueError(f"{shown} is not an option name (at most 64 letters, digits, _ - .)")
         if (refused := refused_as(key)) is not None:
             spelled = key.lower().replace("-", "_")
             raise ValueError(
@@ -118,6 +123,8 @@ def safe_extras(options: dict[str, Any]) -> dict[str, Any]:
                 + (f" (the server reads it as {refused})" if refused != spelled else "")
                 + "; the instance's paths and accounts are its own"
             )
+        if isinstance(value, str) and len(value) > MAX_VALUE_CHARS:
+            raise ValueError(f"{key}: a value of at most {MAX_VALUE_CHARS:,} characters")
         if isinstance(value, str) and (
             "[" in value or any(ord(char) < 32 or ord(char) == 127 for char in value)
         ):
