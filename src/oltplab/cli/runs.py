@@ -119,8 +119,10 @@ def run(
     snapshots: Annotated[
         Path | None,
         typer.Option(
-            help="A folder shared by the machines of a distributed run: each engine's dataset "
-            "is prepared once, by whichever needs it first, and taken from here by the others.",
+            help="A folder shared by the machines of a distributed run, or by every run on one "
+            "machine: each engine's dataset is prepared once, by whichever run needs it first, "
+            "and taken from here by the others (default: the folder OLTPLAB_SNAPSHOTS names, "
+            "if set).",
         ),
     ] = None,
     work_dir: Annotated[
