@@ -16,12 +16,13 @@ from tests.support.engines import TINY, cells
 PASSWORD = "Endpoint-pw-7f3a9c"
 
 
-@pytest.fixture
-def foreign_server(tmp_path):
-    """A MariaDB that stands for someone else's server."""
+@pytest.fixture(scope="module")
+def foreign_server(tmp_path_factory):
+    """A MariaDB that stands for someone else's server, one for the module: each test
+    leaves it as it found it (no sbtest tables, its settings as they were)."""
     spec = parse_spec('engines = [{name = "mariadb-debian"}]', "t")
     distribution = supply(spec.engines[0])
-    layout = Layout(tmp_path / "foreign", family_of(distribution))
+    layout = Layout(tmp_path_factory.mktemp("foreign"), family_of(distribution))
     server = PrivateInstance(distribution, layout, "their-root-pw", Host())
     server.prepare_folders()
     port = free_port()
@@ -55,7 +56,11 @@ def run(tmp_path, port, *flags, password=PASSWORD):
         + "[protocol]\nwarmup_ro_seconds = 1\nmeasure_seconds = 2\nthreads = [1, 2]\n"
     )
     env = {**os.environ, "THEIR_PW": password}
-    return oltplab("run", "e.toml", "-r", "out", *flags, cwd=tmp_path, env=env)
+    return oltplab("run", "e.toml", "-r", "out", *flags, *QUICK, cwd=tmp_path, env=env)
+
+
+# No check here reads the engine summary (pt-mysql-summary, 2-5 s a session).
+QUICK = ("--telemetry", "default,-pt-mysql-summary")
 
 
 def test_endpoint_is_measured_without_being_started_configured_or_stopped(tmp_path, foreign_server):
@@ -65,7 +70,7 @@ def test_endpoint_is_measured_without_being_started_configured_or_stopped(tmp_pa
     reasons = {r["reason"] for r in cells(tmp_path / "out")}
     assert len(reasons) == 1 and "--prepare" in reasons.pop()
 
-    result = run(tmp_path, port, "--prepare", "--retry-failed")
+    result = run(tmp_path, port, "--prepare", "--retry-failed", "--cleanup")
     assert result.returncode == 0, result.stdout + result.stderr
     rows = cells(tmp_path / "out")
     assert {r["status"] for r in rows} == {"done"}
@@ -105,7 +110,9 @@ def test_tiers_that_would_reconfigure_an_endpoint_are_refused_and_cleanup_is_exp
         + "[protocol]\nwarmup_ro_seconds = 1\nmeasure_seconds = 2\nthreads = [1]\n"
     )
     env = {**os.environ, "THEIR_PW": PASSWORD}
-    result = oltplab("run", "e.toml", "-r", "out", "--prepare", "--cleanup", cwd=tmp_path, env=env)
+    result = oltplab(
+        "run", "e.toml", "-r", "out", "--prepare", "--cleanup", *QUICK, cwd=tmp_path, env=env
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     by_tier = {r["tier"]: r for r in cells(tmp_path / "out")}
     assert by_tier["as-is"]["status"] == "done"
