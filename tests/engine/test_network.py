@@ -182,9 +182,27 @@ def network_spec(host: ServerHost, measure: int, threads: list[int], extra: str 
     )
 
 
-def test_engine_on_another_host_gives_a_network_scenario(tmp_path, server_host):
-    (tmp_path / "n.toml").write_text(network_spec(server_host, measure=4, threads=[1, 2]))
-    done = oltplab("run", "n.toml", "--results", "out", cwd=tmp_path)
+# The delay planted on the link, large beside what the busy host and the proxy add on their
+# own: a round trip's share of a transaction's local latency (a few ms, under 0.8 CPU of
+# steal), and about 4 ms a round trip that toxiproxy alone added on such a host
+# (2026-11-29). Applied once it gives about 30 ms a round trip; applied twice (both ways),
+# 60 ms; not at all, a few.
+DELAY_MS = 30.0
+
+
+def test_engine_on_another_host_gives_a_network_scenario_with_its_added_latency(
+    tmp_path, server_host
+):
+    """One engine placed here and on the server host, its link delayed: two scenarios,
+    the network one measured through the shaped link, and the report's network section
+    saying what the delay added to each of a transaction's round trips."""
+    spec = network_spec(
+        server_host, measure=3, threads=[1, 2], extra=f"[network]\ndelay_ms = {DELAY_MS}\n"
+    )
+    (tmp_path / "n.toml").write_text(spec)
+    # No check reads the engine summary: 2-15 s a session over the delayed link.
+    quick = ("--telemetry", "default,-pt-mysql-summary")
+    done = oltplab("run", "n.toml", "--results", "out", *quick, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     out = tmp_path / "out"
     by_scenario = {}
@@ -199,43 +217,84 @@ def test_engine_on_another_host_gives_a_network_scenario(tmp_path, server_host):
     for suffix in ("sysbench", "iostat", "vmstat", "mpstat", "engine"):
         assert list(network_logs.glob(f"Tier*_RW_2th.{suffix}.*")), suffix
     assert "Tier128M_RW.errlog.txt" in {p.name for p in network_logs.iterdir()}
-    # Nothing of ours is left running in the server host after the run.
+    # Nothing of ours is left running in the server host after the run, the shaping's
+    # proxy included.
     assert not processes_using(str(remote_cnf))
+    left = {Path(f"/proc/{pid}/comm").read_text().strip() for pid in server_host.pids()}
+    assert left <= {"sshd", "sh", "unshare"}, left
+    record = json.loads((out / "run.json").read_text())
+    link = record["links"]["mysql-8.0.31@db1"]
+    assert link["shaping"] in ("delay 30 ms via tc netem", "delay 30 ms via toxiproxy"), link
+    assert link["rtt_ms"] >= DELAY_MS  # measured through the shaped link
+
     report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report" / "report.md").read_text()
     assert "Read-write, local" in text and "Read-write, network" in text
+    assert section(text, "Network: latency added per transaction")
+    assert "link shaping: delay 30 ms via" in text
+    rows = [line for line in text.splitlines() if line.startswith("| mysql-8.0.31 | rw |")]
+    assert len(rows) == 2, rows  # one a thread count
+    for row in rows:
+        cells_ = [c.strip() for c in row.strip("|").split("|")]
+        added, round_trips, per_round_trip = float(cells_[6]), float(cells_[7]), float(cells_[8])
+        assert round_trips == pytest.approx(20, abs=0.5)  # 18 queries + begin/commit
+        # Each round trip gains the delay once: 20 x 30 ms = 600 ms per transaction.
+        assert DELAY_MS * 0.8 <= per_round_trip <= DELAY_MS * 1.5, row
+        assert added == pytest.approx(round_trips * per_round_trip, rel=0.01)
 
 
-def test_postgresql_on_another_host(tmp_path, server_host):
+def test_postgresql_on_another_host_through_a_cut_link(tmp_path, server_host):
     """The PostgreSQL family composed with an SSH host: initdb, the server and its control
-    connection there, sysbench's pgsql driver from here over the link."""
+    connection there, sysbench's pgsql driver from here over the link. The link is cut for
+    10 s while the second cell measures: ssh gives the session up (ServerAlive, 6-8 s), that
+    cell fails saying so, the one before stays done, and the next runs on a server started
+    again. Cells of 8 s: the cut comes 2 s in, with 6 s to spare for a busy host to get to
+    it."""
     spec = (
         'workloads = ["oltp_read_write"]\n[[engines]]\nname = "postgresql-15"\n'
         + server_host.spec_lines()
         + '[[placements]]\nserver = "db1"\n'
         + TINY
         + "[protocol]\nwarmup_ro_seconds = 1\nwarmup_rw_seconds = 1\nwarmup_threads = 2\n"
-        + "measure_seconds = 4\nthreads = [2]\n"
+        + "measure_seconds = 8\nthreads = [1, 2, 3]\n"
         + "stop_timeout_seconds = 60\nstart_timeout_seconds = 120\n"
     )
     (tmp_path / "pg.toml").write_text(spec)
-    done = oltplab("run", "pg.toml", "--results", "out", cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    [row] = cells(tmp_path / "out")
-    assert (row["status"], row["scenario"]) == ("done", "rw-network"), row["reason"]
-    assert row["tps"] > 0
-    remote_conf = (
-        instance_folder(server_host, tmp_path / "out", "postgresql-15") / "postgresql.conf"
-    )
+    run = start_oltplab("run", "pg.toml", "--results", "out", cwd=tmp_path)
+    out = tmp_path / "out"
+
+    def second_cell_measuring() -> bool:
+        files = list(out.glob("benchmark_remote_logs/*/*/Tier*_RW_2th.sysbench.txt"))
+        return bool(files) and "[ 2s ]" in files[0].read_text()
+
+    wait_for(second_cell_measuring, 300, "the second cell's second second")
+    sh("ip", "link", "set", server_host.client_link, "down")
+    time.sleep(10)
+    sh("ip", "link", "set", server_host.client_link, "up")
+    output, _ = run.communicate(timeout=600)
+    assert run.returncode == 1, output  # a failed cell
+    by_threads = {row["threads"]: row for row in cells(out)}
+    assert by_threads[2]["status"] == "failed"
+    reason = by_threads[2]["reason"]
+    assert "ssh session holding the engine on host db1 ended" in reason, reason
+    for threads in (1, 3):
+        row = by_threads[threads]
+        assert (row["status"], row["scenario"]) == ("done", "rw-network"), row["reason"]
+        assert row["tps"] > 0
+
+    remote_conf = instance_folder(server_host, out, "postgresql-15") / "postgresql.conf"
     assert f"listen_addresses = '{server_host.address}'" in remote_conf.read_text()
     # sysbench's machine may log in over the link; the loopback rules initdb wrote stay.
     hba = (remote_conf.parent / "snapshot" / "pg_hba.conf").read_text()
     assert "host all all 10." in hba and "127.0.0.1/32" in hba
-    run = json.loads((tmp_path / "out" / "run.json").read_text())
-    assert run["engines"]["postgresql-15@db1"]["server_version"].startswith("15.")
-    assert run["links"]["postgresql-15@db1"]["rtt_ms"] > 0
-    assert not processes_using(str(remote_conf))
+    record = json.loads((out / "run.json").read_text())
+    assert record["engines"]["postgresql-15@db1"]["server_version"].startswith("15.")
+    assert record["links"]["postgresql-15@db1"]["rtt_ms"] > 0
+    # After the run nothing of ours runs in the server host: only the test's sshd is there.
+    wait_for(lambda: not processes_using(str(remote_conf)), 30, "no engine left in the host")
+    left = {Path(f"/proc/{pid}/comm").read_text().strip() for pid in server_host.pids()}
+    assert left <= {"sshd", "sh", "unshare"}, left
     report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     assert "Read-write, network" in (tmp_path / "report" / "report.md").read_text()
@@ -251,65 +310,3 @@ def test_postgresql_endpoint_on_another_host(tmp_path, server_host):
     with postgres_server(tmp_path / "theirs", theirs) as (host, port):
         assert host == server_host.address
         assert_measured_without_leaks(tmp_path, host, port)
-
-
-def test_cut_link_fails_the_cell_in_flight_and_later_cells_run(tmp_path, server_host):
-    spec = network_spec(server_host, measure=12, threads=[1, 2, 3])
-    spec = spec.replace('[[placements]]\nserver = "local"\n', "")  # the network placement only
-    (tmp_path / "n.toml").write_text(spec)
-    run = start_oltplab("run", "n.toml", "--results", "out", cwd=tmp_path)
-    out = tmp_path / "out"
-
-    def second_cell_measuring() -> bool:
-        files = list(out.glob("benchmark_remote_logs/*/*/Tier*_RW_2th.sysbench.txt"))
-        return bool(files) and "[ 2s ]" in files[0].read_text()
-
-    wait_for(second_cell_measuring, 300, "the second cell's second second")
-    sh("ip", "link", "set", server_host.client_link, "down")
-    time.sleep(10)
-    sh("ip", "link", "set", server_host.client_link, "up")
-    output, _ = run.communicate(timeout=600)
-    assert run.returncode == 1, output  # a failed cell
-    by_threads = {row["threads"]: row for row in cells(out)}
-    assert by_threads[1]["status"] == "done"
-    assert by_threads[2]["status"] == "failed"
-    reason = by_threads[2]["reason"]
-    assert "ssh session holding the engine on host db1 ended" in reason, reason
-    assert by_threads[3]["status"] == "done" and by_threads[3]["tps"] > 0
-    # After the run nothing of ours runs in the server host: only the test's sshd is there.
-    remote_cnf = instance_folder(server_host, out, "mysql-8.0.31") / "my.cnf"
-    wait_for(lambda: not processes_using(str(remote_cnf)), 30, "no engine left in the host")
-    left = {Path(f"/proc/{pid}/comm").read_text().strip() for pid in server_host.pids()}
-    assert left <= {"sshd", "sh", "unshare"}, left
-
-
-def test_delay_adds_its_round_trips_to_each_transaction(tmp_path, server_host):
-    # The delay is large beside what the proxy costs on its own: on a busy host (2026-11-29,
-    # steal up to 0.8 CPU) toxiproxy alone added about 4 ms a round trip, three times a 2 ms
-    # delay, while a delay applied twice (both ways) would still double a 10 ms one.
-    delay = 10.0
-    spec = network_spec(
-        server_host, measure=5, threads=[1], extra=f"[network]\ndelay_ms = {delay}\n"
-    )
-    (tmp_path / "n.toml").write_text(spec)
-    done = oltplab("run", "n.toml", "--results", "out", cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    record = json.loads((tmp_path / "out" / "run.json").read_text())
-    link = record["links"]["mysql-8.0.31@db1"]
-    assert link["shaping"] in ("delay 10 ms via tc netem", "delay 10 ms via toxiproxy"), link
-    assert link["rtt_ms"] >= delay  # measured through the shaped link
-    report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
-    assert report.returncode == 0, report.stderr
-    text = (tmp_path / "report" / "report.md").read_text()
-    assert section(text, "Network: latency added per transaction")
-    assert "link shaping: delay 10 ms via" in text
-    row = next(line for line in text.splitlines() if line.startswith("| mysql-8.0.31 | rw |"))
-    cells_ = [c.strip() for c in row.strip("|").split("|")]
-    added, round_trips, per_round_trip = float(cells_[6]), float(cells_[7]), float(cells_[8])
-    assert round_trips == pytest.approx(20, abs=0.5)  # oltp_read_write: 18 queries + begin/commit
-    # Each round trip gains the delay: 20 x 10 ms = 200 ms per transaction, roughly.
-    assert delay * 0.8 <= per_round_trip <= delay * 1.5, row
-    assert added == pytest.approx(round_trips * per_round_trip, rel=0.01)
-    # The shaping is gone with the run: no proxy left in the server host.
-    left = {Path(f"/proc/{pid}/comm").read_text().strip() for pid in server_host.pids()}
-    assert left <= {"sshd", "sh", "unshare"}, left
