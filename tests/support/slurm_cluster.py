@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.phases import cluster_time
+
 NODES = ("n1", "n2")
 
 
@@ -87,35 +89,37 @@ def slurm_cluster(root: Path) -> Iterator[dict[str, str]]:
         started.append(subprocess.Popen(args, env=env, stdout=sink, stderr=subprocess.STDOUT))
 
     try:
-        start(
-            "munged", "-F", "-f", f"--socket={root}/munge.socket", f"--key-file={key}",
-            f"--log-file={root}/munged.log", f"--pid-file={root}/munged.pid",
-            f"--seed-file={root}/munged.seed", log="munged.out",
-        )  # fmt: skip
-        _wait(lambda: (root / "munge.socket").exists(), "munged")
-        start("slurmctld", "-D", "-f", str(conf), log="slurmctld.out")
-        time.sleep(1)
-        for node in NODES:
-            start("slurmd", "-D", "-N", node, "-f", str(conf), log=f"slurmd-{node}.out")
+        with cluster_time("slurm up"):
+            start(
+                "munged", "-F", "-f", f"--socket={root}/munge.socket", f"--key-file={key}",
+                f"--log-file={root}/munged.log", f"--pid-file={root}/munged.pid",
+                f"--seed-file={root}/munged.seed", log="munged.out",
+            )  # fmt: skip
+            _wait(lambda: (root / "munge.socket").exists(), "munged")
+            start("slurmctld", "-D", "-f", str(conf), log="slurmctld.out")
+            time.sleep(1)
+            for node in NODES:
+                start("slurmd", "-D", "-N", node, "-f", str(conf), log=f"slurmd-{node}.out")
 
-        def idle() -> bool:
-            said = subprocess.run(
-                ["sinfo", "-h", "-o", "%T %D"], env=env, capture_output=True, text=True
-            ).stdout.split()
-            return said[:2] == ["idle", "2"]
+            def idle() -> bool:
+                said = subprocess.run(
+                    ["sinfo", "-h", "-o", "%T %D"], env=env, capture_output=True, text=True
+                ).stdout.split()
+                return said[:2] == ["idle", "2"]
 
-        _wait(idle, "two idle Slurm nodes")
+            _wait(idle, "two idle Slurm nodes")
         yield {"SLURM_CONF": str(conf)}
     finally:
-        for process in reversed(started):
-            process.terminate()
-        for process in reversed(started):
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        sinks.close()
+        with cluster_time("slurm down"):
+            for process in reversed(started):
+                process.terminate()
+            for process in reversed(started):
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            sinks.close()
 
 
 def _wait(condition, what: str, timeout: float = 60) -> None:
