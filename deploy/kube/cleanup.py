@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -78,10 +79,39 @@ def remove_network_namespaces(state: Path, folder: Path = NETNS) -> list[str]:
     return [name for name in names if name not in ours]
 
 
+CGROUPS = Path("/sys/fs/cgroup")
+
+
+def kill_pod_processes(root: Path = CGROUPS, seconds: float = 10) -> list[int]:
+    """The processes still in the kubelet's cgroups, killed: a pod's, left running when its
+    shim or containerd died before it (killing a shim leaves its container's processes to
+    init). While one runs, its pod's network namespace lives on, with its veth on this
+    machine, though /run/netns no longer names it. The pids killed."""
+    procs = [
+        f for h in root.iterdir() if h.is_dir() for f in (h / CGROUP_ROOT).rglob("cgroup.procs")
+    ]
+
+    def running() -> set[int]:
+        found: set[int] = set()
+        for listed in procs:
+            with contextlib.suppress(OSError):
+                found.update(int(pid) for pid in listed.read_text().split())
+        return found
+
+    killed = sorted(running())
+    for pid in killed:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + seconds
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return killed
+
+
 def make_cgroups() -> None:
     """The kubelet's cgroup root in every hierarchy, a cpuset's CPUs and memory nodes
     inherited (cgroup v1 leaves a new cpuset empty)."""
-    for hierarchy in Path("/sys/fs/cgroup").iterdir():
+    for hierarchy in CGROUPS.iterdir():
         if hierarchy.name == "unified" or not hierarchy.is_dir():
             continue
         ours = hierarchy / CGROUP_ROOT
@@ -92,7 +122,7 @@ def make_cgroups() -> None:
 
 
 def remove_cgroups() -> None:
-    for hierarchy in Path("/sys/fs/cgroup").iterdir():
+    for hierarchy in CGROUPS.iterdir():
         ours = hierarchy / CGROUP_ROOT
         if not ours.is_dir():
             continue

@@ -8,8 +8,9 @@ the cluster's own bridge, and pods get addresses on that bridge with no route ou
 
 Everything the cluster writes lives in one state folder under oltplab's cache
 (OLTPLAB_CACHE, or OLTPLAB_KUBE_STATE to move it), every process it starts is recorded by
-pid, and `down` stops exactly those, then removes the mounts, cgroups, network namespaces,
-bridge and firewall chains the cluster made.
+pid, and `down` stops exactly those (and what its pods left running, should containerd have
+died first), then removes the mounts, cgroups, network namespaces, bridge and firewall
+chains the cluster made.
 
     python3 deploy/kube/cluster.py up      # build if needed, start, wait for a Ready node
     python3 deploy/kube/cluster.py down    # stop it and leave nothing behind
@@ -31,6 +32,7 @@ from pathlib import Path
 from api import allow_dns_reads, api_get, node_ready, wait_for
 from cleanup import (
     NETNS,
+    kill_pod_processes,
     leftover_tasks,
     make_cgroups,
     remember_firewalls,
@@ -195,6 +197,8 @@ def down() -> None:
         stop(state, component)
     for pid in shims(state):
         os.kill(pid, signal.SIGKILL)
+    if orphans := kill_pod_processes():
+        print(f"killed {len(orphans)} process(es) of pods whose shim was gone")
     unmount_under(state)
     # Only the namespaces its containerd's metadata names: what else is in /run/netns
     # looks the same and may be another runtime's, with or without a record of before.

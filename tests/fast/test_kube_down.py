@@ -1,6 +1,8 @@
 """`deploy/kube/cluster.py down` removes the pods' network namespaces its own containerd made
-and no other: /run/netns holds other runtimes' cni-* namespaces too, named alike. No cluster
-is started: a folder stands for /run/netns, and a file for containerd's metadata."""
+and no other: /run/netns holds other runtimes' cni-* namespaces too, named alike; and it kills
+the processes its pods left in the kubelet's cgroups, which would keep a namespace alive. No
+cluster is started: a folder stands for /run/netns, and one for /sys/fs/cgroup, a file for
+containerd's metadata."""
 
 from __future__ import annotations
 
@@ -64,3 +66,39 @@ def test_down_removes_only_the_namespaces_its_containerd_names(tmp_path: Path) -
     left = down_in(tmp_path / "state", netns)
     assert left == sorted([THEIRS, PREFIX_OF_OURS])
     assert sorted(p.name for p in netns.iterdir()) == sorted([THEIRS, PREFIX_OF_OURS, "not-cni"])
+
+
+KILL = (
+    "import json, sys\nfrom pathlib import Path\nfrom cleanup import kill_pod_processes\n"
+    "print(json.dumps(kill_pod_processes(Path(sys.argv[1]), seconds=0.2)))"
+)
+
+
+def test_down_kills_what_the_pods_left_in_the_kubelets_cgroups_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """A pod whose shim died (containerd killed, say) leaves its processes to init; they
+    hold its network namespace and veth. down kills every process in the kubelet's cgroups,
+    in any hierarchy, and none in another cgroup."""
+    pod = subprocess.Popen(["sleep", "300"])
+    other = subprocess.Popen(["sleep", "300"])
+    try:
+        ours = tmp_path / "cgroup" / "pids" / "oltplab" / "kubepods" / "pod-a" / "c"
+        ours.mkdir(parents=True)
+        (ours / "cgroup.procs").write_text(f"{pod.pid}\n")
+        theirs = tmp_path / "cgroup" / "pids" / "system.slice"
+        theirs.mkdir(parents=True)
+        (theirs / "cgroup.procs").write_text(f"{other.pid}\n")
+        (tmp_path / "cgroup" / "memory" / "oltplab").mkdir(parents=True)  # no process there
+        done = subprocess.run(
+            [sys.executable, "-c", KILL, str(tmp_path / "cgroup")],
+            cwd=KUBE, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == [pod.pid]
+        assert pod.wait(timeout=10) == -9
+        assert other.poll() is None
+    finally:
+        for process in (pod, other):
+            process.kill()
+            process.wait()

@@ -9,11 +9,13 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.support.phases import cluster_time
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = ROOT / "deploy" / "kube" / "cluster.py"
@@ -55,20 +57,42 @@ def cluster_command(action: str, state: Path, timeout: float = 1800) -> str:
 
 @contextmanager
 def kube_cluster(state: Path) -> Iterator[dict[str, str]]:
-    """The cluster's KUBECONFIG while it runs; stopped whole afterwards."""
+    """The cluster's KUBECONFIG while it runs; stopped afterwards, and (when what ran in it
+    ended well) checked to have left nothing behind."""
     reason = why_not_here()
     if reason is not None:
         pytest.skip(reason)
-    said = cluster_command("up", state)
+    before = pod_networks()
+    with cluster_time("kubernetes up"):
+        said = cluster_command("up", state)
     try:
         yield {"KUBECONFIG": str(state / "admin.kubeconfig"), "said": said}
     finally:
-        cluster_command("down", state)
+        with cluster_time("kubernetes down"):
+            cluster_command("down", state)
+    assert leftovers(state, before) == []
 
 
-def leftovers(state: Path) -> list[str]:
-    """What a stopped cluster left on this machine; nothing, when it stopped whole."""
-    found = []
+def pod_networks() -> set[str]:
+    """The pods' network namespaces (/run/netns/cni-*) and host-side veths (the bridge
+    plugin's veth<hex>) on this machine: the ones there before the cluster are not its."""
+    netns = Path("/run/netns")
+    found = {f"netns {p.name}" for p in netns.glob("cni-*")} if netns.exists() else set()
+    links = json.loads(
+        subprocess.run(["ip", "-j", "-d", "link"], capture_output=True, text=True).stdout
+    )
+    return found | {
+        f"link {link['ifname']}"
+        for link in links
+        if link.get("linkinfo", {}).get("info_kind") == "veth" and link["ifname"].startswith("veth")
+    }
+
+
+def leftovers(state: Path, before: Collection[str]) -> list[str]:
+    """What a stopped cluster left on this machine; nothing, when it stopped whole: its
+    processes, mounts, cgroups and bridge, and pods' namespaces and veths not there before
+    (a namespace that something still holds lives on with its veth, named or not)."""
+    found = sorted(pod_networks() - set(before))
     marker = str(state).encode()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
