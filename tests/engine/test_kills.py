@@ -6,7 +6,13 @@ import signal
 
 from oltplab.engines.server import SYSBENCH_OPTIONS, vault
 from tests.support.cli import oltplab, start_oltplab
-from tests.support.engines import cells, processes_using, run_until_second_cell, wait_for
+from tests.support.engines import (
+    NO_ENGINE_SUMMARY,
+    cells,
+    processes_using,
+    run_until_second_cell,
+    wait_for,
+)
 
 
 def digest(path):
@@ -37,7 +43,7 @@ def test_killed_run_resumes_and_does_every_cell_exactly_once(tmp_path):
     options, pid_file = vault(work) / SYSBENCH_OPTIONS, work / "mysqld.pid"
     assert "password" in options.read_text()
     killed_at, old_pid = options.stat().st_mtime, pid_file.read_text()
-    second = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    second = start_oltplab("run", "s.toml", "--results", "out", *NO_ENGINE_SUMMARY, cwd=tmp_path)
 
     def restarted() -> bool:
         return pid_file.is_file() and pid_file.read_text() not in ("", old_pid)
@@ -56,7 +62,7 @@ def test_killed_run_resumes_and_does_every_cell_exactly_once(tmp_path):
 
 
 def test_engine_killed_during_a_cell_fails_that_cell_and_the_matrix_goes_on(tmp_path):
-    run, out = run_until_second_cell(tmp_path, measure=4)
+    run, out = run_until_second_cell(tmp_path, measure=3)
     pid = int((out / ".work" / "mariadb-debian" / "mysqld.pid").read_text())
     os.kill(pid, signal.SIGKILL)
     output, _ = run.communicate(timeout=300)

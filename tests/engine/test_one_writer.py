@@ -5,9 +5,11 @@ and telemetry from the journal and the raw files."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
-import time
 
+from oltplab.store.lock import holder
 from tests.support.cli import oltplab
 from tests.support.engines import cells, processes_using, run_until_second_cell
 from tests.support.golden import build_tree
@@ -23,26 +25,34 @@ def exports(cwd) -> dict[str, str]:
 
 
 def test_a_second_writer_is_refused_and_a_rebuild_gives_back_the_same_numbers(tmp_path):
-    first, out = run_until_second_cell(tmp_path, measure=10)
+    build_tree(tmp_path / "tree")  # what `import` would bring in
+    first, out = run_until_second_cell(tmp_path, measure=3)
     server = out / ".work" / "mariadb-debian" / "mysqld.pid"
     server_pid = int(server.read_text())
-    # Readers work meanwhile, and say who writes.
-    status = oltplab("status", "out", cwd=tmp_path)
-    assert status.returncode == 0 and f"running (oltplab pid {first.pid})" in status.stdout
-    build_tree(tmp_path / "tree")
-    for writer in (
-        ["run", "s.toml", "--results", "out"],
-        ["import", "tree", "--results", "out"],
-        ["rebuild", "out"],
-    ):
-        started = time.monotonic()
-        refused = oltplab(*writer, cwd=tmp_path, timeout=60)
-        assert time.monotonic() - started < 5, writer
-        assert refused.returncode == 3, refused.stdout + refused.stderr
-        [line] = refused.stderr.strip().splitlines()
-        assert f"out: oltplab pid {first.pid} is writing here" in line, line
-        assert f"kill {first.pid}" in line
-    assert int(server.read_text()) == server_pid and processes_using(str(server.parent))
+    # The run is held still (SIGSTOP) while the others try: it holds the lock however slow
+    # the host, so each writer meets it held. The lock is taken without waiting
+    # (store/lock.py: flock with LOCK_NB), so each is refused; one that waited would wait
+    # for ever, until the call's timeout failed the test.
+    assert first.poll() is None, "the run ended before the writers tried"
+    os.kill(first.pid, signal.SIGSTOP)
+    try:
+        # Readers work meanwhile, and say who writes.
+        status = oltplab("status", "out", cwd=tmp_path)
+        assert status.returncode == 0 and f"running (oltplab pid {first.pid})" in status.stdout
+        for writer in (
+            ["run", "s.toml", "--results", "out"],
+            ["import", "tree", "--results", "out"],
+            ["rebuild", "out"],
+        ):
+            refused = oltplab(*writer, cwd=tmp_path, timeout=300)
+            assert refused.returncode == 3, refused.stdout + refused.stderr
+            [line] = refused.stderr.strip().splitlines()
+            assert f"out: oltplab pid {first.pid} is writing here" in line, line
+            assert f"kill {first.pid}" in line
+            assert holder(out) == first.pid, writer  # the lock never changed hands
+        assert int(server.read_text()) == server_pid and processes_using(str(server.parent))
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
 
     output, _ = first.communicate(timeout=300)
     assert first.returncode == 0, output

@@ -102,13 +102,19 @@ PG_PATHS = ServerPaths(
 )
 
 
+# Telemetry as a run has it by default, but for the engine summary (2-5 s a session),
+# for the tests whose subject is not the telemetry.
+NO_ENGINE_SUMMARY = ("--telemetry", "default,-pt-mysql-summary")
+
+
 def run_until_second_cell(tmp_path, measure):
-    """A 3-cell matrix on one engine, started in the background and caught in cell 2."""
+    """A 3-cell matrix on one engine (no warm-up, no engine summary), started in the
+    background and caught in cell 2."""
     (tmp_path / "s.toml").write_text(
-        spec_text(["mariadb-debian"], threads=[1, 2, 3], measure=measure)
+        spec_text(["mariadb-debian"], threads=[1, 2, 3], measure=measure, warmup=0)
     )
     out = tmp_path / "out"
-    run = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    run = start_oltplab("run", "s.toml", "--results", "out", *NO_ENGINE_SUMMARY, cwd=tmp_path)
     wait_for(lambda: running_threads(out) == [2], 180, "the second cell to start")
     wait_for(lambda: "[ 1s ]" in second_cell_output(out), 30, "its first per-second line")
     return run, out
