@@ -1,37 +1,102 @@
-"""PostgreSQL as a private instance, measured like the MySQL family and reported beside it."""
+"""PostgreSQL as a private instance, measured like the MySQL family and reported beside it.
+
+The demo's workloads are measured on PostgreSQL alone, once for the module: that run is
+killed while it measures a cell (PostgreSQL must die with it) and resumed by the same
+command; it is reported with the session's demo run, whose MySQL and MariaDB cells are the
+demo's own."""
 
 import os
 import signal
 import sqlite3
+import subprocess
+import time
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from oltplab.engines.server import BENCH_SECRET, vault
 from oltplab.spec import load_spec
+from oltplab.store.scratch import SNAPSHOTS_ENV
 from tests.support.cli import oltplab, start_oltplab
 from tests.support.engines import cells, processes_using, spec_text, wait_for
 from tests.support.sections import section
+from tests.support.tutorial import TutorialRun
 
 DEMO = Path(__file__).parent.parent.parent / "src" / "oltplab" / "spec" / "demo.toml"
+FAMILY = '[[engines]]\nname = "mysql-8.0.31"\n\n[[engines]]\nname = "mariadb-10.11.5"\n'
 
 
-def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path, browser_page):
+@dataclass(frozen=True)
+class KilledAndResumed:
+    out: Path  # the results
+    running: list[int]  # PostgreSQL's processes when oltplab was killed
+    in_flight: list[str]  # the cells it was measuring then
+    left: list[int]  # PostgreSQL's processes still there 30 s after
+    resumed: subprocess.CompletedProcess[str]  # the same command, run again
+
+
+@pytest.fixture(scope="module")
+def demo_on_postgresql(
+    tmp_path_factory: pytest.TempPathFactory, shared_snapshots: Path
+) -> KilledAndResumed:
+    """The demo's workloads, threads and dataset on PostgreSQL (shorter windows keep the
+    suite quick), its run killed with SIGKILL while it measures a cell, then resumed."""
     demo = load_spec(DEMO)
-    text = DEMO.read_text().replace(
-        '[[engines]]\nname = "mariadb-10.11.5"\n',
-        '[[engines]]\nname = "mariadb-10.11.5"\n\n[[engines]]\nname = "postgresql-15"\n',
-    )
-    # The demo's workloads, threads and dataset; shorter windows keep the suite quick.
-    text = text.replace(f"measure_seconds = {demo.protocol.measure_seconds}", "measure_seconds = 2")
-    assert "measure_seconds = 2" in text
-    (tmp_path / "demo-pg.toml").write_text(text)
-    result = oltplab("run", "demo-pg.toml", "--results", "out", cwd=tmp_path)
+    assert FAMILY in DEMO.read_text()
+    text = DEMO.read_text().replace(FAMILY, '[[engines]]\nname = "postgresql-15"\n')
+    for key, seconds in (
+        ("measure_seconds", 2),
+        ("warmup_ro_seconds", 1),
+        ("warmup_rw_seconds", 1),
+    ):
+        text = text.replace(f"{key} = {getattr(demo.protocol, key)}\n", f"{key} = {seconds}\n")
+        assert f"{key} = {seconds}\n" in text, key
+    folder = tmp_path_factory.mktemp("demo-pg")
+    (folder / "demo-pg.toml").write_text(text)
+    out = folder / "out"
+    work = str(out / ".work" / "postgresql-15")
+    with pytest.MonkeyPatch.context() as env:  # the session's datasets, as every test's
+        env.setenv(SNAPSHOTS_ENV, str(shared_snapshots))
+        run = start_oltplab("run", "demo-pg.toml", "--results", "out", cwd=folder)
+
+        def measuring() -> bool:
+            return any(r["status"] == "running" for r in cells(out))
+
+        wait_for(measuring, 180, "a PostgreSQL cell to be measured")
+        running = processes_using(work)
+        os.kill(run.pid, signal.SIGKILL)
+        run.communicate(timeout=60)
+        in_flight = [r["key"] for r in cells(out) if r["status"] == "running"]
+        deadline = time.monotonic() + 30
+        while (left := processes_using(work)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        resumed = oltplab("run", "demo-pg.toml", "--results", "out", cwd=folder)
+    return KilledAndResumed(out, running, in_flight, left, resumed)
+
+
+def test_postgresql_dies_with_a_killed_oltplab(demo_on_postgresql: KilledAndResumed):
+    killed = demo_on_postgresql
+    assert killed.running and killed.in_flight  # killed while it measured a cell
+    assert not killed.left
+    # The same command measures the cell it had in flight again, and the rest.
+    assert killed.resumed.returncode == 0, killed.resumed.stdout + killed.resumed.stderr
+    by_key = {r["key"]: r["status"] for r in cells(killed.out)}
+    assert set(by_key.values()) == {"done"} and set(killed.in_flight) <= set(by_key)
+
+
+def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(
+    tmp_path, browser_page, first_tutorial: TutorialRun, demo_on_postgresql: KilledAndResumed
+):
+    demo = load_spec(DEMO)
+    result = demo_on_postgresql.resumed
     assert result.returncode == 0, result.stdout + result.stderr
-    out = tmp_path / "out"
-    rows = cells(out)
-    postgres = [r for r in rows if r["engine"] == "postgresql-15"]
+    out = demo_on_postgresql.out
+    postgres = cells(out)
+    assert {r["engine"] for r in postgres} == {"postgresql-15"}
     assert {r["workload"] for r in postgres} == {w.name for w in demo.workloads}
     assert {r["threads"] for r in postgres} == set(demo.protocol.threads)
-    assert {r["status"] for r in rows} == {"done"} and all(r["tps"] > 0 for r in postgres)
+    assert {r["status"] for r in postgres} == {"done"} and all(r["tps"] > 0 for r in postgres)
     assert postgres[0]["server_version"].startswith("15.")
 
     folder = next((out / "benchmark_logs" / "postgresql").iterdir())
@@ -70,9 +135,13 @@ def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path, b
         if path.is_file() and ".work" not in path.parts:
             assert secret.encode() not in path.read_bytes(), path
 
-    report = oltplab("report", "out", cwd=tmp_path)
+    # Reported with the demo the first tutorial ran (its MySQL and MariaDB cells, the same
+    # workloads, threads, dataset and configuration), which this test only reads.
+    the_demo = first_tutorial.folder / "runs" / "demo"
+    assert {r["status"] for r in cells(the_demo)} == {"done"}
+    report = oltplab("report", str(the_demo), str(out), "-o", "report", cwd=tmp_path)
     assert report.returncode == 0, report.stdout + report.stderr
-    md = (out / "report" / "report.md").read_text()
+    md = (tmp_path / "report" / "report.md").read_text()
     results = section(md, "Results by scenario and tier")
     read_write = results.split("### Read-write, local")[1].split("### Read-only, local")[0]
     for engine in ("mysql-8.0.31", "mariadb-10.11.5", "postgresql-15"):
@@ -82,7 +151,7 @@ def test_postgresql_runs_the_demo_workloads_next_to_the_mysql_family(tmp_path, b
     assert not processes_using(str(out / ".work" / "postgresql-15"))
 
     page, errors = browser_page
-    page.goto((out / "report" / "report.html").as_uri())
+    page.goto((tmp_path / "report" / "report.html").as_uri())
     page.wait_for_selector("#chart .main-svg")
     note = page.locator("#cross-family")
     assert note.is_visible()
@@ -108,27 +177,3 @@ def test_a_tier_postgresql_refuses_fails_its_cells_with_the_servers_reason(tmp_p
     assert by_tier["good"]["status"] == "done"
     assert by_tier["bad"]["status"] == "failed"
     assert 'invalid value for parameter "wal_level": "sideways"' in by_tier["bad"]["reason"]
-
-
-def test_postgresql_dies_with_a_killed_oltplab(tmp_path):
-    (tmp_path / "k.toml").write_text(
-        spec_text(["postgresql-15"], threads=[1], measure=30, warmup=0)
-    )
-    run = start_oltplab("run", "k.toml", "--results", "out", cwd=tmp_path)
-    out = tmp_path / "out"
-    output = next(out.glob("benchmark_logs/postgresql/*"), out) / "Tier128M_RW_1th.sysbench.txt"
-
-    def measuring() -> bool:
-        folder = next(out.glob("benchmark_logs/postgresql/*"), None)
-        sysbench = folder / "Tier128M_RW_1th.sysbench.txt" if folder else output
-        return sysbench.is_file() and "thds:" in sysbench.read_text()
-
-    wait_for(measuring, 180, "the PostgreSQL cell's first per-second line")
-    work = str(out / ".work" / "postgresql-15")
-    assert processes_using(work)
-    os.kill(run.pid, signal.SIGKILL)
-    run.wait()
-    wait_for(lambda: not processes_using(work), 30, "PostgreSQL to die with oltplab")
-    again = oltplab("run", "k.toml", "--results", "out", cwd=tmp_path)
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert [r["status"] for r in cells(out)] == ["done"]
