@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import sqlite3
 from pathlib import Path
@@ -48,16 +49,23 @@ def series(results: Path) -> dict[str, dict[tuple[str, str], dict[int, float]]]:
     return found
 
 
+# What a cell that other load disturbed says of it: the seconds, and the load's peak.
+INTERFERENCE = re.compile(
+    r"interference \d+ of \d+ steady s \(other load and steal up to \d+\.\d\d CPU\)"
+)
 KNOWN_TO = 0.1  # seconds: a probe read that took longer is not placed well enough to compare
 
 
 def commits_against_tps(
     sysbench_output: Path, tps: dict[int, float], started_after: float
-) -> tuple[float, int]:
+) -> tuple[float, float, int]:
     """How far the engine's commits are from sysbench's transactions over the same stretches
-    of the sysbench clock (relative to the transactions), and over how many: each stretch
-    runs between two probe reads that took under KNOWN_TO and lies within the run, and
-    sysbench's count there is its TPS integrated over the stretch (second k covers (k-1, k])."""
+    of the sysbench clock (relative to the transactions): stretch by stretch, and over the
+    stretches summed; and over how many stretches. Each stretch runs between two probe
+    reads that took under KNOWN_TO and lies within the run, and sysbench's count there is
+    its TPS integrated over the stretch (second k covers (k-1, k]), as if even within the
+    second: stretch by stretch, how uneven other load made the seconds adds up; summed, the
+    stretches' inner ends cancel."""
     stem = sysbench_output.name.removesuffix(".sysbench.txt")
     probe = sysbench_output.with_name(f"{stem}.engine.jsonl")
     reads = [
@@ -65,7 +73,7 @@ def commits_against_tps(
         for line, sample in zip(read_lines(probe), read_samples(probe), strict=True)
         if line["read_s"] < KNOWN_TO and "Com_commit" in sample["status"]
     ]
-    apart = total = 0.0
+    apart = total = difference = 0.0
     stretches = 0
     for (start, before), (end, after) in itertools.pairwise(reads):
         if start < 0 or end > max(tps) or end - start > 1.5:
@@ -75,9 +83,12 @@ def commits_against_tps(
             for second, rate in tps.items()
         )
         apart += abs(after - before - counted)
+        difference += after - before - counted
         total += counted
         stretches += 1
-    return (apart / total if total else 0.0), stretches
+    if not total:
+        return 0.0, 0.0, stretches
+    return apart / total, abs(difference) / total, stretches
 
 
 def distance(commits: dict[int, float], tps: dict[int, float], lag: int) -> float:
@@ -137,16 +148,23 @@ def test_demo_cells_have_aligned_series_and_their_telemetry_is_drawn(
                 assert f"{source}: no samples for {describe_seconds(lost)}" in cell["notes"]
             # Nothing strays beyond one second of the run.
             assert min(seconds) >= 0 and max(seconds) <= duration + 1, (source, sorted(seconds))
-        # The engine's commits follow sysbench's transactions second by second, over the
-        # stretches the probe's reads place (one starved by other load for more than a
-        # tenth of a second says only that its counters were read somewhere in that time).
+        # The engine's commits follow sysbench's transactions over the stretches the probe's
+        # reads place (one starved by other load for more than a tenth of a second says only
+        # that its counters were read somewhere in that time): over all of them, in every
+        # cell; second by second in a cell that other load left alone, and when it did not,
+        # the cell says so (flagged interference, with how much). A busy day's flagged cells
+        # were up to 18% apart stretch by stretch and within 2% over the stretches summed.
         commits = data[("engine", "Com_commit")]
-        apart, stretches = commits_against_tps(
+        apart, summed, stretches = commits_against_tps(
             results / cell["artifact"], tps, clocks[cell["key"]]["started_after"]
         )
         if stretches >= 3:
             compared += 1
-            assert apart < 0.15, (cell["key"], apart, stretches)
+            assert summed < 0.15, (cell["key"], summed, stretches)
+            if "interference" in cell["flags"].split(","):
+                assert INTERFERENCE.search(cell["notes"]), cell["notes"]
+            else:
+                assert apart < 0.15, (cell["key"], apart, stretches)
         # The alignment is right to within a second when a 2 s shift cannot fit as well as
         # none. By the triangle inequality a shifted distance is at least TPS's own change
         # over 2 s less the unshifted distance, so a cell whose TPS changes by more than
@@ -235,18 +253,25 @@ def collector_of(parent: int, name: str) -> int | None:
 
 
 def test_killed_collector_leaves_the_cell_valid_and_flagged(tmp_path):
-    (tmp_path / "s.toml").write_text(spec_text(["mysql-8.0.31"], threads=[2], measure=10))
-    run = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+    measure = 6
+    (tmp_path / "s.toml").write_text(spec_text(["mysql-8.0.31"], threads=[2], measure=measure))
+    run = start_oltplab(
+        "run", "s.toml", "--results", "out", "--telemetry", "default,-pt-mysql-summary",
+        cwd=tmp_path,
+    )  # fmt: skip
     out = tmp_path / "out"
 
-    def measuring() -> bool:
+    def sysbench_output() -> str:
         files = list(out.glob("benchmark_logs/*/*/Tier*_2th.sysbench.txt"))
-        return bool(files) and "[ 3s ]" in files[0].read_text()
+        return files[0].read_text() if files else ""
 
-    wait_for(measuring, 240, "the cell's third second")
+    wait_for(lambda: "[ 2s ]" in sysbench_output(), 240, "the cell's second second")
     vmstat = collector_of(run.pid, "vmstat")
     assert vmstat is not None
     os.kill(vmstat, signal.SIGKILL)
+    # The last second sysbench had reported just after the kill: the kill came before its
+    # next one ended, however late this test got to it.
+    killed_by = max(int(s) for s in re.findall(r"^\[ (\d+)s \]", sysbench_output(), re.M)) + 1
     output, _ = run.communicate(timeout=120)
     assert run.returncode == 0, output
     (cell,) = cells(out)
@@ -255,8 +280,14 @@ def test_killed_collector_leaves_the_cell_valid_and_flagged(tmp_path):
     assert "vmstat" in cell["notes"] and "signal 9" in cell["notes"]
     data = series(out)[cell["key"]]
     vmstat_seconds = {s for (src, _), v in data.items() if src == "vmstat" for s in v}
-    assert max(vmstat_seconds) <= 4  # nothing after the kill
-    assert {s for (src, _), v in data.items() if src == "iostat" for s in v} >= set(range(2, 10))
+    assert max(vmstat_seconds) <= killed_by, (killed_by, sorted(vmstat_seconds))  # none after
+    # The other collectors went on: every second of the run is there, or the seconds lost
+    # are named and iostat's own timestamps (or the load sampler's) show the machine stalled.
+    iostat = {s for (src, _), v in data.items() if src == "iostat" for s in v}
+    lost = missing_seconds(iostat, measure)
+    if lost:
+        assert stalled(out / cell["artifact"], "iostat"), (lost, cell["notes"])
+        assert f"iostat: no samples for {describe_seconds(lost)}" in cell["notes"], cell["notes"]
     # The flag says a side series is incomplete; the cell's numbers still count.
     report = oltplab("report", "out", "--output", "report", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
