@@ -82,7 +82,11 @@ def test_reading_a_folder_without_results(tmp_path, command):
 
 @pytest.mark.skipif(not Path("/usr/bin/sysbench").exists(), reason="needs sysbench")
 def test_changed_spec_on_existing_results_is_refused_and_the_ledger_is_untouched(tmp_path):
-    original = ENGINE + "[protocol]\nthreads = [1]\nmeasure_seconds = 30\n"
+    original = (
+        ENGINE
+        + "[dataset]\ntables = 1\ntable_size = 1000\n"
+        + "[protocol]\nthreads = [1]\nmeasure_seconds = 30\n"
+    )
     spec = parse_spec(original, "t")
     ledger = Ledger.open(tmp_path / "out")
     ledger.register(
