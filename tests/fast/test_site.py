@@ -1,27 +1,34 @@
 """A results site over 30 results directories (28 imported nightly trees, two short real
 runs) in a real Chromium: no console error, no network request, every run listed, and the
-history page of one point showing every run with its interval and the planted change."""
+history page of one point showing every run with its interval and the planted change.
+
+The two real runs are kept in tests/data/site-real-runs.tar.xz (see tests/data/README.md):
+`oltplab run` of a tiny spec on MariaDB 10.11.5 (one 2-thread read-write cell of 3 s,
+--no-telemetry), twice, on the project's machine; only what a results directory needs is
+packed (no `.work`), so this test starts no engine."""
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
 from oltplab.importers.ingest import import_tree
 from oltplab.importers.scan import scan_tree
 from oltplab.store.ledger import Ledger
+from tests.support.archives import unpacked
 from tests.support.browser import CHROMIUM, requests_beyond_files
 from tests.support.cli import oltplab
-from tests.support.engines import cells, spec_text
+from tests.support.engines import cells
 from tests.support.trees import tree
-
-# Its two real runs start MariaDB: an engine test, run after the fast stage.
 
 NIGHTS = 28
 CHANGED_FROM = 15  # the night from which 16 threads lose 20%
 
 
-def test_a_site_over_thirty_runs_opens_offline_and_marks_the_change(tmp_path, browser_page):
+def test_a_site_over_thirty_runs_opens_offline_and_marks_the_change(
+    tmp_path, tmp_path_factory, browser_page
+):
     assert Path(CHROMIUM).exists()
     for night in range(1, NIGHTS + 1):
         slower = {16: 0.2} if night >= CHANGED_FROM else None
@@ -33,11 +40,11 @@ def test_a_site_over_thirty_runs_opens_offline_and_marks_the_change(tmp_path, br
         with sqlite3.connect(tmp_path / f"night{night:02d}" / "ledger.sqlite") as db:
             day = f"2026-10-{night:02d}T02:00:00+00:00"
             db.execute("UPDATE runs SET started_at = ?", (day,))
-    (tmp_path / "s.toml").write_text(spec_text(["mariadb-10.11.5"], threads=[2], measure=3))
+    archived = unpacked("site-real-runs.tar.xz", tmp_path_factory, "real")
     for name in ("real1", "real2"):
-        ran = oltplab("run", "s.toml", "-r", name, "--no-telemetry", cwd=tmp_path)
-        assert ran.returncode == 0, ran.stdout + ran.stderr
-        assert len(cells(tmp_path / name)) == 1
+        shutil.move(archived / name, tmp_path / name)
+        [cell] = cells(tmp_path / name)
+        assert cell["status"] == "done" and cell["engine"] == "mariadb-10.11.5"
     everything = [f"night{n:02d}" for n in range(NIGHTS, 0, -1)] + ["real2", "real1"]
     built = oltplab("site", *everything, "-o", "site", cwd=tmp_path, timeout=900)
     assert built.returncode == 0, built.stdout + built.stderr
