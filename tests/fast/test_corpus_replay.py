@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.analysis.dataset import load
+from oltplab.analysis.dataset import Dataset, load
 from oltplab.analysis.model import AnalysisOptions
-from oltplab.analysis.replay import replay
+from oltplab.analysis.replay import Replay, replay
 from oltplab.base.stopping import StopRule
 from oltplab.plan.lengths import CORPUS_FILE
 
@@ -22,16 +22,19 @@ RULE = StopRule(target_ci_pct=2.0, min_seconds=60, max_seconds=10**9)
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Dataset, Replay]:
+    """The corpus and the rule replayed on it, once: both tests read them."""
     folder = tmp_path_factory.mktemp("corpus")
     with tarfile.open(CORPUS) as packed:
         packed.extractall(folder, filter="data")
-    return folder
+    dataset = load([folder])
+    return dataset, replay(dataset, RULE, AnalysisOptions([], 5.0), [], learn=True)
 
 
-def test_held_out_repetitions_keep_their_means_and_no_verdict_changes(corpus: Path) -> None:
-    dataset = load([corpus])
-    found = replay(dataset, RULE, AnalysisOptions([], 5.0), [], learn=True)
+def test_held_out_repetitions_keep_their_means_and_no_verdict_changes(
+    replayed: tuple[Dataset, Replay],
+) -> None:
+    dataset, found = replayed
     later = [c for c in found.cells if not (c.stop.horizon and c.stop.horizon.learning)]
     assert later, "the corpus holds no block measured twice yet"
     # Each held-out repetition's steady mean where it stopped lies within the target of
@@ -43,12 +46,13 @@ def test_held_out_repetitions_keep_their_means_and_no_verdict_changes(corpus: Pa
     assert all(dataset.telemetry.get(c.cell.key) for c in found.cells)
 
 
-def test_the_share_plan_assumes_is_the_corpus_replay_of_today(corpus: Path) -> None:
+def test_the_share_plan_assumes_is_the_corpus_replay_of_today(
+    replayed: tuple[Dataset, Replay],
+) -> None:
     """corpus_shares.json is what bench/corpus/shares.py writes from this corpus: not a
     number left over from an older corpus or another rule."""
     written = json.loads(CORPUS_FILE.read_text())
-    dataset = load([corpus])
-    found = replay(dataset, RULE, AnalysisOptions([], 5.0), [], learn=True)
+    _, found = replayed
     assert f"{len(found.cells)} cells" in written["source"], written["source"]
     shares = {name: round(share, 4) for name, share in found.later_shares().items()}
     assert written["classes"] == shares

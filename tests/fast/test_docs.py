@@ -23,15 +23,15 @@ from tests.support.tutorial import steps
 ROOT = Path(__file__).parents[2]
 
 
-def test_the_cli_reference_is_what_the_code_generates_now(tmp_path: Path) -> None:
+def test_the_cli_reference_is_what_the_code_generates_now() -> None:
     """Regenerate with python3 -m oltplab.cli.reference when a command or option changes."""
-    assert (ROOT / PAGE).read_text() == generated("oltplab.cli.reference", PAGE, tmp_path)
+    assert (ROOT / PAGE).read_text() == generated("oltplab.cli.reference", PAGE)
 
 
 @pytest.mark.parametrize("page", [SCHEMA, KEYS], ids=lambda page: page.name)
-def test_the_spec_pages_are_what_the_models_generate_now(page: Path, tmp_path: Path) -> None:
+def test_the_spec_pages_are_what_the_models_generate_now(page: Path) -> None:
     """Regenerate with python3 -m oltplab.spec.reference when a spec field changes."""
-    assert (ROOT / page).read_text() == generated("oltplab.spec.reference", page, tmp_path)
+    assert (ROOT / page).read_text() == generated("oltplab.spec.reference", page)
 
 
 SPECS = [

@@ -20,9 +20,7 @@ def test_starts_an_engine():
 """
 
 
-def run_suite(
-    tmp_path: Path, unit_test: str, arguments: str = ""
-) -> subprocess.CompletedProcess[str]:
+def write_suite(tmp_path: Path, unit_test: str, arguments: str = "") -> None:
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers = engine: starts engines\n")
     for folder in ("engine", "fast"):
@@ -30,6 +28,12 @@ def run_suite(
     (tmp_path / "engine" / "test_a_engines.py").write_text(ENGINE_TESTS)
     fast = f"def test_unit({arguments}):\n    {unit_test}\n"
     (tmp_path / "fast" / "test_b_unit.py").write_text(fast)
+
+
+def run_suite(
+    tmp_path: Path, unit_test: str, arguments: str = ""
+) -> subprocess.CompletedProcess[str]:
+    write_suite(tmp_path, unit_test, arguments)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", str(tmp_path)],
@@ -70,7 +74,7 @@ def test_an_unmarked_test_that_starts_an_engine_fails_the_suite_by_its_module(
 
 def test_the_engine_mark_follows_from_the_folder(tmp_path: Path) -> None:
     """`-m "not engine"` leaves out what lives in the engine folder, unmarked as it is."""
-    run_suite(tmp_path, "assert True")
+    write_suite(tmp_path, "assert True")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not engine",

@@ -1,9 +1,17 @@
 """Runs `python -m oltplab ARGS` for tests/support/cli.py: a fresh interpreter that has imported the
-libraries oltplab uses (and nothing of oltplab itself, nor of pytest), then forks a child
-for each request. The child is what a new interpreter started as `python -m oltplab` would
-be (its own pid, working directory, environment and the folders its PYTHONPATH adds,
-/dev/null as stdin, files as stdout and stderr), minus the ~0.6 s of library imports the
-suite would otherwise pay at every call.
+libraries oltplab uses and oltplab's own modules below its command line (nothing of pytest),
+then forks a child for each request. The child is what a new interpreter started as
+`python -m oltplab` would be (its own pid, working directory, environment and the folders its
+PYTHONPATH adds, /dev/null as stdin, files as stdout and stderr), minus the ~1 s of imports
+the suite would otherwise pay at every call (about a thousand calls in the fast stage).
+
+oltplab's modules are imported here because none reads its environment, working directory
+or terminal when imported (they register built-in families, kinds, devices and schedulers,
+the same in every call); its command line (`oltplab.cli`) makes its consoles when imported,
+from the terminal and environment the call has, so each child imports that itself (the
+server checks it never has). The modules are listed by a fresh interpreter that imports
+`oltplab.cli` first, as `python -m oltplab` does: an import that fails in that order stops
+the server with its traceback, rather than passing here in another order.
 
 Requests are JSON lines on stdin: {"args", "cwd", "env", "stdout", "stderr"}. For each,
 this prints `pid N` once the child exists and `exit CODE` once it ended (CODE as
@@ -20,10 +28,11 @@ import runpy
 import subprocess
 import sys
 import traceback
+from pathlib import Path
 
-# Libraries only (none of them reads anything at import that a call could set differently;
-# oltplab's own consoles and settings are made in each child, after its environment is):
-# those `import oltplab.cli` loads, found at start, and these that commands load later.
+# Libraries (none of them reads anything at import that a call could set differently; the
+# consoles are made in each child, after its environment is): those the listing below finds
+# loaded, and these that commands load later.
 LATER = (
     "numpy", "pydantic", "pydantic_core", "typer", "typer.core", "click", "rich.console",
     "rich.table", "rich.text", "rich.progress", "rich.markdown", "tomli_w", "yaml",
@@ -88,20 +97,53 @@ def _child(request: dict, encoding: str) -> None:
         os._exit(code)
 
 
-def _libraries() -> list[str]:
+# Run in a fresh interpreter: `import oltplab.cli` as `python -m oltplab` does, then every other
+# module of oltplab that a command imports when it needs it (the command line's package
+# left out); prints every module then loaded, in the order they were.
+_LISTING = """
+import importlib, json, pkgutil, sys
+import oltplab.cli
+
+def walk(path, prefix):
+    for found in pkgutil.iter_modules(path, prefix):
+        if found.name in ("oltplab.cli", "oltplab.__main__"):
+            continue
+        try:
+            module = importlib.import_module(found.name)
+        except Exception:
+            continue  # its command imports it, and fails, as it would without this server
+        if found.ispkg:
+            walk(module.__path__, found.name + ".")
+
+walk(importlib.import_module("oltplab").__path__, "oltplab.")
+print(json.dumps(list(sys.modules)))
+"""
+
+
+def _command_line(name: str) -> bool:
+    return name == "oltplab.__main__" or name == "oltplab.cli" or name.startswith("oltplab.cli.")
+
+
+def _modules() -> list[str]:
+    """Libraries first, then oltplab's modules but its command line's."""
     listed = subprocess.run(
-        [sys.executable, "-c", "import json, sys, oltplab.cli; print(json.dumps(list(sys.modules)))"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    loaded = [name for name in json.loads(listed.stdout) if name.split(".")[0] != "oltplab"]
-    return [name for name in loaded if name != "__main__"] + list(LATER)
+        [sys.executable, "-c", _LISTING], capture_output=True, text=True, check=False
+    )
+    if listed.returncode != 0:
+        sys.exit(f"{Path(__file__).name}: importing oltplab failed\n{listed.stderr}")
+    loaded = [name for name in json.loads(listed.stdout) if name != "__main__"]
+    libraries = [name for name in loaded if name.split(".")[0] != "oltplab"]
+    own = [name for name in loaded if name.split(".")[0] == "oltplab" and not _command_line(name)]
+    return libraries + list(LATER) + own
 
 
 def main() -> None:
-    for name in _libraries():
+    for name in _modules():
         # Whatever fails here is imported by the child if it needs it, as any interpreter would.
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+    made_consoles = [name for name in sys.modules if _command_line(name)]
+    assert not made_consoles, f"oltplab's command line imported by the server: {made_consoles}"
     encoding = sys.stdout.encoding
     replies = sys.stdout
     for line in sys.stdin:

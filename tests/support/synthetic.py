@@ -115,6 +115,7 @@ def tree_2026(
     drifting: float = 0.0,
     repetitions: int = 1,
     late_drifting: float = 0.0,
+    threads: Sequence[int] = tuple(THREADS_2026),
 ) -> int:
     """A result tree shaped like the 2026 report's (720 files a repetition), with known
     numbers: each run warms up for a minute or so, then holds a level with 5% noise; a
@@ -122,7 +123,9 @@ def tree_2026(
     instead lose 20% of their level over the first 200 s, as a small buffer pool filling
     with dirty pages does. A `late_drifting` share of blocks hold their level for 350 s and
     then rise or fall by 8% until their end, every repetition alike (as the published tree's
-    1-thread cells did: flat for minutes, then purge or checkpoints catch up). Files written."""
+    1-thread cells did: flat for minutes, then purge or checkpoints catch up). `threads`
+    keeps some of its thread counts (every engine, tier and scenario still there). Files
+    written."""
     rng = random.Random(seed)
     drift_rng = random.Random(seed + 1)
     late_rng = random.Random(seed + 2)
@@ -133,8 +136,8 @@ def tree_2026(
             folder.mkdir(parents=True, exist_ok=True)
             engine_factor = rng.uniform(0.8, 1.2)
             for tier, tier_factor in TIERS_2026.items():
-                for threads in THREADS_2026:
-                    level = 400 * scale * tier_factor * engine_factor * min(threads, 128) ** 0.7
+                for count in threads:
+                    level = 400 * scale * tier_factor * engine_factor * min(count, 128) ** 0.7
                     late = 0.0
                     if late_drifting and late_rng.random() < late_drifting:
                         late = late_rng.choice((-0.08, 0.08))
@@ -151,9 +154,9 @@ def tree_2026(
                                 v * (1 - 0.2 * min(s, 200) / 200) for s, v in enumerate(series)
                             ]
                         text = sysbench_text(
-                            series, threads, mode="ro" if "read_only" in scenario else "rw"
+                            series, count, mode="ro" if "read_only" in scenario else "rw"
                         )
                         run = f"_run{repetition}" if repetitions > 1 else ""
-                        (folder / f"Tier{tier}_RW_{threads}th{run}.sysbench.txt").write_text(text)
+                        (folder / f"Tier{tier}_RW_{count}th{run}.sysbench.txt").write_text(text)
                         files += 1
     return files
