@@ -10,8 +10,9 @@ round by round (A B, B A, A B, ...), judged from the third round on until the mi
 interval lies wholly on one side of halfway between the two ends (it is like that end), or
 the rounds or the budget run out: then its point places it, and the step says it was
 undecided. Ends that stay undecided say how many rounds, and how much time, would decide.
-Every step is a results directory of its own; a shared snapshot store prepares each
-release's dataset once.
+Every step is a results directory of its own; a shared snapshot store (the bisection's, or
+the one OLTPLAB_SNAPSHOTS names for every run on the machine) prepares each release's
+dataset once.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from oltplab.spec.catalog import CATALOG, family_releases
 from oltplab.spec.sources import EngineSpec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.files import write_atomic
+from oltplab.store.scratch import snapshot_store
 from oltplab.telemetry.registry import PROFILE, default_names
 
 log = logging.getLogger("oltplab")
@@ -179,7 +181,7 @@ class Bisector:
                 text,
                 f"bisect step {number}",
                 folder,
-                snapshots=ResultsDir(self.results).snapshots,
+                snapshots=self.snapshots,
             )
             outcome = run(request, self.display)
             if outcome.interrupted:
@@ -245,6 +247,12 @@ class Bisector:
     def spent(self) -> float:
         return time.monotonic() - self.started
 
+    @property
+    def snapshots(self) -> Path:
+        """Where the steps take each release's prepared dataset from: the store every run
+        on this machine shares when OLTPLAB_SNAPSHOTS names one, else the bisection's own."""
+        return snapshot_store(None) or ResultsDir(self.results).snapshots
+
     def _would_decide(self, step: Step) -> str:
         """What undecided ends would need: the rounds their interval asks for, at the time
         a round took here, as the options that allow it."""
@@ -275,7 +283,7 @@ def explain_change(bisector: Bisector, before: str, after: str) -> tuple[Path, A
     folder = ResultsDir(bisector.results).explain
     spec, text = bisector.spec_for([before, after], 1)
     profiled = RunRequest(
-        spec, text, "bisect explanation", folder, snapshots=ResultsDir(bisector.results).snapshots,
+        spec, text, "bisect explanation", folder, snapshots=bisector.snapshots,
         telemetry=(*default_names(), PROFILE),
     )  # fmt: skip
     outcome = run(profiled, bisector.display)
