@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.cli import start_oltplab
 from tests.support.doors import host_uid
-from tests.support.engines import cells, processes_using, spec_text, wait_for
+from tests.support.engines import NO_ENGINE_SUMMARY, cells, processes_using, spec_text, wait_for
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="the server has a uid of its own only as root"),
@@ -122,34 +122,42 @@ def test_links_the_server_uid_plants_change_no_root_file_and_copy_no_root_conten
     results, work = tmp_path / "out", tmp_path / "out" / ".work" / ENGINE
     spec = tmp_path / "s.toml"
     workload = ("oltp_read_only",)
-    spec.write_text(spec_text([ENGINE], threads=[1], measure=3, workloads=workload))
+    spec.write_text(spec_text([ENGINE], threads=[1], measure=2, warmup=0, workloads=workload))
     planter = None
     try:
-        run = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+        run = start_oltplab("run", "s.toml", "--results", "out", *NO_ENGINE_SUMMARY, cwd=tmp_path)
 
         def started() -> bool:
             return run.poll() is not None or any(c["status"] == "running" for c in cells(results))
 
         wait_for(started, 600, "the first cell")
         assert run.poll() is None, run.communicate()[0]
-        cnf = str(work / "my.cnf")
-        wait_for(lambda: processes_using(cnf) != [], 60, "the cell's server")
-        uid = host_uid(processes_using(cnf)[0])
-        assert uid not in (0, os.getuid())
-        # Read: the error log the cell's server writes becomes a link to the root file.
-        as_uid(uid, work, lambda d: plant(d, ("mysqld.err",), secret))
-        planter = leave_planter(uid, work, secret)
+        # The run held still (SIGSTOP) while the links are planted: they are in place
+        # before the session ends (and root copies the error log), however slow the host.
+        os.kill(run.pid, signal.SIGSTOP)
+        try:
+            cnf = str(work / "my.cnf")
+            wait_for(lambda: processes_using(cnf) != [], 60, "the cell's server")
+            uid = host_uid(processes_using(cnf)[0])
+            assert uid not in (0, os.getuid())
+            # Read: the error log the cell's server writes becomes a link to the root file.
+            as_uid(uid, work, lambda d: plant(d, ("mysqld.err",), secret))
+            planter = leave_planter(uid, work, secret)
+        finally:
+            os.kill(run.pid, signal.SIGCONT)
         first = run.communicate(timeout=300)[0], run.returncode
         outlived = processes_of(uid)
 
         # Write: between the sessions, the files the server reads become links to it too.
         as_uid(uid, work, lambda d: plant(d, WRITTEN, secret))
         as_uid(uid, work, lambda d: os.unlink("mysqld.err", dir_fd=d))
-        spec.write_text(spec_text([ENGINE], threads=[1, 2], measure=3, workloads=workload))
+        spec.write_text(
+            spec_text([ENGINE], threads=[1, 2], measure=2, warmup=0, workloads=workload)
+        )
         if running(planter):
             os.kill(planter, signal.SIGKILL)
         planter = leave_planter(uid, work, secret)
-        again = start_oltplab("run", "s.toml", "--results", "out", cwd=tmp_path)
+        again = start_oltplab("run", "s.toml", "--results", "out", *NO_ENGINE_SUMMARY, cwd=tmp_path)
         second = again.communicate(timeout=300)[0], again.returncode
         outlived += processes_of(uid)
     finally:

@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from tests.support.cli import oltplab
-from tests.support.engines import cells, spec_text
+from tests.support.engines import NO_ENGINE_SUMMARY, cells, spec_text
 
 ROOT = Path(__file__).parents[2]
 TOY_ENGINE = """[[engines]]
@@ -20,10 +20,12 @@ source = {debian = "mariadb-server-core"}
 
 
 def test_the_toy_family_runs_from_the_command_line(tmp_path: Path) -> None:
-    (tmp_path / "s.toml").write_text(spec_text([], threads=[1], measure=2, extra=TOY_ENGINE))
+    (tmp_path / "s.toml").write_text(
+        spec_text([], threads=[1], measure=2, warmup=0, extra=TOY_ENGINE)
+    )
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = os.environ | {"OLTPLAB_PLUGINS": "tests.support.toys.toy_family", "PYTHONPATH": path}
-    result = oltplab("run", "s.toml", "--results", "out", cwd=tmp_path, env=env)
+    result = oltplab("run", "s.toml", "--results", "out", *NO_ENGINE_SUMMARY, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = cells(tmp_path / "out")
     assert rows and all(r["status"] == "done" and r["tps"] > 0 for r in rows)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import oltplab
-from tests.support.engines import cells, spec_text
+from tests.support.engines import NO_ENGINE_SUMMARY, cells, spec_text
 
 # Its subject is a plugin kind's loading into the snapshot.
 pytestmark = pytest.mark.fresh_engines
@@ -21,13 +21,13 @@ ROOT = Path(__file__).parents[2]
 
 
 def test_the_toy_workload_runs_from_the_command_line_beside_sbtest(tmp_path: Path) -> None:
-    text = spec_text(["mariadb-10.11.5"], threads=[1], measure=2).replace(
+    text = spec_text(["mariadb-10.11.5"], threads=[1], measure=2, warmup=0).replace(
         'workloads = ["oltp_read_write"]', 'workloads = ["oltp_point_select", {kind = "toy"}]'
     )
     (tmp_path / "s.toml").write_text(text)
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = os.environ | {"OLTPLAB_PLUGINS": "tests.support.toys.toy_workload", "PYTHONPATH": path}
-    result = oltplab("run", "s.toml", "--results", "out", cwd=tmp_path, env=env)
+    result = oltplab("run", "s.toml", "--results", "out", *NO_ENGINE_SUMMARY, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = cells(tmp_path / "out")
     assert {r["workload"] for r in rows} == {"oltp_point_select", "toy"}
