@@ -27,6 +27,8 @@ LOCAL = [
 WILDCARDS = {"*", "0.0.0.0", "::", "[::]"}
 # What `ss -p` names the cluster's own processes on this machine (its DNS server included).
 CLUSTER_PROCESSES = ("etcd", "kube-", "kubelet", "containerd", "coredns", "runc", "oltplab")
+# Whose running means a cluster is up here (as /proc/PID/comm names them, cut at 15 bytes).
+CONTROL_PLANE = {"etcd", "kube-apiserver", "kubelet", "containerd"}
 
 
 def why_not_here() -> str | None:
@@ -44,6 +46,29 @@ def why_not_here() -> str | None:
     return None
 
 
+def cluster_processes() -> list[str]:
+    """The programs of a cluster's control plane running on this machine, whoever started
+    them."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            name = (entry / "comm").read_text().strip() if entry.name.isdigit() else ""
+        except OSError:
+            continue  # it ended meanwhile
+        if name in CONTROL_PLANE:
+            found.append(f"{name} (pid {entry.name})")
+    return found
+
+
+def clear_a_killed_cluster(state: Path) -> None:
+    """A test cluster killed before its own `down` (a session stopped with SIGKILL) leaves
+    its bridge, which would make every later session skip these tests: with no control
+    plane running anywhere here, the bridge is that debris, and `down` of the test's state
+    removes it (and whatever else that cluster recorded)."""
+    if Path(f"/sys/class/net/{BRIDGE}").exists() and state.exists() and not cluster_processes():
+        print(cluster_command("down", state))
+
+
 def cluster_command(action: str, state: Path, timeout: float = 1800) -> str:
     env = {**os.environ, "OLTPLAB_KUBE_STATE": str(state)}
     env["PATH"] = f"{env['PATH']}:/usr/local/go/bin"
@@ -59,6 +84,7 @@ def cluster_command(action: str, state: Path, timeout: float = 1800) -> str:
 def kube_cluster(state: Path) -> Iterator[dict[str, str]]:
     """The cluster's KUBECONFIG while it runs; stopped afterwards, and (when what ran in it
     ended well) checked to have left nothing behind."""
+    clear_a_killed_cluster(state)
     reason = why_not_here()
     if reason is not None:
         pytest.skip(reason)
