@@ -72,7 +72,8 @@ _EXACT_OPTIONS = frozenset(
 )  # fmt: skip
 # The longest option either family has is under 50 characters; values such as
 # optimizer_switch run to a few hundred.
-_OPTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
+MAX_NAME_CHARS = 64
+_OPTION_NAME = re.compile(rf"^[A-Za-z][A-Za-z0-9_.-]{{0,{MAX_NAME_CHARS - 1}}}$")
 MAX_VALUE_CHARS = 4096
 
 
@@ -113,8 +114,10 @@ def safe_extras(options: dict[str, Any]) -> dict[str, Any]:
     for key, value in options.items():
         if not _OPTION_NAME.match(key):
             # Cut: the spec's error line echoes the key too (spec/messages cuts it there).
-            shown = repr(key[:64]) + ("..." if len(key) > 64 else "")
-            raise ValueError(f"{shown} is not an option name (at most 64 letters, digits, _ - .)")
+            shown = repr(key[:MAX_NAME_CHARS]) + ("..." if len(key) > MAX_NAME_CHARS else "")
+            raise ValueError(
+                f"{shown} is not an option name (at most {MAX_NAME_CHARS} letters, digits, _ - .)"
+            )
         if (refused := refused_as(key)) is not None:
             spelled = key.lower().replace("-", "_")
             raise ValueError(
