@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from oltplab.store.scratch import SNAPSHOTS_ENV
+from tests.support import lanes
 from tests.support.cli import oltplab
 from tests.support.tutorial import FIRST_TUTORIAL, TutorialRun, steps
 
@@ -30,8 +31,13 @@ def first_tutorial(tmp_path_factory: pytest.TempPathFactory) -> TutorialRun:
 
 
 @pytest.fixture(scope="session")
-def shared_snapshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("snapshots")
+def shared_snapshots(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Path:
+    """One store for every lane: the product locks each entry while one run prepares it."""
+    store = lanes.session_root(tmp_path_factory, request.config) / "snapshots"
+    store.mkdir(exist_ok=True)
+    return store
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,6 @@
 """The suite's stages: a test's folder says whether it starts engines, the fast tests run
-first, and a failure among them ends the run before any engine starts."""
+first, and a failure among them ends the run before any engine starts, in one lane as in
+two (tests/support/lanes.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
-CONFTEST = (
-    "from tests.conftest import engines_start_only_where_marked, pytest_collection_modifyitems,"
-    " pytest_itemcollected, pytest_runtest_call, pytest_runtest_teardown\n"
-)
+CONFTEST = "from tests.conftest import *  # noqa: F403\n"
+LANES = {"one lane": ["-n", "0"], "two lanes": ["-n", "2"]}
 # No mark written: the folder gives it.
 ENGINE_TESTS = """
 def test_starts_an_engine():
@@ -31,25 +32,32 @@ def write_suite(tmp_path: Path, unit_test: str, arguments: str = "") -> None:
 
 
 def run_suite(
-    tmp_path: Path, unit_test: str, arguments: str = ""
+    tmp_path: Path, unit_test: str, arguments: str = "", lanes: list[str] = LANES["one lane"]
 ) -> subprocess.CompletedProcess[str]:
     write_suite(tmp_path, unit_test, arguments)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", str(tmp_path)],
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *lanes, str(tmp_path)],
         cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("lanes", LANES.values(), ids=LANES.keys())
 def test_the_fast_stage_runs_first_and_its_failure_stops_the_engine_tests(
-    tmp_path: Path,
+    tmp_path: Path, lanes: list[str]
 ) -> None:
-    passing = run_suite(tmp_path, "assert True")
+    """In two lanes, the lane given no fast test waits for the other's, whose failure
+    ends both."""
+    passing = run_suite(tmp_path, "assert True", lanes=lanes)
     assert passing.returncode == 0, passing.stdout
-    order = [line.split("::")[1].split()[0] for line in passing.stdout.splitlines() if "::" in line]
-    assert order == ["test_unit", "test_starts_an_engine"]
+    # Each test's lines: its result, and in lanes also its start (xdist's -v says both).
+    said = [line.split("::")[1].split()[0] for line in passing.stdout.splitlines() if "::" in line]
+    assert said.count("test_starts_an_engine") >= 1
+    assert said.index("test_starts_an_engine") > max(
+        i for i, name in enumerate(said) if name == "test_unit"
+    )
 
-    failing = run_suite(tmp_path, "assert False")
+    failing = run_suite(tmp_path, "assert False", lanes=lanes)
     assert failing.returncode != 0
     assert "the engine tests did not start" in failing.stdout
     assert "test_starts_an_engine" not in failing.stdout

@@ -12,8 +12,13 @@ from oltplab.experiments.until_answered import BUDGET_SPENT
 from oltplab.measure.phases import Stage, read_phases
 
 # Seconds spent starting and stopping the clusters the tests bring up (Slurm, Kubernetes),
-# by what they started.
-CLUSTERS: dict[str, float] = {}
+# one line per start or stop, in the session's folder: every lane appends to it.
+CLUSTER_TIMES = "cluster-times.tsv"
+_SESSION_FOLDER: list[Path] = []
+
+
+def keep_cluster_times_in(folder: Path) -> None:
+    _SESSION_FOLDER[:] = [folder]
 
 
 @contextlib.contextmanager
@@ -23,7 +28,18 @@ def cluster_time(what: str) -> Iterator[None]:
     try:
         yield
     finally:
-        CLUSTERS[what] = CLUSTERS.get(what, 0.0) + time.monotonic() - started
+        for folder in _SESSION_FOLDER:
+            with (folder / CLUSTER_TIMES).open("a") as times:
+                times.write(f"{what}\t{time.monotonic() - started:.3f}\n")
+
+
+def _cluster_seconds(root: Path) -> dict[str, float]:
+    seconds: dict[str, float] = {}
+    with contextlib.suppress(FileNotFoundError):
+        for line in (root / CLUSTER_TIMES).read_text().splitlines():
+            what, spent = line.split("\t")
+            seconds[what] = seconds.get(what, 0.0) + float(spent)
+    return seconds
 
 
 def _budget_seconds(line: str) -> float:
@@ -49,7 +65,8 @@ def phase_table(root: Path) -> list[str]:
         spent = [_budget_seconds(line) for line in lines if BUDGET_SPENT in line]
         budgets += len(spent)
         budget_seconds += sum(spent)
-    labels = [str(stage) for stage in Stage] + [f"cluster: {what}" for what in CLUSTERS]
+    clusters = _cluster_seconds(root)
+    labels = [str(stage) for stage in Stage] + [f"cluster: {what}" for what in clusters]
     if not runs:
         return []
     width = max(len(label) for label in [*labels, "budgets spent"]) + 2
@@ -63,6 +80,6 @@ def phase_table(root: Path) -> list[str]:
         f"{'budgets spent':<{width}}{budget_seconds:9.0f}   ({budgets} searches stopped by "
         "their budget; within the runs above)"
     )
-    for what, seconds in sorted(CLUSTERS.items()):
+    for what, seconds in sorted(clusters.items()):
         lines.append(f"{'cluster: ' + what:<{width}}{seconds:9.0f}")
     return lines

@@ -1,0 +1,166 @@
+"""Two lanes: the suite's tests shared between two pytest-xdist workers, its stages kept.
+
+Most of the engine stage is waiting: a cell lasts its seconds however many cores are free,
+so a second lane halves what the cells and warm-ups cost on this two-core machine. The
+stages stay what they are in one lane: every fast test ends before the first engine test
+starts, and a failure among the fast tests ends the run before any engine starts.
+
+How the stages are kept: the controller's scheduler gives out the fast tests first. A
+worker runs a test only once it was given the next one (pytest tears a test down knowing
+its successor), so a worker whose next test starts engines waits, after sending its last
+fast test's report, at the gate: a file the controller writes once every fast test has
+reported, with how many failed. A worker with no fast test left to finish is given no
+engine test before the gate is open.
+
+Tests share a lane (one xdist group) when they share what is costly to make: the
+tutorial's demo, or a module's own fixtures (a test host, a foreign server, a cluster)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from xdist.scheduler import LoadGroupScheduling
+
+GATE_KEY = "oltplab_stage_gate"
+DEMO_GROUP = "demo"
+# Fixtures that make state for a whole module: its tests run in one lane, where it is made once.
+SHARED_SCOPES = {"module", "package", "class"}
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def in_lanes(config: pytest.Config) -> bool:
+    """Whether this is the controller of a session run in lanes."""
+    return config.pluginmanager.has_plugin("dsession")
+
+
+def session_root(factory: pytest.TempPathFactory, config: pytest.Config) -> Path:
+    """The session's temporary folder, the same in every lane (a worker's is inside it)."""
+    base = factory.getbasetemp()
+    return base.parent if is_worker(config) else base
+
+
+def lane_group(item: pytest.Item, demo_fixture: str) -> str | None:
+    """The group of tests that must share one lane with this one, if any."""
+    if demo_fixture in item.fixturenames:
+        return DEMO_GROUP
+    definitions = item._fixtureinfo.name2fixturedefs.values()
+    if any(fixture.scope in SHARED_SCOPES for chain in definitions for fixture in chain):
+        return item.nodeid.split("::")[0]
+    return None
+
+
+def stage_order(items: list[pytest.Item], starts_engines: Callable[[pytest.Item], bool]) -> None:
+    """Fast tests first, then engine tests; within a stage the biggest groups first (a long
+    group started last would leave one lane running alone), each group's tests together
+    and in their own order."""
+    groups = [_group_name(item) for item in items]
+    sizes: dict[str, int] = {}
+    for name in groups:
+        sizes[name] = sizes.get(name, 0) + 1
+    first_seen = {name: index for index, name in reversed(list(enumerate(groups)))}
+    keyed = sorted(
+        range(len(items)),
+        key=lambda i: (starts_engines(items[i]), -sizes[groups[i]], first_seen[groups[i]], i),
+    )
+    items[:] = [items[i] for i in keyed]
+
+
+def _group_name(item: pytest.Item) -> str:
+    mark = item.get_closest_marker("xdist_group")
+    return str(mark.args[0]) if mark else item.nodeid
+
+
+def fast_stage_failed(count: int) -> str:
+    return (
+        f"{count} test(s) of the fast stage failed: the engine tests did not start (run them "
+        "alone with -m engine)"
+    )
+
+
+class StageGate:
+    """The controller's count of the fast tests still to report, and the gate file."""
+
+    def __init__(self, path: Path, is_engine_test: Callable[[str], bool]) -> None:
+        self.path = path
+        self.is_engine_test = is_engine_test
+        self.opened: Callable[[], None] = lambda: None
+        self.waiting: set[str] | None = None  # fast tests not yet torn down; None: not collected
+        self.failed: set[str] = set()
+
+    def collected(self, ids: Iterable[str]) -> None:
+        if self.waiting is None:
+            self.waiting = {nodeid for nodeid in ids if not self.is_engine_test(nodeid)}
+            self._open_when_done()
+
+    @property
+    def is_open(self) -> bool:
+        return self.path.exists()
+
+    def reported(self, report: pytest.TestReport) -> None:
+        """Counts a fast test's report. A test's last report is its teardown's, or '???'
+        for one whose worker died under it."""
+        if self.is_engine_test(report.nodeid) or self.waiting is None:
+            return
+        if report.failed:
+            self.failed.add(report.nodeid)
+        if report.when in ("teardown", "???"):
+            self.waiting.discard(report.nodeid)
+            self._open_when_done()
+
+    def _open_when_done(self) -> None:
+        if self.waiting or self.is_open:
+            return
+        partial = self.path.with_suffix(".partial")
+        partial.write_text(json.dumps({"failed": len(self.failed)}))
+        partial.rename(self.path)
+        self.opened()
+
+
+def wait_at_gate(path: Path) -> int:
+    """In a worker: once the gate is open, how many fast tests failed."""
+    while not path.exists():
+        time.sleep(0.2)
+    return int(json.loads(path.read_text())["failed"])
+
+
+class StagedScheduling(LoadGroupScheduling):
+    """xdist's group scheduling, but for an engine test given to a worker with no fast test
+    left to finish while the gate is closed: that worker waits for it."""
+
+    def __init__(self, config: pytest.Config, log: Any, gate: StageGate) -> None:
+        super().__init__(config, log)
+        self.gate = gate
+        gate.opened = self._gate_opened
+
+    def _assign_work_unit(self, node: Any) -> None:
+        first_test = next(iter(next(iter(self.workqueue.values()))))
+        held_at_the_gate = self.gate.is_engine_test(first_test) and not self.gate.is_open
+        if held_at_the_gate and not self._finishing_fast_tests(node):
+            return
+        super()._assign_work_unit(node)
+
+    def _finishing_fast_tests(self, node: Any) -> bool:
+        return any(
+            not done and not self.gate.is_engine_test(nodeid)
+            for unit in self.assigned_work.get(node, {}).values()
+            for nodeid, done in unit.items()
+        )
+
+    def _gate_opened(self) -> None:
+        """Gives the waiting workers their first engine tests, or ends the session when a
+        fast test failed."""
+        if self.gate.failed:
+            dsession = self.config.pluginmanager.getplugin("dsession")
+            dsession.shouldstop = fast_stage_failed(len(self.gate.failed))
+            return
+        for node in self.nodes:
+            if not self._pending_of(self.assigned_work[node]):
+                self._reschedule(node)
