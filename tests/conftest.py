@@ -45,15 +45,17 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker(ENGINE_MARK)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist names each test by its group
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A fast stage first: every test that starts no engine, then the engine tests; tests
     that share a module's or the demo's state in one group, for one lane."""
-    for item in items:
-        group = lanes.lane_group(item, DEMO_FIXTURE)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
-    lanes.stage_order(items, _starts_engines)
+    groups = lanes.lane_groups(items, DEMO_FIXTURE)
+    lanes.stage_order(items, groups, _starts_engines)
+    if lanes.is_worker(config):
+        lanes.publish_groups(_lanes_folder(config), groups)
+
+
+def _lanes_folder(config: pytest.Config) -> Path:
+    return Path(config.workerinput[lanes.FOLDER_KEY])
 
 
 # In a worker: the session whose last fast test is being torn down, and the gate's file.
@@ -67,7 +69,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if not ending_fast_stage:
         return
     if lanes.is_worker(item.config):
-        gate = Path(item.config.workerinput[lanes.GATE_KEY])
+        gate = _lanes_folder(item.config) / lanes.GATE_FILE
         _ENDING_FAST_STAGE.append((item.session, gate))
     elif item.session.testsfailed:
         item.session.shouldstop = lanes.fast_stage_failed(item.session.testsfailed)
@@ -94,13 +96,13 @@ def _gate(config: pytest.Config) -> lanes.StageGate:
     """The controller's stage gate, in the session's temporary folder."""
     if id(config) not in _GATES:
         root = lanes.session_root(config._tmp_path_factory, config)
-        _GATES[id(config)] = lanes.StageGate(root / "fast-stage-done.json", _is_engine_test)
+        _GATES[id(config)] = lanes.StageGate(root / lanes.GATE_FILE, _is_engine_test)
     return _GATES[id(config)]
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    node.workerinput[lanes.GATE_KEY] = str(_gate(node.config).path)
+    node.workerinput[lanes.FOLDER_KEY] = str(_gate(node.config).path.parent)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -91,3 +91,38 @@ def test_the_engine_mark_follows_from_the_folder(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout
     assert "1 passed, 1 deselected" in done.stdout
+
+
+SHARED_STATE = """
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def made_once(tmp_path_factory):
+    folder = tmp_path_factory.getbasetemp().parent
+    with (folder / "made.txt").open("a") as made:
+        made.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+
+
+@pytest.mark.parametrize("n", range(6))
+def test_reads_it(made_once, n):
+    pass
+"""
+
+
+def test_tests_that_share_a_modules_state_share_a_lane(tmp_path: Path) -> None:
+    """In two lanes, a module-scoped fixture is made once: its tests go to one lane
+    together, while tests that share nothing are spread."""
+    write_suite(tmp_path, "assert True")
+    (tmp_path / "fast" / "test_c_shared.py").write_text(SHARED_STATE)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *LANES["two lanes"],
+         "--basetemp", str(tmp_path / "base"), str(tmp_path)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    assert len((tmp_path / "base" / "made.txt").read_text().split()) == 1

@@ -18,15 +18,19 @@ tutorial's demo, or a module's own fixtures (a test host, a foreign server, a cl
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from xdist.scheduler import LoadGroupScheduling
+from xdist.scheduler import LoadScopeScheduling
 
-GATE_KEY = "oltplab_stage_gate"
+# The session's folder, given to each worker: the gate and the groups are files in it.
+FOLDER_KEY = "oltplab_lanes"
+GATE_FILE = "fast-stage-done.json"
+GROUPS_FILE = "lane-groups.json"
 DEMO_GROUP = "demo"
 # Fixtures that make state for a whole module: its tests run in one lane, where it is made once.
 SHARED_SCOPES = {"module", "package", "class"}
@@ -47,35 +51,47 @@ def session_root(factory: pytest.TempPathFactory, config: pytest.Config) -> Path
     return base.parent if is_worker(config) else base
 
 
-def lane_group(item: pytest.Item, demo_fixture: str) -> str | None:
-    """The group of tests that must share one lane with this one, if any."""
-    if demo_fixture in item.fixturenames:
-        return DEMO_GROUP
-    definitions = item._fixtureinfo.name2fixturedefs.values()
-    if any(fixture.scope in SHARED_SCOPES for chain in definitions for fixture in chain):
-        return item.nodeid.split("::")[0]
-    return None
+def lane_groups(items: list[pytest.Item], demo_fixture: str) -> dict[str, str]:
+    """Each test's group: the tests that must share one lane with it (itself alone when
+    none must)."""
+    groups = {}
+    for item in items:
+        definitions = item._fixtureinfo.name2fixturedefs.values()
+        if demo_fixture in item.fixturenames:
+            groups[item.nodeid] = DEMO_GROUP
+        elif any(fixture.scope in SHARED_SCOPES for chain in definitions for fixture in chain):
+            groups[item.nodeid] = item.nodeid.split("::")[0]
+        else:
+            groups[item.nodeid] = item.nodeid
+    return groups
 
 
-def stage_order(items: list[pytest.Item], starts_engines: Callable[[pytest.Item], bool]) -> None:
+def stage_order(
+    items: list[pytest.Item],
+    groups: dict[str, str],
+    starts_engines: Callable[[pytest.Item], bool],
+) -> None:
     """Fast tests first, then engine tests; within a stage the biggest groups first (a long
     group started last would leave one lane running alone), each group's tests together
     and in their own order."""
-    groups = [_group_name(item) for item in items]
+    names = [groups[item.nodeid] for item in items]
     sizes: dict[str, int] = {}
-    for name in groups:
+    for name in names:
         sizes[name] = sizes.get(name, 0) + 1
-    first_seen = {name: index for index, name in reversed(list(enumerate(groups)))}
+    first_seen = {name: index for index, name in reversed(list(enumerate(names)))}
     keyed = sorted(
         range(len(items)),
-        key=lambda i: (starts_engines(items[i]), -sizes[groups[i]], first_seen[groups[i]], i),
+        key=lambda i: (starts_engines(items[i]), -sizes[names[i]], first_seen[names[i]], i),
     )
     items[:] = [items[i] for i in keyed]
 
 
-def _group_name(item: pytest.Item) -> str:
-    mark = item.get_closest_marker("xdist_group")
-    return str(mark.args[0]) if mark else item.nodeid
+def publish_groups(folder: Path, groups: dict[str, str]) -> None:
+    """In a worker: the groups, for the controller's scheduler, which knows tests by id
+    only (each worker writes the same)."""
+    partial = folder / f"{GROUPS_FILE}.{os.getpid()}"
+    partial.write_text(json.dumps(groups))
+    partial.rename(folder / GROUPS_FILE)
 
 
 def fast_stage_failed(count: int) -> str:
@@ -131,14 +147,22 @@ def wait_at_gate(path: Path) -> int:
     return int(json.loads(path.read_text())["failed"])
 
 
-class StagedScheduling(LoadGroupScheduling):
-    """xdist's group scheduling, but for an engine test given to a worker with no fast test
-    left to finish while the gate is closed: that worker waits for it."""
+class StagedScheduling(LoadScopeScheduling):
+    """xdist's scope scheduling over the suite's groups (a whole group to one worker), but
+    for an engine test given to a worker with no fast test left to finish while the gate
+    is closed: that worker waits for it. (xdist's own groups name each test by its group,
+    which pytest 9.2's test ids no longer take.)"""
 
     def __init__(self, config: pytest.Config, log: Any, gate: StageGate) -> None:
         super().__init__(config, log)
         self.gate = gate
         gate.opened = self._gate_opened
+        self._groups: dict[str, str] | None = None
+
+    def _split_scope(self, nodeid: str) -> str:
+        if self._groups is None:  # every worker has collected, and written them, by now
+            self._groups = json.loads((self.gate.path.parent / GROUPS_FILE).read_text())
+        return self._groups.get(nodeid, nodeid)
 
     def _assign_work_unit(self, node: Any) -> None:
         first_test = next(iter(next(iter(self.workqueue.values()))))
