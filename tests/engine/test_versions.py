@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,7 @@ from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.base.metrics import CPU_PER_TXN
 from oltplab.store.scratch import SNAPSHOTS_ENV
+from oltplab.store.series import decode
 from tests.support.cli import oltplab
 from tests.support.junit_schema import junit_schema
 from tests.support.sections import section
@@ -237,3 +240,37 @@ def test_a_rerun_says_whether_it_reproduced(series: Path, tmp_path: Path) -> Non
         regressed = [line for line in aa.stdout.splitlines() if "| regression |" in line]
         assert regressed and all(judged_beyond(line, 10) for line in regressed), aa.stdout
     schema.validate((tmp_path / "again" / "gate.xml").read_text())
+
+
+def test_one_repetition_far_from_its_releases_others_is_stated_and_read_by_every_command(
+    series: Path, tmp_path: Path
+) -> None:
+    """One repetition of r2 given 3.5 times its TPS, second by second (as a 2026 series of
+    PostgreSQL releases had one: 852 TPS where the others gave about 240). A change point
+    never splits a release's repetitions, so report, site and the changes export read the
+    series, and the report says which repetition disagrees with the others."""
+    planted = tmp_path / "planted"
+    shutil.copytree(series, planted, ignore=shutil.ignore_patterns(".work", ".oltplab.lock"))
+    with sqlite3.connect(planted / "ledger.sqlite") as db:
+        cell, repetition = db.execute(
+            "SELECT id, repetition FROM cells WHERE engine = 'r2' ORDER BY repetition"
+        ).fetchall()[1]
+        for chunk, blob in db.execute("SELECT chunk, tps FROM samples WHERE cell_id = ?", [cell]):
+            tps = decode(blob)
+            assert tps is not None
+            db.execute(
+                "UPDATE samples SET tps = ? WHERE cell_id = ? AND chunk = ?",
+                [(tps * 3.5).tobytes(), cell, chunk],
+            )
+        db.execute("UPDATE summaries SET tps = tps * 3.5 WHERE cell_id = ?", [cell])
+    report = oltplab("report", str(planted), "-o", "report", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    changed = section((tmp_path / "report" / "report.md").read_text(), "Where it changed")
+    stated = [line for line in changed.splitlines() if "The repetitions of r2 disagree (" in line]
+    assert any(f": repetition {repetition} gave " in line for line in stated), changed
+    site = oltplab("site", str(planted), "-o", "site", cwd=tmp_path)
+    assert site.returncode == 0, site.stderr
+    exported = oltplab(
+        "export", str(planted), "--table", "changes", "-o", "changes.csv", cwd=tmp_path
+    )
+    assert exported.returncode == 0, exported.stderr

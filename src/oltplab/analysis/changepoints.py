@@ -74,14 +74,19 @@ def _best_split(values: np.ndarray, allowed: np.ndarray | None = None) -> tuple[
         q = 2 / (n + m) * between
         q -= np.where(n > 1, 2 * m / ((n + m) * (n - 1)) * within_x, 0.0)
         q -= np.where(m > 1, 2 * n / ((n + m) * (m - 1)) * within_y, 0.0)
-    # Pairs with kappa <= tau are no split; they score 0, so a stretch where every split
-    # scores below 0 keeps its first (Hunter's argmax over the same matrix does too).
-    if allowed is not None:
-        # Splits (tau) and stretch ends (kappa) only where whole groups meet.
+    if allowed is None:
+        # Pairs with kappa <= tau are no split; they score 0, so a stretch where every split
+        # scores below 0 keeps its first (Hunter's argmax over the same matrix does too).
+        q = np.where(valid, q, 0.0)
+    else:
+        # Splits (tau) and stretch ends (kappa) only where whole groups meet. Every other
+        # pair is out of the running, whatever the allowed ones score: a 0 there would win
+        # over allowed splits that all score below it (one outlying repetition makes them
+        # so) and split a group.
         valid &= np.isin(tau, allowed) & np.isin(kappa, np.append(allowed, size))
-    q = np.where(valid, q, 0.0)
-    if allowed is not None and not valid.any():
-        return None
+        if not valid.any():
+            return None
+        q = np.where(valid, q, -np.inf)
     row, _ = np.unravel_index(int(np.argmax(q)), q.shape)
     return int(row) + 1, float(q.max())
 

@@ -14,6 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from oltplab.analysis.changepoints import change_points
 from oltplab.analysis.dataset import load
 from oltplab.analysis.estimate import Comparison, Estimate, PointSample, compare, mean_estimate
@@ -25,6 +27,18 @@ from oltplab.store.ledger import Ledger
 
 # Points a series needs before a change point can be looked for: one each side and one more.
 MIN_POINTS = 3
+# A repetition that stands apart from its point's others. Few repetitions: Dixon's Q test
+# (its gap to the nearest value over the range), at the 95% critical values of Rorabacher
+# ("Statistical Treatment for Rejection of Deviant Values", Anal. Chem. 1991). More: the
+# modified z-score rule of Iglewicz and Hoaglin (1993), a distance from the median above
+# 3.5 robust standard deviations (MAD / 0.6745; the mean absolute deviation / 0.7979 where
+# the MAD is 0). Published constants, fitted to no data of ours.
+DIXON_Q95 = {3: 0.970, 4: 0.829, 5: 0.710, 6: 0.625, 7: 0.568, 8: 0.526, 9: 0.493, 10: 0.466}
+OUTLIER_Z = 3.5
+MAD_TO_SD = 0.6745
+MEAN_AD_TO_SD = 0.7979
+# Repetitions a point needs before one can be told apart from the others.
+MIN_REPETITIONS = 3
 
 
 @dataclass(frozen=True)
@@ -44,7 +58,7 @@ def _values(sample: PointSample) -> list[float]:
     return [float(m) for m in sample.rep_means]
 
 
-def _changes_along(
+def changes_along(
     label: str, key: tuple[str, str, int], names: list[str], samples: list[PointSample]
 ) -> list[tuple[int, Change]]:
     values, groups = [], []
@@ -63,6 +77,50 @@ def _changes_along(
 
 
 @dataclass(frozen=True)
+class Disagreement:
+    """A repetition of one release that its other repetitions disagree with: a change
+    point there would rest on it."""
+
+    release: str
+    repetition: int
+    value: float
+    others: tuple[float, float]  # the lowest and highest of the other repetitions
+    measure: Measure
+
+
+def outlying_repetitions(sample: PointSample) -> list[tuple[int, float]]:
+    """The repetitions (number, mean) whose mean stands apart from the point's others."""
+    if sample.reps < MIN_REPETITIONS:
+        return []
+    means = dict(zip(sorted(sample.series), (float(m) for m in sample.rep_means), strict=True))
+    values = np.array(list(means.values()))
+    apart = _dixon(values) if len(values) in DIXON_Q95 else _modified_z(values)
+    return [(rep, mean) for (rep, mean), out in zip(means.items(), apart, strict=True) if out]
+
+
+def _dixon(values: np.ndarray) -> np.ndarray:
+    ordered = np.sort(values)
+    spread = ordered[-1] - ordered[0]
+    apart = np.zeros(len(values), dtype=bool)
+    if spread == 0:
+        return apart
+    critical = DIXON_Q95[len(values)]
+    if (ordered[1] - ordered[0]) / spread > critical:
+        apart |= values == ordered[0]
+    if (ordered[-1] - ordered[-2]) / spread > critical:
+        apart |= values == ordered[-1]
+    return apart
+
+
+def _modified_z(values: np.ndarray) -> np.ndarray:
+    distance = np.abs(values - np.median(values))
+    spread = float(np.median(distance)) / MAD_TO_SD or float(distance.mean()) / MEAN_AD_TO_SD
+    if spread == 0:
+        return np.zeros(len(values), dtype=bool)
+    return distance / spread > OUTLIER_Z
+
+
+@dataclass(frozen=True)
 class ReleaseSeries:
     """One family's releases, oldest first, at one scenario, tier and thread count: what a
     chart by release draws, with the change points found along it."""
@@ -75,6 +133,7 @@ class ReleaseSeries:
     values: list[Estimate]  # steady TPS of each release, with its interval
     changes: list[Change]
     neighbours: list[Comparison]  # each release against the one before it
+    disagreements: list[Disagreement]
 
     @property
     def changed_at(self) -> list[int]:
@@ -104,7 +163,7 @@ def release_series(points: Points) -> list[ReleaseSeries]:
                     key = (scenario, tier, threads)
                     changes = []
                     if len(found) >= MIN_POINTS:
-                        for _, change in _changes_along(family, key, present, found):
+                        for _, change in changes_along(family, key, present, found):
                             size = points.comparison(
                                 (scenario, tier, change.first_changed, threads),
                                 (scenario, tier, change.last_good, threads),
@@ -115,7 +174,37 @@ def release_series(points: Points) -> list[ReleaseSeries]:
                         family, scenario, tier, threads, present,
                         [mean_estimate(sample) for sample in found], changes,
                         [compare(after, before) for before, after in steps],
+                        _disagreements(present, found, points.measure),
                     ))  # fmt: skip
+    return out
+
+
+def _disagreements(
+    releases: list[str], samples: list[PointSample], measure: Measure
+) -> list[Disagreement]:
+    out = []
+    for release, sample in zip(releases, samples, strict=True):
+        for repetition, value in outlying_repetitions(sample):
+            rest = [float(m) for r, m in zip(sorted(sample.series), sample.rep_means, strict=True)
+                    if r != repetition]  # fmt: skip
+            out.append(Disagreement(release, repetition, value, (min(rest), max(rest)), measure))
+    return out
+
+
+def disagreement_sentences(series: list[ReleaseSeries]) -> list[str]:
+    """What "Where it changed" says of releases whose repetitions disagree."""
+    out = []
+    for one in series:
+        for found in one.disagreements:
+            low, high = (found.measure.format(v) for v in found.others)
+            out.append(
+                f"The repetitions of {found.release} disagree ({one.scenario}, {one.tier}, "
+                f"{one.threads} {'thread' if one.threads == 1 else 'threads'}): repetition "
+                f"{found.repetition} gave {found.measure.format(found.value)} "
+                f"{found.measure.unit}, the others {low} to {high}. A change at "
+                f"{found.release} would rest on that one repetition: measure it again "
+                "(`oltplab rerun`) before reading a change there."
+            )
     return out
 
 
@@ -220,7 +309,7 @@ def changes_over(ordered: list[Path], per_dir: list[Points], engine: str) -> lis
             continue
         names = [str(path) for path, _ in present]
         samples = [p.samples()[point] for _, p in present]
-        for after, change in _changes_along(engine, (scenario, tier, threads), names, samples):
+        for after, change in changes_along(engine, (scenario, tier, threads), names, samples):
             out.append(_with_size(change, _across(samples[after], samples[after - 1])))
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from oltplab.analysis.changes import Change, no_change_sentences
+from oltplab.analysis.changes import Change, disagreement_sentences, no_change_sentences
 from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Grid, Value, cross_family
@@ -404,6 +404,7 @@ def changes(analysis: Analysis, charts: list[Path]) -> list[str]:
         "against the last good one, steady, with its interval.",
         "",
         *[f"{line}\n" for line in no_change_sentences(analysis.releases)],
+        *[f"{line}\n" for line in disagreement_sentences(analysis.releases)],
     ]
     groups: dict[tuple[str, str, str], list[Change]] = defaultdict(list)
     for change in analysis.changes:

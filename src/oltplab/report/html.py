@@ -13,7 +13,7 @@ import jinja2
 import numpy as np
 from markdown_it import MarkdownIt
 
-from oltplab.analysis.changes import no_change_sentences
+from oltplab.analysis.changes import disagreement_sentences, no_change_sentences
 from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Value, dbms
@@ -141,7 +141,8 @@ def release_data(analysis: Analysis) -> dict[str, Any]:
     """ "Where it changed": what the report says of it, the changes, and each series by
     release (steady TPS with its interval, index of each first changed release)."""
     return {
-        "sentences": no_change_sentences(analysis.releases),
+        "sentences": no_change_sentences(analysis.releases)
+        + disagreement_sentences(analysis.releases),
         "changes": [
             {"family": c.series, "scenario": c.scenario, "tier": c.tier, "threads": c.threads,
              "last_good": c.last_good, "first_changed": c.first_changed,
