@@ -4,9 +4,15 @@ and what its text blocks show found in what they print."""
 
 from __future__ import annotations
 
+import html
 import re
+from pathlib import Path
 
+from tests.support.cli import oltplab
 from tests.support.tutorial import FIRST_TUTORIAL, TutorialRun, pattern, printed
+
+# A verdict as a run measured to a margin prints it (Answer.describe).
+VERDICT = re.compile(r"\): (DIFFERENT|SAME|UNKNOWN) .* after \d+ rounds$")
 
 
 def test_the_first_comparison_prints_what_the_tutorial_shows(first_tutorial: TutorialRun) -> None:
@@ -20,3 +26,29 @@ def test_the_first_comparison_prints_what_the_tutorial_shows(first_tutorial: Tut
     # Every path of the results the page names is there.
     for path in set(re.findall(r"`(runs/demo[^`\s]*)`", FIRST_TUTORIAL.read_text())):
         assert (first_tutorial.folder / path).exists(), path
+
+
+def test_the_decisions_report_leads_with_the_verdict_the_demo_printed(
+    first_tutorial: TutorialRun, tmp_path: Path
+) -> None:
+    """The report of the demo's decision opens with the verdicts, estimates and intervals
+    the demo printed, word for word, in report.md and report.html; its other figures
+    follow, labelled as such."""
+    demo = next(
+        result
+        for step, results in first_tutorial.done
+        for command, result in zip(step.commands, results, strict=True)
+        if command[0] == "demo"
+    )
+    said = [line for line in demo.stdout.splitlines() if VERDICT.search(line)]
+    assert said, demo.stdout
+    decided = first_tutorial.folder / "runs" / "demo-decide"
+    done = oltplab("report", str(decided), "-o", str(tmp_path / "report"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    summary = markdown.split("\n## Summary\n", 1)[1].split("\n## ", 1)[0]
+    listed = [line.removeprefix("- ") for line in summary.splitlines() if line.startswith("- ")]
+    assert listed[: len(said)] == said, summary
+    page = html.unescape((tmp_path / "report" / "report.html").read_text())
+    assert all(line in page for line in said)
+    assert page.index(said[-1]) < page.index("Other figures: steady throughput")

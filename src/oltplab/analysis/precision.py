@@ -61,6 +61,13 @@ class Answer:
         half = self.half_width_pct
         return None if half is None else self.margin_pct + half
 
+    def describe(self) -> str:
+        """The verdict as the run prints it and its report leads with it: `mariadb-11.4.5
+        vs mariadb-10.11.5 (ro-local, 128M, 4 threads): UNKNOWN -10.2% [-29.4, +9.4] (90%)
+        after 6 rounds`."""
+        shown = f" {self.comparison.with_interval()}" if self.comparison else ""
+        return f"{self.label}: {self.verdict}{shown} after {self.rounds} rounds"
+
     @property
     def label(self) -> str:
         """`mariadb-11.4.5 vs mariadb-10.11.5 (ro-local, 128M, 4 threads)`"""

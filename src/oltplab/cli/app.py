@@ -267,6 +267,8 @@ def run_and_report(request: RunRequest) -> None:
         outcome = search.outcome
         if search.answers:
             console.print(answers_table(search.answers, search.rounds, search.stopped))
+            for answer in search.answers:
+                console.print(answer.describe(), highlight=False, soft_wrap=True)
     else:
         from oltplab.measure.runner import run as run_matrix
 

@@ -39,6 +39,7 @@ from oltplab.plan.blocks import Shard
 from oltplab.plan.lengths import ONE_REPETITION
 from oltplab.spec import Spec, derived_spec, load_spec, parse_spec
 from oltplab.store.directory import ResultsDir
+from oltplab.store.files import write_atomic
 from oltplab.store.lock import ResultsLock
 from oltplab.store.provenance import RunRecord, differences, read_run_json
 from oltplab.store.scratch import WORK_DIR_ENV
@@ -415,19 +416,18 @@ def _demo_decision(spec: Spec, results: Path) -> None:
         report_outcome(results, search.outcome)
         return
     console.print(answers_table(search.answers, search.rounds, search.stopped))
+    written = ResultsDir(results).derived_spec
+    write_atomic(written, text)
     for answer in search.answers:
+        console.print(answer.describe(), highlight=False, soft_wrap=True)
         if answer.verdict == UNKNOWN:
+            longer = results.with_name(f"{results.name}-longer")
             console.print(
-                f"{answer.label}: UNKNOWN after {search.rounds} rounds: this host's rounds "
-                f"spread more than a minute can narrow to ±{DEMO_MARGIN_PCT:g}%; `oltplab run "
-                f"SPEC --margin {DEMO_MARGIN_PCT:g}% --budget 10m` gives such a search longer",
+                f"this host's rounds spread more than a minute can narrow to "
+                f"±{DEMO_MARGIN_PCT:g}%; `oltplab run {written} --margin {DEMO_MARGIN_PCT:g}% "
+                f"--budget 10m -r {longer}` gives the same search longer",
                 highlight=False,
-            )
-        else:
-            shown = answer.comparison.with_interval() if answer.comparison else ""
-            console.print(
-                f"{answer.label}: {answer.verdict} {shown} after {search.rounds} rounds",
-                highlight=False,
+                soft_wrap=True,
             )
     console.print(f"Next: oltplab report {results}", highlight=False)
 

@@ -68,7 +68,12 @@ def _headlines(analysis: Analysis) -> list[str]:
         return []
     chosen = analysis.compared_with
     against = ", ".join(chosen) if chosen else "each other engine"
-    out = [f"Steady throughput of {analysis.subject} against {against}, 95% intervals:", ""]
+    other = "Other figures: s" if analysis.answers else "S"
+    out = [
+        f"{other}teady throughput of {analysis.subject} against {against}, 95% intervals "
+        "(each cell's own, unpaired):",
+        "",
+    ]
     for scenario, tier, threads, other, versus in found[:HEADLINES]:
         interval = with_interval(versus)
         verdict = "" if versus.low_pct is None else f", {versus.verdict}"
@@ -79,6 +84,20 @@ def _headlines(analysis: Analysis) -> list[str]:
     if len(found) > HEADLINES:
         out.append(f"- and {len(found) - HEADLINES} more in Pairwise comparison")
     return [*out, ""]
+
+
+def _verdicts(analysis: Analysis) -> list[str]:
+    """A run measured to a margin leads with its verdicts, as it printed them."""
+    target = analysis.target
+    if target is None or not analysis.answers:
+        return []
+    return [
+        f"Verdicts on {target.measure.label} against ±{target.margin_pct:g}%, on paired 90% "
+        "intervals, as the run printed them:",
+        "",
+        *[f"- {answer.describe()}" for answer in analysis.answers],
+        "",
+    ]
 
 
 def _next(analysis: Analysis) -> str:
@@ -109,6 +128,7 @@ def summary(analysis: Analysis) -> list[str]:
     return [
         f"## {TITLE}",
         "",
+        *_verdicts(analysis),
         _compared(analysis),
         "",
         _cells(analysis),

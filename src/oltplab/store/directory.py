@@ -45,6 +45,8 @@ LEDGER = "ledger.sqlite"
 JOURNAL = "journal.jsonl"
 RUN_JSON = "run.json"
 SEARCH = "search.json"
+# The spec a derived run measured (the demo's decision), written out to be run again.
+DERIVED_SPEC = "spec.toml"
 LOCK = ".oltplab.lock"
 LOG = "oltplab.log"
 HOST_SUMMARY = "pt-summary.txt"
@@ -223,6 +225,10 @@ class ResultsDir:
     @property
     def search(self) -> Path:
         return self.path / SEARCH
+
+    @property
+    def derived_spec(self) -> Path:
+        return self.path / DERIVED_SPEC
 
     @property
     def lock(self) -> Path:
