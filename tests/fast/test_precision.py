@@ -322,3 +322,16 @@ def test_a_budget_is_kept_to_the_second() -> None:
             "budget_minutes = 2\n",
             "s.toml",
         )
+
+
+def test_an_interleaved_spec_is_told_to_calibrate_interleaved_rounds(tmp_path: Path) -> None:
+    """calibrate's own default order is sliced: the hint names the spec's order, so that
+    the calibration it asks for is the one the plan then finds (tests/engine/
+    test_calibration.py runs the hint)."""
+    quick = Path(__file__).parents[2] / "examples" / "quick.toml"
+    spec = tmp_path / "spec.toml"
+    spec.write_text(quick.read_text().replace('order = "as-listed"', 'order = "interleaved"'))
+    env = {**os.environ, "OLTPLAB_CACHE": str(tmp_path / "cache")}
+    refused = oltplab("plan", str(spec), "--margin", "3%", cwd=tmp_path, env=env)
+    assert refused.returncode == 2
+    assert "`oltplab calibrate mysql-5.7.22 --order interleaved`" in refused.stderr

@@ -295,8 +295,8 @@ def _plan_precision(
     calibration = calibration_here(order)
     if calibration is None:
         engine = next((e.name for e in spec.engines if e.name in CATALOG), "ENGINE")
-        option = "" if order == "interleaved" else f" --order {order}"
-        needed = f"oltplab calibrate {engine}{option}"
+        # The order always named: calibrate's own default is another (sliced).
+        needed = f"oltplab calibrate {engine} --order {order}"
         if not calibrate or engine == "ENGINE":
             raise OltplabError(
                 f"--margin: the spec's rounds are {order}, and this host has no calibration "
