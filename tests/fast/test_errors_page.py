@@ -13,6 +13,7 @@ from oltplab.sysbench.error_codes import MEANINGS
 
 ROOT = Path(__file__).parents[2]
 PAGE = ROOT / "docs" / "reference" / "errors.md"
+README = ROOT / "README.md"
 CLI = ROOT / "src" / "oltplab" / "cli"
 
 
@@ -32,6 +33,18 @@ def table(heading: str) -> list[list[str]]:
 def test_every_exit_status_the_code_defines_is_on_the_page_and_no_other() -> None:
     defined = {0} | {v for k, v in vars(errors).items() if k.startswith("EXIT_")}
     assert sorted(int(row[0]) for row in table("Exit statuses")) == sorted(defined)
+
+
+def test_the_readmes_exit_codes_are_the_codes_the_code_defines_with_the_pages_meanings() -> None:
+    """The README's one-line list: every status, none more, each with the page's meaning."""
+    said = " ".join(README.read_text().split())
+    listed = said.split("Exit codes, for every command: ", 1)[1].split(".", 1)[0]
+    codes = {int(part.split()[0]): part for part in listed.split("; ")}
+    defined = {0} | {v for k, v in vars(errors).items() if k.startswith("EXIT_")}
+    assert sorted(codes) == sorted(defined), listed
+    for row in table("Exit statuses"):
+        for meaning in row[1].split(", or "):
+            assert meaning.removeprefix("a ") in codes[int(row[0])], (row, listed)
 
 
 def test_the_gates_outcomes_are_statuses_every_command_shares() -> None:

@@ -185,7 +185,8 @@ def export(
         ),
     ] = False,
 ) -> None:
-    """Export one table of a results directory as CSV or JSON."""
+    """Export one table of a results directory as CSV or JSON, or its figures for another
+    tool: Otava (a history of results directories), Bencher or OpenMetrics (--format)."""
     from oltplab.analysis.dataset import load
     from oltplab.analysis.model import AnalysisOptions, analyse
     from oltplab.report.export import salvaged_rows, table_rows, to_csv, to_json
