@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 from oltplab.analysis.comparability import mismatches, traits
+from oltplab.spec import parse_spec
+from oltplab.store.ledger import Ledger
 from tests.support.cli import oltplab
 from tests.support.junit_schema import junit_schema
 from tests.support.trees import PLAIN, imported, recorded
@@ -112,3 +114,28 @@ def test_views_side_by_side_mark_runs_not_measured_alike(tmp_path: Path) -> None
     assert unalike[0].startswith("spec: base has digest="), unalike
     index = (tmp_path / "site" / "index.html").read_text()
     assert "measured unlike the newest in" in index and "<td>spec, isolation</td>" in index
+
+
+def test_a_default_written_out_is_the_same_dataset_and_the_same_spec(tmp_path: Path) -> None:
+    """(issue 60) `rand_type = "uniform"` written out is what the default gives: the spec's
+    digest is the same, and so is its dataset, so nothing says they were not measured alike."""
+    known = 'workloads = ["oltp_read_write"]\n[[engines]]\nname = "mysql-8.0.31"\n'
+    bare = known + "[dataset]\ntables = 4\n"
+    spelled = known + '[dataset]\ntables = 4\nrand_type = "uniform"\n'
+    runs = [traits(name, text, parse_spec(text, name).digest(), None)
+            for name, text in (("bare", bare), ("spelled", spelled))]  # fmt: skip
+    assert mismatches(runs) == []
+    assert runs[0].aspects["dataset"] == ("dataset.tables=4",)
+    # A setting that differs still does.
+    other = known + '[dataset]\ntables = 4\nrand_type = "pareto"\n'
+    found = mismatches([*runs, traits("other", other, parse_spec(other, "o").digest(), None)])
+    assert [m.aspect for m in found] == ["spec", "dataset"], found
+    # The gate, over two results directories whose ledgers keep the two spellings, judges.
+    for name, text, seed in (("bare", bare, 1), ("spelled", spelled, 2)):
+        recorded(tmp_path, name, seed, text)
+        ledger = Ledger.open(tmp_path / name)
+        ledger.set_meta("spec_digest", parse_spec(text, name).digest())
+        ledger.close()
+    judged = oltplab("gate", "bare", "spelled", cwd=tmp_path)
+    assert judged.returncode in (0, 1, 5), judged.stderr
+    assert "not alike" not in judged.stderr and "not measured alike" not in judged.stderr

@@ -18,8 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from oltplab.base.errors import OltplabError
 from oltplab.base.nesting import load_toml
+from oltplab.spec import DatasetSpec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.ledger import Ledger
 from oltplab.store.provenance import load_run_json
@@ -70,6 +73,18 @@ def _settings(spec: dict[str, Any]) -> list[str]:
     return items
 
 
+def _dataset(spec: dict[str, Any]) -> list[str]:
+    """The dataset's settings as the spec's model resolves them, those at their default
+    left out: `rand_type = "uniform"` written out is the dataset the default gives. A
+    [dataset] this version no longer reads is compared as written."""
+    written = spec.get("dataset", {})
+    try:
+        resolved = DatasetSpec.model_validate(written)
+    except ValidationError:
+        return _flat("dataset", written)
+    return _flat("dataset", resolved.model_dump(mode="json", exclude_defaults=True))
+
+
 def _isolation(spec: dict[str, Any], record: dict[str, Any] | None) -> str | None:
     """As the run recorded it (its CPU split, page cache only, or off); from the spec for
     runs that recorded no more."""
@@ -94,7 +109,7 @@ def traits(
     if spec_digest:
         aspects["spec"] = (f"digest={spec_digest[:12]}",)
     if spec:
-        aspects["dataset"] = tuple(_flat("dataset", spec.get("dataset", {}))) or ("defaults",)
+        aspects["dataset"] = tuple(_dataset(spec)) or ("defaults",)
         aspects["engine settings"] = tuple(_settings(spec)) or ("defaults",)
         aspects["order"] = (str(spec.get("protocol", {}).get("order", "as-listed")),)
     isolation = _isolation(spec, record)
