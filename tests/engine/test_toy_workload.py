@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,17 @@ def test_the_toy_workload_runs_from_the_command_line_beside_sbtest(tmp_path: Pat
     plain = {name: value for name, value in os.environ.items() if name != "OLTPLAB_PLUGINS"}
     report = oltplab("report", "out", cwd=tmp_path, env=plain)
     assert report.returncode == 0, report.stderr
+
+    # (issue 60) What the finished run no longer needs is freed; what reports read stays.
+    before = {p for p in (tmp_path / "out").rglob("*") if ".work" not in p.parts}
+    cleaned = oltplab("clean", "out", cwd=tmp_path, env=plain)
+    assert cleaned.returncode == 0, cleaned.stderr
+    freed = re.search(r"^freed ([\d.]+) (KB|MB|GB): ", cleaned.stdout, flags=re.MULTILINE)
+    assert freed is not None and float(freed[1]) > 0, cleaned.stdout
+    assert not work.exists()
+    assert set((tmp_path / "out").rglob("*")) >= before
+    again = oltplab("report", "out", "-o", "again", cwd=tmp_path, env=plain)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again" / "report.md").read_text().count("| toy |") == (
+        (tmp_path / "out" / "report" / "report.md").read_text().count("| toy |")
+    )

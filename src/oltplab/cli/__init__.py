@@ -32,7 +32,8 @@ from oltplab.store.files import os_problem
 COMMANDS: tuple[tuple[str | None, Callable[..., None]], ...] = (
     (None, runs.run), (None, runs.rerun), (None, runs.reproduced), (None, runs.demo),
     (None, results.status), (None, results.export), ("import", results.import_),
-    (None, results.report), (None, results.rebuild), (None, replay.replay),
+    (None, results.report), (None, results.rebuild), (None, results.clean),
+    (None, replay.replay),
     (None, runs.calibrate),
     (None, shards.plan), (None, shards.merge), (None, shards.cancel),
     (None, versions.history), (None, versions.bisect), (None, versions.capacity),

@@ -1,4 +1,4 @@
-"""Commands that read or bring in results: `status`, `import`, `report`, `export`,
+"""Commands that read or bring in results: `status`, `import`, `report`, `export`, `clean`,
 `rebuild` and `replay`."""
 
 from __future__ import annotations
@@ -499,3 +499,33 @@ def rebuild(
     for lost in rebuilt.lost:
         errors.print(f"not rebuilt: {lost}", highlight=False, markup=False, soft_wrap=True)
     console.print(f"Next: oltplab status {results}", highlight=False)
+
+
+def clean(
+    results: Annotated[Path, typer.Argument(metavar="RESULTS", help="A results directory.")],
+) -> None:
+    """Free the disk a finished run no longer needs.
+
+    Removes its engines' datadirs, snapshots, option files and scratch (`.work`, or the
+    folder --work-dir gave it) and the results directory's own store of prepared datasets.
+    The ledger, the raw outputs and run.json stay, so report, export and import work as
+    before. A run with cells still to measure keeps everything: a resume needs it.
+    """
+    if not (results / "ledger.sqlite").is_file():
+        raise OltplabError(f"{results}: no ledger.sqlite here; name a results directory")
+    from oltplab.store.cleaning import clean as clean_results
+    from oltplab.store.files import format_bytes
+
+    cleaned = clean_results(results)
+    if cleaned.unfinished:
+        console.print(
+            f"{results}: {cleaned.unfinished} cell(s) still to measure; nothing removed (a "
+            "resume needs the engines' snapshots)",
+            highlight=False,
+        )
+        console.print(f"Next: oltplab status {results}", highlight=False)
+        return
+    where = ", ".join(str(folder) for folder in cleaned.removed) or "nothing to remove"
+    console.print(f"freed {format_bytes(cleaned.freed_bytes)}: {where}", highlight=False)
+    console.print(f"kept: the ledger, raw outputs and run.json in {results}", highlight=False)
+    console.print(f"Next: oltplab report {results}", highlight=False)
