@@ -35,7 +35,7 @@ def names_its_reason(notes: str) -> bool:
     """The unsettled note names a failed condition: an interval wider than the target, a
     drift more than twice it, a warm-up not over, no interval yet, or an engine-state trend."""
     return (
-        re.search(r"\(wider than \+-[\d.]+%\)", notes) is not None
+        re.search(r"\(wider than ±[\d.]+%\)", notes) is not None
         or re.search(r"\(more than [\d.]+%\)", notes) is not None
         or "still warming up" in notes
         or "steady mean" not in notes

@@ -149,8 +149,8 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
 
 
 def judged_beyond(said: str, margin: float) -> bool:
-    """Whether a verdict's interval (`changed: -8.1% [-12.0, -4.3], beyond +-5%`) lies
-    wholly beyond +-margin, as "not reproduced" and a regression must."""
+    """Whether a verdict's interval (`changed: -8.1% [-12.0, -4.3], beyond ±5%`) lies
+    wholly beyond ±margin, as "not reproduced" and a regression must."""
     found = INTERVAL.search(said)
     assert found, said
     low, high = float(found[2]), float(found[3])
@@ -214,7 +214,7 @@ def test_a_rerun_says_whether_it_reproduced(series: Path, tmp_path: Path) -> Non
     assert verdict.returncode in (1, 5), verdict.stdout + verdict.stderr
     said = " ".join(verdict.stdout.split())
     if verdict.returncode == 1:
-        assert "verdict: not reproduced" in said and "beyond +-10%" in said, said
+        assert "verdict: not reproduced" in said and "beyond ±10%" in said, said
     else:
         assert "verdict: undecided: the interval is wider than the margin of 10%" in said, said
         assert re.search(r"about \d+ repetitions would decide", said), said

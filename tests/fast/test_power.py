@@ -95,4 +95,4 @@ def test_the_docs_figure_and_table_are_drawn_from_the_packed_trials(tmp_path: Pa
     assert png.read_bytes().startswith(b"\x89PNG")
     said = table.read_text()
     assert "Measured: 3 trials on vm (2 cores, None), 2026-11-28; 0.2 h of machine time" in said
-    assert "A/A at +-1%: 0 of 3 DIFFERENT" in said
+    assert "A/A at ±1%: 0 of 3 DIFFERENT" in said

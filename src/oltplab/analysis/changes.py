@@ -22,6 +22,7 @@ from oltplab.analysis.estimate import Comparison, Estimate, PointSample, compare
 from oltplab.analysis.points import Points
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import TPS, Measure
+from oltplab.base.wording import counted
 from oltplab.spec.catalog import UNKNOWN_FAMILY
 from oltplab.store.ledger import Ledger
 
@@ -199,7 +200,7 @@ def disagreement_sentences(series: list[ReleaseSeries]) -> list[str]:
             low, high = (found.measure.format(v) for v in found.others)
             out.append(
                 f"The repetitions of {found.release} disagree ({one.scenario}, {one.tier}, "
-                f"{one.threads} {'thread' if one.threads == 1 else 'threads'}): repetition "
+                f"{counted(one.threads, 'thread')}): repetition "
                 f"{found.repetition} gave {found.measure.format(found.value)} "
                 f"{found.measure.unit}, the others {low} to {high}. A change at "
                 f"{found.release} would rest on that one repetition: measure it again "

@@ -38,7 +38,7 @@ class Equivalence:
         if self.verdict == EQUIVALENT:
             return f"{same} within {self.margin_pct:g}%: {shown}"
         if self.verdict == DIFFERENT:
-            return f"{changed}: {shown}, beyond +-{self.margin_pct:g}%"
+            return f"{changed}: {shown}, beyond ±{self.margin_pct:g}%"
         more = f" (about {self.needed} repetitions would decide)" if self.needed else ""
         margin = f"{self.margin_pct:g}%"
         return f"undecided: the interval is wider than the margin of {margin}: {shown}{more}"

@@ -220,7 +220,7 @@ def curve_lines(points: Sequence[CurvePoint]) -> list[str]:
     for p in points:
         if p.planted_pct == 0:
             lines.append(
-                f"A/A at +-{p.margin_pct:g}%: {p.different} of {p.trials} DIFFERENT; the "
+                f"A/A at ±{p.margin_pct:g}%: {p.different} of {p.trials} DIFFERENT; the "
                 f"false-DIFFERENT rate is at most {p.upper_bound_different:.1%} (95% upper bound)"
             )
     return lines

@@ -27,6 +27,7 @@ from oltplab.analysis.equivalence import EQUIVALENT, TOST_CONFIDENCE, judge
 from oltplab.analysis.estimate import Comparison, PointSample, compare, t_quantile
 from oltplab.analysis.points import Point, Points
 from oltplab.base.metrics import Measure, Target
+from oltplab.base.wording import counted
 
 DIFFERENT = "DIFFERENT"
 SAME = "SAME"
@@ -79,7 +80,7 @@ class Answer:
 
 def _shown(part: object) -> str:
     if isinstance(part, int):
-        return f"{part} thread" if part == 1 else f"{part} threads"
+        return counted(part, "thread")
     return str(part)
 
 

@@ -22,6 +22,7 @@ from oltplab.analysis.points import Points
 from oltplab.base import metrics
 from oltplab.base.metrics import Metric
 from oltplab.base.stats import jitter, stalls
+from oltplab.base.wording import counted
 from oltplab.telemetry.load import DISTURBED_CPU
 
 Series = list[tuple[int, float]]
@@ -178,7 +179,7 @@ class Timeline:
     def label(self) -> str:
         c = self.cell
         run = f", run {c.repetition}" if c.repetition > 1 else ""
-        return f"{c.engine} {c.scenario} {c.tier} {c.workload} {c.threads} threads{run}"
+        return f"{c.engine} {c.scenario} {c.tier} {c.workload} {counted(c.threads, 'thread')}{run}"
 
 
 def _on(seconds: list[int], values: Series, scale: float = 1.0) -> list[float | None]:

@@ -80,7 +80,7 @@ class Stop:
     target_ci_pct: float | None = None  # the rule's target, to say which condition failed
 
     def describe(self) -> str:
-        known = f", steady mean +-{self.ci_pct:.1f}%" if self.ci_pct is not None else ""
+        known = f", steady mean ±{self.ci_pct:.1f}%" if self.ci_pct is not None else ""
         learned = f"; {self.horizon.describe()}" if self.horizon is not None else ""
         if self.settled and self.horizon is not None and self.horizon.learning:
             return f"ran its whole {self.seconds} s{known} (warm-up {self.cut} s){learned}"
@@ -89,7 +89,7 @@ class Stop:
         # Which condition failed is what a reader needs to trust the flag (or not).
         target = self.target_ci_pct
         if target is not None and self.ci_pct is not None and self.ci_pct > target:
-            known += f" (wider than +-{target:g}%)"
+            known += f" (wider than ±{target:g}%)"
         drift = f", drift up to {self.drift_pct:.1f}%" if self.drift_pct is not None else ""
         if target is not None and self.drift_pct is not None and self.drift_pct > 2 * target:
             drift += f" (more than {2 * target:g}%)"

@@ -131,7 +131,7 @@ IncludeFlaggedOption = Annotated[
     bool,
     flag("--include-flagged", help="Let cells with validity flags count in the key findings."),
 ]
-DifferencesMarginOption = Annotated[str, margin_option("list differences beyond +-PCT.")]
+DifferencesMarginOption = Annotated[str, margin_option("list differences beyond ±PCT.")]
 MeasureOption = Annotated[
     str,
     typer.Option(

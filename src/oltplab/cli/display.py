@@ -249,7 +249,7 @@ def shards_table(rows: list[dict[str, str]]) -> Table:
 
 def reproduction_table(found: Reproduction) -> Table:
     """Each point of a repeat against its original, within the margin."""
-    table = Table(title=f"Repeat against original, within +-{found.margin_pct:g}%")
+    table = Table(title=f"Repeat against original, within ±{found.margin_pct:g}%")
     for column in ("scenario", "tier", "engine", "threads", "verdict"):
         table.add_column(column, overflow="fold")
     for (scenario, tier, engine, threads), judged in found.points:
@@ -315,6 +315,6 @@ def answers_table(found: list[Answer], rounds: int, stopped: str) -> Table:
             answer.label,
             shown,
             f"[{colours[answer.verdict]}]{answer.verdict}[/]",
-            "-" if detectable is None else f"+-{detectable:.1f}%",
+            "-" if detectable is None else f"±{detectable:.1f}%",
         )
     return table

@@ -46,7 +46,7 @@ def replay(
         StopRuleName, typer.Option(help="The stopping rule to replay on the recorded seconds.")
     ] = StopRuleName.adaptive,
     resolution: Annotated[
-        str, resolution_option("stop a cell once its steady mean's 95% interval is within +-PCT.")
+        str, resolution_option("stop a cell once its steady mean's 95% interval is within ±PCT.")
     ] = "2%",
     min_seconds: Annotated[
         int,
@@ -148,8 +148,8 @@ def replay(
     if close:
         apart = rule.target_ci_pct * 2**0.5
         console.print(
-            f"{close} more within +-{apart:.1f}% of the line they crossed: closer than "
-            f"cells known to +-{rule.target_ci_pct:g}% tell apart (a finer --resolution keeps "
+            f"{close} more within ±{apart:.1f}% of the line they crossed: closer than "
+            f"cells known to ±{rule.target_ci_pct:g}% tell apart (a finer --resolution keeps "
             "them).",
             highlight=False,
         )

@@ -139,7 +139,7 @@ def run(
         margin_option(
             "add paired rounds (sliced and isolated unless the spec names another order) "
             "until every comparison (each engine, tier and workload against the first) is "
-            "DIFFERENT or SAME within +-PCT, judged on its 90% interval; undecided ones end "
+            "DIFFERENT or SAME within ±PCT, judged on its 90% interval; undecided ones end "
             "UNKNOWN when --budget runs out. Same as [protocol] target_ci_pct."
         ),
     ] = None,
@@ -236,7 +236,7 @@ def rerun(
     margin: Annotated[
         str | None,
         margin_option(
-            "the repeat counts as the original's within +-PCT (two one-sided tests on the "
+            "the repeat counts as the original's within ±PCT (two one-sided tests on the "
             "90% interval); default: margin_pct of the spec's compare section, 5."
         ),
     ] = None,
@@ -331,11 +331,11 @@ def reproduced(
             show_default=False,
         ),
     ] = None,
-    margin: Annotated[str, margin_option("they count as the same within +-PCT.")] = "5%",
+    margin: Annotated[str, margin_option("they count as the same within ±PCT.")] = "5%",
     measure: MeasureOption = "tps",
     allow_mismatch: AllowMismatchOption = False,
 ) -> None:
-    """Whether REPEAT (and each of MORE) reproduces ORIGINAL within +-MARGIN% at every point
+    """Whether REPEAT (and each of MORE) reproduces ORIGINAL within ±MARGIN% at every point
     both measured: `reproduced within 5%`, `not reproduced`, or `undecided` (with the
     repetitions that would decide), always with each point's interval. Where the runs
     compare engines, also the between-session spread of each comparison (each session's

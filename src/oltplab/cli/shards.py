@@ -54,7 +54,7 @@ def plan(
         str | None,
         margin_option(
             "also print the paired rounds and the machine time this host needs for every "
-            "comparison to be decided against +-PCT, from its calibration (oltplab calibrate)."
+            "comparison to be decided against ±PCT, from its calibration (oltplab calibrate)."
         ),
     ] = None,
     measure: MeasureOption = "tps",

@@ -90,7 +90,7 @@ def bisect(
     margin: Annotated[
         str | None,
         margin_option(
-            "a release within +-PCT of the other is the same; default: margin_pct of the "
+            "a release within ±PCT of the other is the same; default: margin_pct of the "
             "spec's compare section, 5."
         ),
     ] = None,

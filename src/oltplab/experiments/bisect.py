@@ -220,7 +220,7 @@ class Bisector:
         ends = self.measure(names[0], names[-1], lambda c: judge(c, self.threshold))
         if ends.judged.verdict != DIFFERENT:
             found.verdict = (
-                f"no change beyond +-{self.threshold:g}% from {names[0]} to {names[-1]}"
+                f"no change beyond ±{self.threshold:g}% from {names[0]} to {names[-1]}"
                 if ends.judged.verdict == EQUIVALENT
                 else f"UNKNOWN from {names[0]} to {names[-1]}: {ends.judged.describe()}"
                 + self._would_decide(ends)

@@ -24,6 +24,7 @@ from oltplab.analysis.capacity import (
 from oltplab.analysis.dataset import load
 from oltplab.analysis.latency import Histogram, percentile_estimate
 from oltplab.base.errors import OltplabError
+from oltplab.base.wording import counted
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import run
 from oltplab.plan import Scenario
@@ -117,7 +118,7 @@ class Prober:
             self.medians[rate] = median.point
         client_limited = short and met is False
         self.display.note(
-            f"{self.engine} {self.tier} at {rate:,} tps offered ({threads} threads, "
+            f"{self.engine} {self.tier} at {rate:,} tps offered ({counted(threads, 'thread')}, "
             f"{len(cells)} run(s)): p{percentile:g} "
             f"{'-' if latency is None else f'{latency.point:.2f} ms'}"
             + (" (saturated)" if saturated else "")

@@ -27,6 +27,7 @@ from oltplab.analysis.model import Analysis
 from oltplab.analysis.tables import Ratio
 from oltplab.analysis.telemetry import Timeline
 from oltplab.base.processes import die_with
+from oltplab.base.wording import counted
 from oltplab.report.bars import kept
 from oltplab.report.power_chart import CHART_FILE, curve_data, draw_power, measured_where
 from oltplab.store.directory import chart_file, safe_name
@@ -298,7 +299,7 @@ def _stability_charts(
                 steady[cell.engine] = cut.sample.series[cell.repetition]
     if not series:
         return []
-    where = f"{threads} threads, {scenario}, tier {tier}"
+    where = f"{counted(threads, 'thread')}, {scenario}, tier {tier}"
     legend = tuple((engine, colours[engine]) for engine in series)
     timeline = folder / chart_file("timeline", scenario, tier)
     planned = [Chart(timeline, "timeline", f"Per-second TPS at {where}", series, legend=legend)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from oltplab.analysis.model import Analysis
+from oltplab.base.wording import counted
 from oltplab.report.format import (
     code,
     estimate,
@@ -116,7 +117,8 @@ def network(analysis: Analysis, charts: list[Path]) -> list[str]:
     for r in rows:
         if r.per_round_trip_ms is not None:
             out.append(
-                f"- {r.engine} {r.mode} tier {r.tier}, {r.threads} thread(s): the network adds "
+                f"- {r.engine} {r.mode} tier {r.tier}, {counted(r.threads, 'thread')}: the network "
+                "adds "
                 f"{r.added_ms:.1f} ms per transaction = {r.round_trips:.0f} round trips x "
                 f"{r.per_round_trip_ms:.2f} ms"
                 + (f" (cross-machine: {r.machines[0]} vs {r.machines[1]})." if r.machines else ".")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from oltplab.analysis.bisection import Bisection
 from oltplab.analysis.explain import Explanation
+from oltplab.base.wording import counted
 from oltplab.report.format import code, table, without_html
 
 
@@ -17,9 +18,9 @@ def bisect_markdown(
     lines = [
         f"# Bisection: {found.releases[0]} to {found.releases[-1]}",
         "",
-        f"Cell: tier {cell.tier}, {cell.workload}, {cell.threads} thread(s); releases in "
+        f"Cell: tier {cell.tier}, {cell.workload}, {counted(cell.threads, 'thread')}; releases in "
         f"order: {', '.join(found.releases)}. The first and the last differ when their 90% "
-        f"interval (paired by round) lies beyond +-{found.threshold_pct:g}%; a release between "
+        f"interval (paired by round) lies beyond ±{found.threshold_pct:g}%; a release between "
         "them goes to the end it is like, once its interval lies wholly on one side of "
         "halfway.",
         "",

@@ -18,6 +18,7 @@ from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.points import Value, dbms
 from oltplab.base.metrics import latency_metric
+from oltplab.base.wording import counted
 from oltplab.report import markdown
 from oltplab.report.bars import REACH
 from oltplab.report.format import CROSS_FAMILY, scenario_title, with_interval
@@ -82,7 +83,9 @@ def page_data(analysis: Analysis) -> dict[str, Any]:
         )
     series_keys = {k for record in records for k in record["cells"]}
     labels = {
-        c.key: f"{c.engine} {c.scenario} {c.tier} {c.threads} threads, run {c.repetition}"
+        c.key: (
+            f"{c.engine} {c.scenario} {c.tier} {counted(c.threads, 'thread')}, run {c.repetition}"
+        )
         for c in dataset.cells
         if c.key in series_keys
     }

@@ -8,6 +8,7 @@ from pathlib import Path
 from oltplab.analysis.latency import PERCENTILES
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.openloop import KNEE_FACTOR, OMISSION_FACTOR, LatencyPoint, label
+from oltplab.base.wording import counted
 from oltplab.report.format import estimate, number, table
 
 LABELS = [label(q) for q in PERCENTILES]
@@ -58,7 +59,7 @@ def curves(analysis: Analysis, charts: list[Path]) -> list[str]:
     ]
     for curve in analysis.curves:
         place = "network" if curve.network else "local"
-        threads = f"{curve.threads} thread(s)" if curve.threads else "threads by rate"
+        threads = counted(curve.threads, "thread") if curve.threads else "threads by rate"
         out += [f"**{curve.engine}, {curve.workload} {place}, tier {curve.tier}, {threads}**", ""]
         out += table(
             ["offered", "served", *LABELS],
@@ -128,8 +129,8 @@ def omission(analysis: Analysis, charts: list[Path]) -> list[str]:
         )  # fmt: skip
         if ratio is not None and ratio > OMISSION_FACTOR:
             sentences.append(
-                f"- {engine}, tier {tier}, {threads} thread(s), {opened.rate:,} offered: users "
-                f"wait {ratio:.1f} times longer at p99 than the closed loop reports."
+                f"- {engine}, tier {tier}, {counted(threads, 'thread')}, {opened.rate:,} offered: "
+                f"users wait {ratio:.1f} times longer at p99 than the closed loop reports."
             )
     headers = ["engine", "tier", "threads", "offered", "closed-loop p99", "open-loop p99",
                "open / closed"]  # fmt: skip
