@@ -3,6 +3,7 @@ engines (the bisection itself runs real engines in tests/engine/test_versions.py
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
@@ -19,7 +20,7 @@ from oltplab.base.errors import OltplabError
 from oltplab.experiments.bisect import DEFAULT_SPEC, releases_between
 from oltplab.report.flamegraph import page
 from oltplab.spec import parse_spec
-from oltplab.spec.catalog import family_releases, release_key, series
+from oltplab.spec.catalog import CATALOG, family_releases, release_key, series
 from oltplab.telemetry.profiler import fold
 from tests.support.cli import oltplab
 
@@ -43,6 +44,18 @@ def test_a_family_series_in_release_order() -> None:
     order = [line.split("│")[1].strip() for line in listed.stdout.splitlines()
              if line.startswith("│ mariadb-1")]  # fmt: skip
     assert order == names
+
+
+def test_engines_list_cuts_no_name_and_no_source_on_a_narrow_terminal() -> None:
+    """(issue 60) An 80-column terminal showed sources ending in "…": every name stays
+    whole on its line, and a source too long for its column folds onto the next."""
+    narrow = {**os.environ, "COLUMNS": "80"}
+    listed = oltplab("engines", "list", cwd=Path.cwd(), env=narrow)
+    assert listed.returncode == 0, listed.stderr
+    assert "…" not in listed.stdout
+    first = {line.split("│")[1].strip() for line in listed.stdout.splitlines()
+             if line.startswith("│")}  # fmt: skip
+    assert set(CATALOG) <= first, set(CATALOG) - first
 
 
 def test_postgresql_releases_form_a_series_of_major_and_minor() -> None:

@@ -49,8 +49,13 @@ def engines_list(
 ) -> None:
     """The engines oltplab knows: name, family, version, source and whether they are fetched."""
     table = Table(title="Engines" if family is None else f"{family} releases, oldest first")
-    for column in ("name", "family", "version", "source", "fetched"):
+    # A name is never cut, and a source folds onto more lines rather than end in "…": a
+    # narrow terminal still shows what a spec would name.
+    table.add_column("name", no_wrap=True)
+    for column in ("family", "version"):
         table.add_column(column)
+    table.add_column("source", overflow="fold")
+    table.add_column("fetched")
     engines = _spec_engines(spec)
     if family is not None:
         if family not in FAMILIES:
