@@ -329,3 +329,23 @@ def test_the_restricted_check_refuses_what_the_standard_refuses() -> None:
     for rule in ("hostNetwork", "hostPath", "privileged", "allowPrivilegeEscalation",
                  "runAsNonRoot", "seccompProfile", "drop ALL", "adds capabilities"):  # fmt: skip
         assert rule in said, rule
+
+
+def test_submit_k8s_refuses_a_folder_the_pods_cannot_write_before_making_anything(
+    tmp_path: Path,
+) -> None:
+    """(issue 60) A first `submit k8s` made the results folder as root, then refused it
+    because the pods' user (uid 10001) could not write it: now one line, exit 2, and
+    nothing made, for a folder that is not there as for one that is root's."""
+    (tmp_path / "s.toml").write_text(SPEC)
+    for results, made in ((tmp_path / "new", False), (tmp_path / "roots", True)):
+        if made:
+            results.mkdir(mode=0o755)
+        refused = oltplab(
+            "submit", "k8s", "s.toml", "--shards", "1", "--results", str(results),
+            "--image", "oltplab.local/oltplab:1", "--storage", "results", cwd=tmp_path,
+        )  # fmt: skip
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        lines = refused.stderr.strip().splitlines()
+        assert len(lines) == 1 and "uid 10001" in lines[0] and f"chown 10001 {results}" in lines[0]
+        assert results.exists() == made and (not made or not any(results.iterdir()))

@@ -15,6 +15,7 @@ from oltplab.cli.app import Command, Group, console, flag
 from oltplab.cli.shards import ShardsOption
 from oltplab.distribute.layout import prepare, shard_state
 from oltplab.distribute.schedulers import (
+    ChecksResults,
     Scheduler,
     SubmitOption,
     described,
@@ -37,6 +38,8 @@ _RESUMES = "submitting again runs only the shards that are not complete and not 
 def _submit(spec_path: Path, results: Path, shards: int, scheduler: Scheduler) -> None:
     """The shards that are not complete and not queued or running, to the scheduler."""
     spec = load_spec(spec_path)
+    if isinstance(scheduler, ChecksResults):
+        scheduler.check_results(results.resolve())
     distributed = prepare(results.resolve(), spec, shards, scheduler.name)
     states = scheduler.states(distributed)
     todo = []

@@ -311,6 +311,20 @@ class Kubernetes:
         if self.image is not None or self.claim is not None:
             self.request()  # checked before `submit` writes anything
 
+    def check_results(self, root: Path) -> None:
+        """Before submit makes the run's directory: a dry run creates no pod; else the
+        pods' user must be able to write it, and a directory this command would make is
+        root's, which it cannot."""
+        if self.dry_run:
+            return
+        if not root.exists():
+            raise OltplabError(
+                f"--results {root}: does not exist, and made here it would be yours, which the "
+                f"pods' user (uid {POD_USER}) cannot write; mkdir {root} && chown {POD_USER} "
+                f"{root} (or chmod o+w), then submit again"
+            )
+        check_writable_by_pods(root)
+
     def submit(self, distributed: Distributed, shards: list[int]) -> str:
         """One Indexed Job for these shards; its name. A dry run writes the manifest, records
         no job and says where the manifest is."""
@@ -324,7 +338,6 @@ class Kubernetes:
         write_atomic(path, yaml.safe_dump(job, sort_keys=False))
         if self.dry_run:
             return f"manifest {path} written, nothing created (kubectl apply -f {path} creates it)"
-        check_writable_by_pods(distributed.root)
         batch, core, api_error = _clients()
         platforms = endpoint_platforms(core, api_error, load_spec(distributed.root / SPEC_FILE))
         if platforms:

@@ -17,6 +17,7 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from oltplab.base.errors import OltplabError
@@ -49,6 +50,14 @@ class Scheduler(Protocol):
     def cancel(self, distributed: Distributed) -> list[int]:
         """Stop every active task of the run; the shards stopped."""
         ...
+
+
+@typing.runtime_checkable
+class ChecksResults(Protocol):
+    """A scheduler whose tasks need something of the results directory (a pod's user that
+    must write it), checked before `submit` creates or writes anything there."""
+
+    def check_results(self, root: Path) -> None: ...
 
 
 # name -> the scheduler's class, which makes it with its default options when called bare
