@@ -47,7 +47,7 @@ def test_the_plans_hint_at_the_clis_minimum_settings_lets_the_plan_go_on(
     assert "noise floor on this host: ±" in done.stdout
     stored = json.loads(calibrations.read_text())["calibrations"][-1]
     assert (stored["engine"], stored["order"]) == ("mariadb-10.11.5", "interleaved")
-    assert stored["results"] == str(tmp_path / "cal")
+    assert stored["results"] == str(tmp_path / "cal") and stored["rounds"] == 3
     planned = oltplab("plan", "spec.toml", "--margin", "3%", cwd=tmp_path)
     assert planned.returncode == 0, planned.stderr
 

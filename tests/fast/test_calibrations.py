@@ -15,6 +15,7 @@ from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.estimate import PointSample, compare
 from oltplab.base.errors import OltplabError
 from oltplab.experiments.calibrate import NoiseFloor, floor_for
+from oltplab.experiments.session_spread import spread_here
 from tests.support.cli import assert_one_line_error, oltplab
 
 
@@ -98,3 +99,40 @@ def test_a_calibration_without_an_interval_says_what_it_lacked() -> None:
     assert "too few repetitions: 2" in str(said.value)
     assert "give what is short, --repetitions or --seconds" in str(said.value)
     assert "run longer cells" not in str(said.value)
+
+
+def test_stored_figures_are_listed_with_their_samples_and_a_thin_one_is_not_used(
+    store: Path,
+) -> None:
+    """(issue 60) Two tiny runs stored a between-session spread of 56.8% that every later
+    bisect on the machine used unseen. `oltplab calibrations` lists each stored figure with
+    where, when and on how many samples it was measured; a spread of two sessions is kept
+    and shown, not used; `--clear` removes them all."""
+    floor = calibration(platform.node(), "sliced", "mariadb-10.11.5", 2.0, "2026-12-01T10:00:00")
+    store.write_text(json.dumps({"calibrations": [{**floor, "rounds": 5}]}))
+    spreads = store.with_name("session-spread.json")
+    spread = {"host": platform.node(), "label": "b vs a (ro, 128M, 4 threads)",
+              "sources": ["runs/x", "runs/y"], "measured_at": "2026-12-02T10:00:00+00:00"}  # fmt: skip
+    spreads.write_text(
+        json.dumps({"spreads": [{**spread, "spread_pct": 3.1, "sessions": 3},
+                                {**spread, "spread_pct": 56.8, "sessions": 2,
+                                 "measured_at": "2026-12-03T10:00:00+00:00"}]})
+    )  # fmt: skip
+    # The latest measurement is the thin one: bisect takes the one of three sessions.
+    used = spread_here()
+    assert used is not None and (used.spread_pct, used.sessions) == (3.1, 3)
+    listed = oltplab("calibrations", cwd=store.parent)
+    assert listed.returncode == 0, listed.stderr
+    rows = listed.stdout.splitlines()
+    assert (
+        f"- noise floor ±2.00%: mariadb-10.11.5, sliced rounds; host {platform.node()}, "
+        "2026-12-01 10:00, 5 rounds, used; measured in runs/calibrate"
+    ) in rows, listed.stdout
+    assert any(r.startswith("- between-session spread ±56.80%: b vs a") and
+               "2 sessions (fewer than 3), not used; measured in runs/x, runs/y" in r
+               for r in rows), listed.stdout  # fmt: skip
+    assert str(store) in " ".join(listed.stdout.split())
+    cleared = oltplab("calibrations", "--clear", cwd=store.parent)
+    assert cleared.returncode == 0, cleared.stderr
+    assert not store.exists() and not spreads.exists()
+    assert "no calibration stored" in oltplab("calibrations", cwd=store.parent).stdout

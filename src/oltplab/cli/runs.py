@@ -359,7 +359,7 @@ def _between_sessions(sessions: list[Path], measure: Measure) -> None:
     """The spread of each engine comparison over the sessions, printed and stored."""
     from oltplab.analysis.reproduce import points_of
     from oltplab.analysis.sessions import session_spreads
-    from oltplab.experiments.session_spread import save
+    from oltplab.experiments.session_spread import MIN_SESSIONS, save
 
     spreads = session_spreads([points_of(s, measure) for s in sessions])
     if not spreads:
@@ -370,9 +370,18 @@ def _between_sessions(sessions: list[Path], measure: Measure) -> None:
     stored = save(spreads)
     console.print(
         f"Stored for this host in {stored}: bisect widens the verdicts it draws across "
-        "builds by the widest of these spreads.",
+        "builds by the widest of these spreads; `oltplab calibrations` lists what is stored.",
         highlight=False,
+        soft_wrap=True,
     )
+    if len(sessions) < MIN_SESSIONS:
+        console.print(
+            f"Not used by bisect: {len(sessions)} sessions give a spread too uncertain to "
+            f"widen a verdict by (it takes {MIN_SESSIONS}: `oltplab reproduced ORIGINAL "
+            "REPEAT MORE...`).",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def demo(
@@ -535,10 +544,12 @@ def run_calibration(
     sessions = build_plan(spec)
     measured = plan_seconds(spec, sessions, {c.key for s in sessions for c in s.cells})
     overhead = session_overhead(time.monotonic() - started, len(sessions), measured)
-    save(floor, folder, seconds, overhead, order)
+    stored = save(floor, folder, seconds, overhead, repetitions, order)
     console.print(
-        f"noise floor on this host: ±{floor.value:.1f}% (stored for reports and plans of "
-        f"{order} rounds)"
+        f"noise floor on this host: ±{floor.value:.1f}% (stored in {stored} for reports and "
+        f"plans of {order} rounds; `oltplab calibrations` lists what is stored)",
+        highlight=False,
+        soft_wrap=True,
     )
     spreads = ", ".join(f"{k} {v:.1f}%" for k, v in floor.round_spread_pct.items())
     console.print(

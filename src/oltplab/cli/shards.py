@@ -340,7 +340,9 @@ def _plan_precision(
         "sliced": "cells at once in short time slots, the engines kept running",
     }.get(order, f"warm-ups, cells, and {overhead:.0f} s a session to restore and start")
     said = (
-        f"One round: {sessions} session(s), {duration_text(round_seconds)} ({what}, as "
+        f"Planned with this host's calibration of {calibration.describe()} (`oltplab "
+        f"calibrations` lists it). One round: {sessions} session(s), "
+        f"{duration_text(round_seconds)} ({what}, as "
         f"calibrated with {calibration.cell_seconds} s cells). With that many rounds no "
         f"difference ends SAME and one of ±{2 * margin:g}% ends DIFFERENT, each nine times in "
         f"ten or more; `oltplab run SPEC --margin {margin:g}%` stops as soon as each "

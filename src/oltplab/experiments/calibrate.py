@@ -24,6 +24,7 @@ from oltplab.analysis.precision import round_spread_pct
 from oltplab.base.errors import EnvironmentProblem, OltplabError
 from oltplab.base.metrics import MEASURES, TPS, Measure
 from oltplab.base.nesting import load_json
+from oltplab.base.stats import MIN_REPETITIONS
 from oltplab.engines.cache import cache_root
 from oltplab.spec.catalog import CATALOG
 from oltplab.store.files import write_atomic
@@ -125,13 +126,24 @@ class Calibration:
     round_spread_pct: dict[str, float]
     cell_seconds: int
     session_overhead_s: float
+    engine: str
+    order: str
+    measured_at: str  # ISO 8601, as stored; "" for one stored without it
+    rounds: int | None  # None: stored before calibrations kept their rounds
+
+    def describe(self) -> str:
+        """`mariadb-10.11.5, sliced rounds, 2026-12-06, 5 rounds`"""
+        rounds = f"{self.rounds} rounds" if self.rounds else "rounds not recorded"
+        when = f", {self.measured_at[:10]}" if self.measured_at else ""
+        return f"{self.engine}, {self.order} rounds{when}, {rounds}"
 
 
 def session_overhead(wall_seconds: float, sessions: int, measured_seconds: float) -> float:
     return max(0.0, (wall_seconds - measured_seconds) / max(1, sessions))
 
 
-def _store() -> Path:
+def store() -> Path:
+    """Where this machine's calibrations are kept."""
     return cache_root() / "noise-floor.json"
 
 
@@ -147,7 +159,7 @@ def stored_calibrations() -> list[dict[str, Any]]:
     calibrations were kept per engine and date held one per host (and order) by key. A
     damaged file is refused, named, rather than read as empty: the next calibration would be
     stored over the calibrations in it."""
-    path = _store()
+    path = store()
     if not path.is_file():
         return []
     try:
@@ -216,11 +228,13 @@ def save(
     results: Path,
     cell_seconds: int,
     session_overhead_s: float,
+    rounds: int,
     order: str = "interleaved",
-) -> None:
-    """Kept beside every other calibration, under its host, order, engine and date: a
-    report quotes the one of its own host and order nearest its own date."""
-    path = _store()
+) -> Path:
+    """Kept beside every other calibration, under its host, order, engine and date, with
+    the rounds it took: a report quotes the one of its own host and order nearest its own
+    date. Where it is kept."""
+    path = store()
     path.parent.mkdir(parents=True, exist_ok=True)
     calibrations = stored_calibrations()
     calibrations.append(
@@ -234,9 +248,18 @@ def save(
             "session_overhead_s": round(session_overhead_s, 1),
             "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "results": str(results.resolve()),
+            "rounds": rounds,
         }
     )
     write_atomic(path, json.dumps({"calibrations": calibrations}, indent=2))
+    return path
+
+
+def usable(entry: dict[str, Any]) -> bool:
+    """Whether a stored calibration has the rounds calibrate asks at least (one stored
+    before rounds were kept is taken as it always was)."""
+    rounds = entry.get("rounds")
+    return not isinstance(rounds, int) or rounds >= MIN_REPETITIONS
 
 
 def calibration_here(order: str = "interleaved") -> Calibration | None:
@@ -246,15 +269,20 @@ def calibration_here(order: str = "interleaved") -> Calibration | None:
         c
         for c in stored_calibrations()
         if c.get("host") == platform.node() and c.get("order") == order
-        if c.get("round_spread_pct")
+        if c.get("round_spread_pct") and usable(c)
     ]
     if not mine:
         return None
     entry = mine[-1]
+    rounds = entry.get("rounds")
     return Calibration(
         {str(k): float(v) for k, v in entry["round_spread_pct"].items()},
         int(entry["cell_seconds"]),
         float(entry["session_overhead_s"]),
+        str(entry.get("engine", "?")),
+        order,
+        str(entry.get("measured_at", "")),
+        rounds if isinstance(rounds, int) else None,
     )
 
 
@@ -274,7 +302,11 @@ def floor_for(dataset: Dataset) -> QuotedFloor | None:
     if len(hosts) != 1:
         return None
     order = calibration_order(dataset.order)
-    mine = [c for c in stored_calibrations() if c.get("host") in hosts and c.get("order") == order]
+    mine = [
+        c
+        for c in stored_calibrations()
+        if c.get("host") in hosts and c.get("order") == order and usable(c)
+    ]
     if not mine:
         return None
     started = min((_when(r.get("started_at")) for r in dataset.runs), key=_sortable, default=None)
@@ -291,6 +323,7 @@ def floor_here(order: str) -> QuotedFloor | None:
         c
         for c in stored_calibrations()
         if c.get("host") == platform.node() and c.get("order") == calibration_order(order)
+        if usable(c)
     ]
     return _quoted(mine[-1]) if mine else None
 

@@ -16,6 +16,11 @@ from oltplab.base.nesting import load_json
 from oltplab.engines.cache import cache_root
 from oltplab.store.files import write_atomic
 
+# Sessions a stored spread needs before bisect widens a verdict by it. A spread is a
+# standard deviation: from two sessions it has one degree of freedom, and the true one may
+# be up to 16 times it (the 90% chi-square bound); from three, up to 4.4 times.
+MIN_SESSIONS = 3
+
 
 @dataclass(frozen=True)
 class StoredSpread:
@@ -31,12 +36,14 @@ class StoredSpread:
         )
 
 
-def _store() -> Path:
+def store() -> Path:
+    """Where this machine's between-session spreads are kept."""
     return cache_root() / "session-spread.json"
 
 
-def _stored() -> list[dict[str, Any]]:
-    path = _store()
+def stored_spreads() -> list[dict[str, Any]]:
+    """Every spread stored on this machine, oldest first."""
+    path = store()
     if not path.is_file():
         return []
     try:
@@ -48,7 +55,7 @@ def _stored() -> list[dict[str, Any]]:
 
 def save(spreads: list[SessionSpread]) -> Path:
     """Each A/B's spread under this host and today's date."""
-    entries = _stored()
+    entries = stored_spreads()
     today = datetime.now(UTC).isoformat(timespec="seconds")
     for spread in spreads:
         entries.append(
@@ -61,15 +68,22 @@ def save(spreads: list[SessionSpread]) -> Path:
                 "measured_at": today,
             }
         )
-    path = _store()
+    path = store()
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps({"spreads": entries}, indent=2) + "\n")
     return path
 
 
+def usable(entry: dict[str, Any]) -> bool:
+    """Whether a stored spread has the sessions a verdict may be widened by."""
+    sessions = entry.get("sessions")
+    return isinstance(sessions, int) and sessions >= MIN_SESSIONS
+
+
 def spread_here() -> StoredSpread | None:
-    """The widest spread of this host's latest measurement (its A/Bs stored together)."""
-    mine = [s for s in _stored() if s.get("host") == platform.node()]
+    """The widest spread of this host's latest measurement of enough sessions (its A/Bs
+    stored together)."""
+    mine = [s for s in stored_spreads() if s.get("host") == platform.node() and usable(s)]
     if not mine:
         return None
     latest = max(str(s.get("measured_at", "")) for s in mine)

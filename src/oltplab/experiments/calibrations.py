@@ -1,0 +1,85 @@
+"""Every figure oltplab keeps about this machine between runs, in one list: the noise floors
+`calibrate` measured (reports quote them, `plan --margin` plans with them) and the
+between-session spreads `reproduced` measured (`bisect` widens its verdicts by them). Each
+with where and when it was measured and on how many samples, whether later commands use it,
+and a way to clear them all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from oltplab.base.stats import MIN_REPETITIONS
+from oltplab.experiments import calibrate, session_spread
+
+NOISE_FLOOR = "noise floor"
+SESSION_SPREAD = "between-session spread"
+
+
+@dataclass(frozen=True)
+class StoredFigure:
+    kind: str  # NOISE_FLOOR or SESSION_SPREAD
+    of: str  # what it was measured on: an engine and order, or an A/B
+    host: str
+    measured_at: str
+    value_pct: float
+    samples: int | None  # rounds or sessions; None: stored before they were kept
+    minimum: int
+    measured_in: str  # the results it came from
+
+    @property
+    def used(self) -> bool:
+        """Whether later commands use it: one from too few samples is kept, not used."""
+        return self.samples is None or self.samples >= self.minimum
+
+    def samples_text(self) -> str:
+        unit = "rounds" if self.kind == NOISE_FLOOR else "sessions"
+        if self.samples is None:
+            return "not recorded"
+        return f"{self.samples} {unit}" + ("" if self.used else f" (fewer than {self.minimum})")
+
+
+def stored_figures() -> list[StoredFigure]:
+    """Every stored figure, noise floors first, each kind oldest first."""
+    found = []
+    for entry in calibrate.stored_calibrations():
+        rounds = entry.get("rounds")
+        found.append(
+            StoredFigure(
+                NOISE_FLOOR,
+                f"{entry.get('engine', '?')}, {entry.get('order', '?')} rounds",
+                str(entry.get("host", "?")),
+                str(entry.get("measured_at", "")),
+                float(entry["noise_floor_pct"]),
+                rounds if isinstance(rounds, int) else None,
+                MIN_REPETITIONS,  # calibrate's own least --repetitions
+                str(entry.get("results", "")),
+            )
+        )
+    for entry in session_spread.stored_spreads():
+        sessions = entry.get("sessions")
+        found.append(
+            StoredFigure(
+                SESSION_SPREAD,
+                str(entry.get("label", "?")),
+                str(entry.get("host", "?")),
+                str(entry.get("measured_at", "")),
+                float(entry.get("spread_pct", 0.0)),
+                sessions if isinstance(sessions, int) else None,
+                session_spread.MIN_SESSIONS,
+                ", ".join(map(str, entry.get("sources", []))),
+            )
+        )
+    return found
+
+
+def stores() -> list[Path]:
+    return [calibrate.store(), session_spread.store()]
+
+
+def clear() -> list[Path]:
+    """Removes every stored figure; the files removed."""
+    removed = [path for path in stores() if path.is_file()]
+    for path in removed:
+        path.unlink()
+    return removed
