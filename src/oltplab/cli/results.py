@@ -511,8 +511,8 @@ def clean(
     The ledger, the raw outputs and run.json stay, so report, export and import work as
     before. A run with cells still to measure keeps everything: a resume needs it.
     """
-    if not (results / "ledger.sqlite").is_file():
-        raise OltplabError(f"{results}: no ledger.sqlite here; name a results directory")
+    if not ResultsDir(results).ledger.is_file():
+        raise OltplabError(f"{results}: no ledger here; name a results directory")
     from oltplab.store.cleaning import clean as clean_results
     from oltplab.store.files import format_bytes
 
