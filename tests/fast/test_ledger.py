@@ -1,4 +1,6 @@
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,6 +67,32 @@ def test_results_are_durable_across_connections(tmp_path):
     again = Ledger.open(tmp_path, create=False)
     assert again.definitions() == {A: "d1"}
     again.close()
+
+
+def test_a_reader_never_meets_a_ledger_still_being_made(tmp_path):
+    """status reads a shard's ledger while its pod creates it: from the moment the file
+    is there, it opens as a ledger (CI once read one with no schema yet, exit 3)."""
+    folders = [tmp_path / f"shard-{i}" for i in range(40)]
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from oltplab.store.ledger import Ledger\n"
+            "for name in sys.argv[1:]: Ledger.open(Path(name)).close()",
+            *map(str, folders),
+        ]
+    )
+    try:
+        for folder in folders:
+            while not (folder / "ledger.sqlite").exists():
+                assert writer.poll() in (None, 0)
+            reader = Ledger.open(folder, create=False)
+            assert reader.runs() == []
+            reader.close()
+    finally:
+        writer.wait(timeout=60)
+    assert writer.returncode == 0
+    assert not list(tmp_path.glob("*/.ledger.sqlite.*"))  # nothing left of the building
 
 
 def test_missing_and_foreign_ledgers_are_refused_with_a_clear_message(tmp_path):

@@ -13,6 +13,7 @@ to recover, never read as if it were data.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -55,18 +56,18 @@ class Ledger(LedgerReads):
         """The results directory's ledger; `create` for a writer, which may start a new one
         and journals its writes (unless `journal` is off, as when rebuilding one)."""
         path = ResultsDir(results).ledger
-        exists = path.exists()
-        if not exists and not create:
+        fresh = not path.exists()
+        if fresh and not create:
             check_results(results)
-        if exists:
-            check_file(path)
-        else:
+        if fresh:
             prepare_results(results)
+            _build(path)
+        check_file(path)
         ledger: Ledger | None = None
         try:
             db = sqlite3.connect(path, isolation_level=None, timeout=30)
             ledger = cls(db, path, Journal(results) if create and journal else None)
-            ledger._configure(fresh=not exists)
+            ledger._configure(fresh=fresh)
         except sqlite3.Error as exc:
             if ledger is not None:
                 ledger.close()
@@ -79,39 +80,33 @@ class Ledger(LedgerReads):
 
     def _configure(self, *, fresh: bool) -> None:
         db = self._db
-        db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA foreign_keys=ON")
-        if not fresh:
-            problems = [
-                line
-                for (said,) in db.execute("PRAGMA quick_check(3)")
-                for line in str(said).splitlines()
-                if not line.startswith("***")  # "*** in database main ***"
-            ]
-            if problems != ["ok"]:
-                raise damaged(self.path, "; ".join(problems))
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-            if "meta" not in tables or self.meta("schema_version") is None:
-                raise damaged(self.path, "it has no schema version: not an oltplab ledger")
-            if {"cells", "summaries"} <= tables and self.meta("schema_version") == str(
-                SCHEMA_VERSION
-            ):
-                for key, column, value, kind in db.execute(wrong_type_query()):
-                    raise value_problem(self.path, f"cell {key!r}", column, value, kind)
-        db.executescript(SCHEMA)
-        stored = self.meta("schema_version")
+        problems = [
+            line
+            for (said,) in db.execute("PRAGMA quick_check(3)")
+            for line in str(said).splitlines()
+            if not line.startswith("***")  # "*** in database main ***"
+        ]
+        if problems != ["ok"]:
+            raise damaged(self.path, "; ".join(problems))
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        stored = self.meta("schema_version") if "meta" in tables else None
         if stored is None:
-            self.set_meta("schema_version", str(SCHEMA_VERSION))
-        elif not stored.isdigit():
+            raise damaged(self.path, "it has no schema version: not an oltplab ledger")
+        if not stored.isdigit():
             raise damaged(self.path, f"schema_version holds {stored!r}")
-        elif int(stored) > SCHEMA_VERSION:
+        if int(stored) > SCHEMA_VERSION:
             raise OltplabError(
                 f"{self.path}: written by a newer oltplab (schema {stored}); upgrade oltplab "
                 "to read it"
             )
-        else:
-            self._migrate(int(stored))
+        if {"cells", "summaries"} <= tables and stored == str(SCHEMA_VERSION):
+            for key, column, value, kind in db.execute(wrong_type_query()):
+                raise value_problem(self.path, f"cell {key!r}", column, value, kind)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(SCHEMA)
+        self._migrate(int(stored))
         if self._journal is not None and not self._journal.exists():
             # A ledger from before journals were kept starts its journal with its content.
             self._journal.append(
@@ -487,3 +482,36 @@ class Ledger(LedgerReads):
             str(row["key"]): by_run.get(row["run_id"], alone)
             for row in self._query("SELECT key, run_id FROM cells")
         }
+
+
+def _build(path: Path) -> None:
+    """A new ledger, built beside its place and linked into it whole: a reader (status of
+    a shard whose pod is just starting) finds either no ledger or one with its schema,
+    never a file still being made. Of two writers building at once, the first one's
+    stays."""
+    building = path.with_name(f".{path.name}.{os.getpid()}.building")
+    try:
+        db = sqlite3.connect(building, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(SCHEMA)
+            db.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+        finally:
+            db.close()
+        os.link(building, path)
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+    except FileExistsError:
+        pass
+    except sqlite3.Error as exc:
+        raise sqlite_problem(exc, path) from None
+    except OSError as exc:
+        raise os_problem(exc, path) from None
+    finally:
+        building.unlink(missing_ok=True)
