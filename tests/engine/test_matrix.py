@@ -31,6 +31,10 @@ def test_two_engines_two_tiers_end_to_end(tmp_path):
     run = ("run", "m.toml", "--results", "out", *NO_ENGINE_SUMMARY)
     result = oltplab(*run, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+    # One repetition decides nothing: the run says so and names the run that would.
+    said = " ".join(result.stderr.split())
+    assert "note: 4 of 4 comparisons undecided at ±" in said, said
+    assert "`oltplab run m.toml --margin " in said
     out = tmp_path / "out"
     rows = cells(out)
     assert len(rows) == 2 * 2

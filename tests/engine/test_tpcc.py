@@ -106,4 +106,10 @@ def test_a_load_killed_midway_is_loaded_again_and_two_tiers_measure_nopm_on_cons
     report = oltplab("report", "out", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     text = (out / "report" / "report.md").read_text()
-    assert "Transactions: NOPM and the mix" in text and "| new_order |" in text
+    assert "Transactions: NOPM, TPM and the mix" in text and "| new_order |" in text
+    # What TPC-C users read: NOPM and TPM, efficiency, consistency, avg to max per type.
+    terminal = " ".join(result.stdout.split())
+    assert "NOPM and TPM" in terminal and "4 conditions held" in terminal
+    assert "| efficiency | districts differ by | consistency |" in text
+    assert text.count("| 4 conditions held in 1 cell |") == 2  # one row a tier
+    assert "| avg ms | p50 ms | p95 ms | p99 ms | p99.9 ms | max ms |" in text

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from oltplab.analysis.latency import service_ms
+from oltplab.analysis.latency import service_times
+from oltplab.analysis.orders import order_figures
 from oltplab.base.errors import SpecError
 from oltplab.spec import Spec, parse_spec
 from oltplab.sysbench.kinds import kind_of
@@ -125,10 +126,15 @@ def test_figures_are_read_per_type_with_nopm_both_ways() -> None:
     assert new_order.errors == (("1213", 3), ("40001", 1))
     assert new_order.histogram == ((2.001, 18), (3.020, 4))
     assert new_order.ended == 22 and payment.committed == 10
-    assert service_ms(new_order.histogram, (50, 99)) == [2.001, 3.020]
-    assert results.metrics["nopm"] == pytest.approx(20 / (60.0012 / 60))
-    assert results.metrics["nopm_districts"] == pytest.approx(20 / (60.0012 / 60))
+    times = service_times(new_order.histogram)
+    assert times is not None and times.percentiles == (2.001, 3.020, 3.020, 3.020)
+    assert times.avg == pytest.approx((18 * 2.001 + 4 * 3.020) / 22) and times.max == 3.020
+    minutes = 60.0012 / 60
+    assert results.metrics["nopm"] == pytest.approx(20 / minutes)
+    assert results.metrics["nopm_districts"] == pytest.approx(20 / minutes)
+    assert results.metrics["tpm"] == pytest.approx(30 / minutes)  # committed of every type
     assert results.metrics["warehouses_active"] == 2
+    assert (results.metrics["consistency_checked"], results.metrics["consistency_failed"]) == (4, 1)
     assert results.series == (("new_order", 1, 9.0), ("new_order", 2, 11.0))
     assert results.problems == (
         "consistency condition 3 failed: 1,4: max(no_o_id)-min(no_o_id)+1=899, count=900",
@@ -147,3 +153,23 @@ def test_terminals_pace_a_workload_as_the_specification_s_terminals_would() -> N
     assert fewer.workloads[0].rates == [1]
     with pytest.raises(SpecError, match="rates"):
         spec('{name = "oltp_read_write", rates = ["terminals"]}')
+
+
+def test_a_point_s_figures_say_nopm_tpm_efficiency_and_consistency_as_tpcc_users_read_them():
+    results = read_tpcc(OUTPUT)
+    assert results is not None
+    figures = order_figures([results])
+    assert figures.nopm == pytest.approx(20 / (60.0012 / 60))
+    # go-tpc's efficiency: NOPM over 12.86 for each warehouse (two active here).
+    assert figures.efficiency_pct == pytest.approx(100 * figures.nopm / (12.86 * 2))
+    assert figures.consistency == "failed in 1 of 1 cell (flagged inconsistent)"
+    held = read_tpcc(
+        OUTPUT.replace(
+            "consistency 3 failed 1,4: max(no_o_id)-min(no_o_id)+1=899, count=900",
+            "consistency 3 ok",
+        )
+    )
+    assert held is not None
+    assert order_figures([held, held]).consistency == "4 conditions held in 2 cells"
+    unchecked = read_tpcc("\n".join(x for x in OUTPUT.splitlines() if "consistency" not in x))
+    assert unchecked is not None and order_figures([unchecked]).consistency == "not checked"

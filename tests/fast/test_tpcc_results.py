@@ -75,7 +75,7 @@ def test_a_rebuilt_ledger_reads_the_kind_s_figures_again(results: Path, tmp_path
     rebuilt = oltplab("rebuild", "copy", cwd=tmp_path)
     assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
     before, after = kind_rows(results / "ledger.sqlite"), kind_rows(copy / "ledger.sqlite")
-    assert len(before) == 16 * 5 + 16 * 3 and after == before
+    assert len(before) == 16 * 5 + 16 * 6 and after == before  # 5 types, 6 figures a cell
 
 
 def test_the_transactions_export_has_a_row_per_cell_and_type(results: Path) -> None:
@@ -90,5 +90,14 @@ def test_the_transactions_export_has_a_row_per_cell_and_type(results: Path) -> N
     for row in rows:
         assert float(row["nopm"]) == pytest.approx(float(row["nopm_districts"]))
         assert row["warehouses_active"] in ("1.0", "2.0")
+        # What go-tpc prints beside tpmC: tpmTotal, efficiency, and per type avg to max.
+        assert float(row["tpm"]) > float(row["nopm"])
+        assert float(row["efficiency_pct"]) == pytest.approx(
+            100 * float(row["nopm"]) / (12.86 * float(row["warehouses_active"])), rel=1e-4
+        )
+        times = [float(row[c]) for c in ("service_avg_ms", "service_p50_ms", "service_max_ms")]
+        assert 0 < times[1] <= times[2] and times[0] <= times[2]
+        assert float(row["service_p99_ms"]) <= float(row["service_p99.9_ms"]) <= times[2]
+        assert (row["consistency_checked"], row["consistency_failed"]) == ("4", "0")
     shares = [float(r["share_pct"]) for r in rows if r["type"] == "new_order"]
     assert all(abs(share - 100 * 10 / 23) < 1 for share in shares)

@@ -127,7 +127,13 @@ def analysed(source: str, name: str) -> bool:
 NOPM = "nopm"  # New-Orders committed a minute (the TPC-C-like kind)
 NOPM_DISTRICTS = "nopm_districts"  # the same, from how far the districts' next order ids moved
 WAREHOUSES_ACTIVE = "warehouses_active"  # home warehouses of the cell's terminals
-KIND_METRICS = (NOPM, NOPM_DISTRICTS, WAREHOUSES_ACTIVE)
+TPM = "tpm"  # transactions of every type committed a minute (go-tpc's tpmTotal)
+# The data's consistency conditions checked after the cell, and those that failed.
+CONSISTENCY_CHECKED = "consistency_checked"
+CONSISTENCY_FAILED = "consistency_failed"
+KIND_METRICS = (
+    NOPM, NOPM_DISTRICTS, WAREHOUSES_ACTIVE, TPM, CONSISTENCY_CHECKED, CONSISTENCY_FAILED,
+)  # fmt: skip
 
 
 # --- what a comparison can be made on ------------------------------------------------------

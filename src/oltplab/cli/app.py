@@ -21,7 +21,8 @@ from oltplab.base.errors import (
     EXIT_UNDECIDED,
     OltplabError,
 )
-from oltplab.cli.display import display_for, failed_table, status_table, tps_tables
+from oltplab.base.wording import counted
+from oltplab.cli.display import display_for, failed_table, status_table, throughput_tables
 from oltplab.cli.vocabulary import margin_option
 from oltplab.measure.request import RunRequest
 from oltplab.store.ledger import Ledger
@@ -158,9 +159,10 @@ def report_outcome(results: Path, outcome: Outcome) -> None:
     ledger = Ledger.open(results, create=False)
     try:
         cells = ledger.cells()
+        kinds = ledger.kind_results()
     finally:
         ledger.close()
-    for table in tps_tables(cells):
+    for table in throughput_tables(cells, kinds):
         console.print(table)
     console.print(status_table(outcome.counts))
     if outcome.failed:
@@ -249,6 +251,39 @@ def _floor_note(request: RunRequest) -> str | None:
     )
 
 
+def _undecided_note(request: RunRequest) -> str | None:
+    """After a plain run: the comparisons a `--margin` run would decide that this one left
+    undecided at the spec's margin (all of them, below three repetitions; on a noisy host,
+    most), and that run's command."""
+    from oltplab.analysis.dataset import load
+    from oltplab.analysis.points import Points
+    from oltplab.analysis.precision import UNKNOWN, answers
+    from oltplab.base.metrics import Target, measure_named
+    from oltplab.experiments.calibrate import floor_here
+    from oltplab.sysbench.kinds import precision_measure
+
+    if not Path(request.origin).is_file():
+        return None  # the demo, which decides a comparison itself next
+    dataset = load([request.results])
+    if not dataset.cells:
+        return None
+    margin = request.spec.compare.margin_pct
+    measure = measure_named(precision_measure(request.spec))
+    verdicts = [
+        a.verdict for a in answers(Points(dataset, measure=measure), Target(margin, measure))
+    ]
+    undecided = verdicts.count(UNKNOWN)
+    if not undecided:
+        return None
+    floor = floor_here(request.spec.protocol.order)
+    floor_said = f"; this host's noise floor is {floor.describe()}" if floor else ""
+    return (
+        f"note: {undecided} of {counted(len(verdicts), 'comparison')} undecided at "
+        f"±{margin:g}% ([compare] margin_pct){floor_said}: `oltplab run {request.origin} "
+        f"--margin {margin:g}%` adds paired rounds until each is decided"
+    )
+
+
 def run_and_report(request: RunRequest) -> None:
     """The matrix, or one shard of it between its canaries, then its tables."""
     display = display_for(console)
@@ -273,8 +308,9 @@ def run_and_report(request: RunRequest) -> None:
         from oltplab.measure.runner import run as run_matrix
 
         outcome = run_matrix(request, display)
-    if floor_note:
-        errors.print(floor_note, highlight=False, markup=False, soft_wrap=True)
+    plain = request.shard is None and request.spec.protocol.target_ci_pct is None
+    if plain and not outcome.interrupted and (note := _undecided_note(request)):
+        errors.print(note, highlight=False, markup=False, soft_wrap=True)
     if request.spec.protocol.canary and not outcome.interrupted:
         _say_canary(request.results)
     report_outcome(request.results, outcome)

@@ -24,8 +24,8 @@ from rich.table import Table
 from rich.text import Text
 
 from oltplab.base.sizes import duration_text
+from oltplab.base.wording import counted
 from oltplab.engines.supplier import source_of
-from oltplab.plan import threads_label
 from oltplab.spec import Spec
 from oltplab.spec.server_options import extra_option_lines
 from oltplab.store.rows import CellRow
@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
     from oltplab.analysis.estimate import Comparison
     from oltplab.analysis.precision import Answer
     from oltplab.analysis.reproduce import Reproduction
+    from oltplab.sysbench.transactions import KindResults
 
 
 class RichDisplay:
@@ -153,6 +154,55 @@ def display_for(console: Console) -> RichDisplay | PlainDisplay:
     return RichDisplay(console) if console.is_terminal else PlainDisplay(console)
 
 
+def throughput_tables(cells: list[CellRow], kinds: Mapping[str, KindResults]) -> list[Table]:
+    """The run's throughput as its workloads' users read it: NOPM and TPM for the TPC-C-like
+    ones (`kinds`, by cell key), TPS for the others."""
+    ordering = {cell.workload for cell in cells if cell.key in kinds}
+    return [
+        *tps_tables([cell for cell in cells if cell.workload not in ordering]),
+        *order_tables([cell for cell in cells if cell.workload in ordering], kinds),
+    ]
+
+
+def order_tables(cells: list[CellRow], kinds: Mapping[str, KindResults]) -> list[Table]:
+    """Per scenario, tier and workload: NOPM (tpmC), TPM (tpmTotal), the efficiency against
+    the specification's 12.86 a warehouse and the consistency checks, by engine and thread
+    count (means of runs)."""
+    from oltplab.analysis.orders import order_figures
+    from oltplab.sysbench.tpcc import SPEC_NOPM_PER_WAREHOUSE
+
+    groups: dict[tuple[str, str, str], dict[tuple[str, int], list[KindResults]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for cell in cells:
+        if cell.status == Status.DONE and cell.key in kinds:
+            point = (cell.engine, cell.threads)
+            groups[(cell.scenario, cell.tier, cell.workload)][point].append(kinds[cell.key])
+    tables = []
+    for (scenario, tier, workload), points in sorted(groups.items()):
+        title = f"NOPM and TPM, {scenario}, tier {tier}, {workload}"
+        table = Table(title=title, min_width=len(title) + 4)
+        for column in ("engine", "threads", "NOPM", "TPM", "efficiency"):
+            table.add_column(column, justify="left" if column == "engine" else "right")
+        table.add_column("consistency")
+        for (engine, threads), found in points.items():
+            figures = order_figures(found)
+            table.add_row(
+                engine,
+                str(threads),
+                f"{figures.nopm:,.0f}" if figures.nopm is not None else "-",
+                f"{figures.tpm:,.0f}" if figures.tpm is not None else "-",
+                f"{figures.efficiency_pct:,.0f}%" if figures.efficiency_pct is not None else "-",
+                figures.consistency,
+            )
+        table.caption = (
+            f"efficiency: NOPM a warehouse against the {SPEC_NOPM_PER_WAREHOUSE} a warehouse "
+            "can give with TPC-C's keying and think times; this workload has none"
+        )
+        tables.append(table)
+    return tables
+
+
 def tps_tables(cells: list[CellRow]) -> list[Table]:
     """TPS by thread count per scenario, tier and workload: engines as rows (mean of runs);
     a mean over a cell with validity flags is marked, and the caption says what the mark is."""
@@ -207,7 +257,7 @@ def failed_table(failed: list[CellRow]) -> Table:
         run = f" run {row.repetition}" if row.repetition > 1 else ""
         cell = (
             f"{row.engine} {row.scenario}\n{row.tier} {row.workload} "
-            f"{threads_label(row.threads)}{run}"
+            f"{counted(row.threads, 'thread')}{run}"
         )
         table.add_row(cell, row.reason or "")
     return table

@@ -18,12 +18,21 @@ from oltplab.analysis.changes import Change
 from oltplab.analysis.dataset import CellRecord
 from oltplab.analysis.equivalence import TOST_CONFIDENCE
 from oltplab.analysis.estimate import Estimate, mean_estimate
-from oltplab.analysis.latency import PERCENTILES, SERVICE_PERCENTILES, service_ms
+from oltplab.analysis.latency import PERCENTILES, SERVICE_PERCENTILES, service_times
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.openloop import cell_percentiles
 from oltplab.analysis.precision import Answer
 from oltplab.analysis.tables import ProgressionRow
-from oltplab.base.metrics import CPU_PER_TXN, KIND_METRICS, latency_metric
+from oltplab.base.metrics import (
+    CONSISTENCY_CHECKED,
+    CONSISTENCY_FAILED,
+    CPU_PER_TXN,
+    KIND_METRICS,
+    NOPM,
+    WAREHOUSES_ACTIVE,
+    latency_metric,
+)
+from oltplab.sysbench.tpcc import efficiency_pct
 from oltplab.sysbench.validity import SATURATED
 
 # fmt: off
@@ -84,10 +93,12 @@ COST_COLUMNS = (
 )
 # A workload kind's own figures (the TPC-C-like kind's), one row per cell and transaction
 # type, the cell's NOPM repeated on each.
+SERVICE_COLUMNS = (
+    "service_avg_ms", *(f"service_p{q}_ms" for q in SERVICE_PERCENTILES), "service_max_ms"
+)
 TRANSACTION_COLUMNS = (
     *IDENTITY_COLUMNS, "type", "committed", "rollbacks", "retries", "gave_up",
-    "transaction_errors", "share_pct", "service_p50_ms", "service_p95_ms", "service_p99_ms",
-    "nopm", "nopm_districts", "warehouses_active",
+    "transaction_errors", "share_pct", *SERVICE_COLUMNS, *KIND_METRICS, "efficiency_pct",
 )
 # Every table but the summary, whose latency columns are those the runs used.
 FIXED_COLUMNS = {
@@ -162,7 +173,9 @@ def _summary(analysis: Analysis) -> list[dict[str, Any]]:
                 "tps_ci_low": low,
                 "tps_ci_high": high,
                 "tps_whole_run": cell.tps,
-                **{c: getattr(cell, c) for c in RATE_COLUMNS},
+                # Rates sysbench prints to two decimals; reads/writes/other a second are
+                # derived from its counts, and rounded alike.
+                **{c: _round(getattr(cell, c), 2) for c in RATE_COLUMNS},
                 **{latency_metric(p): cell.metric(latency_metric(p)) for p in percentiles},
                 **{c: getattr(cell, c) for c in COUNT_COLUMNS},
                 "ignored_errors": _codes(cell),
@@ -277,9 +290,6 @@ def _rows(table: str, analysis: Analysis) -> list[dict[str, Any]]:
     return _transactions(analysis)
 
 
-SERVICE_COLUMNS = tuple(f"service_p{q}_ms" for q in SERVICE_PERCENTILES)
-
-
 def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
     rows = []
     for cell in analysis.dataset.cells:
@@ -287,8 +297,14 @@ def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
             continue
         types = cell.kind_results.transactions
         ended = sum(kind.ended for kind in types)
+        nopm, warehouses = cell.metric(NOPM), cell.metric(WAREHOUSES_ACTIVE)
         for kind in types:
-            service = service_ms(kind.histogram, SERVICE_PERCENTILES)
+            times = service_times(kind.histogram)
+            service = (
+                [times.avg, *times.percentiles, times.max]
+                if times
+                else [None] * (len(SERVICE_PERCENTILES) + 2)
+            )
             rows.append(
                 {
                     **{c: getattr(cell, c) for c in IDENTITY_COLUMNS},
@@ -299,11 +315,19 @@ def _transactions(analysis: Analysis) -> list[dict[str, Any]]:
                     "gave_up": kind.gave_up,
                     "transaction_errors": " ".join(f"{c}={n}" for c, n in kind.errors),
                     "share_pct": _round(100 * kind.ended / ended, 3) if ended else None,
-                    **dict(zip(SERVICE_COLUMNS, service, strict=True)),
-                    **{m: cell.metric(m) for m in KIND_METRICS},
+                    **dict(zip(SERVICE_COLUMNS, (_round(ms, 3) for ms in service), strict=True)),
+                    **{m: _kind_figure(cell, m) for m in KIND_METRICS},
+                    "efficiency_pct": _round(efficiency_pct(nopm, warehouses), 2),
                 }
             )
     return rows
+
+
+def _kind_figure(cell: CellRecord, metric: str) -> float | int | None:
+    value = cell.metric(metric)
+    if value is not None and metric in (CONSISTENCY_CHECKED, CONSISTENCY_FAILED):
+        return int(value)  # conditions counted
+    return _round(value, 2)
 
 
 def _answer(answer: Answer) -> dict[str, Any]:

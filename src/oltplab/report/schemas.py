@@ -35,7 +35,7 @@ COLUMN_TYPES = {
     ), TEXT),
     **dict.fromkeys((
         "threads", "repetition", "n", "runs", "rounds", "steady_from_s", "committed",
-        "rollbacks", "retries", "gave_up",
+        "rollbacks", "retries", "gave_up", "consistency_checked", "consistency_failed",
     ), INTEGER),
     "saturated": BOOLEAN,
 }
