@@ -8,6 +8,7 @@ import html
 import re
 from pathlib import Path
 
+from tests.support.browser import widest_blank
 from tests.support.cli import oltplab
 from tests.support.tutorial import FIRST_TUTORIAL, TutorialRun, pattern, printed
 
@@ -52,3 +53,26 @@ def test_the_decisions_report_leads_with_the_verdict_the_demo_printed(
     page = html.unescape((tmp_path / "report" / "report.html").read_text())
     assert all(line in page for line in said)
     assert page.index(said[-1]) < page.index("Other figures: steady throughput")
+
+
+def test_a_fresh_walk_of_the_tutorial_reads_cleanly_and_its_page_has_no_blank_screen(
+    first_tutorial: TutorialRun, browser_page, tmp_path: Path
+) -> None:
+    """What the walk printed and wrote: ± throughout (never `+-`), `1 thread` (never
+    `1 threads`), and a report.html whose tallest blank band is well under a screen (the
+    per-second timeline stays out until a point is clicked). The page's screenshot is
+    kept beside the test's files to be looked at."""
+    said = [r.stdout + r.stderr for _, results in first_tutorial.done for r in results]
+    reports = sorted((first_tutorial.folder / "runs").glob("*/report/report.md"))
+    assert reports, "the tutorial writes a report"
+    for text in [*said, *(path.read_text() for path in reports)]:
+        assert "+-" not in text
+        assert not re.search(r"\b1 threads\b", text)
+    page, errors = browser_page
+    page.goto((first_tutorial.folder / "runs" / "demo" / "report" / "report.html").as_uri())
+    page.wait_for_selector(".plotly-graph-div .main-svg", state="attached")
+    widest, at = widest_blank(page)
+    screen = page.viewport_size["height"]
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    assert widest < screen / 3, f"{widest:.0f} px blank from {at:.0f} px: {tmp_path}/report.png"
+    assert errors == []

@@ -18,6 +18,8 @@ from oltplab.base.stopping import (
     learned_horizon,
     stop_point,
 )
+from oltplab.store.ledger import Ledger
+from tests.support.archives import unpacked
 from tests.support.cli import oltplab
 from tests.support.synthetic import tree_2026
 
@@ -253,3 +255,22 @@ def test_warm_ups_replay_by_the_rule_each_its_own_length_the_most() -> None:
     # The flat one ends within a few minutes (once its last quarter is long enough to
     # show no line), the one still rising runs its 180 s.
     assert 180 + 80 <= found.kept_seconds <= 180 + 400, found
+
+
+def test_replay_tries_the_rule_the_run_s_spec_gave_unless_told_otherwise(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    run = unpacked("run-w10.tar.xz", tmp_path_factory, "run")
+    ledger = Ledger.open(run)
+    try:
+        spec = ledger.meta("spec")
+        assert spec is not None
+        ledger.set_meta("spec", spec + "stop_target_pct = 4.0\nstop_min_seconds = 30\n")
+    finally:
+        ledger.close()
+    recorded = oltplab("replay", str(run), cwd=run.parent)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    said = " ".join(recorded.stdout.split())
+    assert "known to ±4% (95%), not before 30 s" in said, said
+    given = oltplab("replay", str(run), "--resolution", "3%", cwd=run.parent)
+    assert "known to ±3% (95%), not before 30 s" in " ".join(given.stdout.split())

@@ -136,3 +136,13 @@ def test_stored_figures_are_listed_with_their_samples_and_a_thin_one_is_not_used
     assert cleared.returncode == 0, cleared.stderr
     assert not store.exists() and not spreads.exists()
     assert "no calibration stored" in oltplab("calibrations", cwd=store.parent).stdout
+
+
+def test_a_damaged_store_is_refused_when_listed_and_cleared_when_asked(store: Path) -> None:
+    store.write_text('{"calibrations": [')
+    listed = oltplab("calibrations", cwd=store.parent)
+    assert_one_line_error(listed, f"{store}: damaged", code=3)
+    cleared = oltplab("calibrations", "--clear", cwd=store.parent)
+    assert cleared.returncode == 0, cleared.stderr
+    assert f"note: {store}: damaged" in " ".join(cleared.stderr.split())
+    assert not store.exists() and f"cleared: {store}" in " ".join(cleared.stdout.split())

@@ -62,7 +62,7 @@ def test_grouped_change_points_lie_where_groups_meet() -> None:
 
 def test_the_repetition_that_stands_apart_is_named_and_agreeing_ones_are_not() -> None:
     rng = random.Random(3)
-    assert [rep for rep, _ in outlying_repetitions(sample([240, 852, 238], rng))] == [2]
+    assert [o.repetition for o in outlying_repetitions(sample([240, 852, 238], rng))] == [2]
     # Repetitions that differ as a busy host makes them differ, one a little further out.
     assert outlying_repetitions(sample([240, 244, 238, 252], rng)) == []
     assert outlying_repetitions(sample([240, 241, 246], rng)) == []
@@ -71,6 +71,6 @@ def test_the_repetition_that_stands_apart_is_named_and_agreeing_ones_are_not() -
     # Many repetitions: the robust distance from the median decides; where most are at the
     # median (no spread by the median's rule), the mean deviation stands in.
     many = [240.0 + rng.gauss(0, 4) for _ in range(14)]
-    assert [rep for rep, _ in outlying_repetitions(sample([*many, 300], rng))] == [15]
+    assert [o.repetition for o in outlying_repetitions(sample([*many, 300], rng))] == [15]
     flat = PointSample({r: np.full(3, 600.0 if r == 12 else 240.0) for r in range(1, 13)})
-    assert [rep for rep, _ in outlying_repetitions(flat)] == [12]
+    assert [o.repetition for o in outlying_repetitions(flat)] == [12]

@@ -62,3 +62,31 @@ def requests_beyond_files(page) -> list[str]:
 
     page.route("**/*", only_files)
     return requested
+
+
+# The tallest vertical run of a page with nothing painted in it: text, images, charts'
+# drawing and form controls count; an empty box (a chart not drawn yet) does not.
+WIDEST_BLANK = """() => {
+  const drawn = new Set(["IMG", "svg", "CANVAS", "INPUT", "SELECT", "path", "text", "rect"]);
+  const boxes = [...document.querySelectorAll("body *")].filter(e => {
+    const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+    if (!r.width || !r.height || s.visibility === "hidden") return false;
+    return drawn.has(e.tagName) ||
+      [...e.childNodes].some(n => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+  }).map(e => {
+    const r = e.getBoundingClientRect();
+    return [r.top + window.scrollY, r.bottom + window.scrollY];
+  }).filter(([, bottom]) => bottom > 0).sort((a, b) => a[0] - b[0]);  // none off the page
+  let end = 0, widest = 0, at = 0;
+  for (const [top, bottom] of boxes) {
+    if (top - end > widest) { widest = top - end; at = end; }
+    end = Math.max(end, bottom);
+  }
+  return [widest, at];
+}"""
+
+
+def widest_blank(page) -> tuple[float, float]:
+    """The page's tallest blank band, in CSS pixels, and where it starts."""
+    widest, at = page.evaluate(WIDEST_BLANK)
+    return float(widest), float(at)

@@ -89,14 +89,26 @@ class Disagreement:
     measure: Measure
 
 
-def outlying_repetitions(sample: PointSample) -> list[tuple[int, float]]:
-    """The repetitions (number, mean) whose mean stands apart from the point's others."""
+@dataclass(frozen=True)
+class Outlier:
+    repetition: int
+    value: float  # its mean
+    others: tuple[float, float]  # the lowest and highest mean of the other repetitions
+
+
+def outlying_repetitions(sample: PointSample) -> list[Outlier]:
+    """The repetitions whose mean stands apart from the point's others."""
     if sample.reps < MIN_REPETITIONS:
         return []
     means = dict(zip(sorted(sample.series), (float(m) for m in sample.rep_means), strict=True))
     values = np.array(list(means.values()))
     apart = _dixon(values) if len(values) in DIXON_Q95 else _modified_z(values)
-    return [(rep, mean) for (rep, mean), out in zip(means.items(), apart, strict=True) if out]
+    found = []
+    for (repetition, mean), out in zip(means.items(), apart, strict=True):
+        if out:
+            rest = [m for r, m in means.items() if r != repetition]
+            found.append(Outlier(repetition, mean, (min(rest), max(rest))))
+    return found
 
 
 def _dixon(values: np.ndarray) -> np.ndarray:
@@ -185,10 +197,8 @@ def _disagreements(
 ) -> list[Disagreement]:
     out = []
     for release, sample in zip(releases, samples, strict=True):
-        for repetition, value in outlying_repetitions(sample):
-            rest = [float(m) for r, m in zip(sorted(sample.series), sample.rep_means, strict=True)
-                    if r != repetition]  # fmt: skip
-            out.append(Disagreement(release, repetition, value, (min(rest), max(rest)), measure))
+        for found in outlying_repetitions(sample):
+            out.append(Disagreement(release, found.repetition, found.value, found.others, measure))
     return out
 
 

@@ -185,6 +185,10 @@ class Dataset:
     superseded: dict[str, list[SupersededRow]] = field(default_factory=dict)
     # The precision a run measured to (protocol.target_ci_pct and its measure), if any.
     target: metrics.Target | None = None
+    # The adaptive stopping rule's settings its spec gave (stop_target_pct and
+    # stop_min_seconds), each None where the spec left it to the default.
+    stop_target_pct: float | None = None
+    stop_min_seconds: int | None = None
     # What each results directory was measured under (spec, dataset, settings, host...).
     traits: list[Traits] = field(default_factory=list)
     # Derived values the analysis computes once per dataset (steady parts, bootstrap draws).
@@ -393,6 +397,11 @@ def _load_one(dataset: Dataset, path: Path, ledger: Ledger, shared: set[str]) ->
         dataset.order = order
         dataset.paired = dataset.order in ("interleaved", "alternating", "sliced", "random")
         dataset.target = dataset.target or _target(protocol)
+        with contextlib.suppress(TypeError, ValueError):
+            if dataset.stop_target_pct is None and "stop_target_pct" in protocol:
+                dataset.stop_target_pct = float(protocol["stop_target_pct"])
+            if dataset.stop_min_seconds is None and "stop_min_seconds" in protocol:
+                dataset.stop_min_seconds = int(protocol["stop_min_seconds"])
         with contextlib.suppress(AttributeError, TypeError, ValueError):
             pct = stored.get("distribute", {}).get("slow_machine_pct")
             dataset.slow_machine_pct = float(pct) if pct else dataset.slow_machine_pct

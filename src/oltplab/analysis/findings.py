@@ -16,7 +16,7 @@ from statistics import mean
 from oltplab.analysis.estimate import SIGNIFICANT, Comparison, too_few
 from oltplab.analysis.points import Point, Points, Value, cross_family, diff_pct
 from oltplab.base.stats import MIN_REPETITIONS
-from oltplab.plan import threads_label
+from oltplab.base.wording import counted
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def _leader_and_saturation(
         )
         gap = diff_pct(tps, second_tps)
         detail = (
-            f"peak {tps:,.0f} TPS at {threads_label(threads)}, {gap:+.1f}% "
+            f"peak {tps:,.0f} TPS at {counted(threads, 'thread')}, {gap:+.1f}% "
             f"ahead of {second} ({second_tps:,.0f} TPS)"
         )
         if kinds := cross_family(dataset, [leader, second]):
@@ -145,7 +145,7 @@ def _leader_and_saturation(
                 tier,
                 engine,
                 peak_threads,
-                f"peak {peak:,.0f} TPS at {threads_label(peak_threads)}",
+                f"peak {peak:,.0f} TPS at {counted(peak_threads, 'thread')}",
                 diff_pct(peak, runner_up) if runner_up else None,
             )
         )
@@ -155,8 +155,8 @@ def _leader_and_saturation(
             where = [points.machines((scenario, tier, engine, t)) for t in (peak_threads, top)]
             apart = f" (cross-machine: {where[0]} vs {where[1]})" * (where[0] != where[1])
             detail = (
-                f"{peak:,.0f} TPS at {threads_label(peak_threads)} -> {last.whole_run:,.0f} "
-                f"at {threads_label(top)} ({drop:+.1f}%){apart}"
+                f"{peak:,.0f} TPS at {counted(peak_threads, 'thread')} -> {last.whole_run:,.0f} "
+                f"at {counted(top, 'thread')} ({drop:+.1f}%){apart}"
             )
             versus = points.comparison(
                 (scenario, tier, engine, top), (scenario, tier, engine, peak_threads)

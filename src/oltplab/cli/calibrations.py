@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from oltplab.cli.app import console, flag
+from oltplab.base.errors import OltplabError
+from oltplab.cli.app import console, errors, flag
 
 
 def calibrations(
@@ -23,8 +24,15 @@ def calibrations(
     from oltplab.experiments.calibrations import clear as clear_stored
     from oltplab.experiments.calibrations import stored_figures, stores
 
-    found = stored_figures()
-    if not found:
+    try:
+        found = stored_figures()
+    except OltplabError as exc:
+        if not clear:
+            raise
+        # Clearing is how a damaged store is mended: its listing is told, not needed.
+        errors.print(f"note: {exc}", highlight=False, markup=False, soft_wrap=True)
+        found = []
+    if not found and not clear:
         console.print(
             f"no calibration stored ({', '.join(map(str, stores()))})",
             highlight=False,
@@ -35,7 +43,8 @@ def calibrations(
             highlight=False,
         )
         return
-    console.print("Stored on this machine, oldest first:", highlight=False)
+    if found:
+        console.print("Stored on this machine, oldest first:", highlight=False)
     for figure in found:
         when = figure.measured_at[:16].replace("T", " ") or "undated"
         used = "used" if figure.used else "not used"

@@ -15,6 +15,7 @@ from oltplab.base.errors import OltplabError
 from oltplab.base.sizes import duration_text
 from oltplab.cli.app import WEEK_SECONDS, DifferencesMarginOption, console
 from oltplab.cli.vocabulary import MARGIN, RESOLUTION, parse_percent, resolution_option
+from oltplab.spec import ProtocolSpec
 from oltplab.store.directory import REPLAY_CSV, REPLAY_JSON, SYSBENCH_OUTPUT, check_results
 from oltplab.store.files import write_whole
 from oltplab.store.outputs import check_replaceable
@@ -26,6 +27,12 @@ REPLAY_COLUMNS = ["cell", "engine", "scenario", "tier", "threads", "repetition",
                   "stopped_s", "settled", "ci_pct", "warm_up_cut_s", "mean_moved_pct",
                   "ran_whole_to_learn", "note"]  # fmt: skip
 REPLAY_JSON_START = b'{\n  "rule": '  # as found.as_json() begins
+
+
+# The rule's settings where neither the options nor the recorded spec give them: the
+# spec's own defaults (ProtocolSpec.stop_target_pct, stop_min_seconds).
+DEFAULT_TARGET_PCT = ProtocolSpec.model_fields["stop_target_pct"].default
+DEFAULT_MIN_SECONDS = ProtocolSpec.model_fields["stop_min_seconds"].default
 
 
 class StopRuleName(StrEnum):
@@ -46,16 +53,21 @@ def replay(
         StopRuleName, typer.Option(help="The stopping rule to replay on the recorded seconds.")
     ] = StopRuleName.adaptive,
     resolution: Annotated[
-        str, resolution_option("stop a cell once its steady mean's 95% interval is within ±PCT.")
-    ] = "2%",
+        str | None,
+        resolution_option(
+            "stop a cell once its steady mean's 95% interval is within ±PCT (default: the "
+            "spec's stop_target_pct, else 2%)."
+        ),
+    ] = None,
     min_seconds: Annotated[
-        int,
+        int | None,
         typer.Option(
             min=10,
             max=WEEK_SECONDS,
-            help="Never stop a cell before this many seconds, nor on a shorter steady part.",
+            help="Never stop a cell before this many seconds, nor on a shorter steady part "
+            "(default: the spec's stop_min_seconds, else 60).",
         ),
-    ] = 60,
+    ] = None,
     max_seconds: Annotated[
         int | None,
         typer.Option(
@@ -91,7 +103,7 @@ def replay(
     from oltplab.report.export import to_csv
     from oltplab.sysbench.reading import read_output
 
-    rule = StopRule(parse_percent(resolution, RESOLUTION), min_seconds, max_seconds or 10**9)
+    given_target = None if resolution is None else parse_percent(resolution, RESOLUTION)
     for given in results:
         check_results(given)
     folder = output or results[0]
@@ -99,6 +111,15 @@ def replay(
     check_replaceable(csv_file, ",".join(REPLAY_COLUMNS).encode(), REPLAY_CSV)
     check_replaceable(json_file, REPLAY_JSON_START, REPLAY_JSON)
     dataset = load(results)
+    # The rule the run was given, unless the options ask for another.
+    target = given_target or dataset.stop_target_pct or DEFAULT_TARGET_PCT
+    least = min_seconds or dataset.stop_min_seconds or DEFAULT_MIN_SECONDS
+    rule = StopRule(target, least, max_seconds or 10**9)
+    console.print(
+        f"The {stop} rule: a cell stops once its steady mean is known to ±{target:g}% (95%), "
+        f"not before {least} s",
+        highlight=False,
+    )
     # The warm-ups oltplab kept beside the cells end by the rule too.
     outputs = sorted(
         p for r in results for p in r.rglob(f"*{SYSBENCH_OUTPUT}") if is_warm_up(p.name)

@@ -16,6 +16,7 @@ import typer
 from oltplab.base.errors import EXIT_BAD_INPUT, EXIT_REGRESSED, OltplabError
 from oltplab.base.metrics import MEASURES, TPS, Measure
 from oltplab.base.stats import MIN_REPETITIONS
+from oltplab.base.wording import counted
 from oltplab.cli.app import (
     WEEK_SECONDS,
     AllowMismatchOption,
@@ -516,7 +517,7 @@ def run_calibration(
         session_overhead,
         stored_calibrations,
     )
-    from oltplab.plan import build_plan, plan_seconds, threads_label
+    from oltplab.plan import build_plan, plan_seconds
 
     stored_calibrations()  # where it is damaged, said before the measuring, not after
     text = calibration_spec(engine, repetitions, seconds, threads, workload, order)
@@ -534,7 +535,7 @@ def run_calibration(
     for (scenario, count), found in floor.comparisons.items():
         if found.verdict == SIGNIFICANT:
             errors.print(
-                f"warning: {scenario} at {threads_label(count)}: the same binary came out "
+                f"warning: {scenario} at {counted(count, 'thread')}: the same binary came out "
                 f"different ({found.with_interval('95%')}): this host's noise (drift, other "
                 "load, a dip in one side's rounds) breaks what the interval assumes, and the "
                 "noise floor counts it; more rounds (--repetitions) or longer cells "

@@ -166,8 +166,8 @@ def stored_calibrations() -> list[dict[str, Any]]:
         found = _calibrations(load_json(path.read_bytes()))
     except ValueError as exc:
         raise EnvironmentProblem(
-            f"{path}: damaged ({exc}); it keeps this host's noise floors: mend it, or remove "
-            "it and run `oltplab calibrate ENGINE` again"
+            f"{path}: damaged ({exc}); it keeps this host's noise floors: mend it, or clear "
+            "it (`oltplab calibrations --clear`) and run `oltplab calibrate ENGINE` again"
         ) from None
     return found
 

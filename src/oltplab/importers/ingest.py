@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oltplab.base import nofollow
+from oltplab.base.wording import counted
 from oltplab.importers.own import (
     OwnResults,
     RecordedCell,
@@ -28,7 +29,7 @@ from oltplab.importers.own import (
     record_import,
 )
 from oltplab.importers.scan import EngineGroup, FoundFile, ScannedTree
-from oltplab.plan import Cell, threads_label
+from oltplab.plan import Cell
 from oltplab.store.directory import stem_of
 from oltplab.store.files import sha256_file
 from oltplab.store.ledger import Ledger
@@ -323,7 +324,9 @@ def _import_group(
         flags = _measurement(ledger, cell, found.path, output, recorded, report.warnings)
         if flags:
             rep = f" run {cell.repetition}" if cell.repetition > 1 else ""
-            where = f"{engine} {cell.scenario.name} {cell.tier} {threads_label(cell.threads)}{rep}"
+            where = (
+                f"{engine} {cell.scenario.name} {cell.tier} {counted(cell.threads, 'thread')}{rep}"
+            )
             report.flagged.append((where, ", ".join(flags)))
     for found in files:
         if tier := next((t for t in found.vars_tiers if t in variables), None):

@@ -16,6 +16,7 @@ from oltplab.base.errors import DiskFull, EngineError
 from oltplab.base.hostinfo import disk_of
 from oltplab.base.stats import steady
 from oltplab.base.stopping import Stop
+from oltplab.base.wording import counted
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
 from oltplab.engines.control import format_pairs
 from oltplab.engines.endpoint import platform_of
@@ -35,7 +36,7 @@ from oltplab.measure.phases import Phases, Stage
 from oltplab.measure.request import Display
 from oltplab.measure.stopping import Watch
 from oltplab.measure.workloads import gated
-from oltplab.plan import Cell, Session, threads_label
+from oltplab.plan import Cell, Session
 from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
 from oltplab.store import directory as names
 from oltplab.store.files import ensure_space
@@ -212,7 +213,7 @@ def fail_cells(ctx: RunContext, cells: list[Cell], reason: str) -> None:
 
 def cell_label(cell: Cell) -> str:
     rep = f" run {cell.repetition}" if cell.repetition > 1 else ""
-    return f"{cell.engine} {cell.tier} {cell.workload} {threads_label(cell.threads)}{rep}"
+    return f"{cell.engine} {cell.tier} {cell.workload} {counted(cell.threads, 'thread')}{rep}"
 
 
 @dataclass
@@ -431,11 +432,13 @@ def _refuse_tier_changes(
 def _warm_up(ctx: RunContext, state: EngineState, session: Session, stem: Path, label: str) -> None:
     protocol = ctx.spec.protocol
     workload = ctx.spec.workload(session.workload)
-    for position, (warm_up, seconds) in enumerate(kind_of(workload).warm_ups(ctx.spec, workload)):
+    warm_ups = kind_of(workload).warm_ups(ctx.spec, workload)
+    for position, (warm_up, seconds) in enumerate(warm_ups):
         name = names.warm_up_name(position)
         if seconds <= 0:
             continue
-        ctx.phase(Stage.WARM_UP, f"{label}: {name}", seconds)
+        said = f"warm-up {position + 1} of {len(warm_ups)}" if len(warm_ups) > 1 else "warm-up"
+        ctx.phase(Stage.WARM_UP, f"{label}: {said} ({warm_up.name})", seconds)
         output = names.warm_up_output(stem, name)
         watch = Watch.of_warm_up(protocol, seconds, output, ctx.scratch("stop"))
         result = _sysbench(

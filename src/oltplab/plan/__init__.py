@@ -21,11 +21,6 @@ _SHORT_SCENARIOS = {"oltp_read_write": "rw", "oltp_read_only": "ro"}
 T = TypeVar("T")
 
 
-def threads_label(count: int) -> str:
-    """`1 thread`, `4 threads`: how a person reads a thread count."""
-    return f"{count} thread{'s' if count != 1 else ''}"
-
-
 @dataclass(frozen=True)
 class Scenario:
     """What one set of tables holds: a workload, measured with sysbench beside the engine
