@@ -70,7 +70,7 @@ def test_a_fresh_walk_of_the_tutorial_reads_cleanly_and_its_page_has_no_blank_sc
         assert not re.search(r"\b1 threads\b", text)
     page, errors = browser_page
     page.goto((first_tutorial.folder / "runs" / "demo" / "report" / "report.html").as_uri())
-    page.wait_for_selector(".plotly-graph-div .main-svg", state="attached")
+    page.wait_for_selector("#chart .main-svg")
     widest, at = widest_blank(page)
     screen = page.viewport_size["height"]
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)

@@ -222,8 +222,8 @@ def test_a_damaged_noise_floor_store_is_named_and_kept(results, damage):
         assert line.startswith(f"error: {store}: damaged ("), line
         assert why in line, line
         assert line.endswith(
-            "it keeps this host's noise floors: mend it, or remove it and run "
-            "`oltplab calibrate ENGINE` again"
+            "it keeps this host's noise floors: mend it, or clear it (`oltplab calibrations "
+            "--clear`) and run `oltplab calibrate ENGINE` again"
         ), line
     assert store.read_bytes() == content
     assert not (results / "report").exists()

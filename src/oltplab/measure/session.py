@@ -16,7 +16,6 @@ from oltplab.base.errors import DiskFull, EngineError
 from oltplab.base.hostinfo import disk_of
 from oltplab.base.stats import steady
 from oltplab.base.stopping import Stop
-from oltplab.base.wording import counted
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
 from oltplab.engines.control import format_pairs
 from oltplab.engines.endpoint import platform_of
@@ -207,13 +206,8 @@ def set_up_engines(ctx: RunContext, engines: list[tuple[str, str]]) -> None:
 def fail_cells(ctx: RunContext, cells: list[Cell], reason: str) -> None:
     for cell in cells:
         ctx.ledger.record_failed(cell, reason, None)
-        ctx.display.note(f"[red]failed[/red] {cell_label(cell)}: {reason}")
+        ctx.display.note(f"[red]failed[/red] {cell.label}: {reason}")
     log.error("%d cell(s) failed: %s", len(cells), reason)
-
-
-def cell_label(cell: Cell) -> str:
-    rep = f" run {cell.repetition}" if cell.repetition > 1 else ""
-    return f"{cell.engine} {cell.tier} {cell.workload} {counted(cell.threads, 'thread')}{rep}"
 
 
 @dataclass
@@ -432,13 +426,11 @@ def _refuse_tier_changes(
 def _warm_up(ctx: RunContext, state: EngineState, session: Session, stem: Path, label: str) -> None:
     protocol = ctx.spec.protocol
     workload = ctx.spec.workload(session.workload)
-    warm_ups = kind_of(workload).warm_ups(ctx.spec, workload)
-    for position, (warm_up, seconds) in enumerate(warm_ups):
+    for position, (warm_up, seconds) in enumerate(kind_of(workload).warm_ups(ctx.spec, workload)):
         name = names.warm_up_name(position)
         if seconds <= 0:
             continue
-        said = f"warm-up {position + 1} of {len(warm_ups)}" if len(warm_ups) > 1 else "warm-up"
-        ctx.phase(Stage.WARM_UP, f"{label}: {said} ({warm_up.name})", seconds)
+        ctx.phase(Stage.WARM_UP, f"{label}: warm-up {position + 1} ({warm_up.name})", seconds)
         output = names.warm_up_output(stem, name)
         watch = Watch.of_warm_up(protocol, seconds, output, ctx.scratch("stop"))
         result = _sysbench(
@@ -491,7 +483,7 @@ def _measure(ctx: RunContext, state: EngineState, cell: Cell, stem: Path) -> Non
     output = names.output_of(stem)
     ctx.ensure_space("measure a cell")
     ctx.ledger.mark_running(cell, ctx.run_id)
-    ctx.phase(Stage.CELLS, cell_label(cell), seconds)
+    ctx.phase(Stage.CELLS, cell.label, seconds)
     telemetry = ctx.telemetry_of(cell.engine)
     telemetry.before_cell(CellSite(stem, state.server))
     probe = telemetry.raw_file_of(metrics.ENGINE)
@@ -543,7 +535,7 @@ def record_cell(
                 status = format_pairs(control.status())
             names.beside(stem, names.STATUS).write_text(status)
         except EngineError as exc:
-            log.warning("%s: status not recorded: %s", cell_label(cell), exc)
+            log.warning("%s: status not recorded: %s", cell.label, exc)
     interval = parsed.interval if spec.protocol.order == "sliced" else spec.protocol.report_interval
     flags = validity.validity_flags(parsed, seconds, interval, cell.rate)
     # The CPUs sysbench may use: all of them, or the client's share when isolated.
@@ -594,10 +586,8 @@ def record_cell(
     )
     if parsed.summary is not None and reason is None:
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""
-        ctx.display.note(
-            f"[green]done[/green] {cell_label(cell)}: {parsed.summary.tps:,.1f} tps{marks}"
-        )
-        log.info("%s done: %.1f tps %s", cell_label(cell), parsed.summary.tps, flags)
+        ctx.display.note(f"[green]done[/green] {cell.label}: {parsed.summary.tps:,.1f} tps{marks}")
+        log.info("%s done: %.1f tps %s", cell.label, parsed.summary.tps, flags)
     else:
-        ctx.display.note(f"[red]failed[/red] {cell_label(cell)}: {reason}")
-        log.error("%s failed: %s", cell_label(cell), reason)
+        ctx.display.note(f"[red]failed[/red] {cell.label}: {reason}")
+        log.error("%s failed: %s", cell.label, reason)

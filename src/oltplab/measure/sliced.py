@@ -25,7 +25,6 @@ from oltplab.measure.phases import Stage
 from oltplab.measure.session import (
     Opened,
     RunContext,
-    cell_label,
     close_session,
     heaviest,
     open_session,
@@ -100,7 +99,7 @@ def _measure_round(
         ctx.ledger.mark_running(cell, ctx.run_id, started_at=started_at)
     ctx.phase(
         Stage.CELLS,
-        f"{slots} cells sliced together ({cell_label(members[0][1])} ...)",
+        f"{slots} cells sliced together ({members[0][1].label} ...)",
         float(total),
     )
     t0_ms = round((time.time() + LEAD_SECONDS) * 1000)

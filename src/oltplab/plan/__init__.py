@@ -11,6 +11,7 @@ import statistics
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from oltplab.base.wording import counted
 from oltplab.spec import LOCAL_HOST, PlacementSpec, Spec, WorkloadSpec
 from oltplab.sysbench.kinds import kind_of
 
@@ -75,6 +76,12 @@ class Cell:
     def group(self) -> Cell:
         """The cell without its repetition (numbered 0): what repetitions repeat."""
         return replace(self, repetition=0)
+
+    @property
+    def label(self) -> str:
+        """How progress and the log name it: `mysql-8.0.31 128M oltp_read_write 4 threads`."""
+        rep = f" run {self.repetition}" if self.repetition > 1 else ""
+        return f"{self.engine} {self.tier} {self.workload} {counted(self.threads, 'thread')}{rep}"
 
     def describe(self) -> str:
         rep = f" run {self.repetition}" if self.repetition else ""
