@@ -153,6 +153,16 @@ def manifests(
 def deploy(engine: str, image: str, namespace: str, cpu: str, memory: str) -> str:
     """The server applied and answering; its endpoint by the Service's name."""
     kubeconfig = str(state_dir() / "admin.kubeconfig")
+    known = subprocess.run(
+        ["kubectl", "--kubeconfig", kubeconfig, "get", "namespace", namespace],
+        text=True, capture_output=True,
+    )  # fmt: skip
+    if known.returncode != 0:
+        raise ClusterError(
+            f"namespace {namespace} does not exist: make it first (kubectl apply -f "
+            "examples/kubernetes-storage.yaml makes `bench`, with the claim oltplab's pods "
+            "write their results to)"
+        )
     found = manifests(engine, image, namespace, cpu, memory, secrets.token_urlsafe(24))
     subprocess.run(
         ["kubectl", "--kubeconfig", kubeconfig, "apply", "-f", "-"],

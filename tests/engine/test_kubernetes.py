@@ -346,24 +346,40 @@ def test_a_database_in_the_cluster_is_driven_through_its_service(
 ) -> None:
     """The report's topology: the server a StatefulSet behind a headless Service, oltplab's
     pod measuring it as an endpoint by the Service's DNS name, its password from the
-    Secret, the mixes of the Kubernetes report in the results."""
+    Secret, the mixes of the Kubernetes report in the results. Done as docs/how-to/
+    sharding.md says, its storage from examples/kubernetes-storage.yaml (the node's folder
+    here a temporary one): the namespace, the volume and the claim."""
     env = _env(cluster)
     monkeypatch.setenv("KUBECONFIG", cluster["KUBECONFIG"])
-    core, batch = client(cluster)
-    restricted_namespace(core, "bench")
+    _, batch = client(cluster)
+    srv = tmp_path / "srv-bench"
+    volume = srv / "endpoint"
+    for folder in (srv, volume):  # install -d -o 10001 /srv/bench /srv/bench/endpoint
+        folder.mkdir()
+        os.chown(folder, POD_USER, -1)
+    database = ["python3", str(ROOT / "deploy" / "kube" / "database.py"), "mariadb-10.11.5", image]
+    refused = subprocess.run(
+        [*database, "--namespace", "nowhere"], env=env, capture_output=True, text=True
+    )
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "namespace nowhere does not exist: make it first" in refused.stderr
+    storage = (ROOT / "examples" / "kubernetes-storage.yaml").read_text()
+    applied = subprocess.run(
+        ["kubectl", "--kubeconfig", cluster["KUBECONFIG"], "apply", "-f", "-"],
+        input=storage.replace("/srv/bench", str(srv)), capture_output=True, text=True,
+    )  # fmt: skip
+    assert applied.returncode == 0, applied.stdout + applied.stderr
     deployed = subprocess.run(
-        ["python3", str(ROOT / "deploy" / "kube" / "database.py"), "mariadb-10.11.5", image,
-         "--namespace", "bench", "--cpu", "1", "--memory", "1Gi"],
+        [*database, "--namespace", "bench", "--cpu", "1", "--memory", "1Gi"],
         env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert deployed.returncode == 0, deployed.stdout + deployed.stderr
     assert "oltplab-db.bench.svc.cluster.local:3306" in deployed.stdout
-    volume = tmp_path / "volume"
-    _volume(core, "endpoint-results", volume)
     spec = _shortened(ROOT / "examples" / "kubernetes-endpoint.toml", tmp_path)
     submitted = oltplab(
         "submit", "k8s", str(spec), "--shards", "1", "--results", str(volume),
-        "--image", image, "--storage", "endpoint-results", "--namespace", "bench",
+        "--subpath", "endpoint", "--image", image, "--storage", "bench-results",
+        "--namespace", "bench",
         "--engine-cache", "image", "--env-from-secret", "oltplab-db", "--run-arg", "--prepare",
         "--run-arg", f"--telemetry={QUICK_TELEMETRY}", "--cpu", "500m", "--memory", "1Gi",
         cwd=tmp_path, env=env,
