@@ -23,7 +23,6 @@ from oltplab.sysbench.transactions import KindResults
 
 @dataclass(frozen=True)
 class OrderFigures:
-    cells: int
     nopm: float | None  # means over the cells
     tpm: float | None
     warehouses: float | None
@@ -46,7 +45,6 @@ def order_figures(cells: Sequence[KindResults]) -> OrderFigures:
         if (own := c.metrics.get(NOPM)) and (districts := c.metrics.get(NOPM_DISTRICTS)) is not None
     ]
     return OrderFigures(
-        cells=len(cells),
         nopm=nopm,
         tpm=_mean([c.metrics.get(TPM) for c in cells]),
         warehouses=warehouses,
@@ -57,7 +55,7 @@ def order_figures(cells: Sequence[KindResults]) -> OrderFigures:
 
 
 def consistency(cells: Sequence[KindResults]) -> str:
-    """What the checks after each cell found: "4 conditions held in 3 of 3 cells", or in how
+    """What the checks after each cell found: "4 conditions held in 3 cells", or in how
     many cells one failed (the cell's `inconsistent` flag and notes say which)."""
     checked = [c.metrics.get(CONSISTENCY_CHECKED) for c in cells]
     if all(n is None for n in checked):
