@@ -9,6 +9,7 @@ from oltplab.base.errors import OltplabError
 from oltplab.measure.runner import check_compatible
 from oltplab.plan import Cell
 from oltplab.store.ledger import SCHEMA_VERSION, Ledger
+from oltplab.store.outcome import CellOutcome
 from oltplab.store.status import Status
 from oltplab.sysbench.reading import read_output
 
@@ -26,7 +27,9 @@ def test_cells_move_from_pending_to_done_with_their_series(tmp_path):
     ledger.mark_running(A, run)
     assert ledger.requeue(failed_too=False) == 1  # a run killed here leaves A running
     ledger.mark_running(A, run)
-    ledger.record_result(A, out.summary, out.samples, ["short"], "x.sysbench.txt")
+    ledger.record_result(
+        A, CellOutcome(out.summary, ("short",), "x.sysbench.txt", samples=out.samples)
+    )
     ledger.mark_running(B, run)
     ledger.record_failed(B, "engine process killed by signal 9 during the cell", None)
     assert ledger.counts() == {"pending": 0, "running": 0, "done": 1, "failed": 1}
@@ -47,9 +50,10 @@ def test_telemetry_is_stored_with_its_cell_and_dropped_when_the_cell_runs_again(
     out = read_output(DATA / "rw_4th.sysbench.txt")
     rows = [("vmstat", "cs", 1, 900.0), ("vmstat", "cs", 2, 950.0), ("engine", "dirty_pages", 1, 7)]
     ledger.mark_running(A, run)
-    ledger.record_result(
-        A, None, out.samples, [], "x", "sysbench printed no summary", telemetry=rows
+    failed = CellOutcome(
+        None, (), "x", "sysbench printed no summary", samples=out.samples, telemetry=tuple(rows)
     )
+    ledger.record_result(A, failed)
     stored = ledger.telemetry()[A.key]
     assert stored[("vmstat", "cs")] == [(1, 900.0), (2, 950.0)]
     assert ledger.telemetry(lambda source, metric: source == "engine")[A.key].keys() == {

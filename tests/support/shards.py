@@ -10,6 +10,7 @@ from oltplab.plan import cells_of
 from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.spec import cell_definition_digest, parse_spec
 from oltplab.store.ledger import Ledger
+from oltplab.store.outcome import CellOutcome
 from oltplab.store.provenance import RunRecord
 from oltplab.sysbench.reading import read_output
 from tests.support.synthetic import sysbench_text
@@ -69,7 +70,8 @@ def fake_shard(
             artifact = f"raw/{machine}-{number}.sysbench.txt"
             (root / artifact).write_text(sysbench_text(series, cell.threads))
             output = read_output(root / artifact)
-            ledger.record_result(cell, output.summary, output.samples, [], artifact)
+            outcome = CellOutcome(output.summary, (), artifact, samples=output.samples)
+            ledger.record_result(cell, outcome)
         ledger.finish_run(run_id, "done")
     finally:
         ledger.close()

@@ -33,6 +33,7 @@ from oltplab.plan import Cell
 from oltplab.store.directory import stem_of
 from oltplab.store.files import sha256_file
 from oltplab.store.ledger import Ledger
+from oltplab.store.outcome import CellOutcome
 from oltplab.store.rows import EngineRow
 from oltplab.store.status import RunStatus
 from oltplab.sysbench.kind import WorkloadKind
@@ -399,17 +400,19 @@ def _import_file(
         else:
             flags, reason, notes = said.flags, said.reason, said.notes
         recording.finish(
-            output.summary,
-            flags,
-            str(path),
-            reason,
-            notes,
-            _telemetry(path, said, warnings) + queue_rows(output.queue),
-            said.clock if said is not None else None,
-            finished_at=said.finished_at if said is not None else None,
-            histogram=output.histogram,
-            ignored_errors=output.ignored_errors,
-            kind_results=_kind_results(path, kind, warnings),
+            CellOutcome(
+                output.summary,
+                tuple(flags),
+                str(path),
+                reason,
+                notes,
+                telemetry=tuple(_telemetry(path, said, warnings) + queue_rows(output.queue)),
+                clock=said.clock if said is not None else None,
+                finished_at=said.finished_at if said is not None else None,
+                histogram=tuple(output.histogram),
+                ignored_errors=tuple(output.ignored_errors),
+                kind_results=_kind_results(path, kind, warnings),
+            )
         )
     return flags
 

@@ -39,6 +39,7 @@ from oltplab.store.integrity import (
 )
 from oltplab.store.journal import Journal, Record
 from oltplab.store.ledger import Ledger
+from oltplab.store.outcome import CellOutcome
 from oltplab.store.provenance import load_run_json
 from oltplab.store.schema import SCHEMA_VERSION
 from oltplab.sysbench.kind import WorkloadKind
@@ -176,21 +177,21 @@ class _Replay:
                 rows = telemetry_rows(stem, clock)
             except OSError:
                 self.report.lost.append(f"{cell.key}: telemetry series")
-        self.ledger.record_result(
-            cell,
+        outcome = CellOutcome(
             summary,
-            output.samples if output is not None else NO_SAMPLES,
-            record["flags"],
+            tuple(record["flags"]),
             record["artifact"],
             record["reason"],
             record["notes"],
-            rows,
+            output.samples if output is not None else NO_SAMPLES,
+            tuple(rows),
             clock=record["clock"],
             finished_at=record["finished_at"],
-            histogram=output.histogram if output is not None else (),
-            ignored_errors=output.ignored_errors if output is not None else (),
+            histogram=tuple(output.histogram) if output is not None else (),
+            ignored_errors=tuple(output.ignored_errors) if output is not None else (),
             kind_results=self._kind_results(cell, record["artifact"]),
         )
+        self.ledger.record_result(cell, outcome)
 
     def _kind_results(self, cell: Cell, artifact: str | None) -> KindResults | None:
         kind = self.kinds.get(cell.workload)

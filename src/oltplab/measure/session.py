@@ -40,6 +40,7 @@ from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
 from oltplab.store import directory as names
 from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
+from oltplab.store.outcome import CellOutcome
 from oltplab.store.provenance import RunRecord
 from oltplab.store.scratch import scratch_root
 from oltplab.sysbench import validity
@@ -570,20 +571,20 @@ def record_cell(
     if not succeeded:
         ctx.ensure_space()  # a cell that failed on a full disk is measured again
     reason = None if succeeded else failure_reason(result, parsed, state, alive)
-    ctx.ledger.record_result(
-        cell,
+    outcome = CellOutcome(
         parsed.summary,
-        parsed.samples,
-        flags,
+        tuple(flags),
         artifact,
         reason,
         notes,
-        collected.rows + queue_rows(parsed.queue),
+        parsed.samples,
+        tuple(collected.rows + queue_rows(parsed.queue)),
         clock=dataclasses.asdict(collected.clock) if collected.clock else None,
-        histogram=parsed.histogram,
-        ignored_errors=parsed.ignored_errors,
+        histogram=tuple(parsed.histogram),
+        ignored_errors=tuple(parsed.ignored_errors),
         kind_results=measured,
     )
+    ctx.ledger.record_result(cell, outcome)
     if parsed.summary is not None and reason is None:
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""
         ctx.display.note(f"[green]done[/green] {cell.label}: {parsed.summary.tps:,.1f} tps{marks}")

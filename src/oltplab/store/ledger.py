@@ -20,8 +20,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from oltplab.base.errors import OltplabError
 from oltplab.plan import Cell
 from oltplab.store.directory import ResultsDir, check_results
@@ -36,12 +34,11 @@ from oltplab.store.integrity import (
 from oltplab.store.journal import Journal, Record, ledger_records
 from oltplab.store.ledger_reads import LedgerReads, _guarded
 from oltplab.store.lock import prepare_results
+from oltplab.store.outcome import CellOutcome
 from oltplab.store.recording import CellRecording, now
 from oltplab.store.rows import EngineRow, RunRow, SupersededRow
 from oltplab.store.schema import CELL_RESULT_TABLES, MIGRATIONS, SCHEMA, SCHEMA_VERSION
 from oltplab.store.status import RunStatus, Status
-from oltplab.sysbench.output import Summary
-from oltplab.sysbench.transactions import KindResults
 
 
 class Ledger(LedgerReads):
@@ -369,40 +366,12 @@ class Ledger(LedgerReads):
         except OSError as exc:
             raise os_problem(exc, self.path) from None
 
-    def record_result(
-        self,
-        cell: Cell,
-        summary: Summary | None,
-        samples: np.ndarray,
-        flags: list[str],
-        artifact: str,
-        reason: str | None = None,
-        notes: str = "",
-        telemetry: Iterable[tuple[str, str, int, float]] = (),
-        *,
-        clock: dict[str, Any] | None = None,
-        finished_at: str | None = None,
-        histogram: Iterable[tuple[float, int]] = (),
-        ignored_errors: Iterable[tuple[str, int]] = (),
-        kind_results: KindResults | None = None,
-    ) -> None:
+    def record_result(self, cell: Cell, outcome: CellOutcome) -> None:
         """A measured cell in one transaction: done with its summary, or failed with a reason
         (its per-second samples and telemetry kept either way: a truncated run's timeline)."""
         with self.recording(cell) as recording:
-            recording.samples([samples])
-            recording.finish(
-                summary,
-                flags,
-                artifact,
-                reason,
-                notes,
-                telemetry,
-                clock,
-                finished_at=finished_at,
-                histogram=histogram,
-                ignored_errors=ignored_errors,
-                kind_results=kind_results,
-            )
+            recording.samples([outcome.samples])
+            recording.finish(outcome)
 
     @_guarded
     def supersede(self, cell: Cell, why: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any
 
 import numpy as np
 
@@ -13,9 +12,8 @@ from oltplab.base import metrics
 from oltplab.plan import Cell
 from oltplab.store.integrity import SUMMARY_COLUMNS
 from oltplab.store.journal import Record
+from oltplab.store.outcome import CellOutcome
 from oltplab.store.series import INSERT, chunk_rows
-from oltplab.store.status import Status
-from oltplab.sysbench.output import Summary
 from oltplab.sysbench.transactions import KindResults
 
 
@@ -40,40 +38,26 @@ class CellRecording:
         come (a chunk is all that is held)."""
         self._db.executemany(INSERT, chunk_rows(self._id, blocks))
 
-    def finish(
-        self,
-        summary: Summary | None,
-        flags: list[str],
-        artifact: str,
-        reason: str | None,
-        notes: str,
-        telemetry: Iterable[tuple[str, str, int, float]] = (),
-        clock: dict[str, Any] | None = None,
-        *,
-        finished_at: str | None = None,
-        histogram: Iterable[tuple[float, int]] = (),
-        ignored_errors: Iterable[tuple[str, int]] = (),
-        kind_results: KindResults | None = None,
-    ) -> None:
-        """Done with its summary, or failed with a reason. The journal keeps all but the
-        series, the latency histogram and the ignored errors by code, which the raw files
-        hold (`clock` says where the telemetry files sit on the sysbench clock)."""
-        status = Status.DONE if summary is not None and reason is None else Status.FAILED
-        finished_at = finished_at or now()
+    def finish(self, outcome: CellOutcome) -> None:
+        """Done with its summary, or failed with a reason (its samples come by `samples`).
+        The journal keeps all but the series, the latency histogram and the ignored errors by
+        code, which the raw files hold."""
+        status = outcome.status
+        finished_at = outcome.finished_at or now()
         columns = None
-        if summary is not None:
-            columns = {column: getattr(summary, column) for column in SUMMARY_COLUMNS}
+        if outcome.summary is not None:
+            columns = {column: getattr(outcome.summary, column) for column in SUMMARY_COLUMNS}
         self._log(
             {
                 "type": "result",
                 "key": self._cell.key,
                 "status": status,
                 "summary": columns,
-                "flags": flags,
-                "artifact": artifact,
-                "reason": reason,
-                "notes": notes,
-                "clock": clock,
+                "flags": list(outcome.flags),
+                "artifact": outcome.artifact,
+                "reason": outcome.reason,
+                "notes": outcome.notes,
+                "clock": outcome.clock,
                 "finished_at": finished_at,
             }
         )
@@ -85,22 +69,30 @@ class CellRecording:
             )
         self._db.executemany(
             "INSERT OR REPLACE INTO telemetry VALUES (?, ?, ?, ?, ?)",
-            ((self._id, *row) for row in telemetry),
+            ((self._id, *row) for row in outcome.telemetry),
         )
         self._db.executemany(
             "INSERT OR REPLACE INTO latency_histograms VALUES (?, ?, ?)",
-            ((self._id, value, count) for value, count in histogram),
+            ((self._id, value, count) for value, count in outcome.histogram),
         )
         self._db.executemany(
             "INSERT OR REPLACE INTO ignored_errors VALUES (?, ?, ?)",
-            ((self._id, code, count) for code, count in ignored_errors),
+            ((self._id, code, count) for code, count in outcome.ignored_errors),
         )
-        if kind_results is not None:
-            self._kind_results(kind_results)
+        if outcome.kind_results is not None:
+            self._kind_results(outcome.kind_results)
         self._db.execute(
             "UPDATE cells SET status = ?, reason = ?, finished_at = ?, artifact = ?,"
             " flags = ?, notes = ? WHERE id = ?",
-            (status, reason, finished_at, artifact, ",".join(flags), notes, self._id),
+            (
+                status,
+                outcome.reason,
+                finished_at,
+                outcome.artifact,
+                ",".join(outcome.flags),
+                outcome.notes,
+                self._id,
+            ),
         )
         self.finished = True
 
