@@ -13,11 +13,17 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
+from oltplab.importers.ingest import import_tree
+from oltplab.importers.rebuild import rebuild
+from oltplab.importers.scan import scan_tree
 from oltplab.store.ledger import Ledger
+from oltplab.store.outcome import CellOutcome
+from oltplab.store.recording import CellRecording
 from tests.support.archives import unpacked
 from tests.support.cli import oltplab
 from tests.support.synthetic import sysbench_text
@@ -171,3 +177,41 @@ def test_a_raw_output_changed_after_the_run_is_refused_as_merge_refuses_it(
     assert not (tmp_path / "fresh").exists() or not any((tmp_path / "fresh").iterdir())
     after = {p.name: p.read_bytes() for p in (tmp_path / "kept").iterdir() if p.is_file()}
     assert after == before
+
+
+def test_rebuild_and_import_read_each_cell_back_as_the_same_outcome(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(issue 61) The ledger takes a cell as one CellOutcome, from the runner, from rebuild
+    and from import alike; rebuild (from the journal) and import (from the raw files) of
+    the same run read each cell back as the same outcome, the artifact's spelling aside."""
+    seen: dict[str, dict[str, CellOutcome]] = {}
+    reading = "rebuild"
+    finish = CellRecording.finish
+
+    def kept(recording: CellRecording, outcome: CellOutcome) -> None:
+        seen.setdefault(reading, {})[recording._cell.key] = outcome
+        finish(recording, outcome)
+
+    monkeypatch.setattr(CellRecording, "finish", kept)
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy, ignore=shutil.ignore_patterns("ledger.sqlite*"))
+    rebuild(copy)
+    reading = "import"
+    raw = tmp_path / "raw"
+    shutil.copytree(run, raw, ignore=shutil.ignore_patterns("ledger.sqlite*"))
+    ledger = Ledger.open(tmp_path / "again")
+    try:
+        import_tree(scan_tree(raw), ledger)
+    finally:
+        ledger.close()
+    assert seen["rebuild"].keys() == seen["import"].keys() and len(seen["rebuild"]) == 2
+    for key, rebuilt in seen["rebuild"].items():
+        imported = seen["import"][key]
+        assert Path(imported.artifact).name == Path(rebuilt.artifact).name
+        for field in fields(CellOutcome):
+            if field.name in ("artifact", "samples"):
+                continue
+            assert getattr(imported, field.name) == getattr(rebuilt, field.name), field.name
+        # The series: rebuild records it whole, import streams it before the outcome.
+        assert len(rebuilt.samples) > 0 and len(imported.samples) == 0
