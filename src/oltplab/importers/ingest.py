@@ -16,7 +16,7 @@ import os
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from oltplab.base import nofollow
@@ -29,18 +29,17 @@ from oltplab.importers.own import (
     record_import,
 )
 from oltplab.importers.scan import EngineGroup, FoundFile, ScannedTree
+from oltplab.measure.judgement import judge
 from oltplab.plan import Cell
 from oltplab.store.directory import stem_of
 from oltplab.store.files import sha256_file
 from oltplab.store.ledger import Ledger
-from oltplab.store.outcome import CellOutcome
 from oltplab.store.rows import EngineRow
 from oltplab.store.status import RunStatus
 from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks
 from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.transactions import KindResults
-from oltplab.sysbench.validity import stall_notes, validity_flags
 from oltplab.telemetry.collectors import TelemetryClock, queue_rows
 from oltplab.telemetry.registry import telemetry_rows
 
@@ -395,26 +394,24 @@ def _import_file(
         else:
             recording.samples([parsed.samples])
             output = parsed
-        if said is None:
-            flags, reason, notes = validity_flags(output, None), output.failure, stall_notes(output)
-        else:
-            flags, reason, notes = said.flags, said.reason, said.notes
-        recording.finish(
-            CellOutcome(
-                output.summary,
-                tuple(flags),
-                str(path),
-                reason,
-                notes,
-                telemetry=tuple(_telemetry(path, said, warnings) + queue_rows(output.queue)),
-                clock=said.clock if said is not None else None,
-                finished_at=said.finished_at if said is not None else None,
-                histogram=tuple(output.histogram),
-                ignored_errors=tuple(output.ignored_errors),
-                kind_results=_kind_results(path, kind, warnings),
-            )
+        outcome = judge(
+            output,
+            None,
+            str(path),
+            telemetry=tuple(_telemetry(path, said, warnings) + queue_rows(output.queue)),
+            kind_results=_kind_results(path, kind, warnings),
         )
-    return flags
+        if said is not None:  # the verdict the run that wrote it gave, and when
+            outcome = replace(
+                outcome,
+                flags=tuple(said.flags),
+                reason=said.reason,
+                notes=said.notes,
+                clock=said.clock,
+                finished_at=said.finished_at,
+            )
+        recording.finish(outcome)
+    return list(outcome.flags)
 
 
 def _kind_results(path: Path, kind: WorkloadKind | None, warnings: list[str]) -> KindResults | None:

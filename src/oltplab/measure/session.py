@@ -31,6 +31,7 @@ from oltplab.engines.server import EngineState, Server
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import source_of
 from oltplab.measure.failures import failure_reason
+from oltplab.measure.judgement import Seen, judge
 from oltplab.measure.phases import Phases, Stage
 from oltplab.measure.request import Display
 from oltplab.measure.stopping import Watch
@@ -40,12 +41,9 @@ from oltplab.spec import LOCAL_HOST, Spec, WorkloadSpec
 from oltplab.store import directory as names
 from oltplab.store.files import ensure_space
 from oltplab.store.ledger import Ledger
-from oltplab.store.outcome import CellOutcome
 from oltplab.store.provenance import RunRecord
 from oltplab.store.scratch import scratch_root
-from oltplab.sysbench import validity
 from oltplab.sysbench.driver import (
-    CLIENT_BOUND_SHARE,
     Job,
     SysbenchRun,
     client_share,
@@ -538,57 +536,36 @@ def record_cell(
         except EngineError as exc:
             log.warning("%s: status not recorded: %s", cell.label, exc)
     interval = parsed.interval if spec.protocol.order == "sliced" else spec.protocol.report_interval
-    flags = validity.validity_flags(parsed, seconds, interval, cell.rate)
     # The CPUs sysbench may use: all of them, or the client's share when isolated.
     cores = len(os.sched_getaffinity(0))
-    share = client_share(result.cpu_seconds, result.seconds, cell.threads, cores)
-    if share > CLIENT_BOUND_SHARE:
-        flags.append(validity.CLIENT_BOUND)
-    if collected.gap:
-        flags.append(validity.TELEMETRY_GAP)
-    if stopped is not None and not stopped.settled:
-        flags.append(validity.UNSETTLED)
-    measured = _kind_results(spec.workload(cell.workload), output)
-    if measured is not None and measured.problems:
-        flags.append(validity.INCONSISTENT)
-    disturbed = round_load or _interference(parsed, collected.rows)
-    if disturbed is not None and disturbed.flagged:
-        flags.append(validity.INTERFERENCE)
-    notes = ", ".join(
-        filter(
-            None,
-            [
-                validity.stall_notes(parsed),
-                disturbed.note() if disturbed is not None and disturbed.flagged else "",
-                f"client CPU {share:.0%}",
-                stopped.describe() if stopped is not None else "",
-                *(measured.problems if measured is not None else ()),
-                *collected.notes,
-            ],
-        )
-    )
     succeeded = result.returncode == 0 and parsed.summary is not None and alive
     if not succeeded:
         ctx.ensure_space()  # a cell that failed on a full disk is measured again
-    reason = None if succeeded else failure_reason(result, parsed, state, alive)
-    outcome = CellOutcome(
-        parsed.summary,
-        tuple(flags),
+    seen = Seen(
+        seconds,
+        interval,
+        cell.rate,
+        client_share(result.cpu_seconds, result.seconds, cell.threads, cores),
+        collected.gap,
+        stopped,
+        round_load or _interference(parsed, collected.rows),
+        tuple(collected.notes),
+        None if succeeded else failure_reason(result, parsed, state, alive),
+    )
+    outcome = judge(
+        parsed,
+        seen,
         artifact,
-        reason,
-        notes,
-        parsed.samples,
-        tuple(collected.rows + queue_rows(parsed.queue)),
+        telemetry=tuple(collected.rows + queue_rows(parsed.queue)),
         clock=dataclasses.asdict(collected.clock) if collected.clock else None,
-        histogram=tuple(parsed.histogram),
-        ignored_errors=tuple(parsed.ignored_errors),
-        kind_results=measured,
+        kind_results=_kind_results(spec.workload(cell.workload), output),
     )
     ctx.ledger.record_result(cell, outcome)
+    flags, reason = outcome.flags, outcome.reason
     if parsed.summary is not None and reason is None:
         marks = f" [yellow]({', '.join(flags)})[/yellow]" if flags else ""
         ctx.display.note(f"[green]done[/green] {cell.label}: {parsed.summary.tps:,.1f} tps{marks}")
-        log.info("%s done: %.1f tps %s", cell.label, parsed.summary.tps, flags)
+        log.info("%s done: %.1f tps %s", cell.label, parsed.summary.tps, list(flags))
     else:
         ctx.display.note(f"[red]failed[/red] {cell.label}: {reason}")
         log.error("%s failed: %s", cell.label, reason)
