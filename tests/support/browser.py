@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,21 +34,35 @@ ARGS = [
 ]
 
 
+# A page that fails to resolve a name would otherwise send DNS probes of its own, to the
+# host's resolver and to a public one, to say why (Chromium's DnsProbeService, which the
+# resolver rule does not cover); the "alternate error pages" preference turns them off.
+PREFERENCES = {"alternate_error_pages": {"enabled": False}}
+
+
 @contextlib.contextmanager
 def browser_page() -> Iterator[tuple[Any, list[str]]]:
     """A page of a fresh browser, and the errors it logs (console, page, dialogs)."""
     playwright_api = pytest.importorskip("playwright.sync_api")
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1300, "height": 1000})
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
-        try:
-            yield page, errors
-        finally:
-            browser.close()
+    with tempfile.TemporaryDirectory(prefix="oltplab-browser-") as profile:
+        (Path(profile) / "Default").mkdir()
+        (Path(profile) / "Default" / "Preferences").write_text(json.dumps(PREFERENCES))
+        with playwright_api.sync_playwright() as playwright:
+            context = playwright.chromium.launch_persistent_context(
+                profile,
+                executable_path=CHROMIUM,
+                args=ARGS,
+                viewport={"width": 1300, "height": 1000},
+            )
+            page = context.pages[0] if context.pages else context.new_page()
+            errors: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
+            try:
+                yield page, errors
+            finally:
+                context.close()
 
 
 def requests_beyond_files(page) -> list[str]:
