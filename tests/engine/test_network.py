@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from oltplab.engines.provision import remote_folder
-from oltplab.measure.session import engine_key
+from oltplab.measure.run import engine_key
 from oltplab.store.directory import safe_name
 from oltplab.store.scratch import scratch_root
 from tests.support.cli import oltplab, start_oltplab

@@ -24,7 +24,7 @@ from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, answers
 from oltplab.base.sizes import duration_text
 from oltplab.engines.isolation import PAGE_CACHE_EVICTION
 from oltplab.experiments.until_answered import SPENT_EVERY_SECONDS
-from oltplab.measure.runner import MAX_RERUNS
+from oltplab.measure.rounds import MAX_RERUNS
 from oltplab.store.ledger import Ledger
 from oltplab.store.scratch import SNAPSHOTS_ENV
 from oltplab.telemetry.load import DISTURBED_CPU

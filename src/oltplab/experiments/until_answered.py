@@ -3,11 +3,12 @@ comparison is DIFFERENT or SAME against the margin (`analysis/precision`), or th
 spent, when the undecided ones end UNKNOWN.
 
 The rounds are sliced (the engines kept running, a round's cells at once in short time
-slots) and isolated unless the spec asks otherwise; sliced and alternating rounds are added
-a batch at a time, as many as the first batch, since each batch starts the engines again.
-Each batch (or interleaved round) is the spec with more repetitions, run into the same
-results directory (a spec may add cells), so a killed search resumes like any run and every
-round is kept. The budget is for the whole search across resumes: see TimeSpent.
+slots) and isolated unless the spec asks otherwise. The search is one run: its round policy
+(UntilAnswered) adds batches of rounds to it, on the engines its first batch started, as
+many rounds a batch as the first when sliced or alternating (the looks the power curve
+replays). Each batch's cells are the spec's with more repetitions, in the same results
+directory, so a killed search resumes like any run and every round is kept. The budget is
+for the whole search across resumes: see TimeSpent.
 """
 
 from __future__ import annotations
@@ -32,12 +33,15 @@ from oltplab.base.metrics import Target, measure_named
 from oltplab.base.nesting import load_json
 from oltplab.base.sizes import duration_text
 from oltplab.measure.request import Display, RunRequest
-from oltplab.measure.runner import Outcome, log_to, run
-from oltplab.plan import KEPT_RUNNING
+from oltplab.measure.run import Round, Run
+from oltplab.measure.runner import Outcome, run
+from oltplab.measure.workloads import cell_definitions
+from oltplab.plan import KEPT_RUNNING, build_plan, cells_of
 from oltplab.spec import Spec, derived_spec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem, write_atomic
 from oltplab.store.lock import holder
+from oltplab.store.status import Status
 from oltplab.sysbench.kinds import precision_measure
 
 log = logging.getLogger("oltplab")
@@ -47,17 +51,6 @@ SPENT_EVERY_SECONDS = 2.0
 
 # Said in oltplab.log when a search stops for its budget (a suite sums these lines).
 BUDGET_SPENT = "budget spent:"
-
-
-def _told(results: Path, line: str) -> None:
-    """A line of the search's in the results' oltplab.log, which run() writes only while
-    it runs."""
-    handler = log_to(results)
-    try:
-        log.info("%s", line)
-    finally:
-        log.removeHandler(handler)
-        handler.close()
 
 
 def target_of(spec: Spec) -> Target | None:
@@ -183,54 +176,88 @@ class Search:
 
 
 def measure_until_answered(request: RunRequest, display: Display) -> Search:
-    """Rounds until every comparison is decided or the budget is spent."""
+    """Rounds until every comparison is decided or the budget is spent: one run, its
+    engines started once, to which the search adds batches of rounds (UntilAnswered)."""
     with TimeSpent(request.results) as spent:
-        return _search(request, display, spent)
+        target = target_of(request.spec)
+        assert target is not None, "the spec sets protocol.target_ci_pct"
+        budget = target.budget_seconds
+        if budget is not None and spent.before:
+            display.note(
+                f"resuming: {spent.before:.0f} s of the {duration_text(budget)} budget spent, "
+                f"{max(0.0, budget - spent.before):.0f} s left"
+            )
+        search = UntilAnswered(request.spec, target, spent)
+        first, text = search.spec_of(search.rounds)
+        outcome = run(replace(request, spec=first, spec_text=text), display, [search])
+        stopped = "interrupted" if outcome.interrupted else search.stopped
+        return Search(outcome, search.answers, search.rounds, stopped)
 
 
-def _search(request: RunRequest, display: Display, spent: TimeSpent) -> Search:
-    spec, results = request.spec, request.results
-    target = target_of(spec)
-    assert target is not None, "the spec sets protocol.target_ci_pct"
-    budget = target.budget_seconds
-    if budget is not None and spent.before:
-        display.note(
-            f"resuming: {spent.before:.0f} s of the {duration_text(budget)} budget spent, "
-            f"{max(0.0, budget - spent.before):.0f} s left"
-        )
-    rounds = max(spec.protocol.repetitions, MIN_ROUNDS)
-    # Alternating engines restart for each batch of rounds added: a batch as long as the
-    # first keeps restarts and warm-ups a small part of the time.
-    step = rounds if rounds_order(spec) in KEPT_RUNNING else 1
-    while True:
+class UntilAnswered:
+    """The round policy of a search: after each batch of rounds, the comparisons judged
+    against the margin; another batch while some are undecided and the budget holds it,
+    as long as the first batch (sliced and alternating rounds) or one round, so that the
+    looks at the data are the ones the power curve replays (analysis/power.py)."""
+
+    def __init__(self, spec: Spec, target: Target, spent: TimeSpent) -> None:
+        self.spec, self.target, self.spent = spec, target, spent
+        self.rounds = max(spec.protocol.repetitions, MIN_ROUNDS)
+        self.step = self.rounds if rounds_order(spec) in KEPT_RUNNING else 1
+        self.answers: list[Answer] = []
+        self.stopped = ""  # why no more rounds were added
+
+    def spec_of(self, rounds: int) -> tuple[Spec, str]:
         # The measure as resolved (a kind's own when the spec names none) goes with the
         # results, for the report to judge on the same.
-        current, text = with_rounds(spec, rounds, precision_measure=target.measure.name)
-        outcome = run(replace(request, spec=current, spec_text=text), display)
-        search = Search(outcome, rounds=rounds)
-        if outcome.interrupted or outcome.failed:
-            search.stopped = "interrupted" if outcome.interrupted else "a cell failed"
-            return search
-        search.answers = answers(Points(load([results]), measure=target.measure), target)
-        undecided = [a for a in search.answers if a.verdict == UNKNOWN]
-        elapsed = spent.seconds()
-        decided = len(search.answers) - len(undecided)
-        _told(results, f"precision: {decided} of {len(search.answers)} comparisons decided "
-              f"after {rounds} rounds ({elapsed:.0f} s)")  # fmt: skip
-        if not undecided:
-            search.stopped = "every comparison decided"
-            spent.finished()
-            return search
-        # No round is added that would end after the budget, a batch's last one included.
-        per_round = elapsed / rounds
-        fit = step if budget is None else min(step, math.floor((budget - elapsed) / per_round))
-        if budget is not None and fit < 1:
-            search.stopped = f"the budget ran out ({duration_text(budget)})"
-            _told(results, f"precision: {BUDGET_SPENT} {elapsed:.1f} s of {budget:.0f} s")
-            spent.finished()
-            return search
-        display.note(
-            f"{len(undecided)} comparison(s) undecided after {rounds} rounds; "
+        return with_rounds(self.spec, rounds, precision_measure=self.target.measure.name)
+
+    def next_round(self, open_run: Run) -> Round | None:
+        if any(row.status == Status.FAILED for row in open_run.ledger.cells()):
+            self.stopped = "a cell failed"
+            return None
+        fit = self._rounds_to_add(open_run.results)
+        if fit == 0:
+            return None
+        open_run.display.note(
+            f"{sum(a.verdict == UNKNOWN for a in self.answers)} comparison(s) undecided "
+            f"after {self.rounds} rounds; "
             + ("one more round" if fit == 1 else f"{fit} more rounds")
         )
-        rounds += fit
+        before, self.rounds = self.rounds, self.rounds + fit
+        current, text = self.spec_of(self.rounds)
+        sessions = build_plan(current)
+        added = [c for c in cells_of(sessions) if c.repetition > before]
+        open_run.respec(current, text)
+        open_run.add_cells(cell_definitions(current, added))
+        # A resumed search finds some of them measured already, by the run it resumes.
+        status = open_run.ledger.status_of()
+        cells = {s: [c for c in s.cells if status.get(c.key) == Status.PENDING] for s in sessions}
+        round_ = Round([s for s in sessions if cells[s]], cells)
+        open_run.expect(round_)
+        return round_
+
+    def _rounds_to_add(self, results: Path) -> int:
+        """How many rounds the next batch has: 0 once every comparison is decided or no
+        round fits in the budget (a batch's last one included)."""
+        self.answers = answers(Points(load([results]), measure=self.target.measure), self.target)
+        undecided = sum(a.verdict == UNKNOWN for a in self.answers)
+        elapsed = self.spent.seconds()
+        log.info(
+            "precision: %d of %d comparisons decided after %d rounds (%.0f s)",
+            len(self.answers) - undecided, len(self.answers), self.rounds, elapsed,
+        )  # fmt: skip
+        if not undecided:
+            self.stopped = "every comparison decided"
+            self.spent.finished()
+            return 0
+        budget = self.target.budget_seconds
+        if budget is None:
+            return self.step
+        fit = min(self.step, math.floor((budget - elapsed) / (elapsed / self.rounds)))
+        if fit < 1:
+            self.stopped = f"the budget ran out ({duration_text(budget)})"
+            log.info("precision: %s %.1f s of %.0f s", BUDGET_SPENT, elapsed, budget)
+            self.spent.finished()
+            return 0
+        return fit

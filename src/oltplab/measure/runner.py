@@ -15,8 +15,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -26,22 +26,17 @@ from oltplab.base.errors import DiskFull, EngineError, OltplabError
 from oltplab.engines.isolation import PAGE_CACHE_EVICTION, CpuSplit, check_host, pin_client
 from oltplab.engines.provision import sysbench_prepare
 from oltplab.engines.snapshots import SnapshotStore
+
+# The built-in orders beyond ordering.py's, registered as they are imported.
+from oltplab.measure import sliced as _sliced  # noqa: F401
+from oltplab.measure.ordering import order_of
 from oltplab.measure.phases import Phases, Stage
 from oltplab.measure.preflight import preflight
 from oltplab.measure.request import Display, RunRequest
-from oltplab.measure.session import RunContext, run_alternating, run_session, set_up_engines
-from oltplab.measure.sliced import run_sliced
+from oltplab.measure.rounds import Planned, RoundPolicy, asked_for, measure_rounds
+from oltplab.measure.run import Resolved, Round, Run
 from oltplab.measure.workloads import cell_definitions, workload_facts
-from oltplab.plan import (
-    Cell,
-    Session,
-    again,
-    build_plan,
-    cells_of,
-    extra_round,
-    needing_more,
-    plan_seconds,
-)
+from oltplab.plan import Cell, Session, build_plan, cells_of, plan_seconds
 from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.plan.preparing import preparing_ahead
 from oltplab.spec import LOCAL_HOST, Spec
@@ -54,14 +49,11 @@ from oltplab.store.rows import CellRow
 from oltplab.store.scratch import scratch_root, snapshot_store
 from oltplab.store.status import RunStatus, Status
 from oltplab.sysbench.driver import sysbench_version
-from oltplab.sysbench.validity import INTERFERENCE
 from oltplab.telemetry.devices import Telemetry
 from oltplab.telemetry.registry import default_names, devices
 from oltplab.telemetry.summaries import host_summary
 
 log = logging.getLogger("oltplab")
-# How often a disturbed cell is measured again before its last result stands, flagged.
-MAX_RERUNS = 2
 
 
 @dataclass
@@ -101,8 +93,9 @@ def check_compatible(
 # --- the run ---------------------------------------------------------------------------------
 
 
-def run(request: RunRequest, display: Display) -> Outcome:
-    """The spec's matrix (or shard K of N of it) measured into the request's results."""
+def run(request: RunRequest, display: Display, policies: Sequence[RoundPolicy] = ()) -> Outcome:
+    """The spec's matrix (or shard K of N of it) measured into the request's results, then
+    more rounds while the request's round policies, or the `policies` given, want them."""
     spec, origin, shard = request.spec, request.origin, request.shard
     chosen = default_names() if request.telemetry is None else request.telemetry
     results = request.results.resolve()
@@ -177,30 +170,21 @@ def run(request: RunRequest, display: Display) -> Outcome:
                 rerun_of=request.rerun_of,
                 host=host,
             )
-            context = RunContext(
-                spec,
+            resolved = Resolved(
                 results,
-                ledger,
-                display,
-                run_id,
                 sysbench_binary,
-                request.prepare_endpoints,
-                request.cleanup_endpoints,
+                run_id,
                 {cell: planned[cell] for cell in cells_of(sessions)},
-                request.until_cv,
-                request.max_repetitions,
                 Telemetry(devices(chosen)),
                 record,
                 SnapshotStore(store) if (store := snapshot_store(request.snapshots)) else None,
-                rerun_disturbed=request.rerun_disturbed,
-                split=split,
-                shard=shard.index if shard is not None else None,
-                measured_before={key: len(rows) for key, rows in ledger.superseded().items()},
-                phases=phases,
+                split,
             )
+            measured_before = {key: len(rows) for key, rows in ledger.superseded().items()}
+            opened = Run(request, resolved, ledger, display, phases, measured_before)
             had = pin_client(split) if split is not None else None
             try:
-                return _run_sessions(context, sessions)
+                return _run_sessions(opened, sessions, list(policies))
             finally:
                 if had is not None:
                     os.sched_setaffinity(0, had)
@@ -252,22 +236,26 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
+def _run_sessions(run: Run, sessions: list[Session], extra: list[RoundPolicy]) -> Outcome:
     # A SIGTERM (a scheduler's or CI's timeout) stops as cleanly as Ctrl-C does.
     signal.signal(signal.SIGTERM, _interrupt)
-    status = ctx.ledger.status_of()
+    ledger, request = run.ledger, run.request
+    status = ledger.status_of()
     pending = {key for key, state in status.items() if state == Status.PENDING}
     todo = [s for s in sessions if any(c.key in pending for c in s.cells)]
-    ctx.display.start(plan_seconds(ctx.spec, todo, pending))
+    run.display.start(plan_seconds(run.spec, todo, pending))
+    planned = Round(todo, {s: [c for c in s.cells if c.key in pending] for s in todo})
+    policies = [Planned(planned), *asked_for(request, sessions), *extra]
+    order = order_of(run)
     interrupted = False
     try:
-        if ctx.shard is not None and ctx.snapshots is not None:
-            set_up_engines(ctx, preparing_ahead(ctx.spec, todo, ctx.shard))
-        _measure(ctx, todo, lambda cell: cell.key in pending)
-        if ctx.until_cv is not None:
-            _adaptive_rounds(ctx, sessions)
-        if ctx.rerun_disturbed:
-            _rerun_disturbed(ctx, sessions)
+        if request.shard is not None and run.resolved.snapshots is not None:
+            for name, host in preparing_ahead(run.spec, todo, request.shard.index):
+                run.ready(name, host)
+        try:
+            measure_rounds(run, order, policies)
+        finally:
+            order.close()
     except KeyboardInterrupt:
         interrupted = True
         log.warning("interrupted; the cell in flight will run again on resume")
@@ -275,120 +263,39 @@ def _run_sessions(ctx: RunContext, sessions: list[Session]) -> Outcome:
         if isinstance(stopped, OSError) and stopped.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         # Told now, before the clean-up below frees the datadir's space.
-        full = stopped if isinstance(stopped, DiskFull) else os_problem(stopped, ctx.results)
+        full = stopped if isinstance(stopped, DiskFull) else os_problem(stopped, run.results)
         # The cell in flight stays running in the ledger and goes back to pending on resume.
         log.error("stopped: %s", full)
         with contextlib.suppress(OltplabError):
-            ctx.ledger.finish_run(ctx.run_id, RunStatus.DISK_FULL)
+            ledger.finish_run(run.resolved.run_id, RunStatus.DISK_FULL)
         raise full from None
     finally:
-        if ctx.cleanup_endpoints and not interrupted:
-            _cleanup_endpoints(ctx)
-        ctx.phases.enter(Stage.SETUP)
-        for instance in ctx.instances:
-            instance.stop(ctx.spec.protocol.stop_timeout_seconds)
+        if request.cleanup_endpoints and not interrupted:
+            _cleanup_endpoints(run)
+        run.phases.enter(Stage.SETUP)
+        for instance in run.instances:
+            instance.stop(run.spec.protocol.stop_timeout_seconds)
             # Sessions always start from the snapshot, so the last datadir is only disk used.
             instance.discard_datadir()
-        ctx.display.stop()
-        ctx.phases.enter(Stage.OTHER)
-    counts = ctx.ledger.counts()
-    failed = [row for row in ctx.ledger.cells() if row.status == Status.FAILED]
-    ctx.ledger.finish_run(
-        ctx.run_id,
+        run.display.stop()
+        run.phases.enter(Stage.OTHER)
+    counts = ledger.counts()
+    failed = [row for row in ledger.cells() if row.status == Status.FAILED]
+    ledger.finish_run(
+        run.resolved.run_id,
         RunStatus.INTERRUPTED if interrupted else (RunStatus.FAILED if failed else RunStatus.DONE),
     )
     return Outcome(counts, failed, interrupted)
 
 
-def _measure(
-    ctx: RunContext, sessions: list[Session], wanted: Callable[[Cell], bool] = lambda _: True
-) -> None:
-    """The wanted cells of the sessions: a session at a time, alternating, or sliced."""
-    cells = {s: [c for c in s.cells if wanted(c)] for s in sessions}
-    if ctx.spec.protocol.order == "alternating":
-        run_alternating(ctx, sessions, cells)
-        return
-    if ctx.spec.protocol.order == "sliced":
-        run_sliced(ctx, sessions, cells)
-        return
-    for session in sessions:
-        if cells[session]:
-            run_session(ctx, session, cells[session])
-
-
-def _cleanup_endpoints(ctx: RunContext) -> None:
-    for key, state in ctx.engines.items():
+def _cleanup_endpoints(run: Run) -> None:
+    for key, state in run.engines.items():
         if state.server.owned:
             continue
-        ctx.phase(Stage.SETUP, f"{key}: sysbench cleanup on the endpoint")
+        run.phase(Stage.SETUP, f"{key}: sysbench cleanup on the endpoint")
         try:
-            sysbench_prepare(
-                ctx.spec,
-                ctx.sysbench,
-                state,
-                ctx.scratch(key),
-                "cleanup",
-            )
+            sysbench_prepare(run.spec, run.resolved.sysbench, state, run.scratch(key), "cleanup")
             log.info("%s: sbtest tables dropped (--cleanup)", key)
         except EngineError as exc:
             log.error("%s", exc)
-            ctx.display.note(f"[red]{exc}[/red]")
-
-
-def _adaptive_rounds(ctx: RunContext, sessions: list[Session]) -> None:
-    """Repeat cell groups whose TPS still varies more than --until-cv, round by round."""
-    assert ctx.until_cv is not None
-    template = [s for s in sessions if all(c.repetition == 1 for c in s.cells)] or sessions
-    definitions = {c.group: d for c, d in ctx.definitions.items()}
-    while True:
-        tps: dict[Cell, list[float]] = {}
-        reps: dict[Cell, int] = {}
-        for row in ctx.ledger.cells():
-            group = row.cell.group
-            reps[group] = max(reps.get(group, 0), row.repetition)
-            if row.status == Status.DONE and row.tps is not None:
-                tps.setdefault(group, []).append(row.tps)
-        needing = needing_more(tps, ctx.until_cv, ctx.max_repetitions)
-        needing &= {g for g in needing if reps[g] < ctx.max_repetitions}
-        if not needing:
-            return
-        round_ = extra_round(template, needing, {g: reps[g] + 1 for g in reps})
-        log.info(
-            "adaptive: %d cell group(s) above CV %.3f; one more round", len(needing), ctx.until_cv
-        )
-        ctx.ledger.register((c, definitions[c.group]) for s in round_ for c in s.cells)
-        ctx.display.extend(plan_seconds(ctx.spec, round_, {c.key for s in round_ for c in s.cells}))
-        _measure(ctx, round_)
-
-
-def _rerun_disturbed(ctx: RunContext, sessions: list[Session]) -> None:
-    """Measure again each cell other load disturbed (flag interference), with the cells of
-    its round when the engines were interleaved (so a comparison stays paired within a
-    round); each earlier result is kept aside in the ledger. At most MAX_RERUNS times a
-    cell: a host that is never quiet is told, not waited out."""
-    template = [s for s in sessions if all(c.repetition == 1 for c in s.cells)] or sessions
-    paired = ctx.spec.protocol.order != "as-listed"
-    for _ in range(MAX_RERUNS):
-        rows = ctx.ledger.cells()
-        disturbed = [
-            row.cell
-            for row in rows
-            if row.status == Status.DONE
-            and INTERFERENCE in row.flags
-            and ctx.measured_before.get(row.key, 0) < MAX_RERUNS
-        ]
-        if not disturbed:
-            return
-        # A round: the cells of one repetition of a group, whatever their engine.
-        rounds = {replace(c, engine="") for c in disturbed}
-        done = [row.cell for row in rows if row.status == Status.DONE]
-        again_cells = {
-            c for c in done if c in disturbed or (paired and replace(c, engine="") in rounds)
-        }
-        log.info("%d cell(s) disturbed by other load: measured again", len(disturbed))
-        for cell in sorted(again_cells, key=lambda c: c.key):
-            ctx.ledger.supersede(cell, "interference" if cell in disturbed else "round-mate")
-            ctx.measured_before[cell.key] = ctx.measured_before.get(cell.key, 0) + 1
-        round_ = again(template, again_cells)
-        ctx.display.extend(plan_seconds(ctx.spec, round_, {c.key for c in again_cells}))
-        _measure(ctx, round_)
+            run.display.note(f"[red]{exc}[/red]")

@@ -16,28 +16,22 @@ import math
 import os
 import time
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 
 from oltplab.base import metrics
 from oltplab.engines.server import EngineState
+from oltplab.measure.ordering import Running, register, tier_groups
 from oltplab.measure.phases import Stage
-from oltplab.measure.session import (
-    Opened,
-    RunContext,
-    close_session,
-    heaviest,
-    open_session,
-    record_cell,
-    results_folder,
-    tier_groups,
-)
+from oltplab.measure.run import Round, Run
+from oltplab.measure.session import Judged, OpenSession, results_folder
 from oltplab.measure.workloads import gated
 from oltplab.plan import Cell, Session
 from oltplab.store.directory import beside, cell_stem, output_of, stem_of
 from oltplab.store.recording import now
 from oltplab.sysbench.driver import Job, execute_together
 from oltplab.sysbench.kinds import kind_of
+from oltplab.sysbench.output import SysbenchOutput
 from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.slices import parse_slices, slot_plan
 from oltplab.telemetry.collectors import Collected
@@ -51,130 +45,156 @@ ROUND_LOAD = "round-load"
 LEAD_SECONDS = 1.0
 
 
-def run_sliced(ctx: RunContext, sessions: list[Session], cells: dict[Session, list[Cell]]) -> None:
-    """Per tier (and host), the engines started once; then round by round, the cells of a
-    round that share a thread count and rate measured together, slot by slot."""
-    for group in tier_groups(sessions):
-        running: dict[str, tuple[Opened, Session]] = {}
-        try:
+@register("sliced")
+class Sliced:
+    """Per tier (and host), the engines kept running (ordering.Running); round by round,
+    the cells of a round that share a thread count and rate measured together, slot by
+    slot."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.running = Running(run)
+
+    def measure(self, round_: Round) -> None:
+        for group in tier_groups(round_.sessions):
+            self.running.enter(group)
             rounds: dict[tuple[int, int, int], list[tuple[Session, Cell]]] = {}
             for session in group:
-                chosen = cells.get(session, [])
-                if chosen and session.engine not in running:
-                    first = heaviest(ctx, [s for s in group if s.engine == session.engine])
-                    opened = open_session(ctx, first, chosen)
-                    if opened is None:
-                        continue
-                    running[session.engine] = (opened, first)
+                chosen = round_.cells.get(session, [])
+                if not chosen or self.running.serving(group, session, chosen) is None:
+                    continue
                 for cell in chosen:
-                    if session.engine in running:
-                        key = (cell.repetition, cell.threads, cell.rate)
-                        rounds.setdefault(key, []).append((session, cell))
+                    rounds.setdefault((cell.repetition, cell.threads, cell.rate), []).append(
+                        (session, cell)
+                    )
             for key in sorted(rounds):
-                _measure_round(ctx, {e: o for e, (o, _) in running.items()}, rounds[key])
-        finally:
-            for opened, first in running.values():
-                close_session(ctx, opened, first)
+                _measure_round(self.run, self.running.engines, rounds[key])
+
+    def close(self) -> None:
+        self.running.close()
+
+
+@dataclass(frozen=True)
+class _Timetable:
+    """A round's slots: how many cells share them, when the first opens, how many each
+    cell owns, and how long every process runs."""
+
+    slots: int
+    t0_ms: int
+    owned: int
+    seconds: int
 
 
 def _measure_round(
-    ctx: RunContext, running: dict[str, Opened], members: list[tuple[Session, Cell]]
+    run: Run, running: dict[str, OpenSession], members: list[tuple[Session, Cell]]
 ) -> None:
     """One sysbench process per cell, all started together; cell i runs in slot i of each
     cycle (the sessions' order, which turns from round to round)."""
-    protocol = ctx.spec.protocol
+    protocol = run.spec.protocol
     slots = len(members)
     per_cell = math.ceil(protocol.measure_seconds / protocol.slice_seconds)
     total = slots * per_cell * protocol.slice_seconds
-    ctx.ensure_space("measure a round")
+    run.ensure_space("measure a round")
     outputs = []
     # The cells start together, so the ledger gives them one start time, not one each.
     started_at = now()
     for session, cell in members:
-        state = running[session.engine].state
-        folder = results_folder(ctx, state, session)
-        reads_only = ctx.spec.workload(cell.workload).reads_only
-        before = ctx.measured_before.get(cell.key, 0)
+        folder = results_folder(run, running[session.engine].state, session)
+        reads_only = run.spec.workload(cell.workload).reads_only
+        before = run.measured_before.get(cell.key, 0)
         outputs.append(output_of(folder / cell_stem(cell, reads_only, before)))
-        ctx.ledger.mark_running(cell, ctx.run_id, started_at=started_at)
-    ctx.phase(
+        run.ledger.mark_running(cell, run.resolved.run_id, started_at=started_at)
+    run.phase(
         Stage.CELLS,
         f"{slots} cells sliced together ({members[0][1].label} ...)",
         float(total),
     )
-    t0_ms = round((time.time() + LEAD_SECONDS) * 1000)
     # Started before t0, each process reaches its time limit after the last slot closes;
     # one waiting for its next slot then runs a last event there, which is not counted.
-    seconds = math.ceil(LEAD_SECONDS + total)
+    timetable = _Timetable(
+        slots,
+        round((time.time() + LEAD_SECONDS) * 1000),
+        per_cell,
+        math.ceil(LEAD_SECONDS + total),
+    )
     with ExitStack() as stack:
         options = {}
         for engine, opened in running.items():
             if any(session.engine == engine for session, _ in members):
                 options[engine] = stack.enter_context(opened.state.sysbench_options().present())
-        jobs = []
-        for slot, ((session, cell), output) in enumerate(zip(members, outputs, strict=True)):
-            state = running[session.engine].state
-            job = _job(
-                ctx, state, cell, options[session.engine], output, slot, slots, t0_ms, seconds,
-                per_cell,
-            )  # fmt: skip
-            jobs.append(job)
+        jobs = [
+            _job(
+                run,
+                running[session.engine].state,
+                cell,
+                options[session.engine],
+                output,
+                slot,
+                timetable,
+            )
+            for slot, ((session, cell), output) in enumerate(zip(members, outputs, strict=True))
+        ]
         # Other load in the round's seconds, judged once for all its cells: they share them.
         load_file = beside(stem_of(outputs[0]), ROUND_LOAD, "jsonl")
-        sampler = LoadSampler(None, load_file, t0_ms / 1000)
+        sampler = LoadSampler(None, load_file, timetable.t0_ms / 1000)
         sampler.start()
         try:
             results = execute_together(
-                jobs, seconds + protocol.sysbench_grace_seconds, ctx.display.advance
+                jobs, timetable.seconds + protocol.sysbench_grace_seconds, run.display.advance
             )
         except KeyboardInterrupt:
-            ctx.ledger.requeue(failed_too=False)
+            run.ledger.requeue(failed_too=False)
             raise
         finally:
             sampler.stop()
     disturbed = round_interference(load_file, math.ceil(total))
-    ticks = os.sysconf("SC_CLK_TCK")
     for (session, cell), output, result in zip(members, outputs, results, strict=True):
-        state = running[session.engine].state
-        text = output.read_text(errors="replace")
-        plan = slot_plan(text)
-        sliced = read_output(output)
-        if plan is None:  # cut off before it said which slices were its own: none measured
-            sliced = replace(sliced, summary=None)
-        wanted = plan.wanted if plan is not None else set()
-        slices = parse_slices(text, wanted, ticks)
-        collected = Collected(
-            rows=[
-                (*metrics.SERVER_CPU, second, cpu / protocol.slice_seconds)
-                for second, (_, cpu) in enumerate(sorted(slices.server_cpu_s.items()), start=1)
-            ]
-        )
-        if state.server.server_pid() is not None and len(slices.server_cpu_s) < len(wanted):
-            collected.missing("the server's CPU was not read in every slice")
-        record_cell(ctx, state, cell, output, sliced, result, collected, round_load=disturbed)
+        opened = running[session.engine]
+        sliced, collected = _own_slices(output, opened.state, protocol.slice_seconds)
+        opened.record(cell, output, sliced, Judged(result, collected, round_load=disturbed))
+
+
+def _own_slices(
+    output: Path, state: EngineState, slice_seconds: float
+) -> tuple[SysbenchOutput, Collected]:
+    """A cell's output read from its own slices only, with the server's CPU in each."""
+    text = output.read_text(errors="replace")
+    plan = slot_plan(text)
+    sliced = read_output(output)
+    if plan is None:  # cut off before it said which slices were its own: none measured
+        sliced = replace(sliced, summary=None)
+    wanted = plan.wanted if plan is not None else set()
+    slices = parse_slices(text, wanted, os.sysconf("SC_CLK_TCK"))
+    collected = Collected(
+        rows=[
+            (*metrics.SERVER_CPU, second, cpu / slice_seconds)
+            for second, (_, cpu) in enumerate(sorted(slices.server_cpu_s.items()), start=1)
+        ]
+    )
+    if state.server.server_pid() is not None and len(slices.server_cpu_s) < len(wanted):
+        collected.missing("the server's CPU was not read in every slice")
+    return sliced, collected
 
 
 def _job(
-    ctx: RunContext,
+    run: Run,
     state: EngineState,
     cell: Cell,
     connection: PurePath,
     output: Path,
     slot: int,
-    slots: int,
-    t0_ms: int,
-    seconds: int,
-    owned: int,
+    timetable: _Timetable,
 ) -> Job:
-    spec = ctx.spec
+    spec = run.spec
     workload = spec.workload(cell.workload)
     gate = {
         "slot": slot,
-        "slots": slots,
+        "slots": timetable.slots,
         "slice_ms": round(spec.protocol.slice_seconds * 1000),
-        "t0_ms": t0_ms,
+        "t0_ms": timetable.t0_ms,
         "server_pid": state.server.server_pid() or 0,
-        "owned": owned,
+        "owned": timetable.owned,
     }
+    seconds = timetable.seconds
     call = gated(kind_of(workload).call(spec, workload, cell.threads), spec, seconds, gate, GATE)
-    return Job(call.args(ctx.sysbench, connection), output, state.target(), call.env)
+    return Job(call.args(run.resolved.sysbench, connection), output, state.target(), call.env)

@@ -175,6 +175,11 @@ class RunRecord:
         self.data["engines"][name] = facts
         self.save()
 
+    def respec(self, text: str, digest: str) -> None:
+        """The spec the run now answers to, when it grew (a search adding rounds)."""
+        self.data["spec"] |= {"text": redact_spec(text), "digest": digest}
+        self.save()
+
     def link(self, engine: str, facts: dict[str, Any]) -> None:
         """The measured link to an engine on another host, and its shaping."""
         if self.data.setdefault("links", {}).get(engine) != facts:
