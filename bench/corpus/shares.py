@@ -3,7 +3,7 @@ seconds it keeps and the verdicts it changes, with the horizon learned per block
 stop cells) and with the rule alone, side by side in one run. Writes what `oltplab plan`
 assumes without a replay of its own: src/oltplab/plan/corpus_shares.json.
 
-Nothing in the rule is tuned here: its constants are set a priori (base/stopping.py,
+Nothing in the rule is tuned here: its constants are set a priori (base/stopping_rule.py,
 base/stationarity.py). The horizon is learned on each block's first repetition and judged
 on its later ones, which the learning never sees. Where the corpus holds a block only once,
 its later repetitions are estimated by the cell itself as a later one (its own horizon):
@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from oltplab.analysis.dataset import Dataset, load  # noqa: E402
 from oltplab.analysis.model import AnalysisOptions  # noqa: E402
-from oltplab.analysis.replay import Replay, replay, replay_warm_ups  # noqa: E402
+from oltplab.analysis.rule_replay import Replay, replay, replay_warm_ups  # noqa: E402
 from oltplab.base.stationarity import Capacities, state_signals  # noqa: E402
-from oltplab.base.stopping import Horizon, StopRule, learned_horizon, stop_point  # noqa: E402
+from oltplab.base.stopping_rule import Horizon, StopRule, learned_horizon, stop_point  # noqa: E402
 from oltplab.importers.naming import is_warm_up  # noqa: E402
 from oltplab.plan.lengths import CORPUS_FILE  # noqa: E402
 from oltplab.sysbench.reading import read_output  # noqa: E402

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from oltplab.base.stopping import StopRule, learned_horizon
+from oltplab.base.stopping_rule import StopRule, learned_horizon
 from oltplab.sysbench.output import parse_output
 from tests.support.cli import oltplab, start_oltplab
 from tests.support.engines import cells, spec_text, wait_for

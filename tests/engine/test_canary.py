@@ -29,7 +29,7 @@ ENGINES = (
     "telemetry = false\n"
 )
 MARGIN = 3
-# What the canary's line starts with, by verdict (analysis/canary.py).
+# What the canary's line starts with, by verdict (analysis/canary_verdicts.py).
 SAID = f"Canary ({TWIN}, an identical twin of {A})"
 UNFIT = f"Host unfit for this margin: the canary ({TWIN}, an identical twin of {A}) differed by"
 # Waits (idle) for the ledger to hold three measured cells, a round, then holds a whole CPU

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oltplab.analysis.replay import replay_warm_ups
+from oltplab.analysis.rule_replay import replay_warm_ups
 from oltplab.base.stationarity import Capacities, StateSignal, state_signals, trend
-from oltplab.base.stopping import (
+from oltplab.base.stopping_rule import (
     Horizon,
     StopRule,
     batch_means_half_width,

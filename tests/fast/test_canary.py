@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oltplab.analysis.canary import Canary, CanaryPoint
+from oltplab.analysis.canary_verdicts import Canary, CanaryPoint
 from oltplab.analysis.estimate import PointSample
-from oltplab.analysis.gate import Gate, Outcome
+from oltplab.analysis.gate import Gate, GateVerdict
 from oltplab.analysis.precision import DIFFERENT, SAME, decide
 from oltplab.base.errors import SpecError
 from oltplab.base.metrics import TPS
@@ -89,8 +89,8 @@ def test_a_canary_that_differs_marks_the_host_unfit_with_its_figure_and_cost() -
 
 def test_an_unfit_canary_leaves_the_gate_undecided_whatever_its_points_say() -> None:
     passed = Gate([], 3.0, TPS, [_canary(1.0)])
-    assert passed.outcome == Outcome.PASSED
-    assert Gate([], 3.0, TPS, [_canary(1.03)]).outcome == Outcome.UNDECIDED
+    assert passed.outcome == GateVerdict.PASSED
+    assert Gate([], 3.0, TPS, [_canary(1.03)]).outcome == GateVerdict.UNDECIDED
 
 
 def test_an_engine_of_the_twins_name_with_another_source_is_refused_in_one_line() -> None:

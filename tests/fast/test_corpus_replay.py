@@ -13,8 +13,8 @@ import pytest
 
 from oltplab.analysis.dataset import Dataset, load
 from oltplab.analysis.model import AnalysisOptions
-from oltplab.analysis.replay import Replay, replay
-from oltplab.base.stopping import StopRule
+from oltplab.analysis.rule_replay import Replay, replay
+from oltplab.base.stopping_rule import StopRule
 from oltplab.plan.lengths import CORPUS_FILE
 
 CORPUS = Path(__file__).parents[2] / "bench" / "corpus" / "long-cells.tar.xz"

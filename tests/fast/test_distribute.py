@@ -16,9 +16,9 @@ from oltplab.analysis.estimate import DIFFERENT_MACHINES, PointSample, across_ma
 from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.base.errors import OltplabError
 from oltplab.distribute import kubernetes, slurm
-from oltplab.distribute.canary import canary_spec
 from oltplab.distribute.layout import Distributed
 from oltplab.distribute.merge import merge
+from oltplab.distribute.shard_canary import canary_spec
 from oltplab.plan import build_plan, cells_of
 from oltplab.plan.blocks import Block, Shard, assign, blocks, shard_sessions
 from oltplab.spec import parse_spec

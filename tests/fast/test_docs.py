@@ -16,7 +16,7 @@ import typer
 
 from oltplab.cli import app
 from oltplab.cli.reference import PAGE
-from oltplab.spec.reference import KEYS, SCHEMA
+from oltplab.spec.schema_docs import KEYS, SCHEMA
 from tests.support.docs import generated
 from tests.support.tutorial import steps
 
@@ -30,8 +30,8 @@ def test_the_cli_reference_is_what_the_code_generates_now() -> None:
 
 @pytest.mark.parametrize("page", [SCHEMA, KEYS], ids=lambda page: page.name)
 def test_the_spec_pages_are_what_the_models_generate_now(page: Path) -> None:
-    """Regenerate with python3 -m oltplab.spec.reference when a spec field changes."""
-    assert (ROOT / page).read_text() == generated("oltplab.spec.reference", page)
+    """Regenerate with python3 -m oltplab.spec.schema_docs when a spec field changes."""
+    assert (ROOT / page).read_text() == generated("oltplab.spec.schema_docs", page)
 
 
 SPECS = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from oltplab.analysis.gate import Outcome
+from oltplab.analysis.gate import GateVerdict
 from oltplab.base import errors
 from oltplab.sysbench.error_codes import MEANINGS
 
@@ -51,9 +51,9 @@ def test_the_gates_outcomes_are_statuses_every_command_shares() -> None:
     """The gate has no statuses of its own: each verdict is a row of the one table."""
     meanings = {int(row[0]): row[1] for row in table("Exit statuses")}
     words = {
-        Outcome.PASSED: "done",
-        Outcome.REGRESSED: "regression",
-        Outcome.UNDECIDED: "undecided",
+        GateVerdict.PASSED: "done",
+        GateVerdict.REGRESSED: "regression",
+        GateVerdict.UNDECIDED: "undecided",
     }
     for outcome, word in words.items():
         assert word in meanings[outcome.value], (outcome, meanings)

@@ -128,3 +128,19 @@ def test_only_engines_asks_what_kind_of_server_host_or_source_it_has():
             if names & ENGINE_KINDS:
                 found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert found == []
+
+
+def test_a_module_name_and_a_class_name_each_mean_one_thing():
+    """No two modules under src/ share a file name, and no two top-level classes a name: a
+    name read in a traceback, a log or a review points at one place."""
+    modules: dict[str, list[str]] = {}
+    classes: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        if path.name != "__init__.py":
+            modules.setdefault(path.name, []).append(where)
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                classes.setdefault(node.name, []).append(where)
+    assert {name: found for name, found in modules.items() if len(found) > 1} == {}
+    assert {name: found for name, found in classes.items() if len(found) > 1} == {}

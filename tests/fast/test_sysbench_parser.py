@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from oltplab.base.errors import EngineError
-from oltplab.sysbench.driver import Call, Target, connection_options
+from oltplab.sysbench.driver import Call, ConnectionTarget, connection_options
 from oltplab.sysbench.output import parse_output
 from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.validity import stall_notes, validity_flags
@@ -106,7 +106,7 @@ def test_the_command_line_holds_no_connection_options_only_their_file(tmp_path):
 
 
 def test_connection_options_are_sysbench_config_lines():
-    text = connection_options(Target("127.0.0.1", 3307, "u", "s3cret"))
+    text = connection_options(ConnectionTarget("127.0.0.1", 3307, "u", "s3cret"))
     assert text.splitlines() == [
         "db-driver=mysql",
         "mysql-host=127.0.0.1",
@@ -117,7 +117,7 @@ def test_connection_options_are_sysbench_config_lines():
     ]
     # sysbench splits these lines at white space: such a password is refused, not cut.
     with pytest.raises(EngineError, match="the password holds white space"):
-        connection_options(Target("127.0.0.1", 3307, "u", "two words"))
+        connection_options(ConnectionTarget("127.0.0.1", 3307, "u", "two words"))
 
 
 def test_reconnects_are_counted_and_flagged():

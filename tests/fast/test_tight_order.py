@@ -14,7 +14,7 @@ from oltplab.analysis.bisection import CellChoice, Step
 from oltplab.analysis.equivalence import judge
 from oltplab.analysis.estimate import Comparison, Estimate
 from oltplab.cli.app import _floor_note
-from oltplab.experiments.bisect import DEFAULT_SPEC, Bisector
+from oltplab.experiments.bisect import DEFAULT_SPEC, Bisector, BisectQuestion
 from oltplab.measure.request import RunRequest
 from oltplab.spec import parse_spec
 
@@ -23,10 +23,10 @@ GOOD, BAD = "mariadb-10.11.5", "mariadb-11.4.5"
 
 def bisector(spec_text: str, tmp_path: Path) -> Bisector:
     spec = parse_spec(spec_text, "bisect")
-    return Bisector(
-        spec, [GOOD, BAD], CellChoice.parse(None, spec), 5.0, tmp_path, None,  # type: ignore[arg-type]
-        20, budget_seconds=1800,
-    )  # fmt: skip
+    question = BisectQuestion(
+        [GOOD, BAD], CellChoice.parse(None, spec), 5.0, 20, budget_seconds=1800
+    )
+    return Bisector(spec, question, tmp_path, None)  # type: ignore[arg-type]
 
 
 def test_bisect_steps_are_sliced_and_isolated_unless_the_spec_names_an_order(

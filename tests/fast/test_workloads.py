@@ -8,7 +8,7 @@ from oltplab.measure.workloads import MIX_SCRIPT, distribution, sysbench_test
 from oltplab.spec import parse_spec
 from oltplab.sysbench.driver import (
     Call,
-    Target,
+    ConnectionTarget,
     connection_options,
     help_options,
     help_rand_types,
@@ -67,7 +67,7 @@ def test_each_workload_runs_its_test_script_and_distribution():
 
 
 def test_postgresql_targets_get_the_pgsql_driver(tmp_path):
-    target = Target("127.0.0.1", 5433, "sbtest", "s3cret", driver="pgsql")
+    target = ConnectionTarget("127.0.0.1", 5433, "sbtest", "s3cret", driver="pgsql")
     text = connection_options(target)
     assert "db-driver=pgsql\n" in text and "pgsql-port=5433\n" in text
     assert "pgsql-password=s3cret\n" in text and "mysql" not in text

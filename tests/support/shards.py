@@ -11,7 +11,7 @@ from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.spec import cell_definition_digest, parse_spec
 from oltplab.store.ledger import Ledger
 from oltplab.store.outcome import CellOutcome
-from oltplab.store.provenance import RunRecord
+from oltplab.store.provenance import RunFacts, RunRecord
 from oltplab.sysbench.reading import read_output
 from tests.support.synthetic import sysbench_text
 
@@ -41,11 +41,11 @@ def fake_shard(
     """A shard directory as `oltplab run --shard` leaves it, with synthetic outputs."""
     spec = parse_spec(spec_text, "spec")
     ledger = Ledger.open(root)
-    record = RunRecord.begin(
-        root, spec_text=spec_text, spec_origin="spec.toml", spec_base=root,
-        spec_digest=spec.digest(), command="oltplab run", sysbench={}, workloads={},
-        telemetry=[], rerun_of=None, host={"machine": machine},
+    facts = RunFacts(
+        spec_text, "spec.toml", root, spec.digest(), "oltplab run", {}, {}, [], None,
+        {"machine": machine},
     )  # fmt: skip
+    record = RunRecord.begin(root, facts)
     try:
         ledger.set_meta("spec", spec_text)
         ledger.set_meta("spec_digest", spec.digest())

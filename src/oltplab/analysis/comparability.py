@@ -40,7 +40,7 @@ class Traits:
 
 
 @dataclass(frozen=True)
-class Mismatch:
+class AspectDifference:
     aspect: str
     # Per run, the items of the aspect that not every run shares.
     differing: dict[str, tuple[str, ...]]
@@ -123,7 +123,7 @@ def traits(
     return Traits(run, aspects)
 
 
-def mismatches(runs: list[Traits]) -> list[Mismatch]:
+def mismatches(runs: list[Traits]) -> list[AspectDifference]:
     """Each aspect that two or more runs recorded and recorded differently, in ASPECTS'
     order; an aspect only some runs recorded is compared among those."""
     found = []
@@ -135,7 +135,7 @@ def mismatches(runs: list[Traits]) -> list[Mismatch]:
         differing = {
             run: tuple(item for item in items if item not in shared) for run, items in known.items()
         }
-        found.append(Mismatch(aspect, differing))
+        found.append(AspectDifference(aspect, differing))
     return found
 
 

@@ -19,7 +19,7 @@ from enum import IntEnum
 from pathlib import Path
 from xml.etree import ElementTree
 
-from oltplab.analysis.canary import Canary, canary_of
+from oltplab.analysis.canary_verdicts import Canary, canary_of
 from oltplab.analysis.equivalence import TOST_CONFIDENCE
 from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Point
@@ -28,7 +28,7 @@ from oltplab.base.errors import EXIT_REGRESSED, EXIT_UNDECIDED
 from oltplab.base.metrics import TPS, Measure
 
 
-class Outcome(IntEnum):
+class GateVerdict(IntEnum):
     """The gate's verdict, as its exit code (the same statuses as every command's)."""
 
     PASSED = 0
@@ -37,9 +37,9 @@ class Outcome(IntEnum):
 
 
 OUTCOME_WORDS = {
-    Outcome.PASSED: "no regression",
-    Outcome.REGRESSED: "regression",
-    Outcome.UNDECIDED: "undecided",
+    GateVerdict.PASSED: "no regression",
+    GateVerdict.REGRESSED: "regression",
+    GateVerdict.UNDECIDED: "undecided",
 }
 
 
@@ -47,7 +47,7 @@ OUTCOME_WORDS = {
 class GatedPoint:
     point: Point
     comparison: Comparison  # candidate against baseline, 90% interval
-    outcome: Outcome
+    outcome: GateVerdict
 
     @property
     def name(self) -> str:
@@ -68,30 +68,32 @@ class Gate:
         return [c for c in self.canaries if c.unfit]
 
     @property
-    def outcome(self) -> Outcome:
+    def outcome(self) -> GateVerdict:
         if self.unfit:
-            return Outcome.UNDECIDED
+            return GateVerdict.UNDECIDED
         outcomes = {p.outcome for p in self.points}
-        if Outcome.REGRESSED in outcomes:
-            return Outcome.REGRESSED
-        return Outcome.UNDECIDED if Outcome.UNDECIDED in outcomes else Outcome.PASSED
+        if GateVerdict.REGRESSED in outcomes:
+            return GateVerdict.REGRESSED
+        return GateVerdict.UNDECIDED if GateVerdict.UNDECIDED in outcomes else GateVerdict.PASSED
 
-    def of(self, outcome: Outcome) -> list[GatedPoint]:
+    def of(self, outcome: GateVerdict) -> list[GatedPoint]:
         return [p for p in self.points if p.outcome == outcome]
 
 
-def judged(comparison: Comparison, max_regression_pct: float, higher_is_better: bool) -> Outcome:
+def judged(
+    comparison: Comparison, max_regression_pct: float, higher_is_better: bool
+) -> GateVerdict:
     """Where the interval lies against the largest regression allowed."""
     low, high = comparison.low_pct, comparison.high_pct
     if low is None or high is None:
-        return Outcome.UNDECIDED
+        return GateVerdict.UNDECIDED
     # A regression is a fall in TPS, a rise in a cost: seen as a fall of the "better" side.
     worst, best = (low, high) if higher_is_better else (-high, -low)
     if best <= -max_regression_pct:
-        return Outcome.REGRESSED
+        return GateVerdict.REGRESSED
     if worst > -max_regression_pct:
-        return Outcome.PASSED
-    return Outcome.UNDECIDED
+        return GateVerdict.PASSED
+    return GateVerdict.UNDECIDED
 
 
 def gate(
@@ -119,9 +121,9 @@ def junit_xml(found: Gate, unalike: Sequence[str], unknown: Sequence[str]) -> st
         "testsuite",
         name="oltplab gate",
         tests=str(len(found.points)),
-        failures=str(len(found.of(Outcome.REGRESSED))),
+        failures=str(len(found.of(GateVerdict.REGRESSED))),
         errors="0",
-        skipped=str(len(found.of(Outcome.UNDECIDED))),
+        skipped=str(len(found.of(GateVerdict.UNDECIDED))),
     )
     notes = [("not alike", n) for n in unalike] + [("not compared", n) for n in unknown]
     if notes:
@@ -134,12 +136,12 @@ def junit_xml(found: Gate, unalike: Sequence[str], unknown: Sequence[str]) -> st
             suite, "testcase", classname=f"{scenario}.{tier}", name=f"{engine} {threads}t"
         )
         said = f"{found.measure.label}: {gated.comparison.with_interval()}"
-        if gated.outcome == Outcome.REGRESSED:
+        if gated.outcome == GateVerdict.REGRESSED:
             failure = ElementTree.SubElement(
                 case, "failure", message=f"regressed beyond {found.max_regression_pct:g}%"
             )
             failure.text = said
-        elif gated.outcome == Outcome.UNDECIDED:
+        elif gated.outcome == GateVerdict.UNDECIDED:
             ElementTree.SubElement(case, "skipped", message=f"undecided: {said}")
         else:
             ElementTree.SubElement(case, "system-out").text = said

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from oltplab.analysis.canary import Canary, canary_of
+from oltplab.analysis.canary_verdicts import Canary, canary_of
 from oltplab.analysis.capacity import Found, read_capacities
 from oltplab.analysis.changes import Change, ReleaseSeries, release_series, version_changes
 from oltplab.analysis.dataset import CellRecord, Dataset

@@ -30,7 +30,7 @@ from oltplab.store.ledger import Ledger
 if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
     from oltplab.analysis.comparability import Traits
     from oltplab.base.metrics import Measure
-    from oltplab.measure.runner import Outcome
+    from oltplab.measure.runner import RunOutcome
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -155,7 +155,7 @@ def measure_of(name: str) -> Measure:
         raise OltplabError(f"--measure {exc}") from None
 
 
-def report_outcome(results: Path, outcome: Outcome) -> None:
+def report_outcome(results: Path, outcome: RunOutcome) -> None:
     ledger = Ledger.open(results, create=False)
     try:
         cells = ledger.cells()
@@ -291,7 +291,7 @@ def run_and_report(request: RunRequest) -> None:
     if floor_note:
         errors.print(floor_note, highlight=False, markup=False, soft_wrap=True)
     if request.shard is not None:
-        from oltplab.distribute.canary import run_shard
+        from oltplab.distribute.shard_canary import run_shard
 
         outcome = run_shard(request, display)
     elif request.spec.protocol.target_ci_pct is not None:

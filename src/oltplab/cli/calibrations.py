@@ -21,8 +21,8 @@ def calibrations(
     them), each with where and when it was measured, on how many rounds or sessions, and
     whether later commands use it: one from fewer than its minimum is kept, not used.
     """
-    from oltplab.experiments.calibrations import clear as clear_stored
-    from oltplab.experiments.calibrations import stored_figures, stores
+    from oltplab.experiments.machine_figures import clear as clear_stored
+    from oltplab.experiments.machine_figures import stored_figures, stores
 
     try:
         found = stored_figures()

@@ -12,7 +12,7 @@ from typing import Any
 import typer
 
 from oltplab.cli import app
-from oltplab.spec.reference import write_generated
+from oltplab.spec.schema_docs import write_generated
 
 PAGE = Path("docs") / "reference" / "cli.md"
 

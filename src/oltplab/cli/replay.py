@@ -21,7 +21,7 @@ from oltplab.store.files import write_whole
 from oltplab.store.outputs import check_replaceable
 
 if TYPE_CHECKING:
-    from oltplab.analysis.replay import Replay
+    from oltplab.analysis.rule_replay import Replay
 
 REPLAY_COLUMNS = ["cell", "engine", "scenario", "tier", "threads", "repetition", "measured_s",
                   "stopped_s", "settled", "ci_pct", "warm_up_cut_s", "mean_moved_pct",
@@ -97,8 +97,8 @@ def replay(
     engine probe's telemetry."""
     from oltplab.analysis.dataset import load
     from oltplab.analysis.model import AnalysisOptions
-    from oltplab.analysis.replay import replay as replay_rule
-    from oltplab.base.stopping import StopRule
+    from oltplab.analysis.rule_replay import replay as replay_rule
+    from oltplab.base.stopping_rule import StopRule
     from oltplab.importers.naming import is_warm_up
     from oltplab.report.export import to_csv
     from oltplab.sysbench.reading import read_output

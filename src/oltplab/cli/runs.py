@@ -442,7 +442,7 @@ def _demo_decision(spec: Spec, results: Path) -> None:
     console.print(f"Next: oltplab report {results}", highlight=False)
 
 
-class Order(StrEnum):
+class RoundsOrder(StrEnum):
     INTERLEAVED = "interleaved"
     ALTERNATING = "alternating"
     SLICED = "sliced"
@@ -473,7 +473,7 @@ def calibrate(
     workload: Annotated[str, typer.Option(help="The sysbench test.")] = "oltp_read_only",
     measure: MeasureOption = "tps",
     order: Annotated[
-        Order,
+        RoundsOrder,
         typer.Option(
             help="How A and B take turns: sliced (both kept running, each round's cells at "
             "once in short time slots, isolated: as --margin searches and bisect measure), "
@@ -481,7 +481,7 @@ def calibrate(
             "(a restart and warm-up per cell, as plain runs measure); a spec is planned, and "
             "a report quoted, with the calibration of its order."
         ),
-    ] = Order.SLICED,
+    ] = RoundsOrder.SLICED,
 ) -> None:
     """Measure this host's noise floor: one engine as A and as B, in paired rounds.
 

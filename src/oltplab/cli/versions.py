@@ -124,7 +124,13 @@ def bisect(
     on-CPU profile drawn as a differential flame graph). Exits 5 when the two ends cannot
     be told apart nor called the same within its repetitions."""
     from oltplab.cli.display import display_for
-    from oltplab.experiments.bisect import DEFAULT_SPEC, Bisector, explain_change, releases_between
+    from oltplab.experiments.bisect import (
+        DEFAULT_SPEC,
+        Bisector,
+        BisectQuestion,
+        explain_change,
+        releases_between,
+    )
     from oltplab.experiments.session_spread import spread_here
     from oltplab.report.explained import bisect_markdown
     from oltplab.report.flamegraph import page
@@ -154,18 +160,10 @@ def bisect(
         highlight=False,
         soft_wrap=True,
     )
-    bisector = Bisector(
-        spec,
-        releases,
-        chosen,
-        margin_pct,
-        folder.resolve(),
-        display_for(console),
-        max_repetitions,
-        measure_of(measure),
-        budget_seconds,
-        spread,
+    question = BisectQuestion(
+        releases, chosen, margin_pct, max_repetitions, measure_of(measure), budget_seconds, spread
     )
+    bisector = Bisector(spec, question, folder.resolve(), display_for(console))
     found = bisector.search()
     explanation, flamegraph = None, None
     if explain and found.first_changed and found.last_good:
@@ -272,7 +270,7 @@ def gate(
     did (named), 5 when the intervals cannot tell (undecided), 2 for an input that cannot be
     judged (with an error line). Prints a Markdown summary (append it to
     $GITHUB_STEP_SUMMARY) and writes JUnit XML, one test case per point."""
-    from oltplab.analysis.gate import OUTCOME_WORDS, Outcome, junit_xml
+    from oltplab.analysis.gate import OUTCOME_WORDS, GateVerdict, junit_xml
     from oltplab.analysis.gate import gate as judge_gate
     from oltplab.report.gate_summary import markdown
     from oltplab.store.directory import check_results
@@ -290,7 +288,7 @@ def gate(
     write_beside(folder, "gate", {GATE_MD: summary, GATE_XML: junit_xml(found, unalike, unknown)})
     print(summary, end="")
     # Beside the summary, not in it: a CI job appends stdout to its page.
-    regressed = ", ".join(p.name for p in found.of(Outcome.REGRESSED))
+    regressed = ", ".join(p.name for p in found.of(GateVerdict.REGRESSED))
     said = f"gate: {OUTCOME_WORDS[found.outcome]}" + (f" ({regressed})" if regressed else "")
     errors.print(said, highlight=False, markup=False, soft_wrap=True)
     errors.print(

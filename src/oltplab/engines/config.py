@@ -61,7 +61,7 @@ def client_section(options: dict[str, str]) -> str:
 
 
 @dataclass(frozen=True)
-class Mismatch:
+class VariableMismatch:
     variable: str
     intended: str
     actual: str | None
@@ -120,18 +120,18 @@ def same_value(intended: str, actual: str) -> bool:
         return False
 
 
-def check_variables(expected: dict[str, str], actual: dict[str, str]) -> list[Mismatch]:
+def check_variables(expected: dict[str, str], actual: dict[str, str]) -> list[VariableMismatch]:
     """Every intended setting that the live server does not show; unknown variables count too."""
     lowered = {name.lower(): value for name, value in actual.items()}
     mismatches = []
     for variable, intended in expected.items():
         live = lowered.get(variable.lower())
         if live is None or not same_value(intended, live):
-            mismatches.append(Mismatch(variable, intended, live))
+            mismatches.append(VariableMismatch(variable, intended, live))
     return mismatches
 
 
-def describe_mismatch(mismatch: Mismatch) -> str:
+def describe_mismatch(mismatch: VariableMismatch) -> str:
     actual = "not a server variable" if mismatch.actual is None else f"actual {mismatch.actual}"
     hint = ""
     if mismatch.variable == "innodb_buffer_pool_size":

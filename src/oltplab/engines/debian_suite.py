@@ -35,7 +35,7 @@ _SIMULATED = re.compile(r"^Inst (\S+) (?:\[[^\]]*\] )?\((\S+) ")
 
 
 @dataclass(frozen=True)
-class Wanted:
+class WantedDeb:
     """A package of a suite: the version the catalog or spec expects (None: the suite's
     current one) and the sha256 of its .deb."""
 
@@ -88,7 +88,7 @@ def _run(command: list[str], what: str, cwd: Path | None = None) -> str:
     return done.stdout
 
 
-def _update(wanted: Wanted, state: Path) -> list[str]:
+def _update(wanted: WantedDeb, state: Path) -> list[str]:
     for folder in ("lists/partial", "cache/archives/partial"):
         (state / folder).mkdir(parents=True, exist_ok=True)
     # A stable suite's fixes come through its security suite; testing and sid have none.
@@ -117,7 +117,7 @@ def closure(simulated: str) -> list[tuple[str, str]]:
     ]
 
 
-def fetch(wanted: Wanted, state: Path, into: Path) -> Path:
+def fetch(wanted: WantedDeb, state: Path, into: Path) -> Path:
     """Downloads the package and its closure into state's cache and unpacks them into
     `into`; returns the server package's .deb. A suite that now holds another version
     than the one expected stops here, before anything is unpacked."""

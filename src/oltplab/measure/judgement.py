@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oltplab.base.stopping import Stop
+from oltplab.base.stopping_rule import Stop
 from oltplab.store.outcome import CellOutcome, TelemetryRow
 from oltplab.sysbench import validity
 from oltplab.sysbench.driver import CLIENT_BOUND_SHARE

@@ -44,7 +44,7 @@ from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock, refuse_a_file
-from oltplab.store.provenance import RunRecord, sysbench_facts
+from oltplab.store.provenance import RunFacts, RunRecord, sysbench_facts
 from oltplab.store.rows import CellRow
 from oltplab.store.scratch import scratch_root, snapshot_store
 from oltplab.store.status import RunStatus, Status
@@ -57,7 +57,7 @@ log = logging.getLogger("oltplab")
 
 
 @dataclass
-class Outcome:
+class RunOutcome:
     counts: dict[str, int]
     failed: list[CellRow]
     interrupted: bool = False
@@ -93,7 +93,7 @@ def check_compatible(
 # --- the run ---------------------------------------------------------------------------------
 
 
-def run(request: RunRequest, display: Display, policies: Sequence[RoundPolicy] = ()) -> Outcome:
+def run(request: RunRequest, display: Display, policies: Sequence[RoundPolicy] = ()) -> RunOutcome:
     """The spec's matrix (or shard K of N of it) measured into the request's results, then
     more rounds while the request's round policies, or the `policies` given, want them."""
     spec, origin, shard = request.spec, request.origin, request.shard
@@ -157,19 +157,19 @@ def run(request: RunRequest, display: Display, policies: Sequence[RoundPolicy] =
                 if summary.taken_at is not None:
                     host["summary_taken_at"] = summary.taken_at.isoformat(timespec="seconds")
             run_id = ledger.begin_run(spec.digest(), provenance)
-            record = RunRecord.begin(
-                results,
-                spec_text=request.spec_text,
-                spec_origin=origin,
-                spec_base=request.spec_base or Path.cwd(),
-                spec_digest=spec.digest(),
-                command=str(provenance["command"]),
-                sysbench=sysbench_facts(sysbench_binary, sysbench),
-                workloads=workload_facts(spec),
-                telemetry=list(chosen),
-                rerun_of=request.rerun_of,
-                host=host,
+            facts = RunFacts(
+                request.spec_text,
+                origin,
+                request.spec_base or Path.cwd(),
+                spec.digest(),
+                str(provenance["command"]),
+                sysbench_facts(sysbench_binary, sysbench),
+                workload_facts(spec),
+                list(chosen),
+                request.rerun_of,
+                host,
             )
+            record = RunRecord.begin(results, facts)
             resolved = Resolved(
                 results,
                 sysbench_binary,
@@ -236,7 +236,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def _run_sessions(run: Run, sessions: list[Session], extra: list[RoundPolicy]) -> Outcome:
+def _run_sessions(run: Run, sessions: list[Session], extra: list[RoundPolicy]) -> RunOutcome:
     # A SIGTERM (a scheduler's or CI's timeout) stops as cleanly as Ctrl-C does.
     signal.signal(signal.SIGTERM, _interrupt)
     ledger, request = run.ledger, run.request
@@ -285,7 +285,7 @@ def _run_sessions(run: Run, sessions: list[Session], extra: list[RoundPolicy]) -
         run.resolved.run_id,
         RunStatus.INTERRUPTED if interrupted else (RunStatus.FAILED if failed else RunStatus.DONE),
     )
-    return Outcome(counts, failed, interrupted)
+    return RunOutcome(counts, failed, interrupted)
 
 
 def _cleanup_endpoints(run: Run) -> None:

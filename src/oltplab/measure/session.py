@@ -13,17 +13,17 @@ from pathlib import Path
 from oltplab.base import metrics, nofollow
 from oltplab.base.errors import EngineError
 from oltplab.base.stats import steady
-from oltplab.base.stopping import Stop
+from oltplab.base.stopping_rule import Stop
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
 from oltplab.engines.control import format_pairs
 from oltplab.engines.isolation import pin_server
 from oltplab.engines.provision import begin_session, tunables
 from oltplab.engines.server import EngineState
+from oltplab.measure.cell_watch import Watch
 from oltplab.measure.failures import failure_reason
 from oltplab.measure.judgement import Seen, judge
 from oltplab.measure.phases import Stage
 from oltplab.measure.run import Run, engine_key
-from oltplab.measure.stopping import Watch
 from oltplab.measure.workloads import gated
 from oltplab.plan import Cell, Session
 from oltplab.spec import Spec, WorkloadSpec

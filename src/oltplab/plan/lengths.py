@@ -1,6 +1,6 @@
 """How long adaptive cells and warm-ups are expected to run, for estimates made before
 they run. In each block the first repetition runs whole (it shows the block's horizon, see
-base/stopping.py) and the later ones keep a share of their seconds: the share `oltplab
+base/stopping_rule.py) and the later ones keep a share of their seconds: the share `oltplab
 replay` found on an earlier run (--from), else the most conservative share of any workload
 class of the project's own long-cell corpus (bench/corpus), said to be an assumption. Either
 way the verdicts that share's replay changed are said with it."""
@@ -14,7 +14,7 @@ from typing import Any
 
 from oltplab.base.errors import OltplabError
 from oltplab.base.nesting import load_json
-from oltplab.base.stopping import StopRule
+from oltplab.base.stopping_rule import StopRule
 from oltplab.spec import Spec
 
 ONE_REPETITION = (

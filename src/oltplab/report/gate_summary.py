@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oltplab.analysis.gate import OUTCOME_WORDS, Gate, Outcome
+from oltplab.analysis.gate import OUTCOME_WORDS, Gate, GateVerdict
 from oltplab.report.format import code, table, without_html
 
 
@@ -23,8 +23,8 @@ def markdown(
         f"{found.max_regression_pct:g}% worse allowed (90% intervals: a point regressed when "
         "all of its interval is beyond that, passed when none is).",
         "",
-        f"{len(found.of(Outcome.REGRESSED))} regressed, {len(found.of(Outcome.UNDECIDED))} "
-        f"undecided, {len(found.of(Outcome.PASSED))} passed.",
+        f"{len(found.of(GateVerdict.REGRESSED))} regressed, {len(found.of(GateVerdict.UNDECIDED))} "
+        f"undecided, {len(found.of(GateVerdict.PASSED))} passed.",
         "",
     ]
     for canary in found.canaries:
@@ -36,7 +36,7 @@ def markdown(
     if unknown:
         lines += ["Not compared, as not every run recorded it:", ""]
         lines += [f"- {code(said)}" for said in unknown] + [""]
-    worst_first = [Outcome.REGRESSED, Outcome.UNDECIDED, Outcome.PASSED]
+    worst_first = [GateVerdict.REGRESSED, GateVerdict.UNDECIDED, GateVerdict.PASSED]
     ordered = sorted(found.points, key=lambda p: (worst_first.index(p.outcome), p.point))
     lines += table(
         ["point", "change [90% interval]", "verdict"],

@@ -16,7 +16,7 @@ from typing import Any
 
 from oltplab.base.metrics import LATENCY_PATTERN
 from oltplab.report.export import TABLES, columns_of
-from oltplab.spec.reference import write_generated
+from oltplab.spec.schema_docs import write_generated
 from oltplab.store.provenance import READABLE_FORMATS, RunJson
 
 RUN_SCHEMA = Path("docs") / "reference" / "run.schema.json"

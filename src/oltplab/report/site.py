@@ -21,7 +21,7 @@ from typing import Any
 
 import jinja2
 
-from oltplab.analysis.canary import canary_of
+from oltplab.analysis.canary_verdicts import canary_of
 from oltplab.analysis.changes import Change, changes_over, started
 from oltplab.analysis.comparability import Traits, mismatches
 from oltplab.analysis.dataset import Dataset, load

@@ -27,10 +27,9 @@ from pydantic import (
 from oltplab.base.errors import SpecError
 from oltplab.base.nesting import TooDeep, load_toml
 from oltplab.base.sizes import format_size
-from oltplab.base.stopping import StopRule
-from oltplab.spec.canary import with_twin
+from oltplab.base.stopping_rule import StopRule
 from oltplab.spec.catalog import series
-from oltplab.spec.distribute import Canary, DistributeSpec
+from oltplab.spec.distribute import DistributeSpec, ShardCanary
 from oltplab.spec.fields import (
     ByteSize,
     Count,
@@ -46,9 +45,10 @@ from oltplab.spec.fields import (
     ThreadCount,
     whole,
 )
-from oltplab.spec.hosts import LOCAL_HOST, HostSpec, NetworkSpec, PlacementSpec
 from oltplab.spec.messages import describe
+from oltplab.spec.placements import LOCAL_HOST, HostSpec, NetworkSpec, PlacementSpec
 from oltplab.spec.sources import EngineSpec
+from oltplab.spec.twin_canary import with_twin
 from oltplab.spec.verdicts import CompareSpec
 from oltplab.spec.workload import MIX_PRESETS as MIX_PRESETS
 from oltplab.spec.workload import RandType, WorkloadSpec, paced_as_terminals, workload_from_name
@@ -161,13 +161,13 @@ class ProtocolSpec(StrictModel):
     # cache before each session (see isolation.py).
     isolation: StrictBool = False
     # An identical twin of the first engine measured in every round, its verdict against
-    # the first a check of the host (spec/canary.py, analysis/canary.py).
+    # the first a check of the host (spec/twin_canary.py, analysis/canary_verdicts.py).
     canary: StrictBool = False
     # adaptive: a closed-loop cell stops once its steady mean is known to +-stop_target_pct
     # (95%) and the engine's state shows no trend, never before stop_min_seconds nor before
     # the horizon its block's first repetition (which runs whole) showed; measure_seconds is
     # the most it runs. A warm-up ends by the rule alone, its seconds the most
-    # (base/stopping.py has the rule, `oltplab replay` tries it on recorded cells).
+    # (base/stopping_rule.py has the rule, `oltplab replay` tries it on recorded cells).
     stop: Literal["fixed", "adaptive"] = "fixed"
     stop_target_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
     stop_min_seconds: Seconds = 60
@@ -386,7 +386,7 @@ class Spec(StrictModel):
         return _digest(data)
 
 
-def _check_canary(spec: Spec, canary: Canary) -> None:
+def _check_canary(spec: Spec, canary: ShardCanary) -> None:
     where = "distribute.canary"
     if canary.engine not in {e.name for e in spec.engines}:
         raise ValueError(f"{where}: engine {canary.engine!r} is not one of the spec's engines")

@@ -22,7 +22,7 @@ _CANARY = re.compile(
 
 
 @dataclass(frozen=True)
-class Canary:
+class ShardCanary:
     """The one short cell every machine measures at the start and the end of its shard."""
 
     engine: str
@@ -31,14 +31,14 @@ class Canary:
     threads: int
 
 
-def parse_canary(text: str) -> Canary:
+def parse_canary(text: str) -> ShardCanary:
     match = _CANARY.match(text.strip())
     if match is None or int(match["threads"]) < 1:
         raise ValueError(
             f'expects "ENGINE [TIER] WORKLOAD <N>t", e.g. "mysql-8.0.31 oltp_read_only 1t" '
             f"(got {text!r})"
         )
-    return Canary(match["engine"], match["tier"], match["workload"], int(match["threads"]))
+    return ShardCanary(match["engine"], match["tier"], match["workload"], int(match["threads"]))
 
 
 class DistributeSpec(StrictModel):
@@ -63,5 +63,5 @@ class DistributeSpec(StrictModel):
         return value
 
     @property
-    def parsed_canary(self) -> Canary | None:
+    def parsed_canary(self) -> ShardCanary | None:
         return parse_canary(self.canary) if self.canary else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,22 @@ def _earlier(path: Path) -> dict[str, Any]:
     return {}
 
 
+@dataclass(frozen=True)
+class RunFacts:
+    """What run.json says of a run when it begins."""
+
+    spec_text: str
+    spec_origin: str
+    spec_base: Path  # where the spec's relative paths start
+    spec_digest: str
+    command: str
+    sysbench: dict[str, Any]
+    workloads: dict[str, dict[str, Any]]
+    telemetry: list[str]  # the devices chosen
+    rerun_of: dict[str, Any] | None
+    host: dict[str, Any]
+
+
 class RunRecord:
     """The results directory's run.json, updated as the run goes."""
 
@@ -131,42 +148,28 @@ class RunRecord:
         self.data = data
 
     @classmethod
-    def begin(
-        cls,
-        results: Path,
-        *,
-        spec_text: str,
-        spec_origin: str,
-        spec_base: Path,
-        spec_digest: str,
-        command: str,
-        sysbench: dict[str, Any],
-        workloads: dict[str, dict[str, Any]],
-        telemetry: list[str],
-        rerun_of: dict[str, Any] | None,
-        host: dict[str, Any],
-    ) -> RunRecord:
+    def begin(cls, results: Path, facts: RunFacts) -> RunRecord:
         data = _earlier(ResultsDir(results).run_json)
         started = data.get("runs", [])
         data.update(
             format=FORMAT,
             oltplab=__version__,
             spec={
-                "origin": spec_origin,
-                "base": str(spec_base.resolve()),
-                "digest": spec_digest,
-                "text": redact_spec(spec_text),
+                "origin": facts.spec_origin,
+                "base": str(facts.spec_base.resolve()),
+                "digest": facts.spec_digest,
+                "text": redact_spec(facts.spec_text),
             },
-            host=host,
-            sysbench=sysbench,
-            workloads=workloads,
-            telemetry=telemetry,
-            runs=[*started, {"started_at": now(), "command": command}],
+            host=facts.host,
+            sysbench=facts.sysbench,
+            workloads=facts.workloads,
+            telemetry=facts.telemetry,
+            runs=[*started, {"started_at": now(), "command": facts.command}],
         )
         data.setdefault("engines", {})
         data.setdefault("configs", {})
-        if rerun_of is not None:
-            data["rerun_of"] = rerun_of
+        if facts.rerun_of is not None:
+            data["rerun_of"] = facts.rerun_of
         record = cls(results, data)
         record.save()
         return record

@@ -22,7 +22,7 @@ log = logging.getLogger("oltplab")
 
 
 @dataclass(frozen=True)
-class Target:
+class ConnectionTarget:
     host: str
     port: int
     user: str
@@ -31,7 +31,7 @@ class Target:
     driver: str = "mysql"  # sysbench's database driver: mysql or pgsql
 
 
-def connection_options(target: Target) -> str:
+def connection_options(target: ConnectionTarget) -> str:
     """The connection options as sysbench's --config-file reads them, so that the password
     never stands on a command line (which every local user can list)."""
     driver = target.driver
@@ -191,7 +191,7 @@ class Job:
 
     args: list[str]
     output: Path
-    target: Target
+    target: ConnectionTarget
     env: dict[str, str] | None = None
 
 
@@ -200,7 +200,7 @@ def execute(
     output: Path,
     timeout: float,
     on_tick: Callable[[float], None],
-    target: Target,
+    target: ConnectionTarget,
 ) -> SysbenchRun:
     """Run sysbench with its output streamed to a file, so a killed run keeps what it printed.
     The log says where it connects (its option file holds that, password and all)."""

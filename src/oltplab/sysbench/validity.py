@@ -19,7 +19,7 @@ EXTRA_INTERVALS = "extra-intervals"
 # Set by the measuring session, from what it sees beside sysbench's output.
 CLIENT_BOUND = "client-bound"
 TELEMETRY_GAP = "telemetry-gap"
-# An adaptive cell that never met the stopping rule (base/stopping.py) and ran its longest.
+# An adaptive cell that never met the stopping rule (base/stopping_rule.py) and ran its longest.
 UNSETTLED = "unsettled"
 INTERFERENCE = "interference"
 # A workload kind found the cell's data wrong afterwards (the TPC-C-like kind's

@@ -1,7 +1,7 @@
 """The per-run A/A canary: `[protocol] canary = true` measures an identical twin of the
 first engine (the same binary, an instance of its own) in every round beside the others.
 Since nothing differs between the two, a verdict of DIFFERENT between them says the host
-cannot tell apart differences this small (analysis/canary.py judges it)."""
+cannot tell apart differences this small (analysis/canary_verdicts.py judges it)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The spec's JSON Schema and its table of keys, generated from the pydantic models that
 validate specs, for the documentation and for editors (a TOML editor that reads JSON Schema
-completes and checks a spec with it). `python3 -m oltplab.spec.reference` writes
+completes and checks a spec with it). `python3 -m oltplab.spec.schema_docs` writes
 docs/reference/spec.schema.json and docs/reference/spec-keys.md; a test fails when either
 differs from what the models generate now."""
 
@@ -66,7 +66,7 @@ def keys_page() -> str:
     lines = [
         "# Spec keys",
         "",
-        "Generated from the models that validate a spec (`python3 -m oltplab.spec.reference`);",
+        "Generated from the models that validate a spec (`python3 -m oltplab.spec.schema_docs`);",
         '[The spec](spec.md) says what the sections are for. Sizes are text like `"128M"`.',
     ]
     sections: list[tuple[str, dict[str, Any]]] = [("top level", schema)]

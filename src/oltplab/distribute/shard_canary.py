@@ -12,7 +12,7 @@ import logging
 import shutil
 
 from oltplab.measure.request import Display, RunRequest
-from oltplab.measure.runner import Outcome, run
+from oltplab.measure.runner import RunOutcome, run
 from oltplab.spec import Spec, derived_spec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.scratch import scratch_root
@@ -69,7 +69,7 @@ def _canary(shard_run: RunRequest, moment: str, display: Display) -> None:
         display.note(f"[red]canary ({moment}) failed[/red]: {outcome.failed[0].reason}")
 
 
-def run_shard(request: RunRequest, display: Display) -> Outcome:
+def run_shard(request: RunRequest, display: Display) -> RunOutcome:
     """Shard K of N (the request's shard), between its canaries when the spec has one."""
     canaried = request.spec.distribute.parsed_canary is not None
     if canaried:

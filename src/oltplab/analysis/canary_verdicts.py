@@ -1,4 +1,4 @@
-"""The per-run A/A canary's verdict: the first engine's identical twin (spec/canary.py),
+"""The per-run A/A canary's verdict: the first engine's identical twin (spec/twin_canary.py),
 an engine named after it that ran the very binary it ran (the sha256 the ledger recorded),
 against the first engine, on the run's own measure and margin, as a precision search
 judges any comparison. Nothing differs between the two, so SAME says the host could tell
@@ -13,7 +13,7 @@ from oltplab.analysis.dataset import Dataset
 from oltplab.analysis.estimate import Comparison
 from oltplab.analysis.points import Point, Points
 from oltplab.analysis.precision import DIFFERENT, SAME, UNKNOWN, decide
-from oltplab.spec.canary import SUFFIX
+from oltplab.spec.twin_canary import SUFFIX
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Adaptive cells: sysbench runs through measure/workloads/gate.lua with
 measure_seconds as its limit, and a watch reads the per-second lines as they come, with
 what the engine probe has sampled of the engine's state. Once the stopping rule
-(base/stopping.py) is met, not before the horizon the cell's block has shown, it creates
+(base/stopping_rule.py) is met, not before the horizon the cell's block has shown, it creates
 the file that ends every sysbench thread after its current event; sysbench then prints its
 summary as at any end, so the raw file is a whole sysbench output, as long as the cell ran."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from oltplab.base.stationarity import Capacities, StateSignal, state_signals
-from oltplab.base.stopping import (
+from oltplab.base.stopping_rule import (
     Horizon,
     Stop,
     StopRule,
@@ -44,7 +44,7 @@ def ran_before(ledger: Ledger, cell: Cell) -> list[np.ndarray]:
 
 
 @dataclass(frozen=True)
-class EngineState:
+class EngineSignals:
     """The engine-state signals of a running cell, read from its probe's raw file."""
 
     probe: Path | None  # None: no engine probe runs (telemetry off): no signals
@@ -64,7 +64,7 @@ class Watch:
     stop_file: Path
     rule: StopRule
     horizon: Horizon | None = None  # a cell's always has one; a warm-up's none
-    state: EngineState = EngineState(None, Capacities())
+    state: EngineSignals = EngineSignals(None, Capacities())
     stopped: Stop | None = None
     _checked: int = field(default=0, repr=False)
     _next_look: float = field(default=0.0, repr=False)
@@ -88,7 +88,7 @@ class Watch:
         return replace(
             cls._over(output, scratch, rule),
             horizon=block_horizon(ran_before(ledger, cell), rule.max_seconds, rule),
-            state=EngineState(probe, Capacities.of(variables)),
+            state=EngineSignals(probe, Capacities.of(variables)),
         )
 
     @classmethod

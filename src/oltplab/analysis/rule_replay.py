@@ -28,7 +28,7 @@ from oltplab.analysis.model import Analysis, AnalysisOptions, analyse
 from oltplab.analysis.tables import ProgressionRow
 from oltplab.base.stationarity import Capacities, state_signals
 from oltplab.base.stats import Series, mser5_cut
-from oltplab.base.stopping import (
+from oltplab.base.stopping_rule import (
     Horizon,
     Stop,
     StopRule,
