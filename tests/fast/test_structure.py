@@ -144,3 +144,18 @@ def test_a_module_name_and_a_class_name_each_mean_one_thing():
                 classes.setdefault(node.name, []).append(where)
     assert {name: found for name, found in modules.items() if len(found) > 1} == {}
     assert {name: found for name, found in classes.items() if len(found) > 1} == {}
+
+
+def test_no_function_takes_ten_parameters_or_more():
+    """A value that needs ten is a type of its own (a frozen dataclass; a command's options
+    are one, bound to Typer by cli/options.py)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                given = node.args
+                count = len(given.posonlyargs + given.args + given.kwonlyargs)
+                count += (given.vararg is not None) + (given.kwarg is not None)
+                if count >= 10:
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.name} ({count})")
+    assert found == []

@@ -6,6 +6,7 @@ import math
 import os
 import sys
 import time
+from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -34,6 +35,7 @@ from oltplab.cli.app import (
     unlike,
 )
 from oltplab.cli.display import display_for, noise_table, reproduction_table, touches
+from oltplab.cli.options import bound
 from oltplab.cli.vocabulary import MARGIN, margin_option, margin_pct, parse_percent
 from oltplab.measure.request import RunRequest
 from oltplab.plan.blocks import Shard
@@ -50,12 +52,13 @@ if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
     from oltplab.analysis.reproduce import Reproduction
 
 
-def run(
-    spec: Annotated[Path, typer.Argument(metavar="SPEC", help="The spec file (TOML).")],
-    results: ResultsOption,
+@dataclass(frozen=True)
+class RunOptions:
+    spec: Annotated[Path, typer.Argument(metavar="SPEC", help="The spec file (TOML).")]
+    results: ResultsOption
     retry_failed: Annotated[
         bool, flag("--retry-failed", help="Run cells that failed in an earlier run again.")
-    ] = False,
+    ] = False
     prepare_endpoints: Annotated[
         bool,
         flag(
@@ -64,7 +67,7 @@ def run(
             help="Create the sbtest tables on endpoint engines that lack them (oltplab never "
             "writes to an endpoint unasked).",
         ),
-    ] = False,
+    ] = False
     cleanup: Annotated[
         bool,
         flag(
@@ -72,7 +75,7 @@ def run(
             help="After the run, drop the sbtest tables from endpoint engines (sysbench "
             "cleanup); nothing else there is touched.",
         ),
-    ] = False,
+    ] = False
     until_cv: Annotated[
         float | None,
         typer.Option(
@@ -80,10 +83,10 @@ def run(
             help="Adaptive: repeat each cell group until the coefficient of "
             "variation of its TPS across repetitions is below this (e.g. 0.03).",
         ),
-    ] = None,
+    ] = None
     max_repetitions: Annotated[
         int, typer.Option(min=2, help="Adaptive: at most this many repetitions per cell.")
-    ] = 10,
+    ] = 10
     telemetry: Annotated[
         str,
         typer.Option(
@@ -92,7 +95,7 @@ def run(
             "or any of " + registry.described() + ". The load sampler (the server's CPU and "
             "other processes' load) always runs.",
         ),
-    ] = registry.DEFAULT,
+    ] = registry.DEFAULT
     no_telemetry: Annotated[
         bool,
         flag(
@@ -100,14 +103,14 @@ def run(
             help="Same as --telemetry none (bench/telemetry_overhead.py measures the devices' "
             "overhead this way).",
         ),
-    ] = False,
+    ] = False
     shard: Annotated[
         str | None,
         typer.Option(
             help="Run only shard K of N (K/N): its blocks of the matrix, between its canaries "
             "(see oltplab plan); merge the shards with oltplab merge.",
         ),
-    ] = None,
+    ] = None
     profile: Annotated[
         bool,
         flag(
@@ -117,7 +120,7 @@ def run(
             "(any flame graph tool reads them); `oltplab bisect --explain` compares two "
             "releases' own time per function and draws their differential flame graph.",
         ),
-    ] = False,
+    ] = False
     snapshots: Annotated[
         Path | None,
         typer.Option(
@@ -126,7 +129,7 @@ def run(
             "and taken from here by the others (default: the folder OLTPLAB_SNAPSHOTS names, "
             "if set).",
         ),
-    ] = None,
+    ] = None
     work_dir: Annotated[
         Path | None,
         typer.Option(
@@ -134,7 +137,7 @@ def run(
             "(default: RESULTS/.work; a shard started by oltplab submit uses its node's "
             "temporary storage). Keep it off network storage: the engine's I/O goes there.",
         ),
-    ] = None,
+    ] = None
     margin: Annotated[
         str | None,
         margin_option(
@@ -143,7 +146,7 @@ def run(
             "DIFFERENT or SAME within ±PCT, judged on its 90% interval; undecided ones end "
             "UNKNOWN when --budget runs out. Same as [protocol] target_ci_pct."
         ),
-    ] = None,
+    ] = None
     budget: Annotated[
         str | None,
         typer.Option(
@@ -152,7 +155,7 @@ def run(
             "(90s, 30m, 2h), counted to the second while the search runs, over its resumes. "
             "Same as [protocol] budget_seconds.",
         ),
-    ] = None,
+    ] = None
     measure: Annotated[
         str | None,
         typer.Option(
@@ -162,7 +165,7 @@ def run(
             "minute, the default when every workload is TPC-C-like; else tps). Same as "
             "[protocol] precision_measure.",
         ),
-    ] = None,
+    ] = None
     rerun_disturbed: Annotated[
         bool,
         flag(
@@ -172,7 +175,7 @@ def run(
             "round's other engines when interleaved; up to twice. The earlier results stay "
             "in the ledger, set aside.",
         ),
-    ] = False,
+    ] = False
     canary: Annotated[
         bool,
         flag(
@@ -182,42 +185,42 @@ def run(
             "in the report, the gate and the site. Costs the twin's cells. Same as "
             "[protocol] canary.",
         ),
-    ] = False,
-) -> None:
+    ] = False
+
+
+@bound(RunOptions)
+def run(given: RunOptions) -> None:
     """Run a benchmark matrix; the same command on the same directory resumes it.
 
     Cells already done are skipped and the cell a killed run had in flight runs again.
     Exits 1 when any cell failed (the final table lists them with their reasons).
     """
-    parsed = with_precision(load_spec(spec), margin, budget, measure)
-    if canary:
+    parsed = with_precision(load_spec(given.spec), given.margin, given.budget, given.measure)
+    if given.canary:
         parsed = with_canary(parsed)
     protocol = parsed.protocol
-    if protocol.stop == "adaptive" and protocol.repetitions == 1 and until_cv is None:
+    if protocol.stop == "adaptive" and protocol.repetitions == 1 and given.until_cv is None:
         errors.print(f"note: {ONE_REPETITION}", highlight=False, markup=False)
-    work_dir = folder_option(work_dir, "--work-dir")
-    snapshots = folder_option(snapshots, "--snapshots")
+    work_dir = folder_option(given.work_dir, "--work-dir")
     if work_dir is not None:  # read where each engine's scratch is placed, and by its canary
         os.environ[WORK_DIR_ENV] = str(work_dir)
+    devices = registry.NONE if given.no_telemetry else given.telemetry
     run_and_report(
         RunRequest(
             parsed,
-            spec.read_text(),
-            str(spec),
-            results,
-            retry_failed=retry_failed,
-            prepare_endpoints=prepare_endpoints,
-            cleanup_endpoints=cleanup,
-            until_cv=until_cv,
-            max_repetitions=max_repetitions,
-            telemetry=registry.chosen(
-                f"{registry.NONE if no_telemetry else telemetry}"
-                + (f",{registry.PROFILE}" if profile else "")
-            ),
-            spec_base=spec.resolve().parent,
-            shard=Shard.parse(shard) if shard is not None else None,
-            snapshots=snapshots,
-            rerun_disturbed=rerun_disturbed,
+            given.spec.read_text(),
+            str(given.spec),
+            given.results,
+            retry_failed=given.retry_failed,
+            prepare_endpoints=given.prepare_endpoints,
+            cleanup_endpoints=given.cleanup,
+            until_cv=given.until_cv,
+            max_repetitions=given.max_repetitions,
+            telemetry=registry.chosen(devices + (f",{registry.PROFILE}" if given.profile else "")),
+            spec_base=given.spec.resolve().parent,
+            shard=Shard.parse(given.shard) if given.shard is not None else None,
+            snapshots=folder_option(given.snapshots, "--snapshots"),
+            rerun_disturbed=given.rerun_disturbed,
         )
     )
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +24,7 @@ from oltplab.cli.app import (
     uncompared,
     unlike,
 )
+from oltplab.cli.options import bound
 from oltplab.cli.vocabulary import (
     MARGIN,
     RESOLUTION,
@@ -71,9 +73,10 @@ def history(
     console.print(f"Next: {report_hint(ordered)}", highlight=False, soft_wrap=True)
 
 
-def bisect(
-    good: Annotated[str, typer.Option(help="A release that is as it should be.")],
-    bad: Annotated[str, typer.Option(help="A later release that changed.")],
+@dataclass(frozen=True)
+class BisectOptions:
+    good: Annotated[str, typer.Option(help="A release that is as it should be.")]
+    bad: Annotated[str, typer.Option(help="A later release that changed.")]
     spec_path: Annotated[
         Path | None,
         typer.Option(
@@ -82,27 +85,27 @@ def bisect(
             "the dataset and protocol to measure with; without one, the catalog's releases "
             "between --good and --bad, on a small dataset.",
         ),
-    ] = None,
+    ] = None
     cell: Annotated[
         str | None,
         typer.Option(help='The cell to follow: "[SCENARIO] TIER WORKLOAD <N>t".'),
-    ] = None,
+    ] = None
     margin: Annotated[
         str | None,
         margin_option(
             "a release within ±PCT of the other is the same; default: margin_pct of the "
             "spec's compare section, 5."
         ),
-    ] = None,
+    ] = None
     results: Annotated[
         Path | None, typer.Option("--results", "-r", help="Default: runs/bisect-GOOD-BAD.")
-    ] = None,
+    ] = None
     max_repetitions: Annotated[
         int,
         typer.Option(
             min=3, max=100, help="Rounds per step at most (3 at least), before it is undecided."
         ),
-    ] = 20,
+    ] = 20
     budget: Annotated[
         str,
         typer.Option(
@@ -110,12 +113,15 @@ def bisect(
             help="Add no round that would end the bisection after this much time (90s, 30m, "
             "2h); undecided ends then say the rounds and the budget that would decide.",
         ),
-    ] = "30m",
+    ] = "30m"
     explain: Annotated[
         bool, flag(help="Profile the two releases around the change and explain it.")
-    ] = True,
-    measure: MeasureOption = "tps",
-) -> None:
+    ] = True
+    measure: MeasureOption = "tps"
+
+
+@bound(BisectOptions)
+def bisect(given: BisectOptions) -> None:
     """Which release first changed a cell: the releases between --good and --bad bisected,
     each step measured in paired rounds as a precision search measures them (sliced and
     isolated unless the spec names another order) until its interval decides or the budget
@@ -138,17 +144,17 @@ def bisect(
     from oltplab.store.files import write_atomic
 
     spec = (
-        load_spec(spec_path)
-        if spec_path
-        else parse_spec(DEFAULT_SPEC.format(good=good, bad=bad), "the bisect default")
+        load_spec(given.spec_path)
+        if given.spec_path
+        else parse_spec(DEFAULT_SPEC.format(good=given.good, bad=given.bad), "the bisect default")
     )
-    releases = releases_between(good, bad, spec if spec_path else None)
+    releases = releases_between(given.good, given.bad, spec if given.spec_path else None)
     from oltplab.analysis.bisection import CellChoice
 
-    chosen = CellChoice.parse(cell, spec)
-    folder = results or Path("runs") / f"bisect-{good}-{bad}"
-    margin_pct = given_margin(margin, spec.compare.margin_pct)
-    budget_seconds = parse_duration(budget, "--budget")
+    chosen = CellChoice.parse(given.cell, spec)
+    folder = given.results or Path("runs") / f"bisect-{given.good}-{given.bad}"
+    margin_pct = given_margin(given.margin, spec.compare.margin_pct)
+    budget_seconds = parse_duration(given.budget, "--budget")
     spread = spread_here()
     console.print(
         f"Between-session spread on this host: {spread.describe()}; each step's interval is "
@@ -161,12 +167,18 @@ def bisect(
         soft_wrap=True,
     )
     question = BisectQuestion(
-        releases, chosen, margin_pct, max_repetitions, measure_of(measure), budget_seconds, spread
+        releases,
+        chosen,
+        margin_pct,
+        given.max_repetitions,
+        measure_of(given.measure),
+        budget_seconds,
+        spread,
     )
     bisector = Bisector(spec, question, folder.resolve(), display_for(console))
     found = bisector.search()
     explanation, flamegraph = None, None
-    if explain and found.first_changed and found.last_good:
+    if given.explain and found.first_changed and found.last_good:
         _, explanation = explain_change(bisector, found.last_good, found.first_changed)
         if explanation.before_profile and explanation.after_profile:
             flamegraph = folder / FLAMEGRAPH
