@@ -185,6 +185,11 @@ class StagedScheduling(LoadScopeScheduling):
             dsession = self.config.pluginmanager.getplugin("dsession")
             dsession.shouldstop = fast_stage_failed(len(self.gate.failed))
             return
+        if self.collection is None:
+            # Open before any work was given out (a run of engine tests alone): schedule()
+            # gives it out, and rescheduling now would shut down every worker, no work
+            # queued yet, before it gets any.
+            return
         for node in self.nodes:
             if not self._pending_of(self.assigned_work[node]):
                 self._reschedule(node)
