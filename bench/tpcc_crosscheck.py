@@ -53,6 +53,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.base.wire import MYSQL
 from oltplab.engines.cache import cache_root
 from oltplab.engines.config import extra_settings
 from oltplab.engines.families import intent_settings, option_file
@@ -202,7 +203,7 @@ def run_go_tpc(
     each step's output kept in the folder."""
     distribution = supply(spec.engine(name))
     instance = local_instance(distribution, folder / "instance")
-    if instance.client_protocol != "mysql":
+    if instance.client_protocol != MYSQL:
         raise SystemExit(f"{name}: go-tpc drives the MySQL family only")
     instance.prepare_folders()
     port = free_port()

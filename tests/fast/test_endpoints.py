@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from oltplab.base.errors import EngineError
+from oltplab.base.wire import MYSQL, POSTGRESQL
 from oltplab.engines.endpoint import Endpoint, check_endpoints
 from oltplab.engines.hosts import free_port
 from oltplab.spec import parse_spec
@@ -22,9 +23,9 @@ def test_a_postgresql_endpoint_is_reached_over_its_own_protocol(tmp_path, monkey
     source = 'endpoint = "db:5432", user = "bench", password_env = "THEIR_PW"'
     [postgres] = engine(source, "postgresql")
     [unnamed] = engine(source)
-    assert Endpoint.of(postgres, tmp_path).client_protocol == "postgresql"
+    assert Endpoint.of(postgres, tmp_path).client_protocol == POSTGRESQL
     # Without a family, the MySQL protocol's: which of its families, the server says.
-    assert Endpoint.of(unnamed, tmp_path).client_protocol == "mysql"
+    assert Endpoint.of(unnamed, tmp_path).client_protocol == MYSQL
 
 
 def test_a_password_that_cannot_be_read_stops_the_run_before_it_starts(tmp_path, monkeypatch):

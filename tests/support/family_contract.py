@@ -11,6 +11,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path, PurePosixPath
 
+from oltplab.base.wire import MYSQL, POSTGRESQL
 from oltplab.engines.config import ServerPaths, Setting, expected_variables, parse_version
 from oltplab.engines.distribution import Distribution
 from oltplab.engines.families import (
@@ -27,7 +28,7 @@ from oltplab.importers.naming import engine_folder
 from oltplab.spec import parse_spec
 
 # sysbench's drivers: a family speaks one of them, or sysbench cannot measure it.
-PROTOCOLS = ("mysql", "postgresql")
+PROTOCOLS = (MYSQL, POSTGRESQL)
 
 
 def _spec(family: str):

@@ -27,6 +27,7 @@ from oltplab.analysis.estimate import (
 from oltplab.analysis.machines import MachineSpread, log_variance_of_mean
 from oltplab.base.metrics import TPS, Measure
 from oltplab.base.stats import steady
+from oltplab.base.wire import MYSQL
 from oltplab.engines.families import registered
 
 Point = tuple[str, str, str, int]  # scenario, tier, engine, threads
@@ -249,16 +250,12 @@ def grids(points: Points, metric: str) -> list[Grid]:
     return out
 
 
-# The kinds of server, by the protocol their families speak.
-KINDS = {"mysql": "MySQL-family", "postgresql": "PostgreSQL"}
-
-
 def dbms(family: str) -> str:
     """MySQL, MariaDB and Percona Server are one kind of server, PostgreSQL another: a
     family's kind is its protocol's. A family not registered (`unknown`, or a plugin's
     that is not loaded) counts as one of MySQL's kind."""
     protocols = {known.name: known.client_protocol for known in registered()}
-    return KINDS[protocols.get(family, "mysql")]
+    return protocols.get(family, MYSQL).kind
 
 
 def cross_family(dataset: Dataset, engines: list[str]) -> str | None:

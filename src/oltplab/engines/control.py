@@ -21,6 +21,7 @@ import pymysql
 from psycopg import sql
 
 from oltplab.base.errors import EngineError
+from oltplab.base.wire import MYSQL, POSTGRESQL, WireProtocol
 
 
 def said(exc: pymysql.MySQLError) -> str:
@@ -46,7 +47,7 @@ class Connection:
     """A control connection, whichever protocol it speaks: the questions the runner, the
     provisioner and the telemetry probe ask, over rows()."""
 
-    protocol: str
+    protocol: WireProtocol
 
     def __enter__(self) -> Self:
         return self
@@ -120,7 +121,7 @@ NATIVE_PASSWORD = "IDENTIFIED WITH mysql_native_password BY"
 class Control(Connection):
     """A root connection to a private instance (unix socket) or to an endpoint (TCP)."""
 
-    protocol = "mysql"
+    protocol = MYSQL
 
     def __init__(
         self,
@@ -323,7 +324,7 @@ class PostgresControl(Connection):
     """A superuser connection to a private PostgreSQL instance: over its unix socket (host
     is the socket's folder), or over TCP to a port forwarded to that socket."""
 
-    protocol = "postgresql"
+    protocol = POSTGRESQL
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import EngineError, EnvironmentProblem
+from oltplab.base.wire import WireProtocol
 from oltplab.engines.config import client_section
 from oltplab.engines.control import Connection, LoginRefused
 from oltplab.engines.families import family_named
@@ -96,7 +97,7 @@ class Endpoint:
         return cls(engine.source, password, work, protocol_family(engine))
 
     @property
-    def client_protocol(self) -> str:
+    def client_protocol(self) -> WireProtocol:
         return self._family.client_protocol
 
     @property

@@ -10,6 +10,7 @@ name one a spec may give. tests/support/family_contract.py is what every registe
 from __future__ import annotations
 
 from oltplab.base.errors import EngineError
+from oltplab.base.wire import WireProtocol
 from oltplab.engines.config import ServerPaths, Setting, parse_version
 from oltplab.engines.distribution import Distribution
 from oltplab.engines.family import Family
@@ -73,7 +74,7 @@ def _most_specific(found: list[type[Family]]) -> type[Family] | None:
     return next(iter(specific or found), None)
 
 
-def family_said(said: str, protocol: str) -> type[Family] | None:
+def family_said(said: str, protocol: WireProtocol) -> type[Family] | None:
     """The family of a running server of this protocol, from what it says of itself
     (VERSION() and @@version_comment)."""
     lowered = said.lower()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
+from oltplab.base.wire import WireProtocol
 from oltplab.engines.cache import cache_root, engines_root
 from oltplab.engines.config import ServerPaths, Setting
 from oltplab.engines.control import Connection
@@ -160,7 +161,9 @@ class Family:
     its distribution (methods of an instance made from one)."""
 
     name: ClassVar[str]  # as specs, the catalog and results name it
-    client_protocol: ClassVar[str]  # the wire protocol: sysbench's driver and the control's
+    client_protocol: ClassVar[
+        WireProtocol
+    ]  # the wire protocol: sysbench's driver and the control's
     # Words that name the family in result trees (`percona`, `ps`), the name included.
     aliases: ClassVar[tuple[str, ...]] = ()
     stop_signal: ClassVar[signal.Signals] = signal.SIGTERM  # a clean shutdown

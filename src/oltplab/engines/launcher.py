@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from oltplab.base.errors import EngineError
+from oltplab.base.wire import WireProtocol
 from oltplab.engines.config import ServerPaths, client_section
 from oltplab.engines.control import Connection
 from oltplab.engines.distribution import Distribution, altered_binary
@@ -67,7 +68,7 @@ class PrivateInstance:
     owned = True  # oltplab starts and stops it (an endpoint is measured as it is)
 
     @property
-    def client_protocol(self) -> str:
+    def client_protocol(self) -> WireProtocol:
         return self.family.client_protocol
 
     # --- provisioning -------------------------------------------------------------------------

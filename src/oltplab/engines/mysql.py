@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from oltplab.base.errors import EngineError
+from oltplab.base.wire import MYSQL, WireProtocol
 from oltplab.engines.config import ServerPaths, Setting, parse_version, plain
 from oltplab.engines.control import (
     INSTALLED_HOSTS,
@@ -35,7 +36,7 @@ class MysqlFamily(Family):
     """MySQL, and what every family of its protocol shares."""
 
     name: ClassVar[str] = "mysql"
-    client_protocol: ClassVar[str] = "mysql"
+    client_protocol: ClassVar[WireProtocol] = MYSQL
     aliases: ClassVar[tuple[str, ...]] = ("mysql",)
     example = SelfDescription(
         " Ver 8.0.31 for Linux on x86_64 (MySQL Community Server - GPL)",

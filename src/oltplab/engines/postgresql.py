@@ -8,6 +8,7 @@ import signal
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
+from oltplab.base.wire import POSTGRESQL, WireProtocol
 from oltplab.engines.config import ServerPaths, Setting, canonical, plain
 from oltplab.engines.control import PostgresControl
 from oltplab.engines.family import (
@@ -40,7 +41,7 @@ class PostgresFamily(Family):
     """
 
     name: ClassVar[str] = "postgresql"
-    client_protocol: ClassVar[str] = "postgresql"
+    client_protocol: ClassVar[WireProtocol] = POSTGRESQL
     aliases: ClassVar[tuple[str, ...]] = ("postgresql", "postgres", "pgsql")
     # SIGTERM would wait for every client to leave; SIGINT is PostgreSQL's fast shutdown:
     # clients are disconnected, then a clean checkpoint.

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from oltplab.base.wire import WireProtocol
 from oltplab.engines.distribution import Distribution
 from oltplab.engines.hosts import Host, PrivateFile
 from oltplab.sysbench.driver import ConnectionTarget, connection_options
@@ -47,8 +48,8 @@ class Server(Protocol):
         ...
 
     @property
-    def client_protocol(self) -> str:
-        """ "mysql" or "postgresql": the protocol and sysbench driver that reach it."""
+    def client_protocol(self) -> WireProtocol:
+        """The protocol that reaches it, and so sysbench's driver."""
         ...
 
     def control(self, database: str | None = None) -> Connection:
@@ -90,7 +91,7 @@ class EngineState:
     artifact_dir: str = ""
 
     def target(self) -> ConnectionTarget:
-        driver = "pgsql" if self.server.client_protocol == "postgresql" else "mysql"
+        driver = self.server.client_protocol.sysbench_driver
         return ConnectionTarget(
             self.server.host, self.server.client_port, self.user, self.password, driver=driver
         )

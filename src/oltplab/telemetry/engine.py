@@ -115,7 +115,7 @@ class EngineProbe(EverySecond):
 
     def _sample_until_stopped(self, control: Connection, sink: Any) -> None:
         # InnoDB's metrics and status are MySQL-family things; PostgreSQL's status has its own.
-        mysql_family = control.protocol == "mysql"
+        mysql_family = control.protocol.innodb
         metrics = _enabled_metrics(control) if isinstance(control, Control) else []
         previous: dict[str, Any] = {}
         needs_innodb_status: bool | None = None if mysql_family else False

@@ -116,10 +116,11 @@ def engine_summary(server: Server, output: Path) -> str | None:
     The password goes through an option file only we can read, never the command line
     (which any user can list).
     """
-    if server.client_protocol != "mysql" or output.is_file():
-        return None  # a MySQL tool; PostgreSQL's settings are in the .vars.txt file
-    if not server.machine.has("pt-mysql-summary"):
-        return "pt-mysql-summary not installed"
+    tool = server.client_protocol.summary_tool
+    if tool is None or output.is_file():
+        return None  # PostgreSQL's settings are in the .vars.txt file
+    if not server.machine.has(tool):
+        return f"{tool} not installed"
     options = server.client_options()
     command = ["pt-mysql-summary", f"--defaults-file={options.path}", "--sleep=1"]
     with options.present():
