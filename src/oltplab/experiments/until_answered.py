@@ -35,7 +35,6 @@ from oltplab.base.sizes import duration_text
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.run import Round, Run
 from oltplab.measure.runner import RunOutcome, run
-from oltplab.measure.workloads import cell_definitions
 from oltplab.plan import KEPT_RUNNING, build_plan, cells_of
 from oltplab.spec import Spec, derived_spec
 from oltplab.store.directory import ResultsDir
@@ -229,7 +228,7 @@ class UntilAnswered:
         sessions = build_plan(current)
         added = [c for c in cells_of(sessions) if c.repetition > before]
         open_run.respec(current, text)
-        open_run.add_cells(cell_definitions(current, added))
+        open_run.add_cells(added)
         # A resumed search finds some of them measured already, by the run it resumes.
         status = open_run.ledger.status_of()
         cells = {s: [c for c in s.cells if status.get(c.key) == Status.PENDING] for s in sessions}

@@ -18,7 +18,7 @@ from typing import Protocol
 from oltplab.measure.ordering import Order
 from oltplab.measure.request import RunRequest
 from oltplab.measure.run import Round, Run
-from oltplab.plan import Cell, Session, again, extra_round, needing_more
+from oltplab.plan import Cell, Session, again, cells_of, extra_round, needing_more
 from oltplab.store.status import Status
 from oltplab.sysbench.validity import INTERFERENCE
 
@@ -84,8 +84,7 @@ class UntilCv:
         sessions = extra_round(self.template, needing, {g: reps[g] + 1 for g in reps})
         log.info("adaptive: %d cell group(s) above CV %.3f; one more round", len(needing), self.cv)
         round_ = Round.whole(sessions)
-        groups = {c.group: d for c, d in run.resolved.definitions.items()}
-        run.add_cells({c: groups[c.group] for s in sessions for c in s.cells})
+        run.add_cells(cells_of(sessions))
         run.expect(round_)
         return round_
 

@@ -6,6 +6,7 @@ and round policies all work on one open Run; the engines it sets up serve them a
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,9 +123,10 @@ class Run:
             self.display.note(f"[red]failed[/red] {cell.label}: {reason}")
         log.error("%d cell(s) failed: %s", len(cells), reason)
 
-    def add_cells(self, definitions: dict[Cell, str]) -> None:
-        """Cells beyond the plan (more rounds), with their definitions."""
-        self.ledger.register(definitions.items())
+    def add_cells(self, cells: Iterable[Cell]) -> None:
+        """Cells beyond the plan (more rounds), each defined as its group is in the plan."""
+        groups = {cell.group: digest for cell, digest in self.resolved.definitions.items()}
+        self.ledger.register((cell, groups[cell.group]) for cell in cells)
 
     def expect(self, round_: Round) -> None:
         """The time a round beyond the plan takes added to what the person watching was

@@ -13,7 +13,7 @@ from dataclasses import replace
 from oltplab.measure.request import RunRequest
 from oltplab.measure.rounds import first_rounds, register
 from oltplab.measure.run import Round, Run
-from oltplab.plan import Session, again
+from oltplab.plan import Session, again, cells_of
 
 BATCHES = 3
 
@@ -36,8 +36,7 @@ class ThreeBatches:
             for repetition in range(first, first + self.batch)
         }
         round_ = Round.whole(again(self.template, cells))
-        definitions = {c.group: d for c, d in run.resolved.definitions.items()}
-        run.add_cells({c: definitions[c.group] for s in round_.sessions for c in s.cells})
+        run.add_cells(cells_of(round_.sessions))
         run.expect(round_)
         return round_
 
