@@ -1,6 +1,7 @@
-"""Round policies: the built-in ones a request asks for by its options, in their order, and
-the toy of tests/support/toys/toy_policy.py, added as any new policy is (one class, its one
-`register` line, nothing of oltplab changed; tests/engine/test_toy_policy.py runs it)."""
+"""Round policies and orders: the built-in policies a request asks for by its options, in
+their order, and the toys of tests/support/toys/toy_policy.py and toy_order.py, each added
+as any new policy or order is (one class, its one `register` line, nothing of oltplab
+changed; tests/engine/test_toy_policy.py and test_toy_order.py run them)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ ROOT = Path(__file__).parents[2]
 SOURCE = ROOT / "src" / "oltplab"
 # Read, not imported: imported, it would register itself for every run in this process.
 TOY = ROOT / "tests" / "support" / "toys" / "toy_policy.py"
+TOY_ORDER = ROOT / "tests" / "support" / "toys" / "toy_order.py"
 SPEC = 'workloads = ["oltp_read_only"]\n[[engines]]\nname = "mariadb-10.11.5"\n'
 
 
@@ -43,4 +45,12 @@ def test_a_new_policy_is_one_class_and_its_one_register_line() -> None:
     assert classes == ["ThreeBatches"] and len(registers) == 1
     assert tree.body[-1].value is registers[0]  # type: ignore[attr-defined]  # its last line
     naming = {"ThreeBatches", "toy_policy", "tests.support.toys.toy_policy"}
+    assert [p for p in SOURCE.rglob("*.py") if naming & code_words(p)] == []
+
+
+def test_a_new_order_is_one_class_and_its_one_register_line() -> None:
+    tree, classes, registers = classes_and_registers(TOY_ORDER)
+    assert classes == ["LastFirst"] and len(registers) == 1
+    assert tree.body[-1].value.func is registers[0]  # type: ignore[attr-defined]  # last line
+    naming = {"LastFirst", "last-first", "toy_order", "tests.support.toys.toy_order"}
     assert [p for p in SOURCE.rglob("*.py") if naming & code_words(p)] == []

@@ -16,6 +16,7 @@ from typing import Protocol
 from oltplab.measure.run import Round, Run
 from oltplab.measure.session import OpenSession
 from oltplab.plan import Cell, Session
+from oltplab.spec.fields import ORDER_NAMES
 
 
 class Order(Protocol):
@@ -27,9 +28,13 @@ ORDERS: dict[str, Callable[[Run], Order]] = {}
 
 
 def register(*names: str) -> Callable[[Callable[[Run], Order]], Callable[[Run], Order]]:
+    """Adds an order under these names, which a spec's `protocol.order` may then give."""
+
     def add(factory: Callable[[Run], Order]) -> Callable[[Run], Order]:
         for name in names:
             ORDERS[name] = factory
+            if name not in ORDER_NAMES:
+                ORDER_NAMES.append(name)
         return factory
 
     return add

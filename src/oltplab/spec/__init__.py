@@ -38,6 +38,7 @@ from oltplab.spec.fields import (
     Name,
     NonNegativeCount,
     OptionalSeconds,
+    OrderName,
     Rates,
     Scalar,
     Seconds,
@@ -139,7 +140,7 @@ class ProtocolSpec(StrictModel):
     # dimension of the matrix like threads; closed_loop keeps the closed-loop cells beside.
     rates: Rates = []
     closed_loop: StrictBool = True
-    order: Literal["as-listed", "interleaved", "alternating", "sliced", "random"] = "as-listed"
+    order: OrderName = "as-listed"
     # sliced: the cells of a round run at once, each in its own slots of this many seconds
     # in turn (measure/sliced.py). A quarter second: this host's speed swings within a few
     # seconds, and in bench/precision.py quarter-second slots decided a planted 7% in 10

@@ -14,6 +14,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     Strict,
+    WithJsonSchema,
 )
 
 from oltplab.base.sizes import format_size, parse_size
@@ -46,6 +47,24 @@ def _known_kind(name: str) -> str:
 
 
 Kind = Annotated[str, AfterValidator(_known_kind)]
+
+# The orders a spec's protocol may name: the built-in ones, which measure/ordering.py
+# implements, and a plugin's, which its registration there adds.
+BUILT_IN_ORDERS = ("as-listed", "interleaved", "alternating", "sliced", "random")
+ORDER_NAMES: list[str] = list(BUILT_IN_ORDERS)
+
+
+def _known_order(name: str) -> str:
+    if name not in ORDER_NAMES:
+        raise ValueError(f"expected an order: {', '.join(ORDER_NAMES)}")
+    return name
+
+
+OrderName = Annotated[
+    str,
+    AfterValidator(_known_order),
+    WithJsonSchema({"type": "string", "enum": list(BUILT_IN_ORDERS)}),
+]
 
 ByteSize = Annotated[
     int,
