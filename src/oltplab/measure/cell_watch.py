@@ -85,9 +85,10 @@ class Watch:
             return None
         rule = protocol.stop_rule()
         variables = ledger.variables().get((cell.engine, cell.tier, cell.workload), {})
+        earlier = ran_before(ledger, cell)
         return replace(
             cls._over(output, scratch, rule),
-            horizon=block_horizon(ran_before(ledger, cell), rule.max_seconds, rule),
+            horizon=block_horizon(earlier, rule.max_seconds, rule),
             state=EngineSignals(probe, Capacities.of(variables)),
         )
 

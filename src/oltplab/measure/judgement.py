@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from oltplab.base import metrics
+from oltplab.base.stats import steady
 from oltplab.base.stopping_rule import Stop
 from oltplab.store.outcome import CellOutcome, TelemetryRow
 from oltplab.sysbench import validity
 from oltplab.sysbench.driver import CLIENT_BOUND_SHARE
 from oltplab.sysbench.output import SysbenchOutput
 from oltplab.sysbench.transactions import KindResults
-from oltplab.telemetry.load import Interference
+from oltplab.telemetry.load import Interference, interference
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class Seen:
     client_share: float  # of the CPUs sysbench may use
     telemetry_gap: bool
     stopped: Stop | None  # where an adaptive cell stopped
-    disturbed: Interference | None  # other load on the host (its whole round's, when sliced)
+    round_load: Interference | None  # a sliced round's other load; None: the cell's own
     notes: tuple[str, ...]  # the telemetry devices' own
     failure: str | None  # why it failed (sysbench's exit, the server's death); None: done
 
@@ -40,6 +42,7 @@ def judge(
 ) -> CellOutcome:
     """The cell's outcome: validity flags in a fixed order (sysbench's own, client-bound,
     telemetry gap, unsettled, inconsistent, interference), and the notes that say why."""
+    disturbed = (seen.round_load or _interference(parsed, telemetry)) if seen else None
     if seen is None:
         flags = validity.validity_flags(parsed, None)
         failure: str | None = parsed.failure
@@ -54,7 +57,6 @@ def judge(
             flags.append(validity.UNSETTLED)
     if kind_results is not None and kind_results.problems:
         flags.append(validity.INCONSISTENT)
-    disturbed = seen.disturbed if seen is not None else None
     if disturbed is not None and disturbed.flagged:
         flags.append(validity.INTERFERENCE)
     notes = [
@@ -78,3 +80,14 @@ def judge(
         ignored_errors=tuple(parsed.ignored_errors),
         kind_results=kind_results,
     )
+
+
+def _interference(parsed: SysbenchOutput, rows: tuple[TelemetryRow, ...]) -> Interference | None:
+    """How much other load disturbed the steady seconds (after the warm-up cut of the
+    per-second TPS, as the analysis cuts it)."""
+    if parsed.interval != 1.0 or len(parsed.tps) < 2:
+        return None
+    cut, _ = steady(parsed.tps)
+    other = {s: v for source, name, s, v in rows if (source, name) == metrics.OTHER_CPU}
+    steal = {s: v for source, name, s, v in rows if (source, name) == metrics.STEAL}
+    return interference(other, steal, cut + 1, len(parsed.tps))

@@ -31,7 +31,7 @@ from oltplab.engines.snapshots import SnapshotStore
 from oltplab.measure import sliced as _sliced  # noqa: F401
 from oltplab.measure.ordering import order_of
 from oltplab.measure.phases import Phases, Stage
-from oltplab.measure.preflight import preflight
+from oltplab.measure.preflight import Asked, preflight
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.rounds import Planned, RoundPolicy, asked_for, measure_rounds
 from oltplab.measure.run import Resolved, Round, Run
@@ -48,7 +48,7 @@ from oltplab.store.provenance import RunFacts, RunRecord, sysbench_facts
 from oltplab.store.rows import CellRow
 from oltplab.store.scratch import scratch_root, snapshot_store
 from oltplab.store.status import RunStatus, Status
-from oltplab.sysbench.driver import sysbench_version
+from oltplab.sysbench.driver import find_sysbench, sysbench_version
 from oltplab.telemetry.devices import Telemetry
 from oltplab.telemetry.registry import default_names, devices
 from oltplab.telemetry.summaries import host_summary
@@ -105,7 +105,9 @@ def run(request: RunRequest, display: Display, policies: Sequence[RoundPolicy] =
     measured = {cell.engine for cell in cells_of(sessions)}
     phases = Phases()
     phases.enter(Stage.SETUP)  # the binaries are fetched here
-    sysbench_binary = preflight(spec, origin, scratch_root(results), measured, display.note)
+    sysbench_binary = find_sysbench()
+    work = scratch_root(results)
+    preflight(Asked(spec, origin, work, frozenset(measured), sysbench_binary, display.note))
     planned = cell_definitions(spec, cells_of(sessions))
     phases.enter(Stage.OTHER)
     with ResultsLock(results):

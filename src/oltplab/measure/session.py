@@ -10,9 +10,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from oltplab.base import metrics, nofollow
+from oltplab.base import metrics
 from oltplab.base.errors import EngineError
-from oltplab.base.stats import steady
 from oltplab.base.stopping_rule import Stop
 from oltplab.engines.config import check_variables, describe_mismatch, expected_variables
 from oltplab.engines.control import format_pairs
@@ -29,13 +28,12 @@ from oltplab.plan import Cell, Session
 from oltplab.spec import Spec, WorkloadSpec
 from oltplab.store import directory as names
 from oltplab.sysbench.driver import Job, SysbenchRun, client_share, execute_together
-from oltplab.sysbench.kinds import kind_of
+from oltplab.sysbench.kinds import kind_of, kind_results_in
 from oltplab.sysbench.output import SysbenchOutput
 from oltplab.sysbench.reading import read_output
-from oltplab.sysbench.transactions import KindResults
-from oltplab.telemetry.collectors import Collected, Row, queue_rows
+from oltplab.telemetry.collectors import Collected, queue_rows
 from oltplab.telemetry.devices import CellSite
-from oltplab.telemetry.load import Interference, interference
+from oltplab.telemetry.load import Interference
 
 log = logging.getLogger("oltplab")
 
@@ -131,7 +129,7 @@ class OpenSession:
             client_share(result.cpu_seconds, result.seconds, cell.threads, cores),
             collected.gap,
             stopped,
-            judged.round_load or _interference(parsed, collected.rows),
+            judged.round_load,
             tuple(collected.notes),
             None if succeeded else failure_reason(result, parsed, state, alive),
         )
@@ -141,7 +139,7 @@ class OpenSession:
             str(output.relative_to(run.results)),
             telemetry=tuple(collected.rows + queue_rows(parsed.queue)),
             clock=dataclasses.asdict(collected.clock) if collected.clock else None,
-            kind_results=_kind_results(run.spec.workload(cell.workload), output),
+            kind_results=kind_results_in(run.spec.workload(cell.workload), output),
         )
         run.ledger.record_result(cell, outcome)
         if parsed.summary is not None and outcome.reason is None:
@@ -329,22 +327,3 @@ def _refuse_tier_changes(
             f"({describe_mismatch(mismatches[0])}); an endpoint is measured as it is: run it "
             "without this tier, or use a provisioned engine"
         )
-
-
-def _interference(parsed: SysbenchOutput, rows: list[Row]) -> Interference | None:
-    """How much other load disturbed the steady seconds (after the warm-up cut of the
-    per-second TPS, as the analysis cuts it)."""
-    if parsed.interval != 1.0 or len(parsed.tps) < 2:
-        return None
-    cut, _ = steady(parsed.tps)
-    other = {s: v for source, name, s, v in rows if (source, name) == metrics.OTHER_CPU}
-    steal = {s: v for source, name, s, v in rows if (source, name) == metrics.STEAL}
-    return interference(other, steal, cut + 1, len(parsed.tps))
-
-
-def _kind_results(workload: WorkloadSpec, output: Path) -> KindResults | None:
-    try:
-        text = nofollow.read_text(output)
-    except OSError:
-        return None  # sysbench wrote nothing: its failure is the cell's reason
-    return kind_of(workload).results(text)

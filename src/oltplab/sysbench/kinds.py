@@ -7,12 +7,16 @@ tests/support/workload_contract.py is what every registered kind passes.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from oltplab.base import nofollow
 from oltplab.base.errors import SpecError
 from oltplab.spec import KIND_CHECKS, Spec, WorkloadSpec
 from oltplab.spec.fields import KINDS
 from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.sbtest import Sbtest
 from oltplab.sysbench.tpcc import Tpcc
+from oltplab.sysbench.transactions import KindResults
 
 _KINDS: dict[str, WorkloadKind] = {}
 
@@ -37,6 +41,15 @@ def registered() -> list[WorkloadKind]:
 
 def kind_of(workload: WorkloadSpec) -> WorkloadKind:
     return kind_named(workload.kind)
+
+
+def kind_results_in(workload: WorkloadSpec, output: Path) -> KindResults | None:
+    """What a workload's kind reads in sysbench's output file beyond its summary."""
+    try:
+        text = nofollow.read_text(output)
+    except OSError:
+        return None  # sysbench wrote nothing: its failure is the cell's reason
+    return kind_of(workload).results(text)
 
 
 def kind_named(name: str) -> WorkloadKind:
