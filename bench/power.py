@@ -19,6 +19,13 @@ batch of rounds) for margins of 0.5%, 1% and 3%.
     python3 bench/power.py [--trials 30] [--keep DIR]      # measure (resumes in DIR)
     python3 bench/power.py --pack DIR                      # DIR's trials added to the package
     python3 bench/power.py --summarise [FILE.json.gz]      # the curve, no measuring
+    python3 bench/power.py --before REV [--trials 6] [--keep DIR]   # two codes, side by side
+
+With `--before REV`, each trial is measured twice, by the code of commit REV and by this
+checkout's, one right after the other (which goes first alternates), without waiting for a
+quiet host: the two see the host alike. Printed: per code, the trials decided (the search
+stopped as every comparison was decided) and the median machine time (wall minutes of the
+whole `oltplab run`, setup included) per decided trial. These trials are not packed.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import json
 import os
 import platform
 import random
+import statistics
 import subprocess
 import sys
 import time
@@ -38,6 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tiny_spec import planted_workloads, tiny_spec
+from two_codes import codes
 
 import oltplab
 from oltplab.analysis.dataset import load
@@ -115,20 +124,23 @@ def machine_to_ourselves(work: Path) -> Iterator[None]:
         yield
 
 
-def run_trial(work: Path, number: int, size: int) -> dict[str, object]:
+def run_trial(work: Path, number: int, size: int, source: Path | None = None) -> dict[str, object]:
+    """One search; by the code in `source` (a `src` folder), without waiting for a quiet
+    host, when given."""
     folder = work / f"trial{number:02d}-plus{size}"
     folder.mkdir(parents=True, exist_ok=True)
     spec_file = folder / "spec.toml"
     spec_file.write_text(spec(size))
+    env = os.environ | ({"PYTHONPATH": str(source)} if source else {})
     with machine_to_ourselves(work):
-        waited = wait_until_quiet()
+        waited = wait_until_quiet() if source is None else 0.0
         load_before = os.getloadavg()[0]
         started_at = datetime.now(UTC)
         started = time.monotonic()
         done = subprocess.run(
             [*OLTPLAB, "run", str(spec_file), "-r", str(folder / "results"), "--no-telemetry",
              "--margin", f"{MARGIN_PCT:g}%", "--budget", f"{BUDGET_MINUTES}m"],
-            capture_output=True, text=True, check=False,
+            capture_output=True, text=True, check=False, env=env,
         )  # fmt: skip
         wall = (time.monotonic() - started) / 60
     (folder / "run.log").write_text(done.stdout + done.stderr)
@@ -146,7 +158,8 @@ def run_trial(work: Path, number: int, size: int) -> dict[str, object]:
         budget_minutes=BUDGET_MINUTES,
         look_every=FIRST_BATCH,
         engine=ENGINE,
-        oltplab_commit=COMMIT,
+        oltplab_commit=COMMIT if source is None else str(source),
+        decided="every comparison decided" in " ".join(done.stdout.split()),
         cell_seconds=CELL_SECONDS,
         threads=THREADS,
     )
@@ -215,13 +228,45 @@ def measure(work: Path, trials: int) -> None:
     print(f"\nresults in {work}; next: python3 bench/power.py --pack {work}")
 
 
+def side_by_side(work: Path, before: str, trials: int) -> None:
+    """Each trial by both codes, one after the other; the median wall time per decided trial
+    of each."""
+    sources = codes(before, work)
+    found: dict[str, list[dict[str, object]]] = {name: [] for name in sources}
+    for number, size in enumerate(planted_sizes(trials), 1):
+        names = list(sources) if number % 2 else list(reversed(sources))
+        for name in names:
+            kept = work / name / f"trial{number:02d}-plus{size}" / "trial.json"
+            if kept.is_file():
+                record = json.loads(kept.read_text())
+            else:
+                record = run_trial(work / name, number, size, sources[name])
+            found[name].append(record)
+            print(f"trial {number} plus{size} {name}: {record['wall_minutes']} min, "
+                  f"{len(record['round_end_minutes'])} rounds, "  # type: ignore[arg-type]
+                  f"{'decided' if record['decided'] else 'undecided'}", flush=True)  # fmt: skip
+    print("\ncode    trials  decided  median min per decided trial  (all trials' minutes)")
+    for name, records in found.items():
+        decided = [float(r["wall_minutes"]) for r in records if r["decided"]]  # type: ignore[arg-type]
+        median = f"{statistics.median(decided):.2f}" if decided else "-"
+        every = "/".join(f"{r['wall_minutes']}" for r in records)
+        print(f"{name:7} {len(records):6}  {len(decided):7}  {median:>28}  ({every})")
+    tree = sources["before"].parent
+    print(f"\ntrials in {work}; remove the worktree with: git worktree remove {tree}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=len(SIZES))
     parser.add_argument("--keep", type=Path, default=Path("power-trials"))
     parser.add_argument("--pack", type=Path, help="gather DIR's trials into " + str(PACKED))
     parser.add_argument("--summarise", nargs="?", const=PACKED, type=Path)
+    parser.add_argument("--before", help="measure by this commit's code and this checkout's")
     args = parser.parse_args()
+    if args.before is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        side_by_side(args.keep.resolve(), args.before, args.trials)
+        return
     if args.pack is not None:
         # Trials packed in earlier sessions stay; one measured again in DIR replaces its own.
         trials = {t.trial: t.model_dump(mode="json") for t in packed_trials()}

