@@ -21,7 +21,6 @@ from oltplab.base.errors import (
     EXIT_UNDECIDED,
     OltplabError,
 )
-from oltplab.base.wording import counted
 from oltplab.cli.display import display_for, failed_table, status_table, throughput_tables
 from oltplab.cli.vocabulary import margin_option
 from oltplab.measure.request import RunRequest
@@ -88,6 +87,13 @@ app.add_typer(engines_app, name="engines")
 
 console = Console()
 errors = Console(stderr=True)
+
+
+def say(text: str, to: Console = console) -> None:
+    """A line as it is: no markup read into it, no highlighting, no wrapping."""
+    to.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
 # Commands load the analysis (NumPy, SciPy) only when they use it: `status` and `--help`
 # answer at once. Set by --debug: tracebacks are shown instead of one line.
 DEBUG_ENV = "OLTPLAB_DEBUG"
@@ -232,64 +238,13 @@ def report_hint(results: list[Path]) -> str:
     return f"oltplab report {named} -o DIR (the {len(unique)} side by side)"
 
 
-def _floor_note(request: RunRequest) -> str | None:
-    """When this host's noise floor is wider than the margin a plain run is judged at: what
-    the run cannot tell apart, and the command that would decide."""
-    from oltplab.experiments.calibrate import floor_here
-
-    spec = request.spec
-    floor = floor_here(spec.protocol.order)
-    margin = spec.compare.margin_pct
-    if spec.protocol.target_ci_pct is not None or floor is None or floor.pct <= margin:
-        return None
-    origin = request.origin if request.origin.endswith(".toml") else "SPEC"
-    return (
-        f"note: this host's noise floor, {floor.describe()}, is wider than the margin of "
-        f"{margin:g}% ([compare] margin_pct): one plain run here cannot tell {margin:g}% "
-        f"apart; `oltplab run {origin} --margin {margin:g}%` adds paired rounds until each "
-        "comparison is decided"
-    )
-
-
-def _undecided_note(request: RunRequest) -> str | None:
-    """After a plain run: the comparisons a `--margin` run would decide that this one left
-    undecided at the spec's margin (all of them, below three repetitions; on a noisy host,
-    most), and that run's command."""
-    from oltplab.analysis.dataset import load
-    from oltplab.analysis.points import Points
-    from oltplab.analysis.precision import UNKNOWN, answers
-    from oltplab.base.metrics import Target, measure_named
-    from oltplab.experiments.calibrate import floor_here
-    from oltplab.sysbench.kinds import precision_measure
-
-    if not Path(request.origin).is_file():
-        return None  # the demo, which decides a comparison itself next
-    dataset = load([request.results])
-    if not dataset.cells:
-        return None
-    margin = request.spec.compare.margin_pct
-    measure = measure_named(precision_measure(request.spec))
-    verdicts = [
-        a.verdict for a in answers(Points(dataset, measure=measure), Target(margin, measure))
-    ]
-    undecided = verdicts.count(UNKNOWN)
-    if not undecided:
-        return None
-    floor = floor_here(request.spec.protocol.order)
-    floor_said = f"; this host's noise floor is {floor.describe()}" if floor else ""
-    return (
-        f"note: {undecided} of {counted(len(verdicts), 'comparison')} undecided at "
-        f"±{margin:g}% ([compare] margin_pct){floor_said}: `oltplab run {request.origin} "
-        f"--margin {margin:g}%` adds paired rounds until each is decided"
-    )
-
-
 def run_and_report(request: RunRequest) -> None:
-    """The matrix, or one shard of it between its canaries, then its tables."""
+    """The matrix, or one shard of it between its canaries, or a search, then its tables."""
+    from oltplab.experiments.measuring import canary_verdict, floor_note, undecided_note
+
     display = display_for(console)
-    floor_note = _floor_note(request)
-    if floor_note:
-        errors.print(floor_note, highlight=False, markup=False, soft_wrap=True)
+    if (note := floor_note(request)) is not None:
+        say(note, errors)
     if request.shard is not None:
         from oltplab.distribute.shard_canary import run_shard
 
@@ -309,24 +264,12 @@ def run_and_report(request: RunRequest) -> None:
 
         outcome = run_matrix(request, display)
     plain = request.shard is None and request.spec.protocol.target_ci_pct is None
-    if plain and not outcome.interrupted and (note := _undecided_note(request)):
-        errors.print(note, highlight=False, markup=False, soft_wrap=True)
-    if request.spec.protocol.canary and not outcome.interrupted:
-        _say_canary(request.results)
+    ended = not outcome.interrupted
+    if plain and ended and (note := undecided_note(request)):
+        say(note, errors)
+    if request.spec.protocol.canary and ended and (canary := canary_verdict(request.results)):
+        say(canary.describe(), errors if canary.unfit else console)
     report_outcome(request.results, outcome)
-
-
-def _say_canary(results: Path) -> None:
-    """The canary's verdict as the report will give it, where the run's tables end."""
-    from oltplab.analysis.dataset import load
-    from oltplab.analysis.model import AnalysisOptions, analyse
-
-    canary = analyse(load([results]), AnalysisOptions()).canary
-    if canary is not None:
-        said = canary.describe()
-        (errors if canary.unfit else console).print(
-            said, highlight=False, markup=False, soft_wrap=True
-        )
 
 
 def folder_option(path: Path | None, option: str) -> Path | None:

@@ -52,6 +52,8 @@ from oltplab.base.metrics import TPS, Measure
 from oltplab.experiments.session_spread import StoredSpread
 from oltplab.experiments.until_answered import rounds_order, with_rounds
 from oltplab.measure.request import Display, RunRequest
+from oltplab.measure.rounds import more_repetitions
+from oltplab.measure.run import Round, Run
 from oltplab.measure.runner import run
 from oltplab.plan import KEPT_RUNNING, Scenario
 from oltplab.spec import Spec, derived_spec
@@ -60,6 +62,7 @@ from oltplab.spec.sources import EngineSpec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.files import write_atomic
 from oltplab.store.scratch import snapshot_store
+from oltplab.store.status import Status
 from oltplab.telemetry.registry import PROFILE, default_names
 
 log = logging.getLogger("oltplab")
@@ -171,47 +174,21 @@ class Bisector:
     def measure(
         self, known: str, other: str, decide: Callable[[Comparison], Equivalence | Placement]
     ) -> Step:
-        """`other` against `known`, a round at a time, until `decide` is not undecided."""
+        """`other` against `known`: one run, its rounds added batch by batch (StepRounds)
+        until `decide` is not undecided."""
         number = len(self.found.steps)
         folder = ResultsDir(self.results).step(number, known, other)
-        point = (Scenario(self.cell.workload).name, self.cell.tier, self.cell.threads)
-        repetitions = MIN_ROUNDS
-        # Rounds kept running restart the engines for each batch added: a batch as long as
-        # the first keeps that a small part of the time.
-        batch = MIN_ROUNDS if rounds_order(self.base) in KEPT_RUNNING else 1
-        began = time.monotonic()
-        while True:
-            spec, text = self.spec_for([known, other], repetitions)
-            request = RunRequest(
-                spec,
-                text,
-                f"bisect step {number}",
-                folder,
-                snapshots=self.snapshots,
-            )
-            outcome = run(request, self.display)
-            if outcome.interrupted:
-                raise KeyboardInterrupt
-            if outcome.failed:
-                reason = outcome.failed[0].reason
-                raise OltplabError(f"bisect step {number} ({known} vs {other}): {reason}")
-            samples = Points(load([folder]), measure=self.compared_on).samples()
-            within = compare(
-                samples[(point[0], point[1], other, point[2])],
-                samples[(point[0], point[1], known, point[2])],
-                paired=True,
-                label=f"{known}|{other}",
-                confidence=TOST_CONFIDENCE,
-            )
-            spread = self.session_spread
-            judged = decide(widened(within, spread.spread_pct) if spread else within)
-            self.round_seconds = (time.monotonic() - began) / repetitions
-            more = min(repetitions + batch, self.max_repetitions)
-            if judged.verdict != UNDECIDED or more <= repetitions:
-                break
-            if self.spent() + (more - repetitions) * self.round_seconds > self.budget_seconds:
-                break
-            repetitions = more
+        rounds = StepRounds(self, (known, other), decide, folder)
+        spec, text = self.spec_for([known, other], rounds.repetitions)
+        request = RunRequest(spec, text, f"bisect step {number}", folder, snapshots=self.snapshots)
+        outcome = run(request, self.display, [rounds])
+        if outcome.interrupted:
+            raise KeyboardInterrupt
+        if outcome.failed or rounds.judged is None or rounds.within is None:
+            reason = outcome.failed[0].reason if outcome.failed else "no round measured"
+            raise OltplabError(f"bisect step {number} ({known} vs {other}): {reason}")
+        repetitions, judged, within = rounds.repetitions, rounds.judged, rounds.within
+        spread = self.session_spread
         step = Step(number, known, other, repetitions, judged, folder, within if spread else None)
         self.found.steps.append(step)
         said = judged.describe() + (
@@ -278,6 +255,58 @@ class Bisector:
             ResultsDir(self.results).bisect_json, json.dumps(self.found.as_json(), indent=2) + "\n"
         )
         return self.found
+
+
+class StepRounds:
+    """A bisect step's round policy: after each batch, the step's comparison judged; another
+    batch while it is undecided and the most rounds and the budget allow, on the engines the
+    first batch started. A batch is as long as the first when rounds are kept running (the
+    search's looks), else one round."""
+
+    def __init__(
+        self,
+        bisector: Bisector,
+        pair: tuple[str, str],
+        decide: Callable[[Comparison], Equivalence | Placement],
+        folder: Path,
+    ) -> None:
+        self.bisector, self.pair, self.decide, self.folder = bisector, pair, decide, folder
+        self.repetitions = MIN_ROUNDS
+        self.batch = MIN_ROUNDS if rounds_order(bisector.base) in KEPT_RUNNING else 1
+        self.began = time.monotonic()
+        self.within: Comparison | None = None
+        self.judged: Equivalence | Placement | None = None
+
+    def next_round(self, open_run: Run) -> Round | None:
+        bisector, (known, other) = self.bisector, self.pair
+        if any(row.status == Status.FAILED for row in open_run.ledger.cells()):
+            return None
+        cell = bisector.cell
+        workload = Scenario(cell.workload).name
+        samples = Points(load([self.folder]), measure=bisector.compared_on).samples()
+        self.within = compare(
+            samples[(workload, cell.tier, other, cell.threads)],
+            samples[(workload, cell.tier, known, cell.threads)],
+            paired=True,
+            label=f"{known}|{other}",
+            confidence=TOST_CONFIDENCE,
+        )
+        spread = bisector.session_spread
+        self.judged = self.decide(
+            widened(self.within, spread.spread_pct) if spread else self.within
+        )
+        bisector.round_seconds = (time.monotonic() - self.began) / self.repetitions
+        more = min(self.repetitions + self.batch, bisector.max_repetitions)
+        if self.judged.verdict != UNDECIDED or more <= self.repetitions:
+            return None
+        if (
+            bisector.spent() + (more - self.repetitions) * bisector.round_seconds
+            > bisector.budget_seconds
+        ):
+            return None
+        spec, text = bisector.spec_for([known, other], more)
+        before, self.repetitions = self.repetitions, more
+        return more_repetitions(open_run, spec, text, before)
 
 
 def explain_change(bisector: Bisector, before: str, after: str) -> tuple[Path, Any]:

@@ -33,9 +33,10 @@ from oltplab.base.metrics import Target, measure_named
 from oltplab.base.nesting import load_json
 from oltplab.base.sizes import duration_text
 from oltplab.measure.request import Display, RunRequest
+from oltplab.measure.rounds import more_repetitions
 from oltplab.measure.run import Round, Run
 from oltplab.measure.runner import RunOutcome, run
-from oltplab.plan import KEPT_RUNNING, build_plan, cells_of
+from oltplab.plan import KEPT_RUNNING
 from oltplab.spec import Spec, derived_spec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem, write_atomic
@@ -225,16 +226,7 @@ class UntilAnswered:
         )
         before, self.rounds = self.rounds, self.rounds + fit
         current, text = self.spec_of(self.rounds)
-        sessions = build_plan(current)
-        added = [c for c in cells_of(sessions) if c.repetition > before]
-        open_run.respec(current, text)
-        open_run.add_cells(added)
-        # A resumed search finds some of them measured already, by the run it resumes.
-        status = open_run.ledger.status_of()
-        cells = {s: [c for c in s.cells if status.get(c.key) == Status.PENDING] for s in sessions}
-        round_ = Round([s for s in sessions if cells[s]], cells)
-        open_run.expect(round_)
-        return round_
+        return more_repetitions(open_run, current, text, before)
 
     def _rounds_to_add(self, results: Path) -> int:
         """How many rounds the next batch has: 0 once every comparison is decided or no

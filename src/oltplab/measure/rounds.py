@@ -18,7 +18,16 @@ from typing import Protocol
 from oltplab.measure.ordering import Order
 from oltplab.measure.request import RunRequest
 from oltplab.measure.run import Round, Run
-from oltplab.plan import Cell, Session, again, cells_of, extra_round, needing_more
+from oltplab.plan import (
+    Cell,
+    Session,
+    again,
+    build_plan,
+    cells_of,
+    extra_round,
+    needing_more,
+)
+from oltplab.spec import Spec
 from oltplab.store.status import Status
 from oltplab.sysbench.validity import INTERFERENCE
 
@@ -35,6 +44,20 @@ def measure_rounds(run: Run, order: Order, policies: list[RoundPolicy]) -> None:
     """Round after round, while a policy wants more."""
     while (round_ := _wanted(run, policies)) is not None:
         order.measure(round_)
+
+
+def more_repetitions(run: Run, spec: Spec, text: str, before: int) -> Round:
+    """The cells of `spec` (the run's own with more repetitions) beyond repetition `before`,
+    added to the open run, whose results then answer to that spec: the round of those still
+    pending (a resumed run finds some measured already)."""
+    sessions = build_plan(spec)
+    run.respec(spec, text)
+    run.add_cells([c for c in cells_of(sessions) if c.repetition > before])
+    status = run.ledger.status_of()
+    cells = {s: [c for c in s.cells if status.get(c.key) == Status.PENDING] for s in sessions}
+    round_ = Round([s for s in sessions if cells[s]], cells)
+    run.expect(round_)
+    return round_
 
 
 def _wanted(run: Run, policies: list[RoundPolicy]) -> Round | None:
