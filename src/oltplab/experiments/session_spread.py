@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from oltplab.analysis.sessions import SessionSpread
+from oltplab.analysis.reproduce import points_of
+from oltplab.analysis.sessions import SessionSpread, session_spreads
+from oltplab.base.metrics import Measure
 from oltplab.base.nesting import load_json
 from oltplab.engines.cache import cache_root
 from oltplab.store.files import write_atomic
@@ -72,6 +74,24 @@ def save(spreads: list[SessionSpread]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps({"spreads": entries}, indent=2) + "\n")
     return path
+
+
+@dataclass(frozen=True)
+class BetweenSessions:
+    spreads: list[SessionSpread]
+    stored: Path
+    sessions: int
+
+    @property
+    def usable(self) -> bool:
+        return self.sessions >= MIN_SESSIONS
+
+
+def between_sessions(sessions: list[Path], measure: Measure) -> BetweenSessions | None:
+    """The spread of each engine comparison over the sessions, stored for this host; None
+    where they compare no engines."""
+    spreads = session_spreads([points_of(s, measure) for s in sessions])
+    return BetweenSessions(spreads, save(spreads), len(sessions)) if spreads else None
 
 
 def usable(entry: dict[str, Any]) -> bool:
