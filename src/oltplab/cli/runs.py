@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from oltplab.base.errors import EXIT_BAD_INPUT, EXIT_REGRESSED, OltplabError
-from oltplab.base.metrics import MEASURES, Measure
+from oltplab.base.metrics import MEASURES
 from oltplab.base.stats import MIN_REPETITIONS
-from oltplab.base.wording import counted
 from oltplab.cli.app import (
     WEEK_SECONDS,
     AllowMismatchOption,
@@ -33,13 +32,7 @@ from oltplab.cli.app import (
     run_and_report,
     unlike,
 )
-from oltplab.cli.display import (
-    answers_table,
-    display_for,
-    noise_table,
-    reproduction_table,
-    touches,
-)
+from oltplab.cli.display import answers_table, display_for, noise_table, reproduction_table, touches
 from oltplab.cli.options import bound
 from oltplab.cli.vocabulary import MARGIN, margin_option, margin_pct, parse_percent
 from oltplab.measure.request import RunRequest
@@ -53,7 +46,6 @@ from oltplab.telemetry import registry
 if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
     from oltplab.analysis.reproduce import Reproduction
     from oltplab.experiments.calibrate import Calibrated
-    from oltplab.experiments.session_spread import BetweenSessions
 
 
 @dataclass(frozen=True)
@@ -331,31 +323,11 @@ def reproduced(given: ReproducedOptions) -> None:
         statuses.add(found.exit_status)
     spreads = between_sessions(sessions, chosen)
     if spreads is not None:
-        _say_spreads(spreads, chosen)
+        console.print(f"\nBetween sessions, on {chosen.label}:", highlight=False)
+        for said in spreads.lines():
+            console.print(said, highlight=False, soft_wrap=True)
     console.print(f"Next: {report_hint(sessions)}", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_REGRESSED if EXIT_REGRESSED in statuses else max(statuses))
-
-
-def _say_spreads(found: BetweenSessions, measure: Measure) -> None:
-    from oltplab.experiments.session_spread import MIN_SESSIONS
-
-    console.print(f"\nBetween sessions, on {measure.label}:", highlight=False)
-    for spread in found.spreads:
-        console.print("\n".join(spread.lines()), highlight=False, soft_wrap=True)
-    console.print(
-        f"Stored for this host in {found.stored}: bisect widens the verdicts it draws across "
-        "builds by the widest of these spreads; `oltplab calibrations` lists what is stored.",
-        highlight=False,
-        soft_wrap=True,
-    )
-    if not found.usable:
-        console.print(
-            f"Not used by bisect: {found.sessions} sessions give a spread too uncertain to "
-            f"widen a verdict by (it takes {MIN_SESSIONS}: `oltplab reproduced ORIGINAL "
-            "REPEAT MORE...`).",
-            highlight=False,
-            soft_wrap=True,
-        )
 
 
 @dataclass(frozen=True)
@@ -372,8 +344,7 @@ def demo(given: DemoOptions) -> None:
     ±5%, paired rounds for about a minute more, into RESULTS-decide), or said undecided
     with what would decide it."""
     from oltplab.analysis.precision import UNKNOWN
-    from oltplab.experiments.until_answered import DEMO_MARGIN_PCT as MARGIN_PCT
-    from oltplab.experiments.until_answered import demo_decision
+    from oltplab.experiments.until_answered import DEMO_MARGIN_PCT, demo_decision
 
     text = resources.files("oltplab").joinpath("spec/demo.toml").read_text()
     spec = parse_spec(text, "demo spec")
@@ -381,7 +352,7 @@ def demo(given: DemoOptions) -> None:
     results = given.results.with_name(f"{given.results.name}-decide")
     console.print(
         f"Deciding one comparison: paired rounds until it is DIFFERENT or SAME within "
-        f"±{MARGIN_PCT:g}%, for a minute at most (into {results})",
+        f"±{DEMO_MARGIN_PCT:g}%, for a minute at most (into {results})",
         highlight=False,
     )
     search = demo_decision(spec, results, display_for(console))
@@ -392,10 +363,11 @@ def demo(given: DemoOptions) -> None:
     for answer in search.answers:
         console.print(answer.describe(), highlight=False, soft_wrap=True)
         if answer.verdict == UNKNOWN:
+            longer = results.with_name(f"{results.name}-longer")
             console.print(
-                f"this host's rounds spread more than a minute can narrow to ±{MARGIN_PCT:g}%; "
-                f"`oltplab run {ResultsDir(results).derived_spec} --margin {MARGIN_PCT:g}% "
-                f"--budget 10m -r {results.with_name(f'{results.name}-longer')}` gives the same "
+                f"this host's rounds spread more than a minute can narrow to "
+                f"±{DEMO_MARGIN_PCT:g}%; `oltplab run {ResultsDir(results).derived_spec} "
+                f"--margin {DEMO_MARGIN_PCT:g}% --budget 10m -r {longer}` gives the same "
                 "search longer",
                 highlight=False,
                 soft_wrap=True,
@@ -489,8 +461,11 @@ def run_calibration(
     if not isinstance(found, Calibrated):  # a cell failed or it was interrupted: exits
         report_outcome(folder, found)
         return
-    _say_floor(found)
-    floor, stored = found.floor, found.stored()
+    floor = found.floor
+    console.print(noise_table(engine, floor.comparisons))
+    for warning in floor.warnings():
+        errors.print(warning, highlight=False, soft_wrap=True)
+    stored = found.stored()
     console.print(
         f"noise floor on this host: ±{floor.value:.1f}% (stored in {stored} for reports and "
         f"plans of {order} rounds; `oltplab calibrations` lists what is stored)",
@@ -518,23 +493,6 @@ def _say_margins(found: Calibrated) -> None:
         table, said = which_margin(spread, per_round, DEFAULT_BUDGET_MINUTES * 60, chosen.label)
         console.print(table)
         console.print(f"{said} A round here took {duration_text(per_round)}.", highlight=False)
-
-
-def _say_floor(found: Calibrated) -> None:
-    """The noise floor's table, and a warning for each point where A and B differed."""
-    from oltplab.analysis.estimate import SIGNIFICANT
-
-    console.print(noise_table(found.asked.engine, found.floor.comparisons))
-    for (scenario, count), versus in found.floor.comparisons.items():
-        if versus.verdict == SIGNIFICANT:
-            errors.print(
-                f"warning: {scenario} at {counted(count, 'thread')}: the same binary came out "
-                f"different ({versus.with_interval('95%')}): this host's noise (drift, other "
-                "load, a dip in one side's rounds) breaks what the interval assumes, and the "
-                "noise floor counts it; more rounds (--repetitions) or longer cells "
-                "(--seconds) give the interval more to go on",
-                highlight=False, soft_wrap=True,
-            )  # fmt: skip
 
 
 def with_canary(spec: Spec) -> Spec:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oltplab.analysis.dataset import Dataset, load
-from oltplab.analysis.estimate import Comparison
+from oltplab.analysis.estimate import SIGNIFICANT, Comparison
 from oltplab.analysis.model import QuotedFloor
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import round_spread_pct
@@ -26,6 +26,7 @@ from oltplab.base.errors import EnvironmentProblem, OltplabError
 from oltplab.base.metrics import MEASURES, TPS, Measure
 from oltplab.base.nesting import load_json
 from oltplab.base.stats import MIN_REPETITIONS
+from oltplab.base.wording import counted
 from oltplab.engines.cache import cache_root
 from oltplab.measure.request import Display, RunRequest
 from oltplab.plan import build_plan, plan_seconds
@@ -91,6 +92,18 @@ class NoiseFloor:
                 + "): give what is short, --repetitions or --seconds"
             )
         return max(bounds)
+
+    def warnings(self) -> list[str]:
+        """One for each point where the same binary came out different."""
+        return [
+            f"warning: {scenario} at {counted(count, 'thread')}: the same binary came out "
+            f"different ({found.with_interval('95%')}): this host's noise (drift, other load, "
+            "a dip in one side's rounds) breaks what the interval assumes, and the noise "
+            "floor counts it; more rounds (--repetitions) or longer cells (--seconds) give "
+            "the interval more to go on"
+            for (scenario, count), found in self.comparisons.items()
+            if found.verdict == SIGNIFICANT
+        ]
 
 
 def noise_floor(dataset: Dataset, engine: str, measure: Measure = TPS) -> NoiseFloor:

@@ -82,9 +82,21 @@ class BetweenSessions:
     stored: Path
     sessions: int
 
-    @property
-    def usable(self) -> bool:
-        return self.sessions >= MIN_SESSIONS
+    def lines(self) -> list[str]:
+        """Each spread, where it is stored, and whether bisect uses it."""
+        said = ["\n".join(spread.lines()) for spread in self.spreads]
+        said.append(
+            f"Stored for this host in {self.stored}: bisect widens the verdicts it draws "
+            "across builds by the widest of these spreads; `oltplab calibrations` lists what "
+            "is stored."
+        )
+        if self.sessions < MIN_SESSIONS:
+            said.append(
+                f"Not used by bisect: {self.sessions} sessions give a spread too uncertain to "
+                f"widen a verdict by (it takes {MIN_SESSIONS}: `oltplab reproduced ORIGINAL "
+                "REPEAT MORE...`)."
+            )
+        return said
 
 
 def between_sessions(sessions: list[Path], measure: Measure) -> BetweenSessions | None:
