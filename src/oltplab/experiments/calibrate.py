@@ -384,15 +384,8 @@ class Calibrated:
     started: float  # time.monotonic() as the measuring began
 
     def stored(self) -> Path:
-        asked = self.asked
-        return save(
-            self.floor,
-            asked.results,
-            asked.seconds,
-            self.overhead_s,
-            asked.repetitions,
-            asked.order,
-        )
+        a = self.asked
+        return save(self.floor, a.results, a.seconds, self.overhead_s, a.repetitions, a.order)
 
     def round_seconds(self) -> float:
         """The time a round took here, so far (the run and its analysis, per round)."""
