@@ -1,11 +1,10 @@
-"""Commands that measure: `run`, `rerun`, `demo` and `calibrate`."""
+"""Commands that measure: `run`, `rerun`, `reproduced`, `demo` and `calibrate`."""
 
 from __future__ import annotations
 
 import math
 import os
 import sys
-import time
 from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
@@ -15,9 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from oltplab.base.errors import EXIT_BAD_INPUT, EXIT_REGRESSED, OltplabError
-from oltplab.base.metrics import MEASURES, TPS, Measure
+from oltplab.base.metrics import MEASURES
 from oltplab.base.stats import MIN_REPETITIONS
-from oltplab.base.wording import counted
 from oltplab.cli.app import (
     WEEK_SECONDS,
     AllowMismatchOption,
@@ -34,7 +32,7 @@ from oltplab.cli.app import (
     run_and_report,
     unlike,
 )
-from oltplab.cli.display import display_for, noise_table, reproduction_table, touches
+from oltplab.cli.display import answers_table, display_for, noise_table, reproduction_table, touches
 from oltplab.cli.options import bound
 from oltplab.cli.vocabulary import MARGIN, margin_option, margin_pct, parse_percent
 from oltplab.measure.request import RunRequest
@@ -42,14 +40,12 @@ from oltplab.plan.blocks import Shard
 from oltplab.plan.lengths import ONE_REPETITION
 from oltplab.spec import Spec, derived_spec, load_spec, parse_spec
 from oltplab.store.directory import ResultsDir
-from oltplab.store.files import write_atomic
-from oltplab.store.lock import ResultsLock
-from oltplab.store.provenance import RunRecord, differences, read_run_json
 from oltplab.store.scratch import WORK_DIR_ENV
 from oltplab.telemetry import registry
 
 if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
     from oltplab.analysis.reproduce import Reproduction
+    from oltplab.experiments.calibrate import Calibrated
 
 
 @dataclass(frozen=True)
@@ -225,26 +221,30 @@ def run(given: RunOptions) -> None:
     )
 
 
-def rerun(
+@dataclass(frozen=True)
+class RerunOptions:
     original: Annotated[
         Path,
         typer.Argument(
             metavar="ORIGINAL", help="A results directory written by `oltplab run` (has run.json)."
         ),
-    ],
-    results: ResultsOption,
+    ]
+    results: ResultsOption
     yes: Annotated[
         bool,
         flag("--yes", "-y", help="Start without asking (what it touches is still shown)."),
-    ] = False,
+    ] = False
     margin: Annotated[
         str | None,
         margin_option(
             "the repeat counts as the original's within ±PCT (two one-sided tests on the "
             "90% interval); default: margin_pct of the spec's compare section, 5."
         ),
-    ] = None,
-) -> None:
+    ] = None
+
+
+@bound(RerunOptions)
+def rerun(given: RerunOptions) -> None:
     """Run again what ORIGINAL's run.json describes, into a new results directory.
 
     The spec comes from run.json alone, which may have been written by someone else: the
@@ -254,79 +254,40 @@ def rerun(
     binaries) is printed and written into the new run.json under "differences". Compare the
     two with `oltplab report ORIGINAL NEW`.
     """
-    recorded = read_run_json(original)
-    if results.resolve() == original.resolve():
-        raise OltplabError(f"--results {results}: must differ from {original} (the run to repeat)")
-    spec_info = recorded["spec"]
-    base = Path(spec_info["base"])
-    spec = parse_spec(spec_info["text"], f"{ResultsDir(original).run_json} (spec.text)", base)
-    console.print(f"{ResultsDir(original).run_json} will use:", highlight=False)
-    for line in touches(spec, results):
+    from oltplab.experiments.rerun import rerun_of, run_again
+
+    asked = rerun_of(given.original, given.results)
+    console.print(f"{ResultsDir(given.original).run_json} will use:", highlight=False)
+    for line in touches(asked.request.spec, given.results):
         console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
-    if not yes:
-        if not sys.stdin.isatty():
-            raise OltplabError(
-                f"rerun {original}: confirm with --yes to run what it lists above "
-                "(no terminal to ask on)"
-            )
-        if not typer.confirm("Start?", default=False):
-            raise typer.Exit(EXIT_BAD_INPUT)
-    display = display_for(console)
-    from oltplab.measure.runner import run as run_matrix
-
-    again = RunRequest(
-        spec,
-        spec_info["text"],
-        f"rerun of {original}",
-        results,
-        telemetry=registry.recorded(recorded.get("telemetry", True)),
-        spec_base=base,
-        rerun_of={"results": str(original.resolve()), "spec_digest": spec_info.get("digest")},
-    )
-    outcome = run_matrix(again, display)
-    with ResultsLock(results):
-        repeat = RunRecord(results.resolve(), read_run_json(results))
-        repeat.data["differences"] = differences(recorded, repeat.data)
-        repeat.save()
-    for difference in repeat.data["differences"]:
+    if not given.yes and not sys.stdin.isatty():
+        raise OltplabError(
+            f"rerun {given.original}: confirm with --yes to run what it lists above "
+            "(no terminal to ask on)"
+        )
+    if not given.yes and not typer.confirm("Start?", default=False):
+        raise typer.Exit(EXIT_BAD_INPUT)
+    again = run_again(asked, display_for(console))
+    for difference in again.differences:
         errors.print(f"[yellow]differs from the original run:[/yellow] {difference}")
-    if not outcome.interrupted:
-        _judge_repeat(original, results, margin_pct(margin, spec.compare.margin_pct), repeat)
-    report_outcome(results, outcome)
+    if not again.outcome.interrupted:
+        _say(again.judged(margin_pct(given.margin, asked.request.spec.compare.margin_pct)))
+    report_outcome(given.results, again.outcome)
 
 
-def _judge_repeat(
-    original: Path,
-    repeat: Path,
-    margin: float,
-    record: RunRecord | None,
-    measure: Measure = TPS,
-) -> Reproduction:
-    from oltplab.analysis.reproduce import reproduction
-
-    found = reproduction(original, repeat, margin, measure)
+def _say(found: Reproduction) -> None:
     console.print(reproduction_table(found))
     console.print(f"verdict: {found.verdict}", highlight=False)
-    if record is not None:
-        record.data["reproduction"] = {
-            "margin_pct": margin,
-            "verdict": found.verdict,
-            "points": [
-                {"point": list(point), "verdict": judged.describe("reproduced")}
-                for point, judged in found.points
-            ],
-        }
-        record.save()
-    return found
 
 
-def reproduced(
+@dataclass(frozen=True)
+class ReproducedOptions:
     original: Annotated[
         Path, typer.Argument(metavar="ORIGINAL", help="The results directory measured first.")
-    ],
+    ]
     repeat: Annotated[
         Path, typer.Argument(metavar="REPEAT", help="The results directory measured again.")
-    ],
+    ]
     more: Annotated[
         list[Path] | None,
         typer.Argument(
@@ -334,11 +295,14 @@ def reproduced(
             help="More sessions of the same spec, each judged against ORIGINAL too.",
             show_default=False,
         ),
-    ] = None,
-    margin: Annotated[str, margin_option("they count as the same within ±PCT.")] = "5%",
-    measure: MeasureOption = "tps",
-    allow_mismatch: AllowMismatchOption = False,
-) -> None:
+    ] = None
+    margin: Annotated[str, margin_option("they count as the same within ±PCT.")] = "5%"
+    measure: MeasureOption = "tps"
+    allow_mismatch: AllowMismatchOption = False
+
+
+@bound(ReproducedOptions)
+def reproduced(given: ReproducedOptions) -> None:
     """Whether REPEAT (and each of MORE) reproduces ORIGINAL within ±MARGIN% at every point
     both measured: `reproduced within 5%`, `not reproduced`, or `undecided` (with the
     repetitions that would decide), always with each point's interval. Where the runs
@@ -346,99 +310,65 @@ def reproduced(
     estimate within its run, their spread, and the estimate across sessions), stored for
     this host: `bisect` widens its verdicts by it. Exits 0 when reproduced, 1 when not, 5
     when undecided."""
-    sessions = [original, repeat, *(more or [])]
-    unlike(sessions, refuse=not allow_mismatch)
-    chosen = measure_of(measure)
-    found = [
-        _judge_repeat(original, again, margin_pct(margin, 5.0), None, chosen)
-        for again in sessions[1:]
-    ]
-    _between_sessions(sessions, chosen)
+    from oltplab.analysis.reproduce import reproduction
+    from oltplab.experiments.session_spread import between_sessions
+
+    sessions = [given.original, given.repeat, *(given.more or [])]
+    unlike(sessions, refuse=not given.allow_mismatch)
+    chosen = measure_of(given.measure)
+    statuses = set()
+    for again in sessions[1:]:
+        found = reproduction(given.original, again, margin_pct(given.margin, 5.0), chosen)
+        _say(found)
+        statuses.add(found.exit_status)
+    spreads = between_sessions(sessions, chosen)
+    if spreads is not None:
+        console.print(f"\nBetween sessions, on {chosen.label}:", highlight=False)
+        for said in spreads.lines():
+            console.print(said, highlight=False, soft_wrap=True)
     console.print(f"Next: {report_hint(sessions)}", highlight=False, soft_wrap=True)
-    statuses = {f.exit_status for f in found}
     raise typer.Exit(EXIT_REGRESSED if EXIT_REGRESSED in statuses else max(statuses))
 
 
-def _between_sessions(sessions: list[Path], measure: Measure) -> None:
-    """The spread of each engine comparison over the sessions, printed and stored."""
-    from oltplab.analysis.reproduce import points_of
-    from oltplab.analysis.sessions import session_spreads
-    from oltplab.experiments.session_spread import MIN_SESSIONS, save
-
-    spreads = session_spreads([points_of(s, measure) for s in sessions])
-    if not spreads:
-        return
-    console.print(f"\nBetween sessions, on {measure.label}:", highlight=False)
-    for spread in spreads:
-        console.print("\n".join(spread.lines()), highlight=False, soft_wrap=True)
-    stored = save(spreads)
-    console.print(
-        f"Stored for this host in {stored}: bisect widens the verdicts it draws across "
-        "builds by the widest of these spreads; `oltplab calibrations` lists what is stored.",
-        highlight=False,
-        soft_wrap=True,
-    )
-    if len(sessions) < MIN_SESSIONS:
-        console.print(
-            f"Not used by bisect: {len(sessions)} sessions give a spread too uncertain to "
-            f"widen a verdict by (it takes {MIN_SESSIONS}: `oltplab reproduced ORIGINAL "
-            "REPEAT MORE...`).",
-            highlight=False,
-            soft_wrap=True,
-        )
-
-
-def demo(
+@dataclass(frozen=True)
+class DemoOptions:
     results: Annotated[Path, typer.Option("--results", "-r", help="Results directory.")] = Path(
         "runs/demo"
-    ),
-) -> None:
+    )
+
+
+@bound(DemoOptions)
+def demo(given: DemoOptions) -> None:
     """A small real matrix with the built-in spec: MySQL 8.0.31 and MariaDB 10.11.5; then
     one of its comparisons measured until it is decided (read-only at 4 threads, within
     ±5%, paired rounds for about a minute more, into RESULTS-decide), or said undecided
     with what would decide it."""
+    from oltplab.analysis.precision import UNKNOWN
+    from oltplab.experiments.until_answered import DEMO_MARGIN_PCT, demo_decision
+
     text = resources.files("oltplab").joinpath("spec/demo.toml").read_text()
     spec = parse_spec(text, "demo spec")
-    run_and_report(RunRequest(spec, text, "demo spec", results))
-    _demo_decision(spec, results.with_name(f"{results.name}-decide"))
-
-
-DEMO_MARGIN_PCT = 5.0
-
-
-def _demo_decision(spec: Spec, results: Path) -> None:
-    """The demo's one comparison that concludes: a single plain run of each engine cannot
-    say whether a difference is real, a minute of paired rounds here usually can."""
-    from oltplab.analysis.precision import UNKNOWN
-    from oltplab.cli.display import answers_table
-    from oltplab.experiments.until_answered import measure_until_answered
-
-    data = spec.model_dump(mode="json", exclude_none=True)
-    data["workloads"] = [w for w in data["workloads"] if w["name"] == "oltp_read_only"]
-    data["protocol"].update(threads=[4], target_ci_pct=DEMO_MARGIN_PCT, budget_minutes=1)
-    decide, text = derived_spec(data, "demo decision")
+    run_and_report(RunRequest(spec, text, "demo spec", given.results))
+    results = given.results.with_name(f"{given.results.name}-decide")
     console.print(
         f"Deciding one comparison: paired rounds until it is DIFFERENT or SAME within "
         f"±{DEMO_MARGIN_PCT:g}%, for a minute at most (into {results})",
         highlight=False,
     )
-    search = measure_until_answered(
-        RunRequest(decide, text, "demo decision", results), display_for(console)
-    )
+    search = demo_decision(spec, results, display_for(console))
     if not search.answers:
         report_outcome(results, search.outcome)
         return
     console.print(answers_table(search.answers, search.rounds, search.stopped))
-    written = ResultsDir(results).derived_spec
-    write_atomic(written, text)
     for answer in search.answers:
         console.print(answer.describe(), highlight=False, soft_wrap=True)
         if answer.verdict == UNKNOWN:
             longer = results.with_name(f"{results.name}-longer")
             console.print(
                 f"this host's rounds spread more than a minute can narrow to "
-                f"±{DEMO_MARGIN_PCT:g}%; `oltplab run {written} --margin {DEMO_MARGIN_PCT:g}% "
-                f"--budget 10m -r {longer}` gives the same search longer",
+                f"±{DEMO_MARGIN_PCT:g}%; `oltplab run {ResultsDir(results).derived_spec} "
+                f"--margin {DEMO_MARGIN_PCT:g}% --budget 10m -r {longer}` gives the same "
+                "search longer",
                 highlight=False,
                 soft_wrap=True,
             )
@@ -451,13 +381,14 @@ class RoundsOrder(StrEnum):
     SLICED = "sliced"
 
 
-def calibrate(
+@dataclass(frozen=True)
+class CalibrateOptions:
     engine: Annotated[
         str, typer.Argument(metavar="ENGINE", help="A catalog engine, e.g. mariadb-10.11.5.")
-    ],
+    ]
     results: Annotated[
         Path | None, typer.Option("--results", "-r", help="Default: runs/calibrate-ENGINE.")
-    ] = None,
+    ] = None
     repetitions: Annotated[
         int,
         typer.Option(
@@ -465,16 +396,16 @@ def calibrate(
             max=1000,
             help=f"Rounds of A and B ({MIN_REPETITIONS} at least: fewer give no interval).",
         ),
-    ] = 5,
+    ] = 5
     seconds: Annotated[
         int, typer.Option(min=3, max=WEEK_SECONDS, help="Seconds per measurement.")
-    ] = 30,
+    ] = 30
     threads: Annotated[
         list[int] | None,
         typer.Option(min=1, max=10_000, help="Thread counts (repeat the option)."),
-    ] = None,
-    workload: Annotated[str, typer.Option(help="The sysbench test.")] = "oltp_read_only",
-    measure: MeasureOption = "tps",
+    ] = None
+    workload: Annotated[str, typer.Option(help="The sysbench test.")] = "oltp_read_only"
+    measure: MeasureOption = "tps"
     order: Annotated[
         RoundsOrder,
         typer.Option(
@@ -484,8 +415,11 @@ def calibrate(
             "(a restart and warm-up per cell, as plain runs measure); a spec is planned, and "
             "a report quoted, with the calibration of its order."
         ),
-    ] = RoundsOrder.SLICED,
-) -> None:
+    ] = RoundsOrder.SLICED
+
+
+@bound(CalibrateOptions)
+def calibrate(given: CalibrateOptions) -> None:
     """Measure this host's noise floor: one engine as A and as B, in paired rounds.
 
     Any difference between A and B is noise; the widest bound of their 95% intervals is
@@ -494,7 +428,14 @@ def calibrate(
     --margin` plans with the latest of the spec's order.
     """
     run_calibration(
-        engine, results, repetitions, seconds, threads or [1, 4], workload, measure, order
+        given.engine,
+        given.results,
+        given.repetitions,
+        given.seconds,
+        given.threads or [1, 4],
+        given.workload,
+        given.measure,
+        given.order,
     )
     console.print("Next: oltplab plan SPEC --margin 3% (rounds and hours on this host)")
 
@@ -511,44 +452,20 @@ def run_calibration(
 ) -> None:
     """One calibration measured, its table printed and it stored (calibrate, and plan
     --calibrate)."""
-    from oltplab.analysis.dataset import load
-    from oltplab.analysis.estimate import SIGNIFICANT
-    from oltplab.experiments.calibrate import (
-        calibration_spec,
-        noise_floor,
-        save,
-        session_overhead,
-        stored_calibrations,
-    )
-    from oltplab.plan import build_plan, plan_seconds
+    from oltplab.experiments.calibrate import Calibrated, CalibrationAsked, measure_calibration
 
-    stored_calibrations()  # where it is damaged, said before the measuring, not after
-    text = calibration_spec(engine, repetitions, seconds, threads, workload, order)
-    spec = parse_spec(text, f"calibrate {engine}")
     folder = results or Path("runs") / f"calibrate-{engine}"
-    display = display_for(console)
-    from oltplab.measure.runner import run as run_matrix
-
-    started = time.monotonic()
-    outcome = run_matrix(RunRequest(spec, text, f"calibrate {engine}", folder), display)
-    if outcome.failed or outcome.interrupted:
-        report_outcome(folder, outcome)
-    floor = noise_floor(load([folder]), engine, measure_of(measure))
+    chosen = measure_of(measure)
+    asked = CalibrationAsked(engine, folder, repetitions, seconds, threads, workload, chosen, order)
+    found = measure_calibration(asked, display_for(console))
+    if not isinstance(found, Calibrated):  # a cell failed or it was interrupted: exits
+        report_outcome(folder, found)
+        return
+    floor = found.floor
     console.print(noise_table(engine, floor.comparisons))
-    for (scenario, count), found in floor.comparisons.items():
-        if found.verdict == SIGNIFICANT:
-            errors.print(
-                f"warning: {scenario} at {counted(count, 'thread')}: the same binary came out "
-                f"different ({found.with_interval('95%')}): this host's noise (drift, other "
-                "load, a dip in one side's rounds) breaks what the interval assumes, and the "
-                "noise floor counts it; more rounds (--repetitions) or longer cells "
-                "(--seconds) give the interval more to go on",
-                highlight=False, soft_wrap=True,
-            )  # fmt: skip
-    sessions = build_plan(spec)
-    measured = plan_seconds(spec, sessions, {c.key for s in sessions for c in s.cells})
-    overhead = session_overhead(time.monotonic() - started, len(sessions), measured)
-    stored = save(floor, folder, seconds, overhead, repetitions, order)
+    for warning in floor.warnings():
+        errors.print(warning, highlight=False, soft_wrap=True)
+    stored = found.stored()
     console.print(
         f"noise floor on this host: ±{floor.value:.1f}% (stored in {stored} for reports and "
         f"plans of {order} rounds; `oltplab calibrations` lists what is stored)",
@@ -557,17 +474,22 @@ def run_calibration(
     )
     spreads = ", ".join(f"{k} {v:.1f}%" for k, v in floor.round_spread_pct.items())
     console.print(
-        f"round-to-round spread of A against B: {spreads}; about {overhead:.0f} s a session "
-        "beyond its warm-up and cells (stored for `oltplab plan --margin`)",
+        f"round-to-round spread of A against B: {spreads}; about {found.overhead_s:.0f} s a "
+        "session beyond its warm-up and cells (stored for `oltplab plan --margin`)",
         highlight=False,
     )
-    chosen = measure_of(measure)
-    spread = floor.round_spread_pct.get(chosen.name)
-    if spread is not None:
-        from oltplab.base.sizes import duration_text
-        from oltplab.cli.margins import DEFAULT_BUDGET_MINUTES, which_margin
+    _say_margins(found)
 
-        per_round = (time.monotonic() - started) / repetitions
+
+def _say_margins(found: Calibrated) -> None:
+    """Which margin to ask for here, from the round spread of the measure calibrated."""
+    from oltplab.base.sizes import duration_text
+    from oltplab.cli.margins import DEFAULT_BUDGET_MINUTES, which_margin
+
+    chosen = found.asked.measure
+    spread = found.floor.round_spread_pct.get(chosen.name)
+    if spread is not None:
+        per_round = found.round_seconds()
         table, said = which_margin(spread, per_round, DEFAULT_BUDGET_MINUTES * 60, chosen.label)
         console.print(table)
         console.print(f"{said} A round here took {duration_text(per_round)}.", highlight=False)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import math
 import platform
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from oltplab.analysis.dataset import Dataset
-from oltplab.analysis.estimate import Comparison
+from oltplab.analysis.dataset import Dataset, load
+from oltplab.analysis.estimate import SIGNIFICANT, Comparison
 from oltplab.analysis.model import QuotedFloor
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import round_spread_pct
@@ -25,9 +26,16 @@ from oltplab.base.errors import EnvironmentProblem, OltplabError
 from oltplab.base.metrics import MEASURES, TPS, Measure
 from oltplab.base.nesting import load_json
 from oltplab.base.stats import MIN_REPETITIONS
+from oltplab.base.wording import counted
 from oltplab.engines.cache import cache_root
+from oltplab.measure.request import Display, RunRequest
+from oltplab.plan import build_plan, plan_seconds
+from oltplab.spec import parse_spec
 from oltplab.spec.catalog import CATALOG
 from oltplab.store.files import write_atomic
+
+if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
+    from oltplab.measure.runner import RunOutcome
 
 
 def calibration_spec(
@@ -84,6 +92,18 @@ class NoiseFloor:
                 + "): give what is short, --repetitions or --seconds"
             )
         return max(bounds)
+
+    def warnings(self) -> list[str]:
+        """One for each point where the same binary came out different."""
+        return [
+            f"warning: {scenario} at {counted(count, 'thread')}: the same binary came out "
+            f"different ({found.with_interval('95%')}): this host's noise (drift, other load, "
+            "a dip in one side's rounds) breaks what the interval assumes, and the noise "
+            "floor counts it; more rounds (--repetitions) or longer cells (--seconds) give "
+            "the interval more to go on"
+            for (scenario, count), found in self.comparisons.items()
+            if found.verdict == SIGNIFICANT
+        ]
 
 
 def noise_floor(dataset: Dataset, engine: str, measure: Measure = TPS) -> NoiseFloor:
@@ -340,3 +360,54 @@ def _quoted(entry: dict[str, Any]) -> QuotedFloor:
 
 def _sortable(when: datetime | None) -> datetime:
     return when or datetime.max.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class CalibrationAsked:
+    """One calibration to measure (calibrate's options, and plan --calibrate's)."""
+
+    engine: str
+    results: Path
+    repetitions: int
+    seconds: int
+    threads: list[int]
+    workload: str
+    measure: Measure
+    order: str
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    asked: CalibrationAsked
+    floor: NoiseFloor
+    overhead_s: float  # a session's, beyond its warm-up and cells
+    started: float  # time.monotonic() as the measuring began
+
+    def stored(self) -> Path:
+        a = self.asked
+        return save(self.floor, a.results, a.seconds, self.overhead_s, a.repetitions, a.order)
+
+    def round_seconds(self) -> float:
+        """The time a round took here, so far (the run and its analysis, per round)."""
+        return (time.monotonic() - self.started) / self.asked.repetitions
+
+
+def measure_calibration(asked: CalibrationAsked, display: Display) -> Calibrated | RunOutcome:
+    """A calibration measured and its noise floor found (stored by its `stored`); the
+    run's outcome alone when a cell failed or it was interrupted."""
+    from oltplab.measure.runner import run
+
+    stored_calibrations()  # where it is damaged, said before the measuring, not after
+    text = calibration_spec(
+        asked.engine, asked.repetitions, asked.seconds, asked.threads, asked.workload, asked.order
+    )
+    spec = parse_spec(text, f"calibrate {asked.engine}")
+    started = time.monotonic()
+    outcome = run(RunRequest(spec, text, f"calibrate {asked.engine}", asked.results), display)
+    if outcome.failed or outcome.interrupted:
+        return outcome
+    floor = noise_floor(load([asked.results]), asked.engine, asked.measure)
+    sessions = build_plan(spec)
+    measured = plan_seconds(spec, sessions, {c.key for s in sessions for c in s.cells})
+    overhead = session_overhead(time.monotonic() - started, len(sessions), measured)
+    return Calibrated(asked, floor, overhead, started)

@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from oltplab.analysis.sessions import SessionSpread
+from oltplab.analysis.reproduce import points_of
+from oltplab.analysis.sessions import SessionSpread, session_spreads
+from oltplab.base.metrics import Measure
 from oltplab.base.nesting import load_json
 from oltplab.engines.cache import cache_root
 from oltplab.store.files import write_atomic
@@ -72,6 +74,36 @@ def save(spreads: list[SessionSpread]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps({"spreads": entries}, indent=2) + "\n")
     return path
+
+
+@dataclass(frozen=True)
+class BetweenSessions:
+    spreads: list[SessionSpread]
+    stored: Path
+    sessions: int
+
+    def lines(self) -> list[str]:
+        """Each spread, where it is stored, and whether bisect uses it."""
+        said = ["\n".join(spread.lines()) for spread in self.spreads]
+        said.append(
+            f"Stored for this host in {self.stored}: bisect widens the verdicts it draws "
+            "across builds by the widest of these spreads; `oltplab calibrations` lists what "
+            "is stored."
+        )
+        if self.sessions < MIN_SESSIONS:
+            said.append(
+                f"Not used by bisect: {self.sessions} sessions give a spread too uncertain to "
+                f"widen a verdict by (it takes {MIN_SESSIONS}: `oltplab reproduced ORIGINAL "
+                "REPEAT MORE...`)."
+            )
+        return said
+
+
+def between_sessions(sessions: list[Path], measure: Measure) -> BetweenSessions | None:
+    """The spread of each engine comparison over the sessions, stored for this host; None
+    where they compare no engines."""
+    spreads = session_spreads([points_of(s, measure) for s in sessions])
+    return BetweenSessions(spreads, save(spreads), len(sessions)) if spreads else None
 
 
 def usable(entry: dict[str, Any]) -> bool:

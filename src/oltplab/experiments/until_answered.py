@@ -194,6 +194,24 @@ def measure_until_answered(request: RunRequest, display: Display) -> Search:
         return Search(outcome, search.answers, search.rounds, stopped)
 
 
+# The demo's comparison is decided within this margin, in a minute at most.
+DEMO_MARGIN_PCT = 5.0
+
+
+def demo_decision(spec: Spec, results: Path, display: Display) -> Search:
+    """The demo's one comparison that concludes (read-only at 4 threads): a single plain run
+    of each engine cannot say whether a difference is real, a minute of paired rounds here
+    usually can. Once answered, its spec is kept beside its results for a longer search."""
+    data = spec.model_dump(mode="json", exclude_none=True)
+    data["workloads"] = [w for w in data["workloads"] if w["name"] == "oltp_read_only"]
+    data["protocol"].update(threads=[4], target_ci_pct=DEMO_MARGIN_PCT, budget_minutes=1)
+    decide, text = derived_spec(data, "demo decision")
+    search = measure_until_answered(RunRequest(decide, text, "demo decision", results), display)
+    if search.answers:
+        write_atomic(ResultsDir(results).derived_spec, text)
+    return search
+
+
 class UntilAnswered:
     """The round policy of a search: after each batch of rounds, the comparisons judged
     against the margin; another batch while some are undecided and the budget holds it,
