@@ -71,25 +71,12 @@ def status(
     console.print(said, highlight=False, soft_wrap=True)
 
 
-class Format(StrEnum):
-    csv = "csv"
-    json = "json"
-    otava = "otava"
-    bencher = "bencher"
-    openmetrics = "openmetrics"
-
-
-class ExportTable(StrEnum):
-    summary = "summary"
-    progression = "progression"
-    differences = "differences"
-    findings = "findings"
-    flags = "flags"
-    operations = "operations"
-    changes = "changes"
-    precision = "precision"
-    costs = "costs"
-    transactions = "transactions"
+Format = StrEnum("Format", ["csv", "json", "otava", "bencher", "openmetrics"])
+ExportTable = StrEnum(
+    "ExportTable",
+    ["summary", "progression", "differences", "findings", "flags", "operations", "changes",
+     "precision", "costs", "transactions"],
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

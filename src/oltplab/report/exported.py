@@ -4,6 +4,7 @@ where -o says, with what it left out or lost said beside it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from oltplab.report.tool_formats import Flagged
 from oltplab.store.files import check_output_file, write_atomic
 
 TOOLS = ("otava", "bencher", "openmetrics")
-Files = dict[Path | None, str]  # None: the text goes to stdout
+Files = Sequence[tuple[Path | None, str]]  # (where, text); None: the text goes to stdout
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ def export_results(
     cut_seconds: int | None,
     salvage: bool,
 ) -> Exported:
+    """The export asked for, its files written; the text is returned instead when no file
+    is named (-o), for the command to print."""
     if output is not None:
         check_output_file(output)
     if format in TOOLS:
@@ -56,7 +59,7 @@ def export_results(
     else:
         columns, rows, notes = _table(results, table, options, cut_seconds)
     text = to_csv(rows, columns) if format == "csv" else to_json(rows)
-    return _delivered({output: text}, notes, rows=len(rows))
+    return _delivered([(output, text)], notes, rows=len(rows))
 
 
 def _salvaged(
@@ -95,6 +98,7 @@ def _for_tool(
     notes: list[str] = []
     next_step: str | None = None
     flagged: Flagged | None = None
+    files: Files
     if format == "otava":
         if output is None:
             raise OltplabError(
@@ -111,14 +115,14 @@ def _for_tool(
         text = tool_formats.bencher(points, include_flagged)
         if text is None:
             raise flagged.nothing_to_export(include_flagged)
-        files = {output: text}
+        files = [(output, text)]
         if include_flagged and flagged.cells:
             notes.append(
                 f"exported {flagged.cells} flagged cell(s) ({flagged.named}) in their points' "
                 "figures: Bencher's format has no place for flags (--table flags lists them)"
             )
     else:
-        files = {output: _openmetrics(results, cut_seconds)}
+        files = [(output, _openmetrics(results, cut_seconds))]
     if flagged is not None and flagged.cells and not include_flagged:
         notes.append(flagged.left_out())
     return _delivered(files, notes, next_step=next_step)
@@ -148,11 +152,10 @@ def _otava_files(
     history = tool_formats.otava(runs, output.name, include_flagged)
     if history is None:
         raise flagged.nothing_to_export(include_flagged)
-    named: Files = {output.with_name(name): text for name, text in history.csvs}
-    named[output.with_suffix(".otava.yaml")] = history.config
-    for path in named:
-        if path is not None:
-            check_output_file(path)
+    named = [(output.with_name(name), text) for name, text in history.csvs]
+    named.append((output.with_suffix(".otava.yaml"), history.config))
+    for path, _ in named:
+        check_output_file(path)
     return named, flagged
 
 
@@ -160,8 +163,9 @@ def _delivered(
     files: Files, notes: list[str], rows: int | None = None, next_step: str | None = None
 ) -> Exported:
     """Each file written, but the one for stdout, which the command prints."""
-    for path, text in files.items():
+    written = [path for path, _ in files if path is not None]
+    for path, text in files:
         if path is not None:
             write_atomic(path, text)
-    written = [path for path in files if path is not None]
-    return Exported(notes, files.get(None), written, rows, next_step)
+    stdout = next((text for path, text in files if path is None), None)
+    return Exported(notes, stdout, written, rows, next_step)
