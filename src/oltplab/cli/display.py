@@ -368,3 +368,13 @@ def answers_table(found: list[Answer], rounds: int, stopped: str) -> Table:
             "-" if detectable is None else f"±{detectable:.1f}%",
         )
     return table
+
+
+def flagged_table(flagged: list[tuple[str, str]]) -> Table:
+    """The cells an import flagged, and their flags."""
+    table = Table(title="Flagged cells")
+    table.add_column("cell")
+    table.add_column("flags")
+    for cell, marks in flagged:
+        table.add_row(cell, marks)
+    return table

@@ -1,15 +1,16 @@
-"""Commands that read or bring in results: `status`, `import`, `report`, `export`, `clean`,
-`rebuild` and `replay`."""
+"""Commands that read or bring in results: `status`, `import`, `report`, `export`, `clean`
+and `rebuild`."""
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
+from rich.console import Console
 
 from oltplab.base.errors import OltplabError
 from oltplab.cli.app import (
@@ -24,19 +25,22 @@ from oltplab.cli.app import (
     shown,
     unlike,
 )
-from oltplab.cli.display import failed_table, shards_table, status_table
+from oltplab.cli.display import failed_table, flagged_table, shards_table, status_table
+from oltplab.cli.options import bound
 from oltplab.cli.vocabulary import MARGIN, parse_percent
-from oltplab.distribute.layout import is_distributed, shards_of
-from oltplab.distribute.progress import shard_rows
-from oltplab.store.directory import CHARTS, ResultsDir
-from oltplab.store.files import check_output_file, write_atomic
-from oltplab.store.ledger import Ledger
-from oltplab.store.lock import ResultsLock, run_state
-from oltplab.store.outputs import whole_folder
-from oltplab.store.status import Status
+from oltplab.distribute.layout import shards_of
+from oltplab.distribute.progress import standing_of, status_rows
+from oltplab.store.directory import CHARTS
 
-if TYPE_CHECKING:
-    from oltplab.report.tool_formats import Flagged
+if TYPE_CHECKING:  # they load the analysis (SciPy), which `status` and --help never need
+    from oltplab.importers.ingest import ImportReport
+    from oltplab.importers.scan import ScannedTree
+    from oltplab.report.exported import Exported
+
+
+def _said(text: str, out: Console = errors) -> None:
+    """A line naming files or cells, printed as it is."""
+    out.print(text, highlight=False, markup=False, soft_wrap=True)
 
 
 def status(
@@ -52,92 +56,37 @@ def status(
     """How many cells are done, failed and pending, and why the failed ones failed; for a
     distributed run, each shard's scheduler state and cells too."""
     if len(results) == 1 and shards_of(results[0]) == results:
-        _status_of(results[0])
+        standing = standing_of(results[0])
+        console.print(status_table(standing.counts))
+        if standing.failed:
+            console.print(failed_table(standing.failed))
+        if standing.last_run is not None:
+            started, state = standing.last_run
+            console.print(f"last run: started {started}, {state}", highlight=False, soft_wrap=True)
+        console.print(f"Next: oltplab report {results[0]}", highlight=False)
         return
-    rows = []
-    for path in results:
-        if is_distributed(path):
-            rows += shard_rows(path)
-        else:
-            rows += [_row_of(shard) for shard in shards_of(path)]
-    console.print(shards_table(rows))
+    console.print(shards_table(status_rows(results)))
     named = " ".join(shown(p) for p in results)
-    console.print(
-        f"Next: oltplab report {named} (or oltplab merge {named} -o DIR)",
-        highlight=False,
-        soft_wrap=True,
-    )
+    said = f"Next: oltplab report {named} (or oltplab merge {named} -o DIR)"
+    console.print(said, highlight=False, soft_wrap=True)
 
 
-def _status_of(results: Path) -> None:
-    ledger = Ledger.open(results, create=False)
-    try:
-        counts = ledger.counts()
-        failed = [row for row in ledger.cells() if row.status == Status.FAILED]
-        runs = ledger.runs()
-    finally:
-        ledger.close()
-    console.print(status_table(counts))
-    if failed:
-        console.print(failed_table(failed))
-    if runs:
-        last = runs[-1]
-        console.print(
-            f"last run: started {last.started_at}, {run_state(last.status, results)}",
-            highlight=False,
-            soft_wrap=True,
-        )
-    console.print(f"Next: oltplab report {results}", highlight=False)
+Format = StrEnum("Format", ["csv", "json", "otava", "bencher", "openmetrics"])
+ExportTable = StrEnum(
+    "ExportTable",
+    ["summary", "progression", "differences", "findings", "flags", "operations", "changes",
+     "precision", "costs", "transactions"],
+)  # fmt: skip
 
 
-def _row_of(path: Path) -> dict[str, str]:
-    ledger = Ledger.open(path, create=False)
-    try:
-        counts, runs, shard = ledger.counts(), ledger.runs(), ledger.meta("shard") or "-"
-    finally:
-        ledger.close()
-    state = run_state(runs[-1].status, path) if runs else "never run"
-    return {"results": str(path), "shard": shard, "scheduler": "-", "node": "-",
-            "state": state, **{k: str(v) for k, v in counts.items()}}  # fmt: skip
-
-
-class Format(StrEnum):
-    csv = "csv"
-    json = "json"
-    otava = "otava"
-    bencher = "bencher"
-    openmetrics = "openmetrics"
-
-
-# What each tool format holds, and of how many results directories.
-TOOL_FORMATS = {
-    Format.otava: "a history: one row per results directory (oldest first), one column per "
-    "point and metric, and the Otava config beside it (-o needed)",
-    Format.bencher: "Bencher Metric Format: steady TPS with its 95% interval and latency",
-    Format.openmetrics: "one run's per-second TPS and telemetry, timestamped",
-}
-
-
-class ExportTable(StrEnum):
-    summary = "summary"
-    progression = "progression"
-    differences = "differences"
-    findings = "findings"
-    flags = "flags"
-    operations = "operations"
-    changes = "changes"
-    precision = "precision"
-    costs = "costs"
-    transactions = "transactions"
-
-
-def export(
+@dataclass(frozen=True)
+class ExportOptions:
     results: Annotated[
         list[Path],
         typer.Argument(
             metavar="RESULTS", help="A results directory, or several read as one (shards of a run)."
         ),
-    ],
+    ]
     format: Annotated[
         Format,
         typer.Option(
@@ -147,7 +96,7 @@ def export(
             "each, one column per point and metric, with the Otava config beside -o), bencher "
             "(Bencher Metric Format JSON) or openmetrics (one run's per-second series).",
         ),
-    ] = Format.csv,
+    ] = Format.csv
     table: Annotated[
         ExportTable,
         typer.Option(
@@ -160,9 +109,9 @@ def export(
             "run's --margin) or costs (the version progression on the server's "
             "CPU and context switches per transaction).",
         ),
-    ] = ExportTable.summary,
-    baseline: BaselineOption = None,
-    margin: DifferencesMarginOption = "5%",
+    ] = ExportTable.summary
+    baseline: BaselineOption = None
+    margin: DifferencesMarginOption = "5%"
     include_flagged: Annotated[
         bool,
         flag(
@@ -171,11 +120,11 @@ def export(
             "bencher, which otherwise leave them out and count them on stderr (otava gives "
             "each flagged point a POINT/flags column).",
         ),
-    ] = False,
-    cut_seconds: CutOption = None,
+    ] = False
+    cut_seconds: CutOption = None
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
-    ] = None,
+    ] = None
     salvage: Annotated[
         bool,
         flag(
@@ -183,135 +132,49 @@ def export(
             help="From a damaged ledger: one row per cell it still gives (the summary table), "
             "values it cannot vouch for left empty; what was lost is listed on stderr.",
         ),
-    ] = False,
-) -> None:
+    ] = False
+
+
+@bound(ExportOptions)
+def export(given: ExportOptions) -> None:
     """Export one table of a results directory as CSV or JSON, or its figures for another
     tool: Otava (a history of results directories), Bencher or OpenMetrics (--format)."""
-    from oltplab.analysis.dataset import load
-    from oltplab.analysis.model import AnalysisOptions, analyse
-    from oltplab.report.export import salvaged_rows, table_rows, to_csv, to_json
-    from oltplab.report.tool_formats import Flagged
+    from oltplab.analysis.model import AnalysisOptions
+    from oltplab.report.exported import export_results
 
-    differences_pct = parse_percent(margin, MARGIN)
-    if output is not None:
-        check_output_file(output)
-    if format in TOOL_FORMATS:
-        if salvage:
-            raise OltplabError(f"--salvage exports the summary table as csv or json, not {format}")
-        _export_for_tool(results, format, output, cut_seconds, include_flagged)
-        return
-    if salvage:
-        if table is not ExportTable.summary:
-            raise OltplabError("--salvage exports the summary table only (--table summary)")
-        if len(results) != 1:
-            raise OltplabError("--salvage reads one damaged results directory at a time")
-        from oltplab.importers.rebuild import salvage as salvaged
-
-        found = salvaged(results[0])
-        columns, rows = salvaged_rows(found.rows)
-        for problem in found.problems:
-            errors.print(f"lost: {problem}", highlight=False, markup=False, soft_wrap=True)
-    else:
-        options = AnalysisOptions(baseline or [], differences_pct, include_flagged=include_flagged)
-        analysis = analyse(load(results, cut_seconds), options)
-        columns, rows = table_rows(table.value, analysis)
-        flagged = Flagged.of([analysis.dataset])
-        # The one table that leaves flagged cells out (the others show them, flags beside).
-        if table is ExportTable.findings and flagged.cells and not include_flagged:
-            told = flagged.left_out("lets them count")
-            errors.print(f"findings: {told}", highlight=False, markup=False, soft_wrap=True)
-    text = to_csv(rows, columns) if format is Format.csv else to_json(rows)
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        write_atomic(output, text)
-        errors.print(f"{len(rows)} row(s) in {output}", highlight=False)
+    differences_pct = parse_percent(given.margin, MARGIN)
+    options = AnalysisOptions(
+        given.baseline or [], differences_pct, include_flagged=given.include_flagged
+    )
+    _say_exported(
+        export_results(
+            given.results,
+            given.format,
+            given.table,
+            given.output,
+            options,
+            given.cut_seconds,
+            given.salvage,
+        )
+    )
 
 
-def _export_for_tool(
-    results: list[Path],
-    format: Format,
-    output: Path | None,
-    cut_seconds: int | None,
-    include_flagged: bool,
-) -> None:
-    """Writes a tool's format. Flagged cells left out are counted on stderr, and an export
-    with nothing in it is refused with the reason, never written empty."""
-    from oltplab.analysis.dataset import load
-    from oltplab.analysis.points import Points
-    from oltplab.report import tool_formats
-
-    if format is Format.otava:
-        files, flagged = _otava_files(results, output, cut_seconds, include_flagged)
-    elif format is Format.bencher:
-        points = Points(load(results, cut_seconds))
-        flagged = tool_formats.Flagged.of([points.dataset])
-        text = tool_formats.bencher(points, include_flagged)
-        if text is None:
-            raise flagged.nothing_to_export(include_flagged)
-        files = {output: text}
-        if include_flagged and flagged.cells:
-            errors.print(
-                f"exported {flagged.cells} flagged cell(s) ({flagged.named}) in their points' "
-                "figures: Bencher's format has no place for flags (--table flags lists them)",
-                highlight=False, markup=False, soft_wrap=True,
-            )  # fmt: skip
-    else:
-        if len(results) != 1:
-            raise OltplabError("--format openmetrics exports one run: give one results directory")
-        series = tool_formats.openmetrics(load(results, cut_seconds))
-        if series is None:
-            raise OltplabError(
-                f"nothing to export: no cell of {results[0]} has per-second samples with a "
-                "time to stamp them"
-            )
-        files, flagged = {output: series}, None
-    if flagged is not None and flagged.cells and not include_flagged:
-        errors.print(flagged.left_out(), highlight=False, markup=False, soft_wrap=True)
-    for path, text in files.items():
-        if path is None:
-            sys.stdout.write(text)
-        else:
-            write_atomic(path, text)
+def _say_exported(exported: Exported) -> None:
+    for note in exported.notes:
+        _said(note)
+    if exported.stdout is not None:
+        sys.stdout.write(exported.stdout)
+    for path in exported.written:
+        if exported.rows is None:
             errors.print(f"wrote {path}", highlight=False, markup=False)
-    if format is Format.otava and output is not None:
-        errors.print(
-            f"Next: otava analyze --config-file {output.with_suffix('.otava.yaml')} "
-            f"{tool_formats.OTAVA_TEST}",
-            highlight=False,
-            markup=False,
-        )
+        else:
+            errors.print(f"{exported.rows} row(s) in {path}", highlight=False)
+    if exported.next_step is not None:
+        errors.print(exported.next_step, highlight=False, markup=False)
 
 
-def _otava_files(
-    results: list[Path], output: Path | None, cut_seconds: int | None, include_flagged: bool
-) -> tuple[dict[Path | None, str], Flagged]:
-    """The history's CSV files beside -o and the Otava config that names them."""
-    from oltplab.analysis.changes import started
-    from oltplab.analysis.dataset import load
-    from oltplab.analysis.points import Points
-    from oltplab.report import tool_formats
-
-    if output is None:
-        raise OltplabError(
-            "--format otava needs -o FILE.csv: the Otava config written beside it names it"
-        )
-    runs = [
-        tool_formats.RunPoints(path.name, started(path), Points(load([path], cut_seconds)))
-        for path in sorted(results, key=started)
-    ]
-    flagged = tool_formats.Flagged.of(run.points.dataset for run in runs)
-    history = tool_formats.otava(runs, output.name, include_flagged)
-    if history is None:
-        raise flagged.nothing_to_export(include_flagged)
-    named = [(output.with_name(name), text) for name, text in history.csvs]
-    named.append((output.with_suffix(".otava.yaml"), history.config))
-    for path, _ in named:
-        check_output_file(path)
-    return dict(named), flagged
-
-
-def import_(
+@dataclass(frozen=True)
+class ImportOptions:
     source: Annotated[
         Path,
         typer.Argument(
@@ -320,8 +183,8 @@ def import_(
             "benchmark_remote_logs[_read_only], benchmark_logs_<workload>, or a folder "
             "holding several of them; any other layout with --map.",
         ),
-    ],
-    results: ResultsOption,
+    ]
+    results: ResultsOption
     map_file: Annotated[
         Path | None,
         typer.Option(
@@ -329,8 +192,11 @@ def import_(
             help="A TOML file saying which files are which cells, for layouts that cannot "
             "be guessed (docs/tutorials/import-results.md: a mapping file).",
         ),
-    ] = None,
-) -> None:
+    ] = None
+
+
+@bound(ImportOptions)
+def import_(given: ImportOptions) -> None:
     """Import existing sysbench results so that `report` and `export` can read them.
 
     Reads sysbench 0.4, 0.5, 1.0 and 1.1 outputs. Empty, truncated and erroneous files
@@ -339,139 +205,106 @@ def import_(
     changes nothing. An oltplab results directory comes back as it ran: its engines' names,
     spec, runs and each cell's flags and notes from its run.json and journal.jsonl.
     """
-    from oltplab.importers.ingest import import_tree
+    from oltplab.importers.ingest import import_into
     from oltplab.importers.mapping import load_map
     from oltplab.importers.scan import scan_tree
 
-    layout = load_map(map_file) if map_file is not None else None
-    tree = scan_tree(source, layout, results)  # read before anything is made
+    layout = load_map(given.map_file) if given.map_file is not None else None
+    tree = scan_tree(given.source, layout, given.results)  # read before anything is made
     if tree.unrecognised:
         errors.print("Not imported:", highlight=False)
         for path, why in tree.unrecognised:
-            errors.print(
-                f"  {shown(path.relative_to(tree.source))}: {why}",
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
-            )
+            _said(f"  {shown(path.relative_to(tree.source))}: {why}")
     if not tree.groups:
         for warning in tree.warnings:
-            errors.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
-        raise OltplabError(f"{source}: nothing imported: {tree.nothing_found()}")
-    paths = ResultsDir(results)
-    made = [] if paths.ledger.exists() else paths.ledger_files
-    made += [] if paths.journal.exists() else [paths.journal]
-    made += [] if paths.run_json.exists() else [paths.run_json]
-    with ResultsLock(results):
-        try:
-            ledger = Ledger.open(results)
-            try:
-                report = import_tree(tree, ledger)
-            finally:
-                ledger.close()
-        except BaseException:
-            # An import that fails leaves no half-made ledger, and the folder's other files as
-            # they were (the lock takes its file, and the folder if it made it).
-            for path in made:
-                path.unlink(missing_ok=True)
-            raise
+            _said(f"warning: {warning}")
+        raise OltplabError(f"{given.source}: nothing imported: {tree.nothing_found()}")
+    _say_imported(given, tree, import_into(tree, given.results))
+
+
+def _say_imported(given: ImportOptions, tree: ScannedTree, report: ImportReport) -> None:
     for warning in report.warnings:
-        errors.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
+        _said(f"warning: {warning}")
     for earlier, rerun in tree.superseded:
-        console.print(
+        _said(
             f"{shown(earlier.relative_to(tree.source))}: set aside, measured again in "
             f"{shown(rerun.name)}",
-            highlight=False, markup=False, soft_wrap=True,
-        )  # fmt: skip
+            console,
+        )
     if report.recorded is not None:
-        console.print(
+        _said(
             f"{shown(report.recorded)}: an oltplab results directory; its engine names, spec, "
             "runs and cells' flags and notes taken from its run.json and journal.jsonl",
-            highlight=False, markup=False, soft_wrap=True,
-        )  # fmt: skip
+            console,
+        )
     if tree.warm_ups:
         console.print(
             f"{len(tree.warm_ups)} warm-up output(s) recognised and kept out of the cells, "
             "as the run that wrote them did",
             highlight=False,
         )
+    listed = f"; {len(tree.unrecognised)} file(s) not imported (listed)"
     console.print(
-        f"{source}: {report.imported} cell(s) imported, {report.updated} updated, "
-        f"{report.unchanged} unchanged, into {results}"
-        + (
-            f"; {len(tree.unrecognised)} file(s) not imported (listed)" if tree.unrecognised else ""
-        ),
+        f"{given.source}: {report.imported} cell(s) imported, {report.updated} updated, "
+        f"{report.unchanged} unchanged, into {given.results}"
+        + (listed if tree.unrecognised else ""),
         soft_wrap=True,
     )
     if report.flagged:
-        flags = Table(title="Flagged cells")
-        flags.add_column("cell")
-        flags.add_column("flags")
-        for cell, marks in report.flagged:
-            flags.add_row(cell, marks)
-        console.print(flags)
-    console.print(f"Next: oltplab report {results}", highlight=False)
+        console.print(flagged_table(report.flagged))
+    console.print(f"Next: oltplab report {given.results}", highlight=False)
 
 
-def report(
+@dataclass(frozen=True)
+class ReportOptions:
     results: Annotated[
         list[Path], typer.Argument(metavar="RESULTS", help="One or more results directories.")
-    ],
+    ]
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Report folder (default: FIRST_RESULTS/report)."),
-    ] = None,
-    baseline: BaselineOption = None,
-    margin: DifferencesMarginOption = "5%",
+    ] = None
+    baseline: BaselineOption = None
+    margin: DifferencesMarginOption = "5%"
     relative_to: Annotated[
         str | None, typer.Option(help="Engine that the relative chart normalises to (= 1.0).")
-    ] = None,
-    include_flagged: IncludeFlaggedOption = False,
-    cut_seconds: CutOption = None,
+    ] = None
+    include_flagged: IncludeFlaggedOption = False
+    cut_seconds: CutOption = None
     compare: Annotated[
         list[str] | None,
         typer.Option(
             help="Pairwise tables: the first engine given, against the others given "
             "(or against every other engine when only one is given)."
         ),
-    ] = None,
-) -> None:
+    ] = None
+
+
+@bound(ReportOptions)
+def report(given: ReportOptions) -> None:
     """Write report.md, report.html (self-contained, works offline) and charts/*.png."""
-    from oltplab.report import build, charts
+    from oltplab.analysis.model import AnalysisOptions
+    from oltplab.experiments.calibrate import floor_for
+    from oltplab.report import report_over
 
-    differences_pct = parse_percent(margin, MARGIN)
-    if len(results) > 1:
-        unlike(results, refuse=False)
-    folder = output or ResultsDir(results[0]).report
-    # A results folder's own report folder lies inside it; any other must be apart from the
-    # results read, as the folder is replaced whole.
-    own = folder.resolve() in {ResultsDir(r).report.resolve() for r in results}
-    # The chart painter starts first: its workers load Matplotlib while we analyse.
-    with (
-        whole_folder(folder, "report", [] if own else results) as partial,
-        charts.painter() as painter,
-    ):
-        from oltplab.analysis.dataset import load
-        from oltplab.analysis.model import AnalysisOptions, analyse
-        from oltplab.experiments.calibrate import floor_for
-
-        dataset = load(results, cut_seconds)
-        options = AnalysisOptions(
-            baseline or [],
-            differences_pct,
-            relative_to,
-            compare or [],
-            include_flagged,
-            floor_for(dataset),
-        )
-        with console.status("writing the report"):
-            files = build(analyse(dataset, options), partial, painter)
-    markdown, page = folder / files.markdown.name, folder / files.html.name
+    differences_pct = parse_percent(given.margin, MARGIN)
+    if len(given.results) > 1:
+        unlike(given.results, refuse=False)
+    options = AnalysisOptions(
+        given.baseline or [],
+        differences_pct,
+        given.relative_to,
+        given.compare or [],
+        given.include_flagged,
+    )
+    with console.status("writing the report"):
+        files = report_over(given.results, given.output, options, given.cut_seconds, floor_for)
     console.print(
-        f"{markdown}\n{page}\n{len(files.charts)} chart(s) in {folder / CHARTS}",
+        f"{files.markdown}\n{files.html}\n{len(files.charts)} chart(s) in "
+        f"{files.markdown.parent / CHARTS}",
         soft_wrap=True,
     )
-    console.print(f"Next: open {page} in a browser, or read {markdown}")
+    console.print(f"Next: open {files.html} in a browser, or read {files.markdown}")
 
 
 def rebuild(
@@ -483,11 +316,9 @@ def rebuild(
     series come back from the raw outputs beside it. The damaged ledger is kept as
     ledger.sqlite.damaged-<time>; nothing is replaced until the new ledger is complete.
     """
-    if not results.is_dir():
-        raise OltplabError(f"{results}: no such results folder")
-    with ResultsLock(results), console.status("rebuilding the ledger"):
-        from oltplab.importers.rebuild import rebuild as rebuild_ledger
+    from oltplab.importers.rebuild import rebuild as rebuild_ledger
 
+    with console.status("rebuilding the ledger"):
         rebuilt = rebuild_ledger(results)
     counts = ", ".join(f"{n} {state}" for state, n in rebuilt.cells.items() if n)
     console.print(f"{rebuilt.ledger}: rebuilt ({counts or 'no cells'})", highlight=False)
@@ -497,7 +328,7 @@ def rebuild(
     if rebuilt.torn_lines:
         console.print(f"  {rebuilt.torn_lines} journal line(s) cut short by a kill were skipped")
     for lost in rebuilt.lost:
-        errors.print(f"not rebuilt: {lost}", highlight=False, markup=False, soft_wrap=True)
+        _said(f"not rebuilt: {lost}")
     console.print(f"Next: oltplab status {results}", highlight=False)
 
 
@@ -511,8 +342,6 @@ def clean(
     The ledger, the raw outputs and run.json stay, so report, export and import work as
     before. A run with cells still to measure keeps everything: a resume needs it.
     """
-    if not ResultsDir(results).ledger.is_file():
-        raise OltplabError(f"{results}: no ledger here; name a results directory")
     from oltplab.store.cleaning import clean as clean_results
     from oltplab.store.files import format_bytes
 

@@ -1,14 +1,68 @@
-"""Where each shard of a distributed run stands: the scheduler's word and its ledger's."""
+"""Where a results directory stands, or each shard of a distributed run: the scheduler's
+word and its ledger's."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from oltplab.distribute.layout import SPEC_FILE, read_distributed, shard_state
+from oltplab.distribute.layout import (
+    SPEC_FILE,
+    is_distributed,
+    read_distributed,
+    shard_state,
+    shards_of,
+)
 from oltplab.distribute.schedulers import scheduler_named
 from oltplab.spec import load_spec
+from oltplab.store.ledger import Ledger
 from oltplab.store.lock import run_state
+from oltplab.store.rows import CellRow
 from oltplab.store.status import Status
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One results directory's cells by status, the failed ones with their reasons, and
+    its last run: when it started and how it stands (None if it never ran)."""
+
+    counts: dict[str, int]
+    failed: list[CellRow]
+    last_run: tuple[str, str] | None
+
+
+def standing_of(results: Path) -> Standing:
+    ledger = Ledger.open(results, create=False)
+    try:
+        counts = ledger.counts()
+        failed = [row for row in ledger.cells() if row.status == Status.FAILED]
+        runs = ledger.runs()
+    finally:
+        ledger.close()
+    last = (runs[-1].started_at, run_state(runs[-1].status, results)) if runs else None
+    return Standing(counts, failed, last)
+
+
+def status_rows(results: list[Path]) -> list[dict[str, str]]:
+    """One row per shard of these results directories, distributed runs' or not."""
+    rows = []
+    for path in results:
+        if is_distributed(path):
+            rows += shard_rows(path)
+        else:
+            rows += [_row_of(shard) for shard in shards_of(path)]
+    return rows
+
+
+def _row_of(path: Path) -> dict[str, str]:
+    ledger = Ledger.open(path, create=False)
+    try:
+        counts, runs, shard = ledger.counts(), ledger.runs(), ledger.meta("shard") or "-"
+    finally:
+        ledger.close()
+    state = run_state(runs[-1].status, path) if runs else "never run"
+    return {"results": str(path), "shard": shard, "scheduler": "-", "node": "-",
+            "state": state, **{k: str(v) for k, v in counts.items()}}  # fmt: skip
 
 
 def shard_rows(root: Path) -> list[dict[str, str]]:

@@ -31,9 +31,10 @@ from oltplab.importers.own import (
 from oltplab.importers.scan import EngineGroup, FoundFile, ScannedTree
 from oltplab.measure.judgement import judge
 from oltplab.plan import Cell
-from oltplab.store.directory import stem_of
+from oltplab.store.directory import ResultsDir, stem_of
 from oltplab.store.files import sha256_file
 from oltplab.store.ledger import Ledger
+from oltplab.store.lock import ResultsLock
 from oltplab.store.rows import EngineRow
 from oltplab.store.status import RunStatus
 from oltplab.sysbench.kind import WorkloadKind
@@ -109,6 +110,28 @@ def engine_names(
                 f"{key[0]}/{key[1]}: named {names[key]}, since another folder would also be {name}"
             )
     return names, said
+
+
+def import_into(tree: ScannedTree, results: Path) -> ImportReport:
+    """The scanned tree into the results directory's ledger, made if needed, holding the
+    directory as a run does."""
+    paths = ResultsDir(results)
+    made = [] if paths.ledger.exists() else paths.ledger_files
+    made += [] if paths.journal.exists() else [paths.journal]
+    made += [] if paths.run_json.exists() else [paths.run_json]
+    with ResultsLock(results):
+        try:
+            ledger = Ledger.open(results)
+            try:
+                return import_tree(tree, ledger)
+            finally:
+                ledger.close()
+        except BaseException:
+            # An import that fails leaves no half-made ledger, and the folder's other files as
+            # they were (the lock takes its file, and the folder if it made it).
+            for path in made:
+                path.unlink(missing_ok=True)
+            raise
 
 
 def import_tree(tree: ScannedTree, ledger: Ledger) -> ImportReport:

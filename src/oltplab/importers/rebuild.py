@@ -39,6 +39,7 @@ from oltplab.store.integrity import (
 )
 from oltplab.store.journal import Journal, Record
 from oltplab.store.ledger import Ledger
+from oltplab.store.lock import ResultsLock
 from oltplab.store.outcome import CellOutcome
 from oltplab.store.provenance import load_run_json
 from oltplab.store.schema import SCHEMA_VERSION
@@ -205,7 +206,15 @@ class _Replay:
 
 
 def rebuild(results: Path) -> Rebuilt:
-    """A new ledger from the journal and the raw files (the caller holds the lock)."""
+    """A new ledger from the journal and the raw files, holding the directory as a run
+    does."""
+    if not results.is_dir():
+        raise OltplabError(f"{results}: no such results folder")
+    with ResultsLock(results):
+        return _rebuilt(results)
+
+
+def _rebuilt(results: Path) -> Rebuilt:
     journal = Journal(results)
     if not journal.exists():
         raise OltplabError(

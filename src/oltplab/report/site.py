@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,12 @@ import jinja2
 from oltplab.analysis.canary_verdicts import canary_of
 from oltplab.analysis.changes import Change, changes_over, started
 from oltplab.analysis.comparability import Traits, mismatches
-from oltplab.analysis.dataset import Dataset, load
-from oltplab.analysis.model import AnalysisOptions, QuotedFloor, analyse
+from oltplab.analysis.dataset import load
+from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.analysis.points import Point, Points
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import NOPM
-from oltplab.report import build
+from oltplab.report import NoiseFloorOf, build
 from oltplab.report.html import embed_json, plotly_js
 from oltplab.report.site_facets import facets_of
 from oltplab.report.site_overview import headline, overview
@@ -40,7 +39,6 @@ from oltplab.store.outputs import whole_folder
 
 # A change point needs runs on both sides of it and one more (analysis/changes).
 MIN_HISTORY = 3
-NoiseFloorOf = Callable[[Dataset], QuotedFloor | None]
 # A run's canary without a margin of its own is judged at the report's default.
 CANARY_MARGIN_PCT = AnalysisOptions().threshold
 

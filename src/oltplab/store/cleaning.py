@@ -10,6 +10,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.base.errors import OltplabError
 from oltplab.store.directory import ResultsDir
 from oltplab.store.files import tree_bytes
 from oltplab.store.ledger import Ledger
@@ -28,6 +29,8 @@ class Cleaned:
 def clean(results: Path) -> Cleaned:
     """Removes a finished run's scratch, holding the results directory as a run does (a
     run writing to it is refused, ResultsBusy)."""
+    if not ResultsDir(results).ledger.is_file():
+        raise OltplabError(f"{results}: no ledger here; name a results directory")
     with ResultsLock(results):
         ledger = Ledger.open(results, create=False, journal=False)
         try:
