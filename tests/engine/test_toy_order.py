@@ -40,4 +40,4 @@ def test_a_plugin_s_order_measures_each_round_last_session_first(
     del env["OLTPLAB_PLUGINS"]
     refused = oltplab("plan", "s.toml", cwd=tmp_path, env=env)
     assert refused.returncode == 2
-    assert "order" in refused.stderr and "expected an order: as-listed" in refused.stderr
+    assert "order" in refused.stderr and "Input should be 'as-listed'" in refused.stderr

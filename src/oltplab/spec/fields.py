@@ -16,6 +16,7 @@ from pydantic import (
     Strict,
     WithJsonSchema,
 )
+from pydantic_core import PydanticCustomError
 
 from oltplab.base.sizes import format_size, parse_size
 from oltplab.spec.catalog import FAMILIES
@@ -56,7 +57,12 @@ ORDER_NAMES: list[str] = list(BUILT_IN_ORDERS)
 
 def _known_order(name: str) -> str:
     if name not in ORDER_NAMES:
-        raise ValueError(f"expected an order: {', '.join(ORDER_NAMES)}")
+        # Worded as pydantic words a choice of literals, which the built-in ones were.
+        quoted = [f"'{known}'" for known in ORDER_NAMES]
+        expected = f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": expected}
+        )
     return name
 
 
