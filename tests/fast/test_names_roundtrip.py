@@ -219,7 +219,7 @@ def literals(source: str) -> list[tuple[int, str]]:
 def names_built(path: Path, package: Path = PACKAGE) -> list[str]:
     source = path.read_text()
     where = path.relative_to(package)
-    # A dotted module path (oltplab.sysbench.kinds) is no file name either.
+    # A dotted module path (oltplab.workloads.kinds) is no file name either.
     found = [f"{where}:{line}: {text!r}" for line, text in literals(source)
              if not re.search(r"\s", text) and NAME_SHAPES.search(text)
              and not re.fullmatch(r"oltplab(\.\w+)+", text)]  # fmt: skip

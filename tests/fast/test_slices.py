@@ -1,4 +1,4 @@
-"""A time-sliced cell's figures come from its own slices (measure/workloads/sliced.lua)."""
+"""A time-sliced cell's figures come from its own slices (measure/gates/sliced.lua)."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ LAYERS = (
     ("base",),
     ("spec",),
     ("sysbench",),
+    ("workloads",),
     ("plan",),
     ("store",),
     ("engines",),

@@ -1,18 +1,26 @@
-"""The TPC-C-like kind's Python side (sysbench/tpcc.py): its spec keys and their refusals,
+"""The TPC-C-like kind's Python side (workloads/tpcc.py): its spec keys and their refusals,
 the run's NURand constants, the decks, and the figures read from the Lua side's lines (the
-format measure/workloads/tpcc.lua prints; a real run's are checked in
-tests/engine/test_tpcc.py)."""
+format workloads/tpcc.lua prints; a real run's are checked in
+tests/engine/test_tpcc.py); its two dialects' DDL files, and its cells' definitions, which
+hold its files' content, not where the checkout sits."""
 
 from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
 
 import pytest
 
 from oltplab.analysis.latency import service_times
 from oltplab.analysis.orders import order_figures
 from oltplab.base.errors import SpecError
+from oltplab.measure.gates import cell_definitions
+from oltplab.plan import build_plan, cells_of
 from oltplab.spec import Spec, parse_spec
-from oltplab.sysbench.kinds import kind_of
-from oltplab.sysbench.tpcc import (
+from oltplab.workloads import tpcc
+from oltplab.workloads.kinds import kind_of
+from oltplab.workloads.tpcc import (
     C_LAST_DELTAS,
     DECK,
     TYPES,
@@ -173,3 +181,36 @@ def test_a_point_s_figures_say_nopm_tpm_efficiency_and_consistency_as_tpcc_users
     assert order_figures([held, held]).consistency == "4 conditions held in 2 cells"
     unchecked = read_tpcc("\n".join(x for x in OUTPUT.splitlines() if "consistency" not in x))
     assert unchecked is not None and order_figures([unchecked]).consistency == "not checked"
+
+
+def statements(ddl: str) -> list[str]:
+    """A DDL file's statements as tpcc_load.lua splits them, each on one line."""
+    sql = re.sub(r"--[^\n]*", "", tpcc.SCRIPT.with_name(ddl).read_text())
+    return [" ".join(part.split()) for part in sql.split(";") if part.strip()]
+
+
+def test_the_two_dialects_ddl_differ_only_in_the_date_columns_type() -> None:
+    mysql, postgresql = statements("tpcc_mysql.sql"), statements("tpcc_postgresql.sql")
+    created = [s.split()[2] for s in mysql if s.startswith("CREATE TABLE")]
+    assert created == ["warehouse", "district", "customer", "history", "orders",
+                       "new_orders", "order_line", "item", "stock"]  # fmt: skip
+    assert sum(s.count(" DATETIME") for s in mysql) == 4
+    assert [s.replace(" DATETIME", " TIMESTAMP") for s in mysql] == postgresql
+    assert {path.name for path in tpcc.HELPERS} >= {"tpcc_mysql.sql", "tpcc_postgresql.sql"}
+
+
+def test_a_cell_s_definition_holds_the_files_content_not_where_the_checkout_sits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tpcc_spec = spec()
+    cells = cells_of(build_plan(tpcc_spec))
+    here = cell_definitions(tpcc_spec, cells)
+    for path in (tpcc.SCRIPT, *tpcc.HELPERS):
+        shutil.copy(path, tmp_path)
+    monkeypatch.setattr(tpcc, "SCRIPT", tmp_path / tpcc.SCRIPT.name)
+    monkeypatch.setattr(tpcc, "HELPERS", tuple(tmp_path / p.name for p in tpcc.HELPERS))
+    assert cell_definitions(tpcc_spec, cells) == here
+    ddl = tmp_path / "tpcc_postgresql.sql"
+    ddl.write_text(ddl.read_text().replace("VARCHAR(500)", "VARCHAR(501)"))
+    edited = cell_definitions(tpcc_spec, cells)
+    assert all(edited[cell] != here[cell] for cell in cells)

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from oltplab.base.errors import SpecError
-from oltplab.measure.workloads import cell_definitions, workload_facts
+from oltplab.measure.gates import cell_definitions, workload_facts
 from oltplab.plan import build_plan
 from oltplab.plan.preparing import prepare_seconds
 from oltplab.spec import cell_definition_digest, parse_spec
-from oltplab.sysbench.kind import WorkloadKind
-from oltplab.sysbench.kinds import dataset_key, kinds_used, registered
+from oltplab.workloads.kind import WorkloadKind
+from oltplab.workloads.kinds import dataset_key, kinds_used, registered
 from tests.support.toys import classes_and_registers, code_words, toy_workload
 from tests.support.workload_contract import check_workload_kind
 

@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from oltplab.measure.workloads import MIX_SCRIPT, distribution, sysbench_test
 from oltplab.spec import parse_spec
 from oltplab.sysbench.driver import (
     Call,
@@ -14,6 +13,7 @@ from oltplab.sysbench.driver import (
     help_rand_types,
     value_problem,
 )
+from oltplab.workloads.sbtest import MIX_SCRIPT, distribution, sysbench_test
 
 HELP = Path(__file__).parent.parent / "data" / "sysbench_help"
 

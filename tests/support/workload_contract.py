@@ -12,12 +12,12 @@ import json
 import subprocess
 from pathlib import Path
 
-from oltplab.measure.workloads import GATE, check_workloads, gated, workload_facts
+from oltplab.measure.gates import GATE, check_workloads, gated, workload_facts
 from oltplab.spec import Spec, parse_spec
 from oltplab.spec.fields import KINDS, RESERVED_SYSBENCH_OPTIONS, SYSBENCH_TESTS
 from oltplab.sysbench.driver import Call, find_sysbench, help_options, option_key
-from oltplab.sysbench.kind import WorkloadKind
-from oltplab.sysbench.kinds import dataset_key, kind_of, kinds_used, registered
+from oltplab.workloads.kind import WorkloadKind
+from oltplab.workloads.kinds import dataset_key, kind_of, kinds_used, registered
 
 
 def _spec(kind: WorkloadKind, tmp_path: Path) -> Spec:

@@ -17,8 +17,8 @@ from oltplab.base.metrics import (
     WAREHOUSES_ACTIVE,
 )
 from oltplab.base.wording import counted
-from oltplab.sysbench.tpcc import efficiency_pct
 from oltplab.sysbench.transactions import KindResults
+from oltplab.workloads.tpcc import efficiency_pct
 
 
 @dataclass(frozen=True)

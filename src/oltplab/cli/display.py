@@ -169,7 +169,7 @@ def order_tables(cells: list[CellRow], kinds: Mapping[str, KindResults]) -> list
     the specification's 12.86 a warehouse and the consistency checks, by engine and thread
     count (means of runs)."""
     from oltplab.analysis.orders import order_figures
-    from oltplab.sysbench.tpcc import SPEC_NOPM_PER_WAREHOUSE
+    from oltplab.workloads.tpcc import SPEC_NOPM_PER_WAREHOUSE
 
     groups: dict[tuple[str, str, str], dict[tuple[str, int], list[KindResults]]] = defaultdict(
         lambda: defaultdict(list)

@@ -20,7 +20,7 @@ Two ways to name a plugin:
 A plugin registers as the built-in ones do, at its import: tests/support/toys/toy_family.py ends
 with `register(ToyFamily)` (engines/families.py), tests/support/toys/toy_scheduler.py with
 `register(Toy.name, Toy)` (distribute/schedulers.py), tests/support/toys/toy_workload.py with
-`register(ToyWorkload)` (sysbench/kinds.py).
+`register(ToyWorkload)` (workloads/kinds.py).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def load_plugins() -> None:
     # A plugin's family or kind may subclass a built-in one, and the spec's names come
     # from here.
     importlib.import_module("oltplab.engines.families")
-    importlib.import_module("oltplab.sysbench.kinds")
+    importlib.import_module("oltplab.workloads.kinds")
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
         _imported(point.value, f"entry point {point.name} of {ENTRY_POINT_GROUP}", point.load)
     for name in re.split(r"[,\s]+", os.environ.get(PLUGINS_ENV, "").strip()):

@@ -52,7 +52,7 @@ from oltplab.spec.sources import EndpointSource, EngineSpec
 from oltplab.store.directory import prepare_output
 from oltplab.store.files import os_problem, write_atomic, write_secret
 from oltplab.sysbench.driver import execute
-from oltplab.sysbench.kinds import dataset_key, kinds_used
+from oltplab.workloads.kinds import dataset_key, kinds_used
 
 log = logging.getLogger("oltplab")
 BENCH_USER = "sbtest"

@@ -38,7 +38,7 @@ def undecided_note(request: RunRequest) -> str | None:
     from oltplab.analysis.precision import UNKNOWN, answers
     from oltplab.base.metrics import Target, measure_named
     from oltplab.experiments.calibrate import floor_here
-    from oltplab.sysbench.kinds import precision_measure
+    from oltplab.workloads.kinds import precision_measure
 
     if not Path(request.origin).is_file():
         return None  # the demo, which decides a comparison itself next

@@ -42,7 +42,7 @@ from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem, write_atomic
 from oltplab.store.lock import holder
 from oltplab.store.status import Status
-from oltplab.sysbench.kinds import precision_measure
+from oltplab.workloads.kinds import precision_measure
 
 log = logging.getLogger("oltplab")
 # How often a search writes down its time spent: a kill loses at most this much of it.

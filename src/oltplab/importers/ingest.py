@@ -37,12 +37,12 @@ from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
 from oltplab.store.rows import EngineRow
 from oltplab.store.status import RunStatus
-from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.output import OutputParser, SysbenchOutput, read_blocks
 from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.transactions import KindResults
 from oltplab.telemetry.collectors import TelemetryClock, queue_rows
 from oltplab.telemetry.registry import telemetry_rows
+from oltplab.workloads.kind import WorkloadKind
 
 
 @dataclass

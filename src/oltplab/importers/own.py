@@ -25,7 +25,7 @@ from oltplab.store.ledger import Ledger, now
 from oltplab.store.provenance import RunJson, RunRecord, load_run_json
 from oltplab.store.rows import CellRow
 from oltplab.store.status import Status
-from oltplab.sysbench.kind import WorkloadKind
+from oltplab.workloads.kind import WorkloadKind
 
 # The engine facts a ledger's engines table holds, as the run recorded them.
 ENGINE_FACTS = (

@@ -43,13 +43,13 @@ from oltplab.store.lock import ResultsLock
 from oltplab.store.outcome import CellOutcome
 from oltplab.store.provenance import load_run_json
 from oltplab.store.schema import SCHEMA_VERSION
-from oltplab.sysbench.kind import WorkloadKind
-from oltplab.sysbench.kinds import kind_named
 from oltplab.sysbench.output import NO_SAMPLES, Summary, SysbenchOutput
 from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.transactions import KindResults
 from oltplab.telemetry.collectors import TelemetryClock
 from oltplab.telemetry.registry import telemetry_rows
+from oltplab.workloads.kind import WorkloadKind
+from oltplab.workloads.kinds import kind_named
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Adaptive cells: sysbench runs through measure/workloads/gate.lua with
+"""Adaptive cells: sysbench runs through measure/gates/gate.lua with
 measure_seconds as its limit, and a watch reads the per-second lines as they come, with
 what the engine probe has sampled of the engine's state. Once the stopping rule
 (base/stopping_rule.py) is met, not before the horizon the cell's block has shown, it creates

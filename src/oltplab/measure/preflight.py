@@ -15,10 +15,10 @@ from oltplab.base.hostinfo import memory_bytes
 from oltplab.base.sizes import format_size
 from oltplab.engines.endpoint import check_endpoints
 from oltplab.engines.supplier import cached, check_sources, supply
-from oltplab.measure.workloads import check_workloads
+from oltplab.measure.gates import check_workloads
 from oltplab.spec import Spec
 from oltplab.store.files import format_bytes, free_bytes
-from oltplab.sysbench.kinds import kinds_used
+from oltplab.workloads.kinds import kinds_used
 
 
 @dataclass(frozen=True)

@@ -29,13 +29,13 @@ from oltplab.engines.snapshots import SnapshotStore
 
 # The built-in orders beyond ordering.py's, registered as they are imported.
 from oltplab.measure import sliced as _sliced  # noqa: F401
+from oltplab.measure.gates import cell_definitions, workload_facts
 from oltplab.measure.ordering import order_of
 from oltplab.measure.phases import Phases, Stage
 from oltplab.measure.preflight import Asked, preflight
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.rounds import Planned, RoundPolicy, asked_for, measure_rounds
 from oltplab.measure.run import Resolved, Round, Run
-from oltplab.measure.workloads import cell_definitions, workload_facts
 from oltplab.plan import Cell, Session, build_plan, cells_of, plan_seconds
 from oltplab.plan.blocks import Shard, shard_sessions
 from oltplab.plan.preparing import preparing_ahead

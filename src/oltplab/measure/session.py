@@ -20,20 +20,20 @@ from oltplab.engines.provision import begin_session, tunables
 from oltplab.engines.server import EngineState
 from oltplab.measure.cell_watch import Watch
 from oltplab.measure.failures import failure_reason
+from oltplab.measure.gates import gated
 from oltplab.measure.judgement import Seen, judge
 from oltplab.measure.phases import Stage
 from oltplab.measure.run import Run, engine_key
-from oltplab.measure.workloads import gated
 from oltplab.plan import Cell, Session
 from oltplab.spec import Spec, WorkloadSpec
 from oltplab.store import directory as names
 from oltplab.sysbench.driver import Job, SysbenchRun, client_share, execute_together
-from oltplab.sysbench.kinds import kind_of, kind_results_in
 from oltplab.sysbench.output import SysbenchOutput
 from oltplab.sysbench.reading import read_output
 from oltplab.telemetry.collectors import Collected, queue_rows
 from oltplab.telemetry.devices import CellSite
 from oltplab.telemetry.load import Interference
+from oltplab.workloads.kinds import kind_of, kind_results_in
 
 log = logging.getLogger("oltplab")
 

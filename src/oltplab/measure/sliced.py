@@ -1,5 +1,5 @@
 """Sliced rounds: the cells of a round run at the same time, each sysbench process in its
-own time slots (`slice_seconds` each, in turn; measure/workloads/sliced.lua holds each
+own time slots (`slice_seconds` each, in turn; measure/gates/sliced.lua holds each
 process back outside its slots), so that every cell of a round meets the host in the same
 seconds. On this 2-core VM the speed of a one-thread cell drifts over tens of seconds and
 now and then jumps for a second or two; cells run back to back see different parts of
@@ -21,21 +21,21 @@ from pathlib import Path, PurePath
 
 from oltplab.base import metrics
 from oltplab.engines.server import EngineState
+from oltplab.measure.gates import gated
 from oltplab.measure.ordering import Running, register, tier_groups
 from oltplab.measure.phases import Stage
 from oltplab.measure.run import Round, Run
 from oltplab.measure.session import Judged, OpenSession, results_folder
-from oltplab.measure.workloads import gated
 from oltplab.plan import Cell, Session
 from oltplab.store.directory import beside, cell_stem, output_of, stem_of
 from oltplab.store.recording import now
 from oltplab.sysbench.driver import Job, execute_together
-from oltplab.sysbench.kinds import kind_of
 from oltplab.sysbench.output import SysbenchOutput
 from oltplab.sysbench.reading import read_output
 from oltplab.sysbench.slices import parse_slices, slot_plan
 from oltplab.telemetry.collectors import Collected
 from oltplab.telemetry.load import LoadSampler, round_interference
+from oltplab.workloads.kinds import kind_of
 
 GATE = Path(__file__).with_name("workloads") / "sliced.lua"
 # The host's load during a round, beside its first cell's output (telemetry/load.py).

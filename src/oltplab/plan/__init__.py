@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from oltplab.base.wording import counted
 from oltplab.spec import LOCAL_HOST, PlacementSpec, Spec, WorkloadSpec
-from oltplab.sysbench.kinds import kind_of
+from oltplab.workloads.kinds import kind_of
 
 # The reference report's two workloads keep its short scenario names; every other workload
 # is its own scenario, so two workloads never share a table.

@@ -10,7 +10,7 @@ than all shards waiting on the first one. The canary's engine comes first everyw
 canary is measured before anything else.
 
 The figures rest on assumptions, said wherever they count: a dataset's rows are what its
-workload kinds say (sysbench/kinds.py), and so is how many rows a second their loader
+workload kinds say (workloads/kinds.py), and so is how many rows a second their loader
 loads (sbtest's PREPARE_ROWS_PER_SECOND: 400,000 rows in one table, one thread, took 5.8 s
 on this 2-core machine; a large one prepares 20 tables at once), a dataset takes the
 disk its kinds say (an sbtest row about ROW_BYTES: 20 x 5M rows fit the 2026 report's 32G
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 
 from oltplab.plan import Session
 from oltplab.spec import Spec
-from oltplab.sysbench.kind import PREPARE_ROWS_PER_SECOND, ROW_BYTES
-from oltplab.sysbench.kinds import kinds_used
+from oltplab.workloads.kind import PREPARE_ROWS_PER_SECOND, ROW_BYTES
+from oltplab.workloads.kinds import kinds_used
 
 COPY_BYTES_PER_SECOND = 200e6
 # Setting an engine up before its dataset: initialising a datadir and a first start (MySQL

@@ -32,8 +32,8 @@ from oltplab.base.metrics import (
     WAREHOUSES_ACTIVE,
     latency_metric,
 )
-from oltplab.sysbench.tpcc import efficiency_pct
 from oltplab.sysbench.validity import SATURATED
+from oltplab.workloads.tpcc import efficiency_pct
 
 # fmt: off
 IDENTITY_COLUMNS = (

@@ -13,8 +13,8 @@ from oltplab.analysis.latency import SERVICE_PERCENTILES, service_times
 from oltplab.analysis.model import Analysis
 from oltplab.analysis.orders import order_figures
 from oltplab.report.format import number, table
-from oltplab.sysbench.tpcc import SPEC_NOPM_PER_WAREHOUSE
 from oltplab.sysbench.transactions import KindResults, TransactionType, merged
+from oltplab.workloads.tpcc import SPEC_NOPM_PER_WAREHOUSE
 
 Point = tuple[str, str, int]  # engine, workload, threads
 

@@ -119,7 +119,7 @@ class ResolvedIntent:
 class DatasetSpec(StrictModel):
     tables: Annotated[int, whole(1, 100_000, " of tables")] = 20
     table_size: Annotated[int, whole(1, 10**11, " of rows")] = 5_000_000
-    # The TPC-C-like kind's warehouses (sysbench/tpcc.py); sbtest's tables ignore it.
+    # The TPC-C-like kind's warehouses (workloads/tpcc.py); sbtest's tables ignore it.
     warehouses: Annotated[int, whole(1, 100_000, " of warehouses")] | None = None
     # How rows are picked; a workload may pick its own.
     rand_type: RandType = "uniform"
@@ -473,7 +473,7 @@ def parse_spec(text: str, origin: str, base: Path | None = None) -> Spec:
     return _validated(data, origin, base)
 
 
-# Each registered workload kind's check of a workload in its spec, by kind (sysbench/kinds.py
+# Each registered workload kind's check of a workload in its spec, by kind (workloads/kinds.py
 # adds them as it adds the kinds' names to KINDS): every command that reads a spec, `plan`
 # as much as `run`, refuses what the kind would not run.
 KIND_CHECKS: dict[str, Callable[[Spec, WorkloadSpec], str | None]] = {}

@@ -34,7 +34,7 @@ def _known_family(name: str) -> str:
 
 Family = Annotated[str, AfterValidator(_known_family)]
 
-# The workload kinds a spec may name (sysbench/kinds.py registers them; a plugin's kind is
+# The workload kinds a spec may name (workloads/kinds.py registers them; a plugin's kind is
 # added when the command line imports it). sbtest, sysbench's own tables, is the default
 # and always known, so that a spec parses before anything is registered.
 DEFAULT_KIND = "sbtest"

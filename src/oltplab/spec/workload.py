@@ -1,5 +1,5 @@
 """A spec's workloads: a built-in sysbench test, a read/write mix or a script of the user's
-on sysbench's sbtest tables, or a workload of another registered kind (sysbench/kinds.py)."""
+on sysbench's sbtest tables, or a workload of another registered kind (workloads/kinds.py)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ class WorkloadSpec(StrictModel):
     """
 
     name: Name
-    # What it runs on and how it is loaded (sysbench/kinds.py): sbtest, sysbench's tables,
+    # What it runs on and how it is loaded (workloads/kinds.py): sbtest, sysbench's tables,
     # for a test, a mix or a script; another kind brings its own dataset and script.
     kind: Kind = DEFAULT_KIND
     test: Literal[SYSBENCH_TESTS] | None = None  # type: ignore[valid-type]
@@ -73,7 +73,7 @@ class WorkloadSpec(StrictModel):
     rand_pareto_h: Annotated[float, Field(gt=0, lt=1)] | None = None
     options: dict[str, Scalar] = {}
     # For a kind with transaction types (tpcc): percent of transactions by type, adding up
-    # to 100; the kind says which names it knows (sysbench/kind.py).
+    # to 100; the kind says which names it knows (workloads/kind.py).
     mix: dict[str, Percent] | None = None
     # Open loop for this workload: rates offered (overrides [protocol] rates).
     rates: Annotated[Rates, Field(min_length=1)] | None = None

@@ -264,7 +264,7 @@ _RATE_SAID = re.compile(r"^Target transaction rate: (\d+)/sec")
 _QUEUE = re.compile(rf"^\[ *{_NUM}s *\] +queue length: *(\d+),? +concurrency: *(\d+)")
 _HISTOGRAM_HEADER = "Latency histogram (values are in milliseconds)"
 _HISTOGRAM_LINE = re.compile(rf"^\s*{_NUM}\s+\|[*\s]*?(\d+)\s*$")
-# One line per sysbench thread that ignored errors (measure/workloads/count_errors.lua).
+# One line per sysbench thread that ignored errors (measure/gates/count_errors.lua).
 _IGNORED = re.compile(r"^oltplab: ignored errors: ((?:[0-9A-Za-z]+=\d+ ?)+)$")
 
 

@@ -1,4 +1,4 @@
-"""A time-sliced cell's output (measure/workloads/sliced.lua): per slice it ran in, the
+"""A time-sliced cell's output (measure/gates/sliced.lua): per slice it ran in, the
 events its threads started there and the server's CPU over the slice; and the cell's
 per-second samples and summary made from its slices alone, since sysbench's own
 per-second lines and latencies count the time the cell waited for its turn."""

@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 from oltplab.spec import Spec, WorkloadSpec
 from oltplab.sysbench.driver import Call
-from oltplab.sysbench.kind import WorkloadKind
-from oltplab.sysbench.kinds import register
+from oltplab.workloads.kind import WorkloadKind
+from oltplab.workloads.kinds import register
 
 SCRIPT = Path(__file__).with_suffix(".lua")
 ROWS = 1000

@@ -1,6 +1,6 @@
 """The workload kinds oltplab knows, registered by name. A kind is one module with one
-subclass of sysbench/kind.WorkloadKind and one `register` line: below for the built-in
-sbtest, or in the module itself for a plugin (cli/plugins.py imports plugins at the command
+subclass of kind.WorkloadKind and one `register` line: below for the built-in sbtest and
+tpcc, or in the module itself for a plugin (cli/plugins.py imports plugins at the command
 line's start). Registering it makes its name one a spec's `kind` may give;
 tests/support/workload_contract.py is what every registered kind passes.
 """
@@ -13,10 +13,10 @@ from oltplab.base import nofollow
 from oltplab.base.errors import SpecError
 from oltplab.spec import KIND_CHECKS, Spec, WorkloadSpec
 from oltplab.spec.fields import KINDS
-from oltplab.sysbench.kind import WorkloadKind
-from oltplab.sysbench.sbtest import Sbtest
-from oltplab.sysbench.tpcc import Tpcc
 from oltplab.sysbench.transactions import KindResults
+from oltplab.workloads.kind import WorkloadKind
+from oltplab.workloads.sbtest import Sbtest
+from oltplab.workloads.tpcc import Tpcc
 
 _KINDS: dict[str, WorkloadKind] = {}
 

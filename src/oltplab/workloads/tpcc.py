@@ -1,10 +1,11 @@
 """The TPC-C-like kind: an order-entry load on the nine tables of the TPC-C specification
-(revision 5.11) at `[dataset] warehouses = W`, loaded in parallel and measured by
-measure/workloads/tpcc.lua (which runs tpcc_common.lua's helpers and tpcc_load.lua's loader
-from its folder), in MySQL-family and PostgreSQL dialects. It is not TPC-C (no keying or
-think times, no audit), so its figure is NOPM, New-Orders per minute, counted twice: from
-the committed New-Orders, and from how far the districts' next order ids moved over the
-cell.
+(revision 5.11) at `[dataset] warehouses = W`, loaded in parallel and measured by tpcc.lua
+beside this module (which runs tpcc_common.lua's helpers and tpcc_load.lua's loader from
+its folder), in MySQL-family and PostgreSQL dialects; the loader creates the tables from
+the dialect's DDL file there (tpcc_mysql.sql, tpcc_postgresql.sql). It is not TPC-C (no
+keying or think times, no audit), so its figure is NOPM, New-Orders per minute, counted
+twice: from the committed New-Orders, and from how far the districts' next order ids moved
+over the cell.
 
 Each thread is a terminal bound to a home warehouse; a workload may use the first
 `options.warehouses` of those loaded. Each thread deals itself decks of transactions (10
@@ -35,13 +36,16 @@ from oltplab.base.metrics import (
 from oltplab.spec import Spec, WorkloadSpec
 from oltplab.spec.fields import Scalar
 from oltplab.sysbench.driver import Call
-from oltplab.sysbench.kind import WorkloadKind
 from oltplab.sysbench.transactions import KindResults, TransactionType, merged
+from oltplab.workloads.kind import WorkloadKind
 
-SCRIPT = Path(__file__).parent.parent / "measure" / "workloads" / "tpcc.lua"
+SCRIPT = Path(__file__).with_name("tpcc.lua")
 # The script loads these from its folder; their digests join the script's in the facts, so
-# that a cell's definition changes with any of the three.
-HELPERS = tuple(SCRIPT.with_name(name) for name in ("tpcc_common.lua", "tpcc_load.lua"))
+# that a cell's definition changes with any of them.
+HELPERS = tuple(
+    SCRIPT.with_name(name)
+    for name in ("tpcc_common.lua", "tpcc_load.lua", "tpcc_mysql.sql", "tpcc_postgresql.sql")
+)
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 # The specification's deck of 23 (clause 5.2.4.2's minimum shares, met by a deck).
 DECK = {"new_order": 10, "payment": 10, "order_status": 1, "delivery": 1, "stock_level": 1}
@@ -209,7 +213,7 @@ class Tpcc(WorkloadKind):
         return read_tpcc(output)
 
 
-# --- the Lua side's lines (measure/workloads/tpcc.lua) ---------------------------------------
+# --- the Lua side's lines (tpcc.lua) ------------------------------------------------------
 
 _PREFIX = "oltplab tpcc: "
 _SECOND = re.compile(

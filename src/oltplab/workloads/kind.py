@@ -1,6 +1,6 @@
 """What a workload kind is: the data a workload runs on and how it is loaded, the sysbench
-call that measures it, its warm-ups and the facts a run records of it. sysbench/kinds.py
-is the registry; sbtest (sysbench's own tables) is the built-in kind, and
+call that measures it, its warm-ups and the facts a run records of it. kinds.py is the
+registry; sbtest (sysbench's own tables) and tpcc are the built-in kinds, and
 tests/support/workload_contract.py is what every registered kind passes.
 
 A kind describes; the runner acts: it runs the calls a kind returns (through the gate that

@@ -10,7 +10,8 @@
 --       gave_up=.. errors=..|- latency=..|-
 --   init/done print SUM(d_next_o_id) before and after, and done checks the consistency
 --   conditions 1-4 (clause 3.3.2) with --check=on.
--- Its helpers are in tpcc_common.lua, its schema, loader and commands in tpcc_load.lua.
+-- Its helpers are in tpcc_common.lua, its loader and commands in tpcc_load.lua, its schema in
+-- one DDL file a dialect (tpcc_mysql.sql, tpcc_postgresql.sql), all in this folder.
 
 -- This script's folder; "" when sysbench was given the bare name, in this folder.
 local HERE = debug.getinfo(1, "S").source:sub(2):match("(.*/)") or ""
@@ -36,7 +37,7 @@ sysbench.cmdline.options = {
 }
 
 local common = dofile(HERE .. "tpcc_common.lua")
-dofile(HERE .. "tpcc_load.lua")(common)
+dofile(HERE .. "tpcc_load.lua")(common, HERE)
 
 local floor, log, exp = math.floor, math.log, math.exp
 local uniform = sysbench.rand.uniform

@@ -12,10 +12,9 @@ from typing import Any, ClassVar
 from oltplab.spec import Spec, WorkloadSpec
 from oltplab.spec.fields import DEFAULT_KIND
 from oltplab.sysbench.driver import Call
-from oltplab.sysbench.kind import WorkloadKind
+from oltplab.workloads.kind import WorkloadKind
 
-# The bundled scripts live beside the gate that runs every workload (measure/workloads/).
-MIX_SCRIPT = Path(__file__).parent.parent / "measure" / "workloads" / "oltp_read_write_pct.lua"
+MIX_SCRIPT = Path(__file__).with_name("oltp_read_write_pct.lua")
 
 
 def script_file(workload: WorkloadSpec) -> Path | None:

@@ -1,7 +1,8 @@
--- The schema and the loader of tpcc.lua's nine tables (clauses 1.3 and 4.3.3), and its
--- prepare (parallel: thread 0 creates the tables and loads ITEM; warehouses are dealt to the
--- threads) and cleanup (drops the tables) commands. Returns a function that, given the
--- helpers of tpcc_common.lua, sets sysbench.cmdline.commands.
+-- The loader of tpcc.lua's nine tables (clause 4.3.3), and its prepare (parallel: thread 0
+-- creates the tables and loads ITEM; warehouses are dealt to the threads) and cleanup (drops
+-- the tables) commands. Returns a function that, given the helpers of tpcc_common.lua and
+-- the folder of the scripts, sets sysbench.cmdline.commands. The schema (clause 1.3) is
+-- data: one DDL file a dialect in that folder, tpcc_mysql.sql and tpcc_postgresql.sql.
 
 local TABLES = {"warehouse", "district", "customer", "history", "orders", "new_orders",
                 "order_line", "item", "stock"}
@@ -9,7 +10,33 @@ local FIRST_NEW_ORDER = 2101 -- loaded orders from here on are undelivered (clau
 
 local uniform = sysbench.rand.uniform
 
-return function(common)
+-- A DDL file's statements: `--` comments dropped to the line's end, split at semicolons.
+local function statements_in(path)
+   local file, problem = io.open(path)
+   if file == nil then
+      error("tpcc: cannot read its DDL: " .. problem, 0)
+   end
+   local sql = file:read("*a"):gsub("%-%-[^\n]*", "")
+   file:close()
+   local found = {}
+   for statement in sql:gmatch("[^;]+") do
+      statement = statement:match("^%s*(.-)%s*$")
+      if statement ~= "" then
+         found[#found + 1] = statement
+      end
+   end
+   if #found == 0 then
+      error("tpcc: no statement in its DDL " .. path, 0)
+   end
+   return found
+end
+
+return function(common, here)
+   -- Both dialects' files are read as the script loads, in every thread: a missing or empty
+   -- one fails `sysbench tpcc.lua help`, oltplab's check before anything is provisioned,
+   -- not the load.
+   local ddl = {mysql = statements_in(here .. "tpcc_mysql.sql"),
+                postgresql = statements_in(here .. "tpcc_postgresql.sql")}
    local ITEMS, CUSTOMERS, DISTRICTS, ORDERS = common.ITEMS, common.CUSTOMERS,
                                                common.DISTRICTS, common.ORDERS
    local connect, is_pgsql, exec, select_one = common.connect, common.is_pgsql, common.exec,
@@ -19,49 +46,7 @@ return function(common)
    local address, last_name, money = common.address, common.last_name, common.money
 
    local function create_tables()
-      local ts = is_pgsql() and "TIMESTAMP" or "DATETIME"
-      local dists = {}
-      for d = 1, DISTRICTS do
-         dists[d] = string.format("s_dist_%02d CHAR(24)", d)
-      end
-      local ddl = {
-         "CREATE TABLE warehouse (w_id INT NOT NULL, w_name VARCHAR(10), " ..
-            "w_street_1 VARCHAR(20), w_street_2 VARCHAR(20), w_city VARCHAR(20), " ..
-            "w_state CHAR(2), w_zip CHAR(9), w_tax DECIMAL(4,4), w_ytd DECIMAL(12,2), " ..
-            "PRIMARY KEY (w_id))",
-         "CREATE TABLE district (d_id SMALLINT NOT NULL, d_w_id INT NOT NULL, " ..
-            "d_name VARCHAR(10), d_street_1 VARCHAR(20), d_street_2 VARCHAR(20), " ..
-            "d_city VARCHAR(20), d_state CHAR(2), d_zip CHAR(9), d_tax DECIMAL(4,4), " ..
-            "d_ytd DECIMAL(12,2), d_next_o_id INT, PRIMARY KEY (d_w_id, d_id))",
-         "CREATE TABLE customer (c_id INT NOT NULL, c_d_id SMALLINT NOT NULL, " ..
-            "c_w_id INT NOT NULL, c_first VARCHAR(16), c_middle CHAR(2), c_last VARCHAR(16), " ..
-            "c_street_1 VARCHAR(20), c_street_2 VARCHAR(20), c_city VARCHAR(20), " ..
-            "c_state CHAR(2), c_zip CHAR(9), c_phone CHAR(16), c_since " .. ts .. ", " ..
-            "c_credit CHAR(2), c_credit_lim DECIMAL(12,2), c_discount DECIMAL(4,4), " ..
-            "c_balance DECIMAL(12,2), c_ytd_payment DECIMAL(12,2), c_payment_cnt SMALLINT, " ..
-            "c_delivery_cnt SMALLINT, c_data VARCHAR(500), PRIMARY KEY (c_w_id, c_d_id, c_id))",
-         "CREATE TABLE history (h_c_id INT, h_c_d_id SMALLINT, h_c_w_id INT, " ..
-            "h_d_id SMALLINT, h_w_id INT, h_date " .. ts .. ", h_amount DECIMAL(6,2), " ..
-            "h_data VARCHAR(24))",
-         "CREATE TABLE orders (o_id INT NOT NULL, o_d_id SMALLINT NOT NULL, " ..
-            "o_w_id INT NOT NULL, o_c_id INT, o_entry_d " .. ts .. ", o_carrier_id SMALLINT, " ..
-            "o_ol_cnt SMALLINT, o_all_local SMALLINT, PRIMARY KEY (o_w_id, o_d_id, o_id))",
-         "CREATE TABLE new_orders (no_o_id INT NOT NULL, no_d_id SMALLINT NOT NULL, " ..
-            "no_w_id INT NOT NULL, PRIMARY KEY (no_w_id, no_d_id, no_o_id))",
-         "CREATE TABLE order_line (ol_o_id INT NOT NULL, ol_d_id SMALLINT NOT NULL, " ..
-            "ol_w_id INT NOT NULL, ol_number SMALLINT NOT NULL, ol_i_id INT, " ..
-            "ol_supply_w_id INT, ol_delivery_d " .. ts .. ", ol_quantity SMALLINT, " ..
-            "ol_amount DECIMAL(6,2), ol_dist_info CHAR(24), " ..
-            "PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number))",
-         "CREATE TABLE item (i_id INT NOT NULL, i_im_id INT, i_name VARCHAR(24), " ..
-            "i_price DECIMAL(5,2), i_data VARCHAR(50), PRIMARY KEY (i_id))",
-         "CREATE TABLE stock (s_i_id INT NOT NULL, s_w_id INT NOT NULL, s_quantity SMALLINT, " ..
-            table.concat(dists, ", ") .. ", s_ytd INT, s_order_cnt SMALLINT, " ..
-            "s_remote_cnt SMALLINT, s_data VARCHAR(50), PRIMARY KEY (s_w_id, s_i_id))",
-         "CREATE INDEX customer_name ON customer (c_w_id, c_d_id, c_last, c_first)",
-         "CREATE INDEX orders_customer ON orders (o_w_id, o_d_id, o_c_id, o_id)",
-      }
-      for _, statement in ipairs(ddl) do
+      for _, statement in ipairs(ddl[is_pgsql() and "postgresql" or "mysql"]) do
          exec(statement)
       end
    end

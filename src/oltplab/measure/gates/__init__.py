@@ -1,9 +1,10 @@
-"""Workloads: what sysbench runs for each one, through the gate, and a check of every
-workload against what the installed sysbench accepts, made before anything is provisioned.
+"""Workloads as the runner runs them: each kind's call through the gate scripts here (which
+every cell runs), a check of every workload against what the installed sysbench accepts,
+made before anything is provisioned, and what a run records of each workload.
 
-What a workload runs and on which data is its kind's (sysbench/kinds.py): sbtest's
+What a workload runs and on which data is its kind's (workloads/kinds.py): sbtest's
 built-in tests, read/write mixes (the bundled `oltp_read_write_pct.lua`) and the user's own
-scripts on sysbench's tables, or a plugin kind's own dataset and script.
+scripts on sysbench's tables, the TPC-C-like kind, or a plugin kind's own dataset and script.
 """
 
 from __future__ import annotations
@@ -27,10 +28,7 @@ from oltplab.sysbench.driver import (
     option_key,
     value_problem,
 )
-from oltplab.sysbench.kinds import kind_of
-from oltplab.sysbench.sbtest import MIX_SCRIPT as MIX_SCRIPT
-from oltplab.sysbench.sbtest import distribution as distribution
-from oltplab.sysbench.sbtest import sysbench_test as sysbench_test
+from oltplab.workloads.kinds import kind_of
 
 HELP_TIMEOUT_SECONDS = 60
 
@@ -136,14 +134,20 @@ def workload_facts(spec: Spec) -> dict[str, dict[str, Any]]:
     return facts
 
 
+def _definition(fact: dict[str, Any]) -> dict[str, Any]:
+    """A kind's facts as its cells' definitions hold them: its script by file name (its
+    content is in script_sha256), so that a checkout elsewhere measures the same cells."""
+    kept = {key: value for key, value in fact.items() if key != "position"}
+    if "script" in kept:
+        kept["script"] = Path(kept["script"]).name
+    return kept
+
+
 def cell_definitions(spec: Spec, cells: Iterable[Cell]) -> dict[Cell, str]:
     """Each cell's definition digest; a workload of a kind other than sbtest adds its kind's
     facts (what its cells measure, without its place in the spec)."""
-    kinds = {
-        name: {key: value for key, value in fact.items() if key != "position"}
-        for name, fact in workload_facts(spec).items()
-        if "kind" in fact
-    }
+    facts = workload_facts(spec)
+    kinds = {name: _definition(fact) for name, fact in facts.items() if "kind" in fact}
     return {
         cell: cell_definition_digest(
             spec, cell.engine, cell.tier, cell.workload, kinds.get(cell.workload)
