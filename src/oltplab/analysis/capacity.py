@@ -242,6 +242,12 @@ class Found:
                     "the client's limit)")  # fmt: skip
         return f"at least {self.sustained:,} tps"
 
+    def sustains(self) -> str:
+        """`mysql-8.0.31 sustains 2,400 tps [2,400, 2,600] at p99 < 10 ms`; where no rate
+        above it was missed, the bracket closes on the rate itself."""
+        bracket = f"[{self.sustained:,}, {self.missed or self.sustained:,}]"
+        return f"{self.engine} sustains {self.sustained:,} tps {bracket} at {self.objective}"
+
 
 def read_capacities(results: Path) -> list[Found]:
     """What `oltplab capacity` found in this results directory, ranked; none if it never ran."""

@@ -79,6 +79,11 @@ class Gate:
     def of(self, outcome: GateVerdict) -> list[GatedPoint]:
         return [p for p in self.points if p.outcome == outcome]
 
+    def describe(self) -> str:
+        """The verdict in a few words, naming the points that regressed."""
+        regressed = ", ".join(p.name for p in self.of(GateVerdict.REGRESSED))
+        return OUTCOME_WORDS[self.outcome] + (f" ({regressed})" if regressed else "")
+
 
 def judged(
     comparison: Comparison, max_regression_pct: float, higher_is_better: bool

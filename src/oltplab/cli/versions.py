@@ -33,23 +33,28 @@ from oltplab.cli.vocabulary import (
     resolution_option,
 )
 from oltplab.cli.vocabulary import margin_pct as given_margin
-from oltplab.store.directory import BISECT_MD, FLAMEGRAPH, GATE_MD, GATE_XML, STEPS, ResultsDir
+from oltplab.store.directory import GATE_MD, GATE_XML, STEPS, ResultsDir
 
 
-def history(
+@dataclass(frozen=True)
+class HistoryOptions:
     results: Annotated[
         list[Path],
         typer.Argument(metavar="RESULTS", help="Results directories of the same engine over time."),
-    ],
-    engine: Annotated[str, typer.Option(help="The engine to follow.")],
-    measure: MeasureOption = "tps",
-) -> None:
+    ]
+    engine: Annotated[str, typer.Option(help="The engine to follow.")]
+    measure: MeasureOption = "tps"
+
+
+@bound(HistoryOptions)
+def history(given: HistoryOptions) -> None:
     """Change points in one engine's results over time (nightly runs, say): the results
     directories in the order they ran, each a point, its repetitions its values."""
     from oltplab.analysis.changes import history_changes
     from oltplab.report.format import with_interval
 
-    ordered, changes = history_changes(results, engine, measure_of(measure))
+    engine = given.engine
+    ordered, changes = history_changes(given.results, engine, measure_of(given.measure))
     # A change between two that were not measured alike may be the setup's, not the engine's.
     unlike(ordered, refuse=False)
     console.print(
@@ -131,181 +136,136 @@ def bisect(given: BisectOptions) -> None:
     be told apart nor called the same within its repetitions."""
     from oltplab.cli.display import display_for
     from oltplab.experiments.bisect import (
-        DEFAULT_SPEC,
-        Bisector,
         BisectQuestion,
-        explain_change,
-        releases_between,
+        bisect_and_explain,
+        bisect_subject,
+        spread_allowed,
     )
     from oltplab.experiments.session_spread import spread_here
-    from oltplab.report.explained import bisect_markdown
-    from oltplab.report.flamegraph import page
-    from oltplab.spec import load_spec, parse_spec
-    from oltplab.store.files import write_atomic
 
-    spec = (
-        load_spec(given.spec_path)
-        if given.spec_path
-        else parse_spec(DEFAULT_SPEC.format(good=given.good, bad=given.bad), "the bisect default")
-    )
-    releases = releases_between(given.good, given.bad, spec if given.spec_path else None)
-    from oltplab.analysis.bisection import CellChoice
-
-    chosen = CellChoice.parse(given.cell, spec)
+    subject = bisect_subject(given.good, given.bad, given.spec_path, given.cell)
     folder = given.results or Path("runs") / f"bisect-{given.good}-{given.bad}"
-    margin_pct = given_margin(given.margin, spec.compare.margin_pct)
+    margin_pct = given_margin(given.margin, subject.spec.compare.margin_pct)
     budget_seconds = parse_duration(given.budget, "--budget")
     spread = spread_here()
-    console.print(
-        f"Between-session spread on this host: {spread.describe()}; each step's interval is "
-        "widened by it."
-        if spread
-        else "No between-session spread stored for this host (`oltplab reproduced S1 S2 S3` "
-        "over sessions of one A/B measures it): each step's interval allows for the "
-        "within-run noise only.",
-        highlight=False,
-        soft_wrap=True,
-    )
+    console.print(spread_allowed(spread), highlight=False, soft_wrap=True)
     question = BisectQuestion(
-        releases,
-        chosen,
-        margin_pct,
-        given.max_repetitions,
-        measure_of(given.measure),
-        budget_seconds,
-        spread,
+        subject.releases, subject.cell, margin_pct, given.max_repetitions,
+        measure_of(given.measure), budget_seconds, spread,
+    )  # fmt: skip
+    done = bisect_and_explain(
+        subject.spec, question, folder, display_for(console), explain=given.explain
     )
-    bisector = Bisector(spec, question, folder.resolve(), display_for(console))
-    found = bisector.search()
-    explanation, flamegraph = None, None
-    if given.explain and found.first_changed and found.last_good:
-        _, explanation = explain_change(bisector, found.last_good, found.first_changed)
-        if explanation.before_profile and explanation.after_profile:
-            flamegraph = folder / FLAMEGRAPH
-            write_atomic(
-                flamegraph,
-                page(explanation.before_profile, explanation.after_profile, explanation.functions),
-            )
-    report = folder / BISECT_MD
-    write_atomic(report, bisect_markdown(found, explanation, flamegraph))
     beside = (
         f" (allowing for a between-session spread of {spread.spread_pct:.2f}%)" if spread else ""
     )
-    console.print(f"verdict: {found.verdict}{beside}", highlight=False)
-    console.print(
-        f"{report}" + (f"\n{flamegraph}" if flamegraph else ""), highlight=False, soft_wrap=True
-    )
-    console.print(f"Next: read {report}; every step's results are in {folder / STEPS}")
-    if not found.decided:
+    console.print(f"verdict: {done.found.verdict}{beside}", highlight=False)
+    graph = f"\n{done.flamegraph}" if done.flamegraph else ""
+    console.print(f"{done.report}{graph}", highlight=False, soft_wrap=True)
+    console.print(f"Next: read {done.report}; every step's results are in {folder / STEPS}")
+    if not done.found.decided:
         raise typer.Exit(EXIT_UNDECIDED)
 
 
-def capacity(
-    spec_path: Annotated[Path, typer.Argument(help="The spec file (TOML).", metavar="SPEC")],
+@dataclass(frozen=True)
+class CapacityOptions:
+    spec_path: Annotated[Path, typer.Argument(help="The spec file (TOML).", metavar="SPEC")]
     slo: Annotated[
         str, typer.Option(help='The objective, e.g. "p99<10ms" (a percentile under a limit).')
-    ],
+    ]
     results: Annotated[
         Path, typer.Option("--results", "-r", help="Results directory for every probe.")
-    ],
+    ]
     start: Annotated[
         int, typer.Option(min=1, max=10_000_000, help="The first rate offered (tps).")
-    ] = 100,
+    ] = 100
     resolution: Annotated[
         str, resolution_option("bisect until the bracket is within PCT (0.5% to 50%).")
-    ] = "5%",
+    ] = "5%"
     max_repetitions: Annotated[
         int,
         typer.Option(min=1, max=100, help="Runs at one rate at most before its point decides."),
-    ] = 3,
-) -> None:
+    ] = 3
+
+
+@bound(CapacityOptions)
+def capacity(given: CapacityOptions) -> None:
     """The highest rate each engine and tier sustains under a latency objective: open-loop
     probes, bracketing then bisecting the rate, repeated at the boundary until the verdict
     is clear; ranked, with the closed-loop peak beside each."""
-    from oltplab.analysis.capacity import Found, Objective
+    from oltplab.analysis.capacity import Objective
     from oltplab.cli.display import display_for
     from oltplab.experiments.slo_probes import capacities
     from oltplab.spec import load_spec
 
-    objective = Objective.parse(slo)
-    bracket_pct = parse_percent(resolution, RESOLUTION)
+    objective = Objective.parse(given.slo)
+    bracket_pct = parse_percent(given.resolution, RESOLUTION)
     if not 0.5 <= bracket_pct <= 50:
-        raise OltplabError(f"{RESOLUTION} {resolution}: expected 0.5% to 50%, e.g. 5%")
-    spec = load_spec(spec_path)
+        raise OltplabError(f"{RESOLUTION} {given.resolution}: expected 0.5% to 50%, e.g. 5%")
     found = capacities(
-        spec, objective, results.resolve(), display_for(console), start=start,
-        precision=bracket_pct / 100, max_repetitions=max_repetitions,
+        load_spec(given.spec_path), objective, given.results.resolve(), display_for(console),
+        start=given.start, precision=bracket_pct / 100, max_repetitions=given.max_repetitions,
     )  # fmt: skip
     table = Table(title=f"Capacity at {objective}")
     for column in ("engine", "tier", "sustains", "closed-loop peak", "of the peak"):
         table.add_column(column, overflow="fold")
-    for one in map(Found.of, found):
+    for one in found:
         peak, share = one.closed_peak, one.share_of_peak
         table.add_row(one.engine, one.tier, one.text(), "-" if peak is None else f"{peak:,.0f} tps",
                       "-" if share is None else f"{share:.0%}")  # fmt: skip
     console.print(table)
-    for row in found:
-        if row["sustained_tps"]:
-            console.print(
-                f"{row['engine']} sustains {row['sustained_tps']:,} tps "
-                f"[{row['sustained_tps']:,}, {row['missed_tps'] or row['sustained_tps']:,}] "
-                f"at {objective}",
-                highlight=False,
-            )
+    for one in found:
+        if one.sustained:
+            console.print(one.sustains(), highlight=False)
     console.print(
-        f"{ResultsDir(results).capacity_json}\nNext: oltplab report {results} (latency "
-        "against offered load, every probe)",
+        f"{ResultsDir(given.results).capacity_json}\nNext: oltplab report {given.results} "
+        "(latency against offered load, every probe)",
         highlight=False,
     )
 
 
-def gate(
+@dataclass(frozen=True)
+class GateOptions:
     baseline: Annotated[
         Path, typer.Argument(metavar="BASELINE", help="The results directory to hold to.")
-    ],
+    ]
     candidate: Annotated[
         Path, typer.Argument(metavar="CANDIDATE", help="The results directory to judge.")
-    ],
+    ]
     margin: Annotated[
         str, margin_option("the largest regression allowed (TPS lower, a cost higher).")
-    ] = "3%",
-    allow_mismatch: AllowMismatchOption = False,
-    measure: MeasureOption = "tps",
+    ] = "3%"
+    allow_mismatch: AllowMismatchOption = False
+    measure: MeasureOption = "tps"
     output: Annotated[
         Path | None,
         typer.Option(
             "--output", "-o", help="Where gate.md and gate.xml (JUnit) go (default: CANDIDATE)."
         ),
-    ] = None,
-) -> None:
+    ] = None
+
+
+@bound(GateOptions)
+def gate(given: GateOptions) -> None:
     """A regression gate for CI: exit 0 when no point regressed beyond --margin, 1 when one
     did (named), 5 when the intervals cannot tell (undecided), 2 for an input that cannot be
     judged (with an error line). Prints a Markdown summary (append it to
     $GITHUB_STEP_SUMMARY) and writes JUnit XML, one test case per point."""
-    from oltplab.analysis.gate import OUTCOME_WORDS, GateVerdict, junit_xml
     from oltplab.analysis.gate import gate as judge_gate
-    from oltplab.report.gate_summary import markdown
-    from oltplab.store.directory import check_results
-    from oltplab.store.outputs import check_beside, write_beside
+    from oltplab.report.gate_summary import gate_folder, write_gate
 
-    allowed, judged = parse_percent(margin, MARGIN), measure_of(measure)
-    for results in (baseline, candidate):
-        check_results(results)
-    folder = output or candidate
-    check_beside(folder, "gate", [GATE_MD, GATE_XML])
-    unalike = unlike([baseline, candidate], refuse=not allow_mismatch)
-    found = judge_gate(baseline, candidate, allowed, judged)
-    unknown = uncompared([baseline, candidate])
-    summary = markdown(found, baseline, candidate, unalike, unknown)
-    write_beside(folder, "gate", {GATE_MD: summary, GATE_XML: junit_xml(found, unalike, unknown)})
+    allowed, judged = parse_percent(given.margin, MARGIN), measure_of(given.measure)
+    both = [given.baseline, given.candidate]
+    folder = gate_folder(given.baseline, given.candidate, given.output)
+    unalike = unlike(both, refuse=not given.allow_mismatch)
+    found = judge_gate(given.baseline, given.candidate, allowed, judged)
+    unknown = uncompared(both)
+    summary = write_gate(folder, found, given.baseline, given.candidate, unalike, unknown)
     print(summary, end="")
     # Beside the summary, not in it: a CI job appends stdout to its page.
-    regressed = ", ".join(p.name for p in found.of(GateVerdict.REGRESSED))
-    said = f"gate: {OUTCOME_WORDS[found.outcome]}" + (f" ({regressed})" if regressed else "")
-    errors.print(said, highlight=False, markup=False, soft_wrap=True)
+    errors.print(f"gate: {found.describe()}", highlight=False, markup=False, soft_wrap=True)
     errors.print(
-        f"Summary: {folder / GATE_MD}; JUnit XML: {folder / GATE_XML}. Next: "
-        f"{report_hint([baseline, candidate])}",
+        f"Summary: {folder / GATE_MD}; JUnit XML: {folder / GATE_XML}. Next: {report_hint(both)}",
         highlight=False,
         markup=False,
         soft_wrap=True,
@@ -313,16 +273,20 @@ def gate(
     raise typer.Exit(int(found.outcome))
 
 
-def site(
+@dataclass(frozen=True)
+class SiteOptions:
     results: Annotated[
         list[Path],
         typer.Argument(
             metavar="RESULTS",
             help="Results directories (nightly runs, shards, imports), in any order.",
         ),
-    ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The site's folder.")],
-) -> None:
+    ]
+    output: Annotated[Path, typer.Option("--output", "-o", help="The site's folder.")]
+
+
+@bound(SiteOptions)
+def site(given: SiteOptions) -> None:
     """One static, offline site over many results directories: an index of the runs with
     their provenance and calibration, each run's report, and one page per point with its
     figure in every run, the interval of each, the change points along them, and links to
@@ -330,13 +294,13 @@ def site(
     from oltplab.experiments.calibrate import floor_for
     from oltplab.report.site import build_site
 
-    with console.status(f"building the site over {len(results)} results directories"):
-        built = build_site(results, output, floor_for)
+    with console.status(f"building the site over {len(given.results)} results directories"):
+        built = build_site(given.results, given.output, floor_for)
     console.print(
         f"{built.index}: {built.runs} run(s), {built.histories} point(s) over them",
         highlight=False,
     )
     console.print(
-        f"Next: open {built.index} in a browser (offline), or publish {output} as it is",
+        f"Next: open {built.index} in a browser (offline), or publish {given.output} as it is",
         highlight=False,
     )

@@ -56,10 +56,12 @@ from oltplab.measure.rounds import more_repetitions
 from oltplab.measure.run import Round, Run
 from oltplab.measure.runner import run
 from oltplab.plan import KEPT_RUNNING, Scenario
-from oltplab.spec import Spec, derived_spec
+from oltplab.report.explained import bisect_markdown
+from oltplab.report.flamegraph import page
+from oltplab.spec import Spec, derived_spec, load_spec, parse_spec
 from oltplab.spec.catalog import CATALOG, family_releases
 from oltplab.spec.sources import EngineSpec
-from oltplab.store.directory import ResultsDir
+from oltplab.store.directory import BISECT_MD, FLAMEGRAPH, ResultsDir
 from oltplab.store.files import write_atomic
 from oltplab.store.scratch import snapshot_store
 from oltplab.store.status import Status
@@ -110,6 +112,27 @@ def releases_between(good: str, bad: str, spec: Spec | None) -> list[str]:
     if last <= first:
         raise OltplabError(f"--good {good} must come before --bad {bad} in release order")
     return names[first : last + 1]
+
+
+@dataclass(frozen=True)
+class BisectSubject:
+    """What a bisection measures: the spec, its releases in order and the cell."""
+
+    spec: Spec
+    releases: list[str]
+    cell: CellChoice
+
+
+def bisect_subject(good: str, bad: str, spec_path: Path | None, cell: str | None) -> BisectSubject:
+    """The user's spec, or without one a small default of the two releases; the releases
+    from good to bad and the cell chosen (the spec's first when none is named)."""
+    spec = (
+        load_spec(spec_path)
+        if spec_path
+        else parse_spec(DEFAULT_SPEC.format(good=good, bad=bad), "the bisect default")
+    )
+    releases = releases_between(good, bad, spec if spec_path else None)
+    return BisectSubject(spec, releases, CellChoice.parse(cell, spec))
 
 
 @dataclass(frozen=True)
@@ -326,3 +349,48 @@ def explain_change(bisector: Bisector, before: str, after: str) -> tuple[Path, A
         raise OltplabError(f"bisect explanation: {outcome.failed[0].reason}")
     analysis = analyse(load([folder]), AnalysisOptions())
     return folder, explain(analysis.dataset, analysis.operations, before, after)
+
+
+def spread_allowed(spread: StoredSpread | None) -> str:
+    """What each step's interval allows for on this host, said before the steps begin."""
+    if spread:
+        return (
+            f"Between-session spread on this host: {spread.describe()}; each step's interval "
+            "is widened by it."
+        )
+    return (
+        "No between-session spread stored for this host (`oltplab reproduced S1 S2 S3` over "
+        "sessions of one A/B measures it): each step's interval allows for the within-run "
+        "noise only."
+    )
+
+
+@dataclass(frozen=True)
+class BisectWritten:
+    """A bisection done: what it found, its report and the flame graph (when the two
+    releases around the change were profiled)."""
+
+    found: Bisection
+    report: Path
+    flamegraph: Path | None
+
+
+def bisect_and_explain(
+    spec: Spec, question: BisectQuestion, folder: Path, display: Display, *, explain: bool
+) -> BisectWritten:
+    """The bisection measured into `folder`, the change explained when asked and found,
+    and the report (bisect.md) written beside its steps."""
+    bisector = Bisector(spec, question, folder.resolve(), display)
+    found = bisector.search()
+    explanation, flamegraph = None, None
+    if explain and found.first_changed and found.last_good:
+        _, explanation = explain_change(bisector, found.last_good, found.first_changed)
+        if explanation.before_profile and explanation.after_profile:
+            flamegraph = folder / FLAMEGRAPH
+            write_atomic(
+                flamegraph,
+                page(explanation.before_profile, explanation.after_profile, explanation.functions),
+            )
+    report = folder / BISECT_MD
+    write_atomic(report, bisect_markdown(found, explanation, flamegraph))
+    return BisectWritten(found, report, flamegraph)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.base.errors import OltplabError
 from oltplab.base.stats import MIN_REPETITIONS
 from oltplab.experiments import calibrate, session_spread
 
@@ -37,6 +38,33 @@ class StoredFigure:
         if self.samples is None:
             return "not recorded"
         return f"{self.samples} {unit}" + ("" if self.used else f" (fewer than {self.minimum})")
+
+    def describe(self) -> str:
+        when = self.measured_at[:16].replace("T", " ") or "undated"
+        used = "used" if self.used else "not used"
+        return (
+            f"{self.kind} ±{self.value_pct:.2f}%: {self.of}; host {self.host}, {when}, "
+            f"{self.samples_text()}, {used}; measured in {self.measured_in or '-'}"
+        )
+
+
+@dataclass(frozen=True)
+class MachineFigures:
+    figures: list[StoredFigure]
+    stores: list[Path]
+    damaged: str | None  # why the stores could not be read, when they are to be cleared
+
+
+def machine_figures(clearing: bool) -> MachineFigures:
+    """The stored figures and where they are kept. A store that cannot be read is an
+    error, unless it is to be cleared: clearing is how a damaged store is mended, so its
+    listing is told, not needed."""
+    try:
+        return MachineFigures(stored_figures(), stores(), None)
+    except OltplabError as exc:
+        if not clearing:
+            raise
+        return MachineFigures([], stores(), str(exc))
 
 
 def stored_figures() -> list[StoredFigure]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from oltplab.analysis.capacity import (
     MAX_THREADS,
+    Found,
     Measured,
     Objective,
     client_threads,
@@ -154,7 +155,7 @@ def capacities(
     start: int,
     precision: float,
     max_repetitions: int,
-) -> list[dict[str, Any]]:
+) -> list[Found]:
     """Every engine and tier's capacity, ranked, written to capacity.json."""
     found: list[dict[str, Any]] = []
     for engine in (e.name for e in spec.engines):
@@ -195,4 +196,4 @@ def capacities(
             )  # fmt: skip
     found.sort(key=lambda r: -(r["sustained_tps"] or 0))
     write_atomic(ResultsDir(results).capacity_json, json.dumps(found, indent=2) + "\n")
-    return found
+    return [Found.of(row) for row in found]

@@ -1,11 +1,40 @@
-"""The gate's verdict as the Markdown summary a CI job shows (gate.md and the terminal)."""
+"""The gate's verdict as the Markdown summary a CI job shows (gate.md and the terminal),
+written with its JUnit XML."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from oltplab.analysis.gate import OUTCOME_WORDS, Gate, GateVerdict
+from oltplab.analysis.gate import OUTCOME_WORDS, Gate, GateVerdict, junit_xml
 from oltplab.report.format import code, table, without_html
+from oltplab.store.directory import GATE_MD, GATE_XML, check_results
+from oltplab.store.outputs import check_beside, write_beside
+
+KIND = "gate"
+
+
+def gate_folder(baseline: Path, candidate: Path, output: Path | None) -> Path:
+    """Where the gate's files go (--output, else the candidate), checked before anything is
+    judged: both results directories readable, and the files free or the gate's own."""
+    for results in (baseline, candidate):
+        check_results(results)
+    folder = output or candidate
+    check_beside(folder, KIND, [GATE_MD, GATE_XML])
+    return folder
+
+
+def write_gate(
+    folder: Path,
+    found: Gate,
+    baseline: Path,
+    candidate: Path,
+    unalike: list[str],
+    unknown: list[str],
+) -> str:
+    """gate.md and gate.xml written into `folder` among its other files; the summary."""
+    summary = markdown(found, baseline, candidate, unalike, unknown)
+    write_beside(folder, KIND, {GATE_MD: summary, GATE_XML: junit_xml(found, unalike, unknown)})
+    return summary
 
 
 def markdown(
