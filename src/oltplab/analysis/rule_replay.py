@@ -26,6 +26,7 @@ from oltplab.analysis.dataset import CellRecord, Dataset
 from oltplab.analysis.findings import Finding
 from oltplab.analysis.model import Analysis, AnalysisOptions, analyse
 from oltplab.analysis.tables import ProgressionRow
+from oltplab.base.sizes import duration_text
 from oltplab.base.stationarity import Capacities, state_signals
 from oltplab.base.stats import Series, mser5_cut
 from oltplab.base.stopping_rule import (
@@ -171,6 +172,60 @@ class Replay:
                 )
             )
         return totals
+
+    def summary_rows(self) -> list[tuple[str, ...]]:
+        """Per workload class, and last of all cells: cells, the share of seconds saved,
+        unsettled cells, verdicts changed (and within the resolution), the largest move."""
+        rows = [
+            (
+                totals.name,
+                str(totals.cells),
+                f"{100 * totals.saved_share:.0f}%",
+                str(totals.unsettled),
+                f"{totals.changed}" + (f" (+{totals.within} within)" if totals.within else ""),
+                f"{totals.largest_move_pct:.1f}%",
+            )
+            for totals in self.classes()
+        ]
+        return [
+            *rows,
+            (
+                "all cells",
+                str(len(self.cells)),
+                f"{100 * self.saved_share:.0f}%",
+                str(self.unsettled),
+                str(sum(c.beyond_resolution for c in self.changes)),
+                f"{max(abs(c.moved_pct) for c in self.cells):.1f}%",
+            ),
+        ]
+
+    def seconds_said(self) -> list[str]:
+        """The seconds measured and kept, of cells and of warm-ups, and where the horizon
+        was learned, what ran whole to learn it."""
+        said = [
+            f"cells: {duration_text(self.measured_seconds)} measured, "
+            f"{duration_text(self.kept_seconds)} with the rule"
+        ]
+        warm = self.warm_ups
+        if warm.count:
+            said.append(
+                f"warm-ups: {warm.count}, {duration_text(warm.measured_seconds)} measured, "
+                f"{duration_text(warm.kept_seconds)} with the rule "
+                f"({100 * (1 - warm.kept_seconds / max(1, warm.measured_seconds)):.0f}% saved)"
+            )
+        if self.learn and self.later_share is None:
+            said.append(
+                "Every block here ran once: each cell is the first of its block and runs "
+                "whole, so nothing is saved. Repetitions stop early once their block has run "
+                "whole once (replay with --horizon none to see what the rule alone would "
+                "change)."
+            )
+        elif self.learn:
+            said.append(
+                f"{self.learning} cell(s) ran whole as the first of their block; the others "
+                f"kept {self.later_share:.0%} of their seconds."
+            )
+        return said
 
     def as_json(self) -> dict[str, object]:
         later = self.later_share

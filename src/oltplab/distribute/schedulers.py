@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oltplab.base.errors import OltplabError
-from oltplab.distribute.layout import Distributed
+from oltplab.distribute.layout import Distributed, is_distributed, read_distributed
 
 
 @dataclass(frozen=True)
@@ -120,3 +120,13 @@ def submit_options(name: str) -> list[SubmitOption]:
 def described(name: str) -> str:
     """What `oltplab submit <name>` does: the first paragraph of its class's docstring."""
     return " ".join((inspect.getdoc(_REGISTERED[name]) or "").split("\n\n")[0].split())
+
+
+def cancel_run(results: Path) -> list[int]:
+    """The shards of a distributed run that its scheduler cancelled, queued or running."""
+    if not is_distributed(results):
+        raise OltplabError(
+            f"{results}: not a distributed run (no distribute.json); oltplab submit writes one"
+        )
+    distributed = read_distributed(results.resolve())
+    return scheduler_named(distributed.scheduler).cancel(distributed)
