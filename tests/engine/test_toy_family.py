@@ -10,8 +10,8 @@ from pathlib import Path
 
 from tests.support.cli import oltplab
 from tests.support.engines import NO_ENGINE_SUMMARY, cells, spec_text
+from tests.support.toys import with_plugin
 
-ROOT = Path(__file__).parents[2]
 TOY_ENGINE = """[[engines]]
 name = "toy"
 family = "toy"
@@ -23,8 +23,7 @@ def test_the_toy_family_runs_from_the_command_line(tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text(
         spec_text([], threads=[1], measure=2, warmup=0, extra=TOY_ENGINE)
     )
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = os.environ | {"OLTPLAB_PLUGINS": "tests.support.toys.toy_family", "PYTHONPATH": path}
+    env = with_plugin("toy_family")
     result = oltplab("run", "s.toml", "--results", "out", *NO_ENGINE_SUMMARY, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = cells(tmp_path / "out")

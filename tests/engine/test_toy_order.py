@@ -3,15 +3,14 @@ name, and the run measures its sessions in the toy's order: the last of each rou
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from oltplab.store.scratch import SNAPSHOTS_ENV
 from tests.support.cli import oltplab
 from tests.support.engines import SAME_BINARY_TWICE, cells, spec_text
+from tests.support.toys import with_plugin
 
-ROOT = Path(__file__).parents[2]
 ENGINE = "mariadb-10.11.5"
 
 
@@ -21,12 +20,7 @@ def test_a_plugin_s_order_measures_each_round_last_session_first(
     text = spec_text([], threads=[1], measure=1, warmup=0, workloads=("oltp_read_only",))
     protocol = '[protocol]\norder = "last-first"\nrepetitions = 1\n'
     (tmp_path / "s.toml").write_text(text.replace("[protocol]\n", SAME_BINARY_TWICE + protocol))
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = os.environ | {
-        "OLTPLAB_PLUGINS": "tests.support.toys.toy_order",
-        "PYTHONPATH": path,
-        SNAPSHOTS_ENV: str(shared_snapshots),
-    }
+    env = with_plugin("toy_order") | {SNAPSHOTS_ENV: str(shared_snapshots)}
     results = tmp_path / "out"
     run = oltplab("run", "s.toml", "-r", str(results), "--no-telemetry", cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -4,7 +4,6 @@ all three batches (a precision search adds its batches the same way)."""
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 from pathlib import Path
@@ -12,8 +11,8 @@ from pathlib import Path
 from oltplab.store.scratch import SNAPSHOTS_ENV
 from tests.support.cli import oltplab
 from tests.support.engines import SAME_BINARY_TWICE, cells, spec_text
+from tests.support.toys import with_plugin
 
-ROOT = Path(__file__).parents[2]
 ENGINE = "mariadb-10.11.5"
 PLANNED = 2  # rounds in the plan: a batch
 # The toy's batches (its BATCHES). Not imported: imported, the toy would register itself for
@@ -27,12 +26,7 @@ def test_a_policy_s_batches_run_on_the_engines_the_first_batch_started(
     text = spec_text([], threads=[1], measure=1, warmup=0, workloads=("oltp_read_only",))
     protocol = f'[protocol]\norder = "sliced"\nrepetitions = {PLANNED}\nslice_seconds = 0.5\n'
     (tmp_path / "s.toml").write_text(text.replace("[protocol]\n", SAME_BINARY_TWICE + protocol))
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = os.environ | {
-        "OLTPLAB_PLUGINS": "tests.support.toys.toy_policy",
-        "PYTHONPATH": path,
-        SNAPSHOTS_ENV: str(shared_snapshots),
-    }
+    env = with_plugin("toy_policy") | {SNAPSHOTS_ENV: str(shared_snapshots)}
     results = tmp_path / "out"
     run = oltplab("run", "s.toml", "-r", str(results), "--no-telemetry", cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -14,11 +14,10 @@ import pytest
 
 from tests.support.cli import oltplab
 from tests.support.engines import NO_ENGINE_SUMMARY, cells, spec_text
+from tests.support.toys import with_plugin
 
 # Its subject is a plugin kind's loading into the snapshot.
 pytestmark = pytest.mark.fresh_engines
-
-ROOT = Path(__file__).parents[2]
 
 
 def test_the_toy_workload_runs_from_the_command_line_beside_sbtest(tmp_path: Path) -> None:
@@ -26,8 +25,7 @@ def test_the_toy_workload_runs_from_the_command_line_beside_sbtest(tmp_path: Pat
         'workloads = ["oltp_read_write"]', 'workloads = ["oltp_point_select", {kind = "toy"}]'
     )
     (tmp_path / "s.toml").write_text(text)
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = os.environ | {"OLTPLAB_PLUGINS": "tests.support.toys.toy_workload", "PYTHONPATH": path}
+    env = with_plugin("toy_workload")
     result = oltplab("run", "s.toml", "--results", "out", *NO_ENGINE_SUMMARY, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     rows = cells(tmp_path / "out")

@@ -2,7 +2,17 @@
 (OLTPLAB_PLUGINS=tests.support.toys.<module>), each passing the contract test of its kind."""
 
 import ast
+import os
 from pathlib import Path
+
+ROOT = Path(__file__).parents[3]
+
+
+def with_plugin(toy: str) -> dict[str, str]:
+    """This process's environment with the toy module `toy` loaded as a plugin by every
+    command (and the checkout on PYTHONPATH, where the command finds it)."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return os.environ | {"OLTPLAB_PLUGINS": f"tests.support.toys.{toy}", "PYTHONPATH": path}
 
 
 def code_words(module: Path) -> set[str]:
