@@ -45,6 +45,8 @@ QUICK = ("--no-telemetry",)
 CPU = CPU_PER_TXN.name
 # A change or a verdict as the commands print it, with its interval: `+62.6% [+11.2, +142.4]`.
 INTERVAL = re.compile(r"([+-]?[\d.]+)% \[([+-]?[\d.]+), ([+-]?[\d.]+)\]")
+# A bisect step's runs, and the rounds it measured.
+STEP_QUERIES = ("SELECT count(*) FROM runs", "SELECT max(repetition) FROM cells")
 
 
 def releases(slow_from: int | None, count: int = 5, repetitions: int = 3) -> str:
@@ -132,6 +134,17 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
     found_by = json.loads((tmp_path / "bisect" / "bisect.json").read_text())
     assert (found_by["last_good"], found_by["first_changed"]) == ("r1", "r2"), found_by
     assert len(found_by["steps"]) == 2, found_by["steps"]  # the ends, then r1 against r2
+    # Each step is one run, however many batches of rounds it took, on engines started once.
+    for step in sorted((tmp_path / "bisect" / "steps").iterdir()):
+        db = sqlite3.connect(f"file:{step / 'ledger.sqlite'}?mode=ro", uri=True)
+        try:
+            (runs,), (rounds,) = (db.execute(q).fetchone() for q in STEP_QUERIES)
+        finally:
+            db.close()
+        log = (step / "oltplab.log").read_text()
+        started = re.findall(r"INFO (\S+) \S+ \S+: session started", log)
+        assert runs == 1 and len(started) == 2 == len(set(started)), (step.name, runs, started)
+        assert rounds >= 3, (step.name, rounds)
     md = (tmp_path / "bisect" / "bisect.md").read_text()
     assert "| optimizer_trace | enabled=off | enabled=on |" in md
     assert "## What differs: r2 against r1" in md
