@@ -13,8 +13,8 @@ import pytest
 from oltplab.analysis.bisection import CellChoice, Step
 from oltplab.analysis.equivalence import judge
 from oltplab.analysis.estimate import Comparison, Estimate
-from oltplab.cli.app import _floor_note
 from oltplab.experiments.bisect import DEFAULT_SPEC, Bisector, BisectQuestion
+from oltplab.experiments.measuring import floor_note
 from oltplab.measure.request import RunRequest
 from oltplab.spec import parse_spec
 
@@ -73,7 +73,7 @@ def test_a_plain_run_on_a_host_noisier_than_its_margin_names_the_command_that_de
 ) -> None:
     text = f'workloads = ["oltp_read_only"]\n[[engines]]\nname = "{GOOD}"\n'
     plain = RunRequest(parse_spec(text, "s.toml"), text, "s.toml", tmp_path / "r")
-    said = _floor_note(plain)
+    said = floor_note(plain)
     assert said is not None
     assert said.startswith(
         f"note: this host's noise floor, ±9.0% ({GOOD}, interleaved rounds, calibrated on "
@@ -82,6 +82,6 @@ def test_a_plain_run_on_a_host_noisier_than_its_margin_names_the_command_that_de
     assert "`oltplab run s.toml --margin 5%` adds paired rounds" in said
     # A search already decides; a margin wider than the floor needs no word.
     searched = parse_spec(text + "[protocol]\ntarget_ci_pct = 5\n", "s.toml")
-    assert _floor_note(RunRequest(searched, text, "s.toml", tmp_path / "r")) is None
+    assert floor_note(RunRequest(searched, text, "s.toml", tmp_path / "r")) is None
     wide = parse_spec(text + "[compare]\nmargin_pct = 10\n", "s.toml")
-    assert _floor_note(RunRequest(wide, text, "s.toml", tmp_path / "r")) is None
+    assert floor_note(RunRequest(wide, text, "s.toml", tmp_path / "r")) is None

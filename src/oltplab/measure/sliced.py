@@ -37,7 +37,7 @@ from oltplab.telemetry.collectors import Collected
 from oltplab.telemetry.load import LoadSampler, round_interference
 from oltplab.workloads.kinds import kind_of
 
-GATE = Path(__file__).with_name("workloads") / "sliced.lua"
+GATE = Path(__file__).with_name("gates") / "sliced.lua"
 # The host's load during a round, beside its first cell's output (telemetry/load.py).
 ROUND_LOAD = "round-load"
 # Time for every process of a round to start and connect before the first slot opens
