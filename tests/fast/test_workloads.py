@@ -83,3 +83,14 @@ def test_postgresql_targets_get_the_pgsql_driver(tmp_path):
     args = call.args("sysbench", tmp_path / "connection.cnf")
     assert "s3cret" not in " ".join(args)
     assert "--rand-pareto-h=0.3" in args
+
+
+def test_every_script_a_cell_is_run_with_is_where_oltplab_looks_for_it():
+    """The gates every cell runs through and the kinds' own scripts are shipped beside the
+    modules that name them (a move that misses one fails every cell that uses it)."""
+    from oltplab.measure.gates import GATE
+    from oltplab.measure.sliced import GATE as SLICED_GATE
+    from oltplab.workloads.tpcc import SCRIPT as TPCC_SCRIPT
+
+    for script in (GATE, SLICED_GATE, MIX_SCRIPT, TPCC_SCRIPT):
+        assert script.is_file(), script
