@@ -75,11 +75,11 @@ QUIET_LOAD = 0.6
 QUIET_WAIT_MINUTES = 30
 
 
-def commit_measuring() -> str | None:
-    """The commit of the oltplab this bench runs, so that trials measured over several
-    sessions say which code measured each."""
+def commit_measuring(source: Path = Path(oltplab.__file__).parent) -> str | None:
+    """The commit of the oltplab this bench runs (or of the code in `source`), so that
+    trials measured over several sessions say which code measured each."""
     done = subprocess.run(
-        ["git", "-C", str(Path(oltplab.__file__).parent), "rev-parse", "--short", "HEAD"],
+        ["git", "-C", str(source), "rev-parse", "--short", "HEAD"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     return done.stdout.strip() or None
@@ -158,7 +158,7 @@ def run_trial(work: Path, number: int, size: int, source: Path | None = None) ->
         budget_minutes=BUDGET_MINUTES,
         look_every=FIRST_BATCH,
         engine=ENGINE,
-        oltplab_commit=COMMIT if source is None else str(source),
+        oltplab_commit=COMMIT if source is None else commit_measuring(source),
         decided="every comparison decided" in " ".join(done.stdout.split()),
         cell_seconds=CELL_SECONDS,
         threads=THREADS,

@@ -45,7 +45,7 @@ from oltplab.telemetry import registry
 
 if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
     from oltplab.analysis.reproduce import Reproduction
-    from oltplab.experiments.calibrate import Calibrated
+    from oltplab.experiments.calibrate import Calibrated, CalibrationAsked
 
 
 @dataclass(frozen=True)
@@ -427,48 +427,36 @@ def calibrate(given: CalibrateOptions) -> None:
     quotes the one of its results' host and order nearest their date; `oltplab plan
     --margin` plans with the latest of the spec's order.
     """
+    from oltplab.experiments.calibrate import CalibrationAsked, calibration_folder
+
+    results = given.results or calibration_folder(given.engine)
+    threads, chosen = given.threads or [1, 4], measure_of(given.measure)
     run_calibration(
-        given.engine,
-        given.results,
-        given.repetitions,
-        given.seconds,
-        given.threads or [1, 4],
-        given.workload,
-        given.measure,
-        given.order,
-    )
+        CalibrationAsked(
+            given.engine, results, given.repetitions, given.seconds, threads, given.workload,
+            chosen, given.order,
+        )
+    )  # fmt: skip
     console.print("Next: oltplab plan SPEC --margin 3% (rounds and hours on this host)")
 
 
-def run_calibration(
-    engine: str,
-    results: Path | None,
-    repetitions: int,
-    seconds: int,
-    threads: list[int],
-    workload: str,
-    measure: str,
-    order: str,
-) -> None:
+def run_calibration(asked: CalibrationAsked) -> None:
     """One calibration measured, its table printed and it stored (calibrate, and plan
     --calibrate)."""
-    from oltplab.experiments.calibrate import Calibrated, CalibrationAsked, measure_calibration
+    from oltplab.experiments.calibrate import Calibrated, measure_calibration
 
-    folder = results or Path("runs") / f"calibrate-{engine}"
-    chosen = measure_of(measure)
-    asked = CalibrationAsked(engine, folder, repetitions, seconds, threads, workload, chosen, order)
     found = measure_calibration(asked, display_for(console))
     if not isinstance(found, Calibrated):  # a cell failed or it was interrupted: exits
-        report_outcome(folder, found)
+        report_outcome(asked.results, found)
         return
     floor = found.floor
-    console.print(noise_table(engine, floor.comparisons))
+    console.print(noise_table(asked.engine, floor.comparisons))
     for warning in floor.warnings():
         errors.print(warning, highlight=False, soft_wrap=True)
     stored = found.stored()
     console.print(
         f"noise floor on this host: ±{floor.value:.1f}% (stored in {stored} for reports and "
-        f"plans of {order} rounds; `oltplab calibrations` lists what is stored)",
+        f"plans of {asked.order} rounds; `oltplab calibrations` lists what is stored)",
         highlight=False,
         soft_wrap=True,
     )

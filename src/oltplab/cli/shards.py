@@ -203,10 +203,18 @@ def _rounds(spec: Spec, margin: float, chosen: Measure, calibrate: bool) -> tupl
 
     wanted = calibration_wanted(spec, calibrate)
     if wanted is not None:
+        from oltplab.base.metrics import TPS
         from oltplab.cli.runs import run_calibration
+        from oltplab.experiments.calibrate import CalibrationAsked, calibration_folder
 
         errors.print(f"--calibrate: {wanted.command} (about 10 minutes)", highlight=False)
-        run_calibration(wanted.engine, None, 5, 30, [1, 4], "oltp_read_only", "tps", wanted.order)
+        folder = calibration_folder(wanted.engine)
+        # The calibrate command's defaults.
+        run_calibration(
+            CalibrationAsked(
+                wanted.engine, folder, 5, 30, [1, 4], "oltp_read_only", TPS, wanted.order
+            )
+        )
     found = rounds_plan(spec, margin)
     table = Table(
         title=f"Rounds for every comparison to be decided against ±{margin:g}% on this host"

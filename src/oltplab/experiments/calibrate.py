@@ -376,6 +376,11 @@ class CalibrationAsked:
     order: str
 
 
+def calibration_folder(engine: str) -> Path:
+    """Where a calibration's run goes when no --results is given."""
+    return Path("runs") / f"calibrate-{engine}"
+
+
 @dataclass(frozen=True)
 class Calibrated:
     asked: CalibrationAsked
