@@ -304,7 +304,7 @@ def test_a_damaged_time_spent_is_refused_in_one_line(tmp_path):
 
 def test_a_budget_is_kept_to_the_second() -> None:
     """`--budget 90s` was rounded to 2 whole minutes (issue 59): it is 90 s now."""
-    from oltplab.cli.runs import with_precision
+    from oltplab.experiments.measuring import with_precision
 
     spec = parse_spec('engines = [{name = "mariadb-10.11.5"}]\n', "s.toml")
     assert with_precision(spec, "1", "90s", None).protocol.budget == 90.0

@@ -21,7 +21,8 @@ from oltplab.base.errors import (
     EXIT_UNDECIDED,
     OltplabError,
 )
-from oltplab.cli.display import display_for, failed_table, status_table, throughput_tables
+from oltplab.base.telling import Told
+from oltplab.cli.display import display_for, failed_table, show, status_table, throughput_tables
 from oltplab.cli.vocabulary import margin_option
 from oltplab.measure.request import RunRequest
 from oltplab.store.ledger import Ledger
@@ -87,6 +88,11 @@ app.add_typer(engines_app, name="engines")
 
 console = Console()
 errors = Console(stderr=True)
+
+
+def tell(told: Told) -> None:
+    """What a command's work tells, drawn on the two consoles (`cli.display.show`)."""
+    show(told, console, errors)
 
 
 def say(text: str, to: Console = console) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Mapping
@@ -9,6 +10,7 @@ from pathlib import Path
 from statistics import mean
 from typing import TYPE_CHECKING
 
+import typer
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -24,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from oltplab.base.sizes import duration_text
+from oltplab.base.telling import Rows, Note, Told, Verbatim
 from oltplab.base.wording import counted
 from oltplab.engines.supplier import source_of
 from oltplab.spec import Spec
@@ -378,3 +381,33 @@ def flagged_table(flagged: list[tuple[str, str]]) -> Table:
     for cell, marks in flagged:
         table.add_row(cell, marks)
     return table
+
+
+def rows_table(rows: Rows) -> Table:
+    table = Table(title=rows.title)
+    for column in rows.columns:
+        right, folded = column in rows.right, column in rows.folded
+        table.add_column(
+            column, justify="right" if right else "left", overflow="fold" if folded else "ellipsis"
+        )
+    for number, row in enumerate(rows.rows, start=1):
+        table.add_row(*row, style="bold" if rows.last_bold and number == len(rows.rows) else None)
+    return table
+
+
+def show(told: Told, console: Console, errors: Console) -> None:
+    """What a command tells, drawn: each line as it is (no markup read into a file name),
+    each table with Rich; then the next step, and the exit status."""
+    for said in told.said:
+        if isinstance(said, Rows):
+            console.print(rows_table(said))
+        elif isinstance(said, Verbatim):
+            sys.stdout.write(said.text)
+        elif isinstance(said, Note):
+            errors.print(said.text, highlight=False, markup=False, soft_wrap=True)
+        else:
+            console.print(said, highlight=False, markup=False, soft_wrap=True)
+    if told.next_step is not None:
+        console.print(f"Next: {told.next_step}", highlight=False, markup=False, soft_wrap=True)
+    if told.exit_status:
+        raise typer.Exit(told.exit_status)

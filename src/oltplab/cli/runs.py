@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import os
 import sys
 from dataclasses import dataclass
 from enum import StrEnum
@@ -14,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from oltplab.base.errors import EXIT_BAD_INPUT, EXIT_REGRESSED, OltplabError
-from oltplab.base.metrics import MEASURES
 from oltplab.base.stats import MIN_REPETITIONS
 from oltplab.cli.app import (
     WEEK_SECONDS,
@@ -24,201 +21,34 @@ from oltplab.cli.app import (
     console,
     errors,
     flag,
-    folder_option,
     measure_of,
-    parse_duration,
     report_hint,
     report_outcome,
     run_and_report,
+    say,
     unlike,
 )
 from oltplab.cli.display import answers_table, display_for, noise_table, reproduction_table, touches
 from oltplab.cli.options import bound
-from oltplab.cli.vocabulary import MARGIN, margin_option, margin_pct, parse_percent
+from oltplab.cli.vocabulary import margin_option, margin_pct
+from oltplab.experiments.measuring import RunAsked
 from oltplab.measure.request import RunRequest
-from oltplab.plan.blocks import Shard
-from oltplab.plan.lengths import ONE_REPETITION
-from oltplab.spec import Spec, derived_spec, load_spec, parse_spec
+from oltplab.spec import parse_spec
 from oltplab.store.directory import ResultsDir
-from oltplab.store.scratch import WORK_DIR_ENV
-from oltplab.telemetry import registry
 
 if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
     from oltplab.analysis.reproduce import Reproduction
     from oltplab.experiments.calibrate import Calibrated, CalibrationAsked
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    spec: Annotated[Path, typer.Argument(metavar="SPEC", help="The spec file (TOML).")]
-    results: ResultsOption
-    retry_failed: Annotated[
-        bool, flag("--retry-failed", help="Run cells that failed in an earlier run again.")
-    ] = False
-    prepare_endpoints: Annotated[
-        bool,
-        flag(
-            "--prepare",
-            "--prepare-endpoints",
-            help="Create the sbtest tables on endpoint engines that lack them (oltplab never "
-            "writes to an endpoint unasked).",
-        ),
-    ] = False
-    cleanup: Annotated[
-        bool,
-        flag(
-            "--cleanup",
-            help="After the run, drop the sbtest tables from endpoint engines (sysbench "
-            "cleanup); nothing else there is touched.",
-        ),
-    ] = False
-    until_cv: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0,
-            help="Adaptive: repeat each cell group until the coefficient of "
-            "variation of its TPS across repetitions is below this (e.g. 0.03).",
-        ),
-    ] = None
-    max_repetitions: Annotated[
-        int, typer.Option(min=2, help="Adaptive: at most this many repetitions per cell.")
-    ] = 10
-    telemetry: Annotated[
-        str,
-        typer.Option(
-            metavar="NAMES",
-            help="The telemetry devices, by name, separated by commas: `default`, `none`, "
-            "or any of " + registry.described() + ". The load sampler (the server's CPU and "
-            "other processes' load) always runs.",
-        ),
-    ] = registry.DEFAULT
-    no_telemetry: Annotated[
-        bool,
-        flag(
-            "--no-telemetry",
-            help="Same as --telemetry none (bench/telemetry_overhead.py measures the devices' "
-            "overhead this way).",
-        ),
-    ] = False
-    shard: Annotated[
-        str | None,
-        typer.Option(
-            help="Run only shard K of N (K/N): its blocks of the matrix, between its canaries "
-            "(see oltplab plan); merge the shards with oltplab merge.",
-        ),
-    ] = None
-    profile: Annotated[
-        bool,
-        flag(
-            "--profile",
-            help="Same as adding `perf` to --telemetry: the server profiled on-CPU in every "
-            "measured cell (perf record, cpu-clock), folded stacks beside each cell's output "
-            "(any flame graph tool reads them); `oltplab bisect --explain` compares two "
-            "releases' own time per function and draws their differential flame graph.",
-        ),
-    ] = False
-    snapshots: Annotated[
-        Path | None,
-        typer.Option(
-            help="A folder shared by the machines of a distributed run, or by every run on one "
-            "machine: each engine's dataset is prepared once, by whichever run needs it first, "
-            "and taken from here by the others (default: the folder OLTPLAB_SNAPSHOTS names, "
-            "if set).",
-        ),
-    ] = None
-    work_dir: Annotated[
-        Path | None,
-        typer.Option(
-            help="Node-local folder for the engines' datadirs, snapshots and prepare output "
-            "(default: RESULTS/.work; a shard started by oltplab submit uses its node's "
-            "temporary storage). Keep it off network storage: the engine's I/O goes there.",
-        ),
-    ] = None
-    margin: Annotated[
-        str | None,
-        margin_option(
-            "add paired rounds (sliced and isolated unless the spec names another order) "
-            "until every comparison (each engine, tier and workload against the first) is "
-            "DIFFERENT or SAME within ±PCT, judged on its 90% interval; undecided ones end "
-            "UNKNOWN when --budget runs out. Same as [protocol] target_ci_pct."
-        ),
-    ] = None
-    budget: Annotated[
-        str | None,
-        typer.Option(
-            metavar="TIME",
-            help="With --margin: add no round that would end after this much time "
-            "(90s, 30m, 2h), counted to the second while the search runs, over its resumes. "
-            "Same as [protocol] budget_seconds.",
-        ),
-    ] = None
-    measure: Annotated[
-        str | None,
-        typer.Option(
-            metavar="NAME",
-            help="With --margin: what the comparisons are judged on: tps, cpu_us_per_txn "
-            "(the server's CPU per transaction), switches_per_txn, or nopm (New-Orders a "
-            "minute, the default when every workload is TPC-C-like; else tps). Same as "
-            "[protocol] precision_measure.",
-        ),
-    ] = None
-    rerun_disturbed: Annotated[
-        bool,
-        flag(
-            "--rerun-disturbed",
-            help="Measure again each cell flagged interference (other processes or the "
-            "hypervisor took a quarter of a CPU in a tenth of its steady seconds), with its "
-            "round's other engines when interleaved; up to twice. The earlier results stay "
-            "in the ledger, set aside.",
-        ),
-    ] = False
-    canary: Annotated[
-        bool,
-        flag(
-            "--canary",
-            help="Measure an identical twin of the first engine in every round: its "
-            "verdict against the first (SAME, or DIFFERENT: host unfit for this margin) is "
-            "in the report, the gate and the site. Costs the twin's cells. Same as "
-            "[protocol] canary.",
-        ),
-    ] = False
-
-
-@bound(RunOptions)
-def run(given: RunOptions) -> None:
+@bound(RunAsked)
+def run(given: RunAsked) -> None:
     """Run a benchmark matrix; the same command on the same directory resumes it.
 
     Cells already done are skipped and the cell a killed run had in flight runs again.
     Exits 1 when any cell failed (the final table lists them with their reasons).
     """
-    parsed = with_precision(load_spec(given.spec), given.margin, given.budget, given.measure)
-    if given.canary:
-        parsed = with_canary(parsed)
-    protocol = parsed.protocol
-    if protocol.stop == "adaptive" and protocol.repetitions == 1 and given.until_cv is None:
-        errors.print(f"note: {ONE_REPETITION}", highlight=False, markup=False)
-    work_dir = folder_option(given.work_dir, "--work-dir")
-    if work_dir is not None:  # read where each engine's scratch is placed, and by its canary
-        os.environ[WORK_DIR_ENV] = str(work_dir)
-    devices = registry.NONE if given.no_telemetry else given.telemetry
-    run_and_report(
-        RunRequest(
-            parsed,
-            given.spec.read_text(),
-            str(given.spec),
-            given.results,
-            retry_failed=given.retry_failed,
-            prepare_endpoints=given.prepare_endpoints,
-            cleanup_endpoints=given.cleanup,
-            until_cv=given.until_cv,
-            max_repetitions=given.max_repetitions,
-            telemetry=registry.chosen(devices + (f",{registry.PROFILE}" if given.profile else "")),
-            spec_base=given.spec.resolve().parent,
-            shard=Shard.parse(given.shard) if given.shard is not None else None,
-            snapshots=folder_option(given.snapshots, "--snapshots"),
-            rerun_disturbed=given.rerun_disturbed,
-        )
-    )
+    run_and_report(given.request(lambda note: say(note, errors)))
 
 
 @dataclass(frozen=True)
@@ -481,30 +311,3 @@ def _say_margins(found: Calibrated) -> None:
         table, said = which_margin(spread, per_round, DEFAULT_BUDGET_MINUTES * 60, chosen.label)
         console.print(table)
         console.print(f"{said} A round here took {duration_text(per_round)}.", highlight=False)
-
-
-def with_canary(spec: Spec) -> Spec:
-    """The spec with its canary: validated again, which adds the first engine's twin."""
-    data = spec.model_dump(mode="json", exclude_none=True)
-    data["protocol"]["canary"] = True
-    return derived_spec(data, "--canary")[0]
-
-
-def with_precision(spec: Spec, margin: str | None, budget: str | None, measure: str | None) -> Spec:
-    """The spec with the command line's precision search: its margin, budget and measure."""
-    changes: dict[str, object] = {}
-    if margin is not None:
-        changes["target_ci_pct"] = parse_percent(margin, MARGIN)
-    if budget is not None:
-        changes["budget_seconds"] = math.ceil(parse_duration(budget, "--budget"))
-        changes["budget_minutes"] = None
-    if measure is not None:
-        if measure not in MEASURES:
-            raise OltplabError(f"--measure {measure}: expected one of {', '.join(MEASURES)}")
-        changes["precision_measure"] = measure
-    if not changes:
-        return spec
-    if spec.protocol.target_ci_pct is None and "target_ci_pct" not in changes:
-        raise OltplabError("--budget and --measure need --margin PCT (or target_ci_pct)")
-    protocol = spec.protocol.model_copy(update=changes)
-    return spec.model_copy(update={"protocol": protocol})
