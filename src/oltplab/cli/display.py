@@ -26,7 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from oltplab.base.sizes import duration_text
-from oltplab.base.telling import Rows, Note, Told, Verbatim
+from oltplab.base.telling import Note, Rows, Told, Verbatim
 from oltplab.base.wording import counted
 from oltplab.engines.supplier import source_of
 from oltplab.spec import Spec
