@@ -30,9 +30,8 @@ from oltplab.analysis.precision import (
     smallest_decided,
 )
 from oltplab.base.errors import OltplabError
+from oltplab.base.given import parse_duration, parse_percent
 from oltplab.base.sizes import duration_text
-from oltplab.cli.app import parse_duration
-from oltplab.cli.vocabulary import parse_percent
 from oltplab.engines.isolation import CpuSplit, advice
 from oltplab.experiments.until_answered import SPENT_EVERY_SECONDS, TimeSpent
 from oltplab.spec import parse_spec

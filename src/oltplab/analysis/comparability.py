@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from pydantic import ValidationError
 
 from oltplab.base.errors import OltplabError
 from oltplab.base.nesting import load_toml
+from oltplab.base.telling import Note
+from oltplab.base.wording import shown
 from oltplab.spec import DatasetSpec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.ledger import Ledger
@@ -159,3 +162,32 @@ def traits_of(results: Path, label: str | None = None) -> Traits:
     except (OSError, OltplabError):
         record = None
     return traits(label or str(results), spec_text, digest, record)
+
+
+def unlike(results: list[Path], *, refuse: bool, expected: tuple[str, ...] = ()) -> list[str]:
+    """What differs between these runs' setups; where a verdict is asked (refuse), any
+    difference is an error naming them all instead. The `expected` aspects are left out
+    (shards run on machines of their own, by design)."""
+    runs = [traits_of(path, shown(path)) for path in results]
+    found = [m.describe() for m in mismatches(runs) if m.aspect not in expected]
+    if found and refuse:
+        raise OltplabError(
+            f"{' and '.join(shown(p) for p in results)} were not measured alike ("
+            + "; ".join(found)
+            + "): a verdict would be the setup's, not the engine's; measure them alike, or "
+            "pass --allow-mismatch to judge anyway"
+        )
+    return found
+
+
+def uncompared(results: list[Path]) -> list[str]:
+    """What could not be compared between these runs, as some did not record it (an
+    imported tree records no setup)."""
+    return unrecorded([traits_of(path, shown(path)) for path in results])
+
+
+def alike_notes(unalike: list[str], unknown: Sequence[str] = ()) -> list[Note]:
+    """The notes said beside a verdict or a report over several runs."""
+    return [Note(f"note: not alike: {said}") for said in unalike] + [
+        Note(f"note: not compared: {said}") for said in unknown
+    ]

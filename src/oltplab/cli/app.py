@@ -4,7 +4,6 @@ commands take, and how a finished run is reported."""
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,7 +18,6 @@ from oltplab.base.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_UNDECIDED,
-    OltplabError,
 )
 from oltplab.base.telling import Told
 from oltplab.cli.display import display_for, failed_table, show, status_table, throughput_tables
@@ -28,18 +26,7 @@ from oltplab.measure.request import RunRequest
 from oltplab.store.ledger import Ledger
 
 if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
-    from oltplab.analysis.comparability import Traits
-    from oltplab.base.metrics import Measure
     from oltplab.measure.runner import RunOutcome
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def shown(name: object) -> str:
-    """A file name as one line of output: a newline or other control character in it is
-    printed escaped (\\n), so that one name cannot pass for two lines or move the cursor."""
-    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], str(name))
 
 
 def flag(*names: str, **settings: Any) -> Any:
@@ -157,16 +144,6 @@ MeasureOption = Annotated[
 ]
 
 
-def measure_of(name: str) -> Measure:
-    """The --measure named, or a one-line error naming the choices."""
-    from oltplab.base.metrics import measure_named
-
-    try:
-        return measure_named(name)
-    except ValueError as exc:
-        raise OltplabError(f"--measure {exc}") from None
-
-
 def report_outcome(results: Path, outcome: RunOutcome) -> None:
     ledger = Ledger.open(results, create=False)
     try:
@@ -196,52 +173,6 @@ AllowMismatchOption = Annotated[
         "isolation, order or host differ (each difference is still named).",
     ),
 ]
-
-
-def unlike(results: list[Path], *, refuse: bool, expected: tuple[str, ...] = ()) -> list[str]:
-    """What differs between these runs' setups, each said on stderr as a note; where a
-    verdict is asked (refuse), any difference is an error naming them all instead. The
-    `expected` aspects are left out (shards run on machines of their own, by design)."""
-    from oltplab.analysis.comparability import mismatches
-
-    found = [m.describe() for m in mismatches(_traits(results)) if m.aspect not in expected]
-    if found and refuse:
-        raise OltplabError(
-            f"{' and '.join(shown(p) for p in results)} were not measured alike ("
-            + "; ".join(found)
-            + "): a verdict would be the setup's, not the engine's; measure them alike, or "
-            "pass --allow-mismatch to judge anyway"
-        )
-    for said in found:
-        errors.print(f"note: not alike: {said}", highlight=False, markup=False, soft_wrap=True)
-    return found
-
-
-def uncompared(results: list[Path]) -> list[str]:
-    """What could not be compared between these runs, as some did not record it (an
-    imported tree records no setup), each said on stderr as a note."""
-    from oltplab.analysis.comparability import unrecorded
-
-    found = unrecorded(_traits(results))
-    for said in found:
-        errors.print(f"note: not compared: {said}", highlight=False, markup=False, soft_wrap=True)
-    return found
-
-
-def _traits(results: list[Path]) -> list[Traits]:
-    from oltplab.analysis.comparability import traits_of
-
-    return [traits_of(path, shown(path)) for path in results]
-
-
-def report_hint(results: list[Path]) -> str:
-    """The report that shows these results: each directory once (`gate A A` is one run),
-    side by side in a folder of its own when there are several."""
-    unique = list({path.resolve(): path for path in results}.values())
-    named = " ".join(shown(path) for path in unique)
-    if len(unique) == 1:
-        return f"oltplab report {named}"
-    return f"oltplab report {named} -o DIR (the {len(unique)} side by side)"
 
 
 def run_and_report(request: RunRequest) -> None:
@@ -276,30 +207,3 @@ def run_and_report(request: RunRequest) -> None:
     if request.spec.protocol.canary and ended and (canary := canary_verdict(request.results)):
         say(canary.describe(), errors if canary.unfit else console)
     report_outcome(request.results, outcome)
-
-
-def folder_option(path: Path | None, option: str) -> Path | None:
-    """An option naming a folder to use or create, checked before anything is written:
-    a file standing there is bad input, not a failure halfway through the run."""
-    if path is None:
-        return None
-    for place in (path, *path.parents):
-        if place.exists():
-            if not place.is_dir():
-                raise OltplabError(f"{option} {path}: {place} is a file; give a folder")
-            break
-    return path.resolve()
-
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str, option: str) -> float:
-    """`90s`, `30m`, `2h`, `1d` (a bare number is minutes) in seconds."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
-    seconds = float(match.group(1)) * _UNITS[match.group(2) or "m"] if match else 0.0
-    if not 0 < seconds <= 7 * 86400:
-        raise OltplabError(
-            f"{option} {text}: expected a time such as 90s, 30m or 2h (at most 7 days)"
-        )
-    return seconds

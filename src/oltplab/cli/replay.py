@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from oltplab.base.asking import MARGIN, RESOLUTION
+from oltplab.base.given import parse_percent
 from oltplab.cli.app import WEEK_SECONDS, DifferencesMarginOption, console
 from oltplab.cli.options import bound
-from oltplab.cli.vocabulary import MARGIN, RESOLUTION, parse_percent, resolution_option
+from oltplab.cli.vocabulary import resolution_option
 
 if TYPE_CHECKING:
     from oltplab.analysis.rule_replay import Replay

@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from oltplab.analysis.comparability import alike_notes, unlike
+from oltplab.base.asking import MARGIN
 from oltplab.base.errors import OltplabError
+from oltplab.base.given import parse_percent
+from oltplab.base.telling import Told
+from oltplab.base.wording import shown
 from oltplab.cli.app import (
     BaselineOption,
     CutOption,
@@ -22,12 +27,10 @@ from oltplab.cli.app import (
     console,
     errors,
     flag,
-    shown,
-    unlike,
+    tell,
 )
 from oltplab.cli.display import failed_table, flagged_table, shards_table, status_table
 from oltplab.cli.options import bound
-from oltplab.cli.vocabulary import MARGIN, parse_percent
 from oltplab.distribute.layout import shards_of
 from oltplab.distribute.progress import standing_of, status_rows
 from oltplab.store.directory import CHARTS
@@ -289,7 +292,7 @@ def report(given: ReportOptions) -> None:
 
     differences_pct = parse_percent(given.margin, MARGIN)
     if len(given.results) > 1:
-        unlike(given.results, refuse=False)
+        tell(Told(tuple(alike_notes(unlike(given.results, refuse=False)))))
     options = AnalysisOptions(
         given.baseline or [],
         differences_pct,

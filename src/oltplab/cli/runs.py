@@ -11,8 +11,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from oltplab.analysis.comparability import alike_notes, unlike
 from oltplab.base.errors import EXIT_BAD_INPUT, EXIT_REGRESSED, OltplabError
+from oltplab.base.given import margin_pct, measure_of
 from oltplab.base.stats import MIN_REPETITIONS
+from oltplab.base.telling import Told
+from oltplab.base.wording import report_hint
 from oltplab.cli.app import (
     WEEK_SECONDS,
     AllowMismatchOption,
@@ -21,16 +25,14 @@ from oltplab.cli.app import (
     console,
     errors,
     flag,
-    measure_of,
-    report_hint,
     report_outcome,
     run_and_report,
     say,
-    unlike,
+    tell,
 )
 from oltplab.cli.display import answers_table, display_for, noise_table, reproduction_table, touches
 from oltplab.cli.options import bound
-from oltplab.cli.vocabulary import margin_option, margin_pct
+from oltplab.cli.vocabulary import margin_option
 from oltplab.experiments.measuring import RunAsked
 from oltplab.measure.request import RunRequest
 from oltplab.spec import parse_spec
@@ -144,7 +146,7 @@ def reproduced(given: ReproducedOptions) -> None:
     from oltplab.experiments.session_spread import between_sessions
 
     sessions = [given.original, given.repeat, *(given.more or [])]
-    unlike(sessions, refuse=not given.allow_mismatch)
+    tell(Told(tuple(alike_notes(unlike(sessions, refuse=not given.allow_mismatch)))))
     chosen = measure_of(given.measure)
     statuses = set()
     for again in sessions[1:]:

@@ -11,10 +11,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from oltplab.analysis.comparability import alike_notes, unlike
+from oltplab.base.asking import MARGIN
+from oltplab.base.given import measure_of, parse_percent
 from oltplab.base.metrics import Measure
-from oltplab.cli.app import MeasureOption, console, errors, flag, measure_of, unlike
+from oltplab.base.telling import Told
+from oltplab.cli.app import MeasureOption, console, errors, flag, tell
 from oltplab.cli.options import bound
-from oltplab.cli.vocabulary import MARGIN, margin_option, parse_percent
+from oltplab.cli.vocabulary import margin_option
 from oltplab.distribute.layout import shards_of
 from oltplab.distribute.merge import merge as merge_shards
 from oltplab.distribute.schedulers import cancel_run
@@ -162,7 +166,7 @@ def merge(given: MergeOptions) -> None:
     with console.status("merging"):
         merged = merge_shards(paths, given.output)
     # One spec is merge's own rule; each shard's machine differs by design.
-    unlike(paths, refuse=False, expected=("host",))
+    tell(Told(tuple(alike_notes(unlike(paths, refuse=False, expected=("host",))))))
     machines = sorted({m for s in merged for m in s.machines.values() if m})
     console.print(
         f"{given.output}: {len(merged)} shard(s) merged, {sum(len(s.done) for s in merged)} "

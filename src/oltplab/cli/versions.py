@@ -11,28 +11,23 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from oltplab.analysis.comparability import alike_notes, uncompared, unlike
+from oltplab.base.asking import MARGIN, RESOLUTION
 from oltplab.base.errors import EXIT_UNDECIDED, OltplabError
+from oltplab.base.given import margin_pct as given_margin
+from oltplab.base.given import measure_of, parse_duration, parse_percent
+from oltplab.base.telling import Told
+from oltplab.base.wording import report_hint
 from oltplab.cli.app import (
     AllowMismatchOption,
     MeasureOption,
     console,
     errors,
     flag,
-    measure_of,
-    parse_duration,
-    report_hint,
-    uncompared,
-    unlike,
+    tell,
 )
 from oltplab.cli.options import bound
-from oltplab.cli.vocabulary import (
-    MARGIN,
-    RESOLUTION,
-    margin_option,
-    parse_percent,
-    resolution_option,
-)
-from oltplab.cli.vocabulary import margin_pct as given_margin
+from oltplab.cli.vocabulary import margin_option, resolution_option
 from oltplab.store.directory import GATE_MD, GATE_XML, STEPS, ResultsDir
 
 
@@ -56,7 +51,7 @@ def history(given: HistoryOptions) -> None:
     engine = given.engine
     ordered, changes = history_changes(given.results, engine, measure_of(given.measure))
     # A change between two that were not measured alike may be the setup's, not the engine's.
-    unlike(ordered, refuse=False)
+    tell(Told(tuple(alike_notes(unlike(ordered, refuse=False)))))
     console.print(
         f"{engine} in {len(ordered)} results directories, oldest first: "
         + ", ".join(str(p) for p in ordered),
@@ -260,6 +255,7 @@ def gate(given: GateOptions) -> None:
     unalike = unlike(both, refuse=not given.allow_mismatch)
     found = judge_gate(given.baseline, given.candidate, allowed, judged)
     unknown = uncompared(both)
+    tell(Told(tuple(alike_notes(unalike, unknown))))
     summary = write_gate(folder, found, given.baseline, given.candidate, unalike, unknown)
     print(summary, end="")
     # Beside the summary, not in it: a CI job appends stdout to its page.

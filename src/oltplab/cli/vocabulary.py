@@ -14,10 +14,7 @@ from typing import Any
 
 import typer
 
-from oltplab.base.errors import OltplabError
-
-MARGIN = "--margin"
-RESOLUTION = "--resolution"
+from oltplab.base.asking import MARGIN, RESOLUTION
 
 # command -> an option's old name -> its name now
 RENAMED: dict[str, dict[str, str]] = {
@@ -62,18 +59,3 @@ def renamed(arguments: list[str], note: Callable[[str], None]) -> list[str]:
             argument = table[old] + equals + value
         now.append(argument)
     return now
-
-
-def parse_percent(text: str, option: str) -> float:
-    try:
-        value = float(text.strip().removesuffix("%"))
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= 100:
-        raise OltplabError(f"{option} {text}: expected a percentage above 0 and up to 100, e.g. 3%")
-    return value
-
-
-def margin_pct(given: str | None, default: float) -> float:
-    """The --margin given, as a percentage, or the default (the spec's, usually)."""
-    return default if given is None else parse_percent(given, MARGIN)
