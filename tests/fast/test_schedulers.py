@@ -104,8 +104,8 @@ def test_submit_slurm_s_options_make_its_scheduler(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: tuple[str, ...], expected: Slurm
 ) -> None:
     made = []
-    monkeypatch.setattr(submit, "_submit", lambda spec, results, shards, made_: made.append(
-        (spec, results, shards, made_)))  # fmt: skip
+    monkeypatch.setattr(submit, "_submit", lambda asked, made_: made.append(
+        (asked.spec_path, asked.results, asked.shards, made_)))  # fmt: skip
     args = ["submit", "slurm", "spec.toml", "-n", "2", "-r", str(tmp_path / "run"), *options]
     done = CliRunner().invoke(app, args)
     assert done.exit_code == 0, done.output

@@ -42,8 +42,8 @@ def option(
     min: float | None = None,
     max: float | None = None,
 ) -> Any:
-    """An option with its default; a yes/no one names its flag (`--canary`), or takes
-    the `--x/--no-x` pair when it names none."""
+    """An option with its default (dataclasses.MISSING: none, it must be given); a yes/no
+    one is the flag `--field-name` unless it names another, or a pair (`--x/--no-x`)."""
     return dataclasses.field(
         default=default, metadata={Declared: Declared(help, names, metavar, min, max)}
     )

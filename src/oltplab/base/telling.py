@@ -12,7 +12,7 @@ from dataclasses import dataclass
 class Rows:
     """A table: its title, column names and rows of text; `right` names the columns
     aligned right (counts, figures), `folded` those whose long values fold onto more lines;
-    `last_bold` sets a totals row apart."""
+    `last_bold` sets a totals row apart; the caption is said under it."""
 
     title: str
     columns: tuple[str, ...]
@@ -20,6 +20,7 @@ class Rows:
     right: tuple[str, ...] = ()
     folded: tuple[str, ...] = ()
     last_bold: bool = False
+    caption: str | None = None
 
 
 @dataclass(frozen=True)

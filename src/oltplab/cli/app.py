@@ -20,10 +20,10 @@ from oltplab.base.errors import (
     EXIT_UNDECIDED,
 )
 from oltplab.base.telling import Told
-from oltplab.cli.display import display_for, failed_table, show, status_table, throughput_tables
+from oltplab.cli.display import display_for, show
 from oltplab.cli.vocabulary import margin_option
 from oltplab.measure.request import RunRequest
-from oltplab.store.ledger import Ledger
+from oltplab.report.run_tables import outcome_told
 
 if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
     from oltplab.measure.runner import RunOutcome
@@ -145,24 +145,7 @@ MeasureOption = Annotated[
 
 
 def report_outcome(results: Path, outcome: RunOutcome) -> None:
-    ledger = Ledger.open(results, create=False)
-    try:
-        cells = ledger.cells()
-        kinds = ledger.kind_results()
-    finally:
-        ledger.close()
-    for table in throughput_tables(cells, kinds):
-        console.print(table)
-    console.print(status_table(outcome.counts))
-    if outcome.failed:
-        console.print(failed_table(outcome.failed))
-    console.print(f"Results in {results} (ledger.sqlite, raw outputs, oltplab.log)")
-    console.print(f"Next: oltplab report {results}", highlight=False)
-    if outcome.interrupted:
-        errors.print("interrupted: run the same command again to resume")
-        raise typer.Exit(EXIT_INTERRUPTED)
-    if outcome.failed:
-        raise typer.Exit(EXIT_CELL_FAILED)
+    tell(outcome_told(results, outcome))
 
 
 AllowMismatchOption = Annotated[
@@ -177,7 +160,7 @@ AllowMismatchOption = Annotated[
 
 def run_and_report(request: RunRequest) -> None:
     """The matrix, or one shard of it between its canaries, or a search, then its tables."""
-    from oltplab.experiments.measuring import canary_verdict, floor_note, undecided_note
+    from oltplab.experiments.measuring import after_run, floor_note
 
     display = display_for(console)
     if (note := floor_note(request)) is not None:
@@ -200,10 +183,5 @@ def run_and_report(request: RunRequest) -> None:
         from oltplab.measure.runner import run as run_matrix
 
         outcome = run_matrix(request, display)
-    plain = request.shard is None and request.spec.protocol.target_ci_pct is None
-    ended = not outcome.interrupted
-    if plain and ended and (note := undecided_note(request)):
-        say(note, errors)
-    if request.spec.protocol.canary and ended and (canary := canary_verdict(request.results)):
-        say(canary.describe(), errors if canary.unfit else console)
+    tell(after_run(request, outcome.interrupted))
     report_outcome(request.results, outcome)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
-from statistics import mean
 from typing import TYPE_CHECKING
 
 import typer
@@ -38,7 +36,6 @@ if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
     from oltplab.analysis.estimate import Comparison
     from oltplab.analysis.precision import Answer
     from oltplab.analysis.reproduce import Reproduction
-    from oltplab.sysbench.transactions import KindResults
 
 
 class RichDisplay:
@@ -155,101 +152,6 @@ STATUS_COLUMNS = (Status.DONE, Status.FAILED, Status.PENDING, Status.RUNNING)
 def display_for(console: Console) -> RichDisplay | PlainDisplay:
     """A live bar on a terminal; plain lines anywhere else."""
     return RichDisplay(console) if console.is_terminal else PlainDisplay(console)
-
-
-def throughput_tables(cells: list[CellRow], kinds: Mapping[str, KindResults]) -> list[Table]:
-    """The run's throughput as its workloads' users read it: NOPM and TPM for the TPC-C-like
-    ones (`kinds`, by cell key), TPS for the others."""
-    ordering = {cell.workload for cell in cells if cell.key in kinds}
-    return [
-        *tps_tables([cell for cell in cells if cell.workload not in ordering]),
-        *order_tables([cell for cell in cells if cell.workload in ordering], kinds),
-    ]
-
-
-def order_tables(cells: list[CellRow], kinds: Mapping[str, KindResults]) -> list[Table]:
-    """Per scenario, tier and workload: NOPM (tpmC), TPM (tpmTotal), the efficiency against
-    the specification's 12.86 a warehouse and the consistency checks, by engine and thread
-    count (means of runs)."""
-    from oltplab.analysis.orders import order_figures
-    from oltplab.workloads.tpcc import SPEC_NOPM_PER_WAREHOUSE
-
-    groups: dict[tuple[str, str, str], dict[tuple[str, int], list[KindResults]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for cell in cells:
-        if cell.status == Status.DONE and cell.key in kinds:
-            point = (cell.engine, cell.threads)
-            groups[(cell.scenario, cell.tier, cell.workload)][point].append(kinds[cell.key])
-    tables = []
-    for (scenario, tier, workload), points in sorted(groups.items()):
-        title = f"NOPM and TPM, {scenario}, tier {tier}, {workload}"
-        table = Table(title=title, min_width=len(title) + 4)
-        for column in ("engine", "threads", "NOPM", "TPM", "efficiency"):
-            table.add_column(column, justify="left" if column == "engine" else "right")
-        table.add_column("consistency")
-        for (engine, threads), found in points.items():
-            figures = order_figures(found)
-            table.add_row(
-                engine,
-                str(threads),
-                f"{figures.nopm:,.0f}" if figures.nopm is not None else "-",
-                f"{figures.tpm:,.0f}" if figures.tpm is not None else "-",
-                f"{figures.efficiency_pct:,.0f}%" if figures.efficiency_pct is not None else "-",
-                figures.consistency,
-            )
-        table.caption = (
-            f"efficiency: NOPM a warehouse against the {SPEC_NOPM_PER_WAREHOUSE} a warehouse "
-            "can give with TPC-C's keying and think times; this workload has none"
-        )
-        tables.append(table)
-    return tables
-
-
-def tps_tables(cells: list[CellRow]) -> list[Table]:
-    """TPS by thread count per scenario, tier and workload: engines as rows (mean of runs);
-    a mean over a cell with validity flags is marked, and the caption says what the mark is."""
-    groups: dict[tuple[str, str, str], dict[str, dict[int, list[CellRow]]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(list))
-    )
-    threads_seen: dict[tuple[str, str, str], set[int]] = defaultdict(set)
-    for cell in cells:
-        key = (cell.scenario, cell.tier, cell.workload)
-        threads_seen[key].add(cell.threads)
-        if cell.status == Status.DONE and cell.tps is not None:
-            groups[key][cell.engine][cell.threads].append(cell)
-        elif cell.status == Status.FAILED:
-            groups[key][cell.engine].setdefault(cell.threads, [])
-    tables = []
-    for key in sorted(groups):
-        scenario, tier, workload = key
-        threads = sorted(threads_seen[key])
-        title = f"TPS, {scenario}, tier {tier}, {workload}"
-        table = Table(title=title, min_width=len(title) + 4)
-        table.add_column("engine")
-        for count in threads:
-            table.add_column(f"{count}t", justify="right")
-        flagged = False
-        for engine, by_threads in groups[key].items():
-            values = [by_threads.get(t) for t in threads]
-            flagged |= any(c.flags for v in values if v for c in v)
-            table.add_row(engine, *(_tps_cell(v) for v in values))
-        if flagged:
-            table.caption = f"{FLAGGED_MARK} flagged: the report says why"
-        tables.append(table)
-    return tables
-
-
-FLAGGED_MARK = "*"
-
-
-def _tps_cell(measured: list[CellRow] | None) -> str:
-    if measured is None:
-        return ""
-    if not measured:
-        return "[red]failed[/red]"
-    shown = f"{mean(c.tps or 0.0 for c in measured):,.0f}"
-    return shown + (f"[yellow]{FLAGGED_MARK}[/yellow]" if any(c.flags for c in measured) else "")
 
 
 def failed_table(failed: list[CellRow]) -> Table:
@@ -384,7 +286,12 @@ def flagged_table(flagged: list[tuple[str, str]]) -> Table:
 
 
 def rows_table(rows: Rows) -> Table:
-    table = Table(title=rows.title)
+    """A table as Rich draws it: its title never wrapped, a line between rows when a cell
+    holds several."""
+    several = any("\n" in value for row in rows.rows for value in row)
+    table = Table(
+        title=rows.title, caption=rows.caption, min_width=len(rows.title) + 4, show_lines=several
+    )
     for column in rows.columns:
         right, folded = column in rows.right, column in rows.folded
         table.add_column(

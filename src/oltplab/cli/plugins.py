@@ -1,27 +1,10 @@
 """Plugins: modules outside oltplab that register what they add (an engine family, a
-scheduler, a telemetry device, a workload kind) with their own registration line when
-imported. The command line imports them at its start, after the built-in families and
-before any argument is parsed, so a spec naming a plugin's family or kind, or
-`submit` naming its scheduler, finds it whichever command reads it.
-
-Two ways to name a plugin:
-
-* an installed package declares an entry point in the group `oltplab.plugins`; the module
-  it names is imported. In the package's pyproject.toml:
-
-      [project.entry-points."oltplab.plugins"]
-      toy = "toy_family"
-
-* the environment variable `OLTPLAB_PLUGINS` lists modules, separated by commas or spaces,
-  for one not installed as a package:
-  `OLTPLAB_PLUGINS=tests.support.toys.toy_family oltplab run ...`
-  (each must be importable: on PYTHONPATH, or installed).
-
-A plugin registers as the built-in ones do, at its import: tests/support/toys/toy_family.py ends
-with `register(ToyFamily)` (engines/families.py), tests/support/toys/toy_scheduler.py with
-`register(Toy.name, Toy)` (distribute/schedulers.py), tests/support/toys/toy_workload.py with
-`register(ToyWorkload)` (workloads/kinds.py).
-"""
+scheduler, a telemetry device, a workload kind, an order) with their own registration line
+when imported. They are imported here, at the command line's start, after the built-in
+families and kinds and before any argument is parsed, so a spec naming a plugin's family or
+kind, or `submit` naming its scheduler, finds it whichever command reads it. An installed
+package names its module by an entry point in the group `oltplab.plugins`; `OLTPLAB_PLUGINS`
+lists others (docs/contributing.md: plugins)."""
 
 from __future__ import annotations
 

@@ -3,41 +3,33 @@ for, so that a scheduler a plugin registers has its command too."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
-import typing
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from oltplab.base.errors import OltplabError
-from oltplab.cli.app import Command, Group, console, flag
-from oltplab.cli.shards import ShardsOption
+from oltplab.cli.app import Command, Group, console
+from oltplab.cli.options import given_values, made, parameters, with_parameters
 from oltplab.distribute.layout import prepare, shard_state
 from oltplab.distribute.schedulers import (
     ChecksResults,
     Scheduler,
-    SubmitOption,
+    SubmitAsked,
     described,
     registered,
+    scheduler_class,
     scheduler_named,
-    submit_options,
 )
 from oltplab.spec import load_spec
 
-SpecArgument = Annotated[Path, typer.Argument(help="The spec file (TOML).", metavar="SPEC")]
-ResultsOption = Annotated[
-    Path,
-    typer.Option("--results", "-r", help="The run's directory, on a filesystem every node sees."),
-]
-# What every scheduler's command takes before its own options.
-_COMMON = ("spec_path", "shards", "results")
 _RESUMES = "submitting again runs only the shards that are not complete and not queued or running"
 
 
-def _submit(spec_path: Path, results: Path, shards: int, scheduler: Scheduler) -> None:
+def _submit(asked: SubmitAsked, scheduler: Scheduler) -> None:
     """The shards that are not complete and not queued or running, to the scheduler."""
-    spec = load_spec(spec_path)
+    spec, results, shards = load_spec(asked.spec_path), asked.results, asked.shards
     if isinstance(scheduler, ChecksResults):
         scheduler.check_results(results.resolve())
     distributed = prepare(results.resolve(), spec, shards, scheduler.name)
@@ -63,40 +55,18 @@ def _submit(spec_path: Path, results: Path, shards: int, scheduler: Scheduler) -
     )
 
 
-def _parameter(option: SubmitOption) -> inspect.Parameter:
-    """A scheduler's option as Typer takes it; a tuple is an option given once per value."""
-    kind, default = option.kind, option.default
-    if typing.get_origin(kind) is tuple:
-        kind, default = list[typing.get_args(kind)[0]] | None, None  # type: ignore[misc]
-    made = flag if kind is bool else typer.Option
-    annotation = Annotated[kind, made(option.flag, help=option.help)]  # type: ignore[valid-type]
-    return inspect.Parameter(
-        option.field, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
-    )
-
-
 def _scheduler_command(name: str) -> Any:
-    options = submit_options(name)
-    if clash := [o.field for o in options if o.field in _COMMON]:
-        raise OltplabError(f"scheduler {name!r}: option {clash[0]} is one submit has already")
-    tuples = {o.field for o in options if typing.get_origin(o.kind) is tuple}
+    make = scheduler_class(name)
+    own: list[inspect.Parameter] = parameters(make) if dataclasses.is_dataclass(make) else []
+    common = parameters(SubmitAsked)
+    if clash := {p.name for p in own} & {p.name for p in common}:
+        raise OltplabError(f"scheduler {name!r}: option {min(clash)} is one submit has already")
 
-    def submit(spec_path: Path, shards: int, results: Path, **given: Any) -> None:
-        # A repeated option not given at all leaves the class's default.
-        values = {
-            k: tuple(v) if k in tuples else v for k, v in given.items() if v or k not in tuples
-        }
-        _submit(spec_path, results, shards, scheduler_named(name, **values))
+    def submit(**given: Any) -> None:
+        asked = made(SubmitAsked, {p.name: given.pop(p.name) for p in common})
+        _submit(asked, scheduler_named(name, **given_values(make, given)))  # type: ignore[arg-type]
 
-    common = [
-        inspect.Parameter(field, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation)
-        for field, annotation in zip(
-            _COMMON, (SpecArgument, ShardsOption, ResultsOption), strict=True
-        )
-    ]
-    parameters = [*common, *map(_parameter, options)]
-    submit.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    submit.__annotations__ = {p.name: p.annotation for p in parameters}
+    with_parameters(submit, [*common, *own])
     one = typer.Typer(add_completion=False)
     about = described(name).rstrip(".")
     one.command(name, cls=Command, help=f"{about}; {_RESUMES}." if about else None)(submit)

@@ -4,7 +4,8 @@ A scheduler is one module with one class implementing `Scheduler` (submit shards
 where each stands, cancel them) and one `register` line: in `distribute/__init__.py` for
 oltplab's own, in the module itself for a plugin (`oltplab.cli.plugins`). `oltplab submit
 <name>` is then built from the class (its docstring the help, each field made with
-`submit_option` an option), and `status` and `cancel` work for it as for the others.
+`submit_option` an option, declared as every command's are: `oltplab.base.asking`), and
+`status` and `cancel` work for it as for the others.
 The state words stay the scheduler's own (`RUNNING`, `Pending`, ...); `active` is what
 oltplab decides on: a shard whose task is queued or running is not submitted again, and
 its cells are not complete until the scheduler says it ended.
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from oltplab.base.asking import option, results_option, spec_argument
 from oltplab.base.errors import OltplabError
 from oltplab.distribute.layout import Distributed, is_distributed, read_distributed
 
@@ -80,41 +82,34 @@ def registered() -> list[str]:
     return sorted(_REGISTERED)
 
 
-@dataclass(frozen=True)
-class SubmitOption:
-    """One option of `oltplab submit <scheduler>`: a field of the scheduler's class."""
+# More shards than this is no machine count anyone has; past it, dealing blocks alone
+# would take gigabytes before saying so.
+MAX_SHARDS = 10_000
 
-    field: str  # the keyword the class takes
-    kind: Any  # the field's type as annotated; a tuple is given once per value
-    help: str
-    flag: str  # as typed: --partition
-    default: Any
+
+def shards_option(default: Any = dataclasses.MISSING) -> Any:
+    return option(default, "How many shards.", "--shards", "-n", min=1, max=MAX_SHARDS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubmitAsked:
+    """What every scheduler's `submit` takes before its own options."""
+
+    spec_path: Path = spec_argument()
+    shards: int = shards_option()
+    results: Path = results_option("The run's directory, on a filesystem every node sees.")
 
 
 def submit_option(help: str, *, default: Any = None, flag: str | None = None) -> Any:
     """A field of a scheduler's class that `oltplab submit` takes as an option (--field-name
     unless `flag` names it otherwise). It has a default: `status` and `cancel` make the
     scheduler with none given."""
-    return dataclasses.field(default=default, metadata={"help": help, "flag": flag})
+    return option(default, help, *([flag] if flag else []))
 
 
-def submit_options(name: str) -> list[SubmitOption]:
-    """The options of `oltplab submit <name>`, in the order of the class's fields."""
-    make = _REGISTERED[name]
-    if not dataclasses.is_dataclass(make):
-        return []
-    hints = typing.get_type_hints(make)
-    return [
-        SubmitOption(
-            field.name,
-            hints[field.name],
-            field.metadata["help"],
-            field.metadata["flag"] or "--" + field.name.replace("_", "-"),
-            field.default,
-        )
-        for field in dataclasses.fields(make)
-        if "help" in field.metadata
-    ]
+def scheduler_class(name: str) -> Callable[..., Scheduler]:
+    """What makes the scheduler: its class, whose declared fields are its options."""
+    return _REGISTERED[name]
 
 
 def described(name: str) -> str:

@@ -21,6 +21,7 @@ from oltplab.base.asking import (
 from oltplab.base.errors import OltplabError
 from oltplab.base.given import folder_option, parse_duration, parse_percent
 from oltplab.base.metrics import MEASURES
+from oltplab.base.telling import Note, Said, Told
 from oltplab.base.wording import counted
 from oltplab.measure.request import RunRequest
 from oltplab.plan.blocks import Shard
@@ -241,6 +242,20 @@ def undecided_note(request: RunRequest) -> str | None:
         f"±{margin:g}% ([compare] margin_pct){floor_said}: `oltplab run {request.origin} "
         f"--margin {margin:g}%` adds paired rounds until each is decided"
     )
+
+
+def after_run(request: RunRequest, interrupted: bool) -> Told:
+    """What a finished run adds to its tables: the comparisons a plain run left undecided,
+    and the canary's verdict (on stderr when it finds the host unfit)."""
+    if interrupted:
+        return Told()
+    said: list[Said] = []
+    plain = request.shard is None and request.spec.protocol.target_ci_pct is None
+    if plain and (note := undecided_note(request)):
+        said.append(Note(note))
+    if request.spec.protocol.canary and (canary := canary_verdict(request.results)):
+        said.append(Note(canary.describe()) if canary.unfit else canary.describe())
+    return Told(tuple(said))
 
 
 def canary_verdict(results: Path) -> Canary | None:
