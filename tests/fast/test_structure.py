@@ -160,3 +160,35 @@ def test_no_function_takes_ten_parameters_or_more():
                 if count >= 10:
                     found.append(f"{path.relative_to(PACKAGE)}:{node.name} ({count})")
     assert found == []
+
+
+def test_the_command_line_only_binds_calls_and_draws():
+    """`cli/` is an edge: options are declared where the work is done and bound by one
+    binder, a command's body is one call into the layer that owns it, and what it returns
+    is drawn by `cli/display.py`. So the package stays small, its functions short, and no
+    command writes a file of the results itself."""
+    cli = sorted((PACKAGE / "cli").glob("*.py"))
+    assert sum(len(path.read_text().splitlines()) for path in cli) <= 1600
+    long, writing = [], []
+    for path in cli:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > 40:
+                long.append(f"{path.name}:{node.name}")
+            if isinstance(node, ast.Attribute) and node.attr in {"write_text", "write_bytes"}:
+                writing.append(f"{path.name}:{node.lineno}")
+    assert long == [] and writing == []
+    assert not any("RunContext" in path.read_text() for path in modules())
+
+
+def test_the_command_line_starts_without_the_analysis():
+    """`status` and `--help` answer at once: the command line loads NumPy's and SciPy's
+    analysis only in the commands that use it."""
+    import subprocess
+    import sys
+
+    probe = "import sys, oltplab.cli; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert "'scipy'" not in loaded and "'matplotlib'" not in loaded

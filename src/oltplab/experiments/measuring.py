@@ -9,8 +9,8 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from oltplab.analysis.canary_verdicts import Canary
 from oltplab.base.asking import (
     MARGIN,
     margin_option,
@@ -29,6 +29,9 @@ from oltplab.plan.lengths import ONE_REPETITION
 from oltplab.spec import Spec, derived_spec, load_spec
 from oltplab.store.scratch import WORK_DIR_ENV
 from oltplab.telemetry import registry
+
+if TYPE_CHECKING:  # the analysis loads SciPy, which `status` and --help never need
+    from oltplab.analysis.canary_verdicts import Canary
 
 
 @dataclass(frozen=True, kw_only=True)
