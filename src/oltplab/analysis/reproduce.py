@@ -13,6 +13,7 @@ from oltplab.analysis.estimate import PointSample
 from oltplab.analysis.points import Point, Points
 from oltplab.base.errors import EXIT_REGRESSED, EXIT_UNDECIDED, OltplabError
 from oltplab.base.metrics import TPS, Measure
+from oltplab.base.telling import Rows
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,16 @@ class Reproduction:
         if verdicts == {EQUIVALENT}:
             return 0
         return EXIT_REGRESSED if DIFFERENT in verdicts else EXIT_UNDECIDED
+
+    def said(self) -> tuple[Rows, str]:
+        """Each point's verdict, with its interval, then the one verdict over them."""
+        columns = ("scenario", "tier", "engine", "threads", "verdict")
+        rows = tuple(
+            (scenario, tier, engine, str(threads), judged.describe("reproduced"))
+            for (scenario, tier, engine, threads), judged in self.points
+        )
+        title = f"Repeat against original, within ±{self.margin_pct:g}%"
+        return Rows(title, columns, rows, folded=columns), f"verdict: {self.verdict}"
 
 
 def points_of(results: Path, measure: Measure) -> Points:

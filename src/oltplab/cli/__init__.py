@@ -21,7 +21,7 @@ from oltplab.base.errors import (
     EXIT_INTERRUPTED,
     OltplabError,
 )
-from oltplab.cli import calibrations, engines, replay, results, runs, shards, versions
+from oltplab.cli import replay, results, runs, shards, versions
 from oltplab.cli.app import DEBUG_ENV, Command, app, engines_app, errors
 from oltplab.cli.plugins import load_plugins
 from oltplab.cli.submit import submit_app
@@ -34,15 +34,15 @@ COMMANDS: tuple[tuple[str | None, Callable[..., None]], ...] = (
     (None, results.status), (None, results.export), ("import", results.import_),
     (None, results.report), (None, results.rebuild), (None, results.clean),
     (None, replay.replay),
-    (None, runs.calibrate), (None, calibrations.calibrations),
+    (None, runs.calibrate), (None, runs.calibrations),
     (None, shards.plan), (None, shards.merge), (None, shards.cancel),
     (None, versions.history), (None, versions.bisect), (None, versions.capacity),
     (None, versions.gate), (None, versions.site),
 )  # fmt: skip
 for name, command in COMMANDS:
     app.command(name, cls=Command)(command)
-engines_app.command("list", cls=Command)(engines.engines_list)
-engines_app.command("fetch", cls=Command)(engines.engines_fetch)
+engines_app.command("list", cls=Command)(runs.engines_list)
+engines_app.command("fetch", cls=Command)(runs.engines_fetch)
 # One `submit <name>` per registered scheduler (oltplab.cli.submit), plugins' included.
 app.add_typer(submit_app, name="submit")
 

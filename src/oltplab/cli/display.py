@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,16 +25,11 @@ from rich.text import Text
 from oltplab.base.sizes import duration_text
 from oltplab.base.telling import Note, Rows, Told, Verbatim
 from oltplab.base.wording import counted
-from oltplab.engines.supplier import source_of
-from oltplab.spec import Spec
-from oltplab.spec.server_options import extra_option_lines
 from oltplab.store.rows import CellRow
 from oltplab.store.status import Status
 
 if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
-    from oltplab.analysis.estimate import Comparison
     from oltplab.analysis.precision import Answer
-    from oltplab.analysis.reproduce import Reproduction
 
 
 class RichDisplay:
@@ -198,58 +192,6 @@ def shards_table(rows: list[dict[str, str]]) -> Table:
             row.get(Status.FAILED, "0"),
             str(left),
             row.get("state", "-"),
-        )
-    return table
-
-
-def reproduction_table(found: Reproduction) -> Table:
-    """Each point of a repeat against its original, within the margin."""
-    table = Table(title=f"Repeat against original, within ±{found.margin_pct:g}%")
-    for column in ("scenario", "tier", "engine", "threads", "verdict"):
-        table.add_column(column, overflow="fold")
-    for (scenario, tier, engine, threads), judged in found.points:
-        table.add_row(scenario, tier, engine, str(threads), judged.describe("reproduced"))
-    return table
-
-
-def touches(spec: Spec, results: Path) -> list[str]:
-    """What running a spec touches beyond this machine's own engines: binaries fetched or
-    taken from paths, hosts reached over SSH, endpoints connected to, Lua scripts run (they
-    may do anything sysbench's LuaJIT can), raw server options, and where the results go."""
-    lines = []
-    for engine in spec.engines:
-        source = source_of(engine)
-        kind, value = next(iter(source.items()))
-        lines.append(f"engine {engine.name}: {kind} {value}")
-    for host in spec.hosts:
-        options = " ".join(f"-o {k}={v}" for k, v in host.options.items())
-        port = f" -p {host.port}" if host.port else ""
-        identity = f" -i {host.identity_file}" if host.identity_file else ""
-        lines.append(
-            f"host {host.name}: ssh{port}{identity} {options} {host.ssh}, "
-            f"files under {host.workdir}".replace("  ", " ")
-        )
-    for workload in spec.workloads:
-        if workload.script is not None:
-            lines.append(f"workload {workload.name}: runs the Lua script {workload.script}")
-    lines += [f"server options from {line}" for line in extra_option_lines(spec.model_dump())]
-    lines.append(f"results into {results.resolve()}")
-    return lines
-
-
-def noise_table(engine: str, comparisons: Mapping[tuple[str, int], Comparison]) -> Table:
-    """A calibration's no-change comparisons: engine A against itself as B."""
-    table = Table(title=f"No-change comparison: {engine}-a vs {engine}-b")
-    for column in ("scenario", "threads", "difference", "95% interval", "verdict", "method"):
-        table.add_column(column)
-    for (scenario, count), found in comparisons.items():
-        table.add_row(
-            scenario,
-            str(count),
-            f"{found.diff_pct:+.1f}%",
-            found.interval(),
-            found.verdict,
-            found.method,
         )
     return table
 

@@ -1,13 +1,16 @@
 """The engines a user may name: the catalog's, and those a spec defines of its own, each
-with where its binaries come from and whether they are in the cache."""
+with where its binaries come from and whether they are in the cache (`engines list`); and
+their binaries fetched into the cache (`engines fetch`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.base.asking import argument, option
 from oltplab.base.errors import OltplabError
-from oltplab.engines.supplier import is_available, source_of
+from oltplab.base.telling import Rows, Told
+from oltplab.engines.supplier import cached, is_available, source_of, supply
 from oltplab.spec import load_spec
 from oltplab.spec.catalog import CATALOG, FAMILIES, release_key
 from oltplab.spec.sources import EngineSpec
@@ -77,3 +80,58 @@ def engines_named(names: list[str], spec_path: Path | None) -> list[EngineSpec]:
                 f"unknown engine {name!r}: see `oltplab engines list` (or pass --spec)"
             )
     return [known[name] for name in names]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnginesListAsked:
+    spec: Path | None = option(None, "Also list the engines this spec defines.")
+    family: str | None = option(
+        None,
+        "Only this family's releases, in release order (a spec may name them as a series: "
+        'engines = [{series = "mariadb >=10.4, <12"}]).',
+    )
+
+    def told(self) -> Told:
+        family = self.family
+        title = "Engines" if family is None else f"{family} releases, oldest first"
+        columns = ("name", "family", "version", "source", "fetched")
+        rows = tuple(
+            (e.name, e.family, e.version, e.source, "yes" if e.fetched else "no")
+            for e in listed_engines(self.spec, family)
+        )
+        # A source folds onto more lines rather than end in "…": a terminal of 80 columns
+        # still shows what a spec would name.
+        return Told((Rows(title, columns, rows, folded=("source",)),))
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnginesFetchAsked:
+    names: list[str] = argument("Engine names from `oltplab engines list`.", "NAMES")
+    spec: Path | None = option(None, "A spec whose own engines may be named too.")
+
+    def engines(self) -> list[EngineSpec]:
+        return engines_named(self.names, self.spec)
+
+
+def before_fetching(engine: EngineSpec) -> Told:
+    """What fetching an engine not yet in the cache does, and that it does it once."""
+    if cached(engine) is not None:
+        return Told()
+    return Told(
+        (
+            f"{engine.name}: fetching {described(engine)} (download, unpack, checksum: a "
+            "minute or so, once; later runs take it from the cache)",
+        )
+    )
+
+
+def fetched(engine: EngineSpec) -> Told:
+    """The engine's binaries supplied into the cache: where they are and their checksums."""
+    distribution = supply(engine)
+    lines = [
+        f"{engine.name}: {distribution.family} {distribution.version} at {distribution.basedir}",
+        f"  sha256 {distribution.binary_sha256}  {distribution.server.name}",
+    ]
+    if distribution.archive_sha256:
+        lines.append(f"  sha256 {distribution.archive_sha256}  (archive)")
+    return Told(("\n".join(lines),))

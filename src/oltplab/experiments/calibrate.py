@@ -14,6 +14,7 @@ import platform
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,10 +23,13 @@ from oltplab.analysis.estimate import SIGNIFICANT, Comparison
 from oltplab.analysis.model import QuotedFloor
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import round_spread_pct
+from oltplab.base.asking import WEEK_SECONDS, argument, measure_option, option
 from oltplab.base.errors import EnvironmentProblem, OltplabError
+from oltplab.base.given import measure_of
 from oltplab.base.metrics import MEASURES, TPS, Measure
 from oltplab.base.nesting import load_json
 from oltplab.base.stats import MIN_REPETITIONS
+from oltplab.base.telling import Note, Rows, Told
 from oltplab.base.wording import counted
 from oltplab.engines.cache import cache_root
 from oltplab.measure.request import Display, RunRequest
@@ -104,6 +108,17 @@ class NoiseFloor:
             for (scenario, count), found in self.comparisons.items()
             if found.verdict == SIGNIFICANT
         ]
+
+    def said(self) -> Told:
+        """The no-change comparisons, engine A against itself as B, and a warning for each
+        that came out different."""
+        title = f"No-change comparison: {self.engine}-a vs {self.engine}-b"
+        columns = ("scenario", "threads", "difference", "95% interval", "verdict", "method")
+        rows = tuple(
+            (scenario, str(count), f"{c.diff_pct:+.1f}%", c.interval(), c.verdict, c.method)
+            for (scenario, count), c in self.comparisons.items()
+        )
+        return Told((Rows(title, columns, rows), *map(Note, self.warnings())))
 
 
 def noise_floor(dataset: Dataset, engine: str, measure: Measure = TPS) -> NoiseFloor:
@@ -364,7 +379,7 @@ def _sortable(when: datetime | None) -> datetime:
 
 @dataclass(frozen=True)
 class CalibrationAsked:
-    """One calibration to measure (calibrate's options, and plan --calibrate's)."""
+    """One calibration to measure (calibrate's options made whole, and plan --calibrate's)."""
 
     engine: str
     results: Path
@@ -375,10 +390,73 @@ class CalibrationAsked:
     measure: Measure
     order: str
 
+    def measured(self, display: Display) -> Calibrated | RunOutcome:
+        """The calibration measured and its noise floor found (stored by its `kept`); the
+        run's outcome alone when a cell failed or it was interrupted."""
+        from oltplab.measure.runner import run
+
+        stored_calibrations()  # where it is damaged, said before the measuring, not after
+        text = calibration_spec(
+            self.engine, self.repetitions, self.seconds, self.threads, self.workload, self.order
+        )
+        spec = parse_spec(text, f"calibrate {self.engine}")
+        started = time.monotonic()
+        outcome = run(RunRequest(spec, text, f"calibrate {self.engine}", self.results), display)
+        if outcome.failed or outcome.interrupted:
+            return outcome
+        floor = noise_floor(load([self.results]), self.engine, self.measure)
+        sessions = build_plan(spec)
+        measured = plan_seconds(spec, sessions, {c.key for s in sessions for c in s.cells})
+        overhead = session_overhead(time.monotonic() - started, len(sessions), measured)
+        return Calibrated(self, floor, overhead, started)
+
 
 def calibration_folder(engine: str) -> Path:
     """Where a calibration's run goes when no --results is given."""
     return Path("runs") / f"calibrate-{engine}"
+
+
+class RoundsOrder(StrEnum):
+    INTERLEAVED = "interleaved"
+    ALTERNATING = "alternating"
+    SLICED = "sliced"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibrateAsked:
+    engine: str = argument("A catalog engine, e.g. mariadb-10.11.5.", "ENGINE")
+    results: Path | None = option(None, "Default: runs/calibrate-ENGINE.", "--results", "-r")
+    repetitions: int = option(
+        5,
+        f"Rounds of A and B ({MIN_REPETITIONS} at least: fewer give no interval).",
+        min=MIN_REPETITIONS,
+        max=1000,
+    )
+    seconds: int = option(30, "Seconds per measurement.", min=3, max=WEEK_SECONDS)
+    threads: list[int] | None = option(
+        None, "Thread counts (repeat the option).", min=1, max=10_000
+    )
+    workload: str = option("oltp_read_only", "The sysbench test.")
+    measure: str = measure_option()
+    order: RoundsOrder = option(
+        RoundsOrder.SLICED,
+        "How A and B take turns: sliced (both kept running, each round's cells at once in "
+        "short time slots, isolated: as --margin searches and bisect measure), alternating "
+        "(both kept running, cells back to back, isolated) or interleaved (a restart and "
+        "warm-up per cell, as plain runs measure); a spec is planned, and a report quoted, "
+        "with the calibration of its order.",
+    )
+
+    def calibration(self) -> CalibrationAsked:
+        results = self.results or calibration_folder(self.engine)
+        return CalibrationAsked(
+            self.engine, results, self.repetitions, self.seconds, self.threads or [1, 4],
+            self.workload, measure_of(self.measure), self.order,
+        )  # fmt: skip
+
+    def next_step(self) -> Told:
+        """Said once calibrated (not after plan --calibrate, which goes on to plan)."""
+        return Told(next_step="oltplab plan SPEC --margin 3% (rounds and hours on this host)")
 
 
 @dataclass(frozen=True)
@@ -388,31 +466,20 @@ class Calibrated:
     overhead_s: float  # a session's, beyond its warm-up and cells
     started: float  # time.monotonic() as the measuring began
 
-    def stored(self) -> Path:
-        a = self.asked
-        return save(self.floor, a.results, a.seconds, self.overhead_s, a.repetitions, a.order)
+    def kept(self) -> Told:
+        """Stores it for this host; where, and the round spreads `plan --margin` takes."""
+        a, floor = self.asked, self.floor
+        stored = save(floor, a.results, a.seconds, self.overhead_s, a.repetitions, a.order)
+        spreads = ", ".join(f"{k} {v:.1f}%" for k, v in floor.round_spread_pct.items())
+        return Told(
+            (
+                f"noise floor on this host: ±{floor.value:.1f}% (stored in {stored} for reports "
+                f"and plans of {a.order} rounds; `oltplab calibrations` lists what is stored)",
+                f"round-to-round spread of A against B: {spreads}; about {self.overhead_s:.0f} s "
+                "a session beyond its warm-up and cells (stored for `oltplab plan --margin`)",
+            )
+        )
 
     def round_seconds(self) -> float:
         """The time a round took here, so far (the run and its analysis, per round)."""
         return (time.monotonic() - self.started) / self.asked.repetitions
-
-
-def measure_calibration(asked: CalibrationAsked, display: Display) -> Calibrated | RunOutcome:
-    """A calibration measured and its noise floor found (stored by its `stored`); the
-    run's outcome alone when a cell failed or it was interrupted."""
-    from oltplab.measure.runner import run
-
-    stored_calibrations()  # where it is damaged, said before the measuring, not after
-    text = calibration_spec(
-        asked.engine, asked.repetitions, asked.seconds, asked.threads, asked.workload, asked.order
-    )
-    spec = parse_spec(text, f"calibrate {asked.engine}")
-    started = time.monotonic()
-    outcome = run(RunRequest(spec, text, f"calibrate {asked.engine}", asked.results), display)
-    if outcome.failed or outcome.interrupted:
-        return outcome
-    floor = noise_floor(load([asked.results]), asked.engine, asked.measure)
-    sessions = build_plan(spec)
-    measured = plan_seconds(spec, sessions, {c.key for s in sessions for c in s.cells})
-    overhead = session_overhead(time.monotonic() - started, len(sessions), measured)
-    return Calibrated(asked, floor, overhead, started)

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.base.asking import option
 from oltplab.base.errors import OltplabError
 from oltplab.base.stats import MIN_REPETITIONS
+from oltplab.base.telling import Note, Told
 from oltplab.experiments import calibrate, session_spread
 
 NOISE_FLOOR = "noise floor"
@@ -111,3 +113,23 @@ def clear() -> list[Path]:
     for path in removed:
         path.unlink()
     return removed
+
+
+@dataclass(frozen=True, kw_only=True)
+class MachineFiguresAsked:
+    clear: bool = option(False, "Remove every stored figure (after listing them).", "--clear")
+
+    def told(self) -> Told:
+        """Each stored figure, and where they are kept; with --clear, what was removed."""
+        kept = machine_figures(clearing=self.clear)
+        damaged = (Note(f"note: {kept.damaged}"),) if kept.damaged else ()
+        stores = ", ".join(map(str, kept.stores))
+        again = "oltplab calibrate ENGINE --order ORDER measures"
+        if not kept.figures and not self.clear:
+            return Told((f"no calibration stored ({stores})",), f"{again} this host's noise floor")
+        heading = ("Stored on this machine, oldest first:",) if kept.figures else ()
+        listed = (*damaged, *heading, *(f"- {figure.describe()}" for figure in kept.figures))
+        if self.clear:
+            removed = ", ".join(map(str, clear()))
+            return Told((*listed, f"cleared: {removed}"), f"{again} a noise floor again")
+        return Told((*listed, f"Kept in {stores}"), "oltplab calibrations --clear removes them all")

@@ -1,6 +1,7 @@
-"""This host's between-session spread, kept beside its calibrations: `reproduced` over
-runs of the same A/B stores what it measured, `bisect` reads the latest to widen the
-verdicts it draws across builds (analysis/sessions.py)."""
+"""Whether a repeat reproduced the original (`reproduced`), and this host's between-session
+spread, kept beside its calibrations: `reproduced` over runs of the same A/B stores what it
+measured, `bisect` reads the latest to widen the verdicts it draws across builds
+(analysis/sessions.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from oltplab.analysis.reproduce import points_of
+from oltplab.analysis.comparability import alike_notes, unlike
+from oltplab.analysis.reproduce import points_of, reproduction
 from oltplab.analysis.sessions import SessionSpread, session_spreads
+from oltplab.base.asking import allow_mismatch_option, argument, margin_option, measure_option
+from oltplab.base.errors import EXIT_REGRESSED
+from oltplab.base.given import margin_pct, measure_of
 from oltplab.base.metrics import Measure
 from oltplab.base.nesting import load_json
+from oltplab.base.telling import Told
+from oltplab.base.wording import report_hint
 from oltplab.engines.cache import cache_root
 from oltplab.store.files import write_atomic
 
@@ -126,3 +133,34 @@ def spread_here() -> StoredSpread | None:
         int(widest["sessions"]),
         latest[:10],
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReproducedAsked:
+    original: Path = argument("The results directory measured first.", "ORIGINAL")
+    repeat: Path = argument("The results directory measured again.", "REPEAT")
+    more: list[Path] | None = argument(
+        "More sessions of the same spec, each judged against ORIGINAL too.", "[MORE]...", None
+    )
+    margin: str = margin_option("they count as the same within ±PCT.", "5%")
+    measure: str = measure_option()
+    allow_mismatch: bool = allow_mismatch_option()
+
+    def told(self) -> Told:
+        """Each later session judged against ORIGINAL, and where the sessions compare
+        engines, the spread between them (stored for this host); exits 1 when any is not
+        reproduced, else 5 when any is undecided."""
+        sessions = [self.original, self.repeat, *(self.more or [])]
+        notes = alike_notes(unlike(sessions, refuse=not self.allow_mismatch))
+        chosen, margin = measure_of(self.measure), margin_pct(self.margin, 5.0)
+        found = [reproduction(self.original, again, margin, chosen) for again in sessions[1:]]
+        spreads = between_sessions(sessions, chosen)
+        between = (
+            () if spreads is None else (f"\nBetween sessions, on {chosen.label}:", *spreads.lines())
+        )
+        statuses = {judged.exit_status for judged in found}
+        return Told(
+            (*notes, *(said for judged in found for said in judged.said()), *between),
+            report_hint(sessions),
+            EXIT_REGRESSED if EXIT_REGRESSED in statuses else max(statuses),
+        )

@@ -21,6 +21,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from importlib import resources
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -28,16 +29,18 @@ from typing import Any
 from oltplab.analysis.dataset import load
 from oltplab.analysis.points import Points
 from oltplab.analysis.precision import MIN_ROUNDS, UNKNOWN, Answer, answers
+from oltplab.base.asking import results_option
 from oltplab.base.errors import EXIT_BAD_INPUT, OltplabError
 from oltplab.base.metrics import Target, measure_named
 from oltplab.base.nesting import load_json
 from oltplab.base.sizes import duration_text
+from oltplab.base.telling import Rows, Said, Told
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.rounds import more_repetitions
 from oltplab.measure.run import Round, Run
 from oltplab.measure.runner import RunOutcome, run
 from oltplab.plan import KEPT_RUNNING
-from oltplab.spec import Spec, derived_spec
+from oltplab.spec import Spec, derived_spec, parse_spec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.files import os_problem, write_atomic
 from oltplab.store.lock import holder
@@ -174,6 +177,23 @@ class Search:
     rounds: int = 0
     stopped: str = ""  # why no more rounds were added
 
+    def rows(self) -> Rows:
+        """Each comparison's verdict, its 90% interval and the smallest difference it could
+        have told apart."""
+        measure = self.answers[0].measure.label if self.answers else ""
+        columns = ("comparison", "difference [90% interval]", "verdict", "could detect")
+        rows = tuple(
+            (
+                answer.label,
+                f"{c.diff_pct:+.1f}% {c.interval()}" if (c := answer.comparison) else "-",
+                answer.verdict,
+                "-" if (least := answer.detectable_pct) is None else f"±{least:.1f}%",
+            )
+            for answer in self.answers
+        )
+        title = f"Comparisons on {measure} after {self.rounds} rounds: {self.stopped}"
+        return Rows(title, columns, rows, right=columns[1:])
+
 
 def measure_until_answered(request: RunRequest, display: Display) -> Search:
     """Rounds until every comparison is decided or the budget is spent: one run, its
@@ -198,18 +218,58 @@ def measure_until_answered(request: RunRequest, display: Display) -> Search:
 DEMO_MARGIN_PCT = 5.0
 
 
-def demo_decision(spec: Spec, results: Path, display: Display) -> Search:
-    """The demo's one comparison that concludes (read-only at 4 threads): a single plain run
-    of each engine cannot say whether a difference is real, a minute of paired rounds here
-    usually can. Once answered, its spec is kept beside its results for a longer search."""
-    data = spec.model_dump(mode="json", exclude_none=True)
-    data["workloads"] = [w for w in data["workloads"] if w["name"] == "oltp_read_only"]
-    data["protocol"].update(threads=[4], target_ci_pct=DEMO_MARGIN_PCT, budget_minutes=1)
-    decide, text = derived_spec(data, "demo decision")
-    search = measure_until_answered(RunRequest(decide, text, "demo decision", results), display)
-    if search.answers:
-        write_atomic(ResultsDir(results).derived_spec, text)
-    return search
+@dataclass(frozen=True, kw_only=True)
+class DemoAsked:
+    results: Path = results_option("Results directory.", Path("runs/demo"))
+
+    def request(self) -> RunRequest:
+        """The demo's matrix: the built-in spec, MySQL 8.0.31 and MariaDB 10.11.5."""
+        text = resources.files("oltplab").joinpath("spec/demo.toml").read_text()
+        return RunRequest(parse_spec(text, "demo spec"), text, "demo spec", self.results)
+
+    @property
+    def deciding(self) -> Path:
+        """Where one of its comparisons is measured until it is decided."""
+        return self.results.with_name(f"{self.results.name}-decide")
+
+    def decide(self, spec: Spec, display: Display) -> Search:
+        """The demo's one comparison that concludes (read-only at 4 threads): a single
+        plain run of each engine cannot say whether a difference is real, a minute of
+        paired rounds here usually can. Once answered, its spec is kept beside its results
+        for a longer search."""
+        data = spec.model_dump(mode="json", exclude_none=True)
+        data["workloads"] = [w for w in data["workloads"] if w["name"] == "oltp_read_only"]
+        data["protocol"].update(threads=[4], target_ci_pct=DEMO_MARGIN_PCT, budget_minutes=1)
+        decide, text = derived_spec(data, "demo decision")
+        request = RunRequest(decide, text, "demo decision", self.deciding)
+        search = measure_until_answered(request, display)
+        if search.answers:
+            write_atomic(ResultsDir(self.deciding).derived_spec, text)
+        return search
+
+    def before_deciding(self) -> Told:
+        return Told(
+            (
+                "Deciding one comparison: paired rounds until it is DIFFERENT or SAME within "
+                f"±{DEMO_MARGIN_PCT:g}%, for a minute at most (into {self.deciding})",
+            )
+        )
+
+    def decided(self, search: Search) -> Told:
+        """Its verdict; when undecided, how to search longer."""
+        results = self.deciding
+        said: list[Said] = [search.rows()]
+        for answer in search.answers:
+            said.append(answer.describe())
+            if answer.verdict == UNKNOWN:
+                longer = results.with_name(f"{results.name}-longer")
+                said.append(
+                    f"this host's rounds spread more than a minute can narrow to "
+                    f"±{DEMO_MARGIN_PCT:g}%; `oltplab run {ResultsDir(results).derived_spec} "
+                    f"--margin {DEMO_MARGIN_PCT:g}% --budget 10m -r {longer}` gives the same "
+                    "search longer"
+                )
+        return Told(tuple(said), f"oltplab report {results}")
 
 
 class UntilAnswered:
