@@ -277,29 +277,6 @@ def status_table(counts: dict[str, int]) -> Table:
     return table
 
 
-def shards_table(rows: list[dict[str, str]]) -> Table:
-    """Several results directories (shards, mostly), a row each; narrow enough for 80
-    columns (the directories are listed under it when they are not one run's shards)."""
-    table = Table(title="Shards")
-    counts = ("done", "failed", "left")
-    for column in ("shard", "scheduler", "node", *counts, "state"):
-        table.add_column(column, justify="right" if column in counts else "left",
-                         overflow="fold")  # fmt: skip
-    for row in rows:
-        left = int(row.get(Status.PENDING, 0)) + int(row.get(Status.RUNNING, 0))
-        shard = row.get("shard", "-")
-        table.add_row(
-            shard if shard != "-" else Path(row["results"]).name,
-            row.get("scheduler", "-"),
-            row.get("node", "-"),
-            row.get(Status.DONE, "0"),
-            row.get(Status.FAILED, "0"),
-            str(left),
-            row.get("state", "-"),
-        )
-    return table
-
-
 def reproduction_table(found: Reproduction) -> Table:
     """Each point of a repeat against its original, within the margin."""
     table = Table(title=f"Repeat against original, within ±{found.margin_pct:g}%")
@@ -370,16 +347,6 @@ def answers_table(found: list[Answer], rounds: int, stopped: str) -> Table:
             f"[{colours[answer.verdict]}]{answer.verdict}[/]",
             "-" if detectable is None else f"±{detectable:.1f}%",
         )
-    return table
-
-
-def flagged_table(flagged: list[tuple[str, str]]) -> Table:
-    """The cells an import flagged, and their flags."""
-    table = Table(title="Flagged cells")
-    table.add_column("cell")
-    table.add_column("flags")
-    for cell, marks in flagged:
-        table.add_row(cell, marks)
     return table
 
 

@@ -1,11 +1,13 @@
 """Where a results directory stands, or each shard of a distributed run: the scheduler's
-word and its ledger's."""
+word and its ledger's; what `oltplab status` tells of it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.base.telling import Rows, Said, Told
+from oltplab.base.wording import counted, shown
 from oltplab.distribute.layout import (
     SPEC_FILE,
     is_distributed,
@@ -41,6 +43,68 @@ def standing_of(results: Path) -> Standing:
         ledger.close()
     last = (runs[-1].started_at, run_state(runs[-1].status, results)) if runs else None
     return Standing(counts, failed, last)
+
+
+def status_told(results: list[Path]) -> Told:
+    """One results directory's cells by status, its failed ones and its last run; or, for
+    several (or a distributed run), one row per shard."""
+    if len(results) == 1 and shards_of(results[0]) == results:
+        standing = standing_of(results[0])
+        said: list[Said] = [counts_rows(standing.counts)]
+        if standing.failed:
+            said.append(failed_rows(standing.failed))
+        if standing.last_run is not None:
+            started, state = standing.last_run
+            said.append(f"last run: started {started}, {state}")
+        return Told(tuple(said), f"oltplab report {shown(results[0])}")
+    named = " ".join(shown(p) for p in results)
+    shards = shards_rows(status_rows(results))
+    return Told((shards,), f"oltplab report {named} (or oltplab merge {named} -o DIR)")
+
+
+# The status columns of a table of counts, in the order they are read.
+STATUS_COLUMNS = (Status.DONE, Status.FAILED, Status.PENDING, Status.RUNNING)
+
+
+def counts_rows(counts: dict[str, int]) -> Rows:
+    columns = (*STATUS_COLUMNS, "total")
+    row = (*(str(counts.get(c, 0)) for c in STATUS_COLUMNS), str(sum(counts.values())))
+    return Rows("Cells", columns, (row,), right=columns)
+
+
+def failed_rows(failed: list[CellRow]) -> Rows:
+    rows = []
+    for row in failed:
+        run = f" run {row.repetition}" if row.repetition > 1 else ""
+        cell = (
+            f"{row.engine} {row.scenario}\n{row.tier} {row.workload} "
+            f"{counted(row.threads, 'thread')}{run}"
+        )
+        rows.append((cell, row.reason or ""))
+    return Rows("Failed cells", ("cell", "reason"), tuple(rows), folded=("reason",))
+
+
+def shards_rows(rows: list[dict[str, str]]) -> Rows:
+    """Several results directories (shards, mostly), a row each; narrow enough for 80
+    columns (the directories are listed under it when they are not one run's shards)."""
+    counts = ("done", "failed", "left")
+    columns = ("shard", "scheduler", "node", *counts, "state")
+    shown_rows = []
+    for row in rows:
+        left = int(row.get(Status.PENDING, 0)) + int(row.get(Status.RUNNING, 0))
+        shard = row.get("shard", "-")
+        shown_rows.append(
+            (
+                shard if shard != "-" else Path(row["results"]).name,
+                row.get("scheduler", "-"),
+                row.get("node", "-"),
+                row.get(Status.DONE, "0"),
+                row.get(Status.FAILED, "0"),
+                str(left),
+                row.get("state", "-"),
+            )
+        )
+    return Rows("Shards", columns, tuple(shown_rows), right=counts, folded=columns)
 
 
 def status_rows(results: list[Path]) -> list[dict[str, str]]:
