@@ -17,7 +17,7 @@ import pytest
 
 from oltplab.analysis import findings
 from oltplab.base.metrics import percentile_of
-from oltplab.cli.results import ExportTable
+from oltplab.report.exported import ExportTable
 from oltplab.report.tool_formats import OTAVA_METRICS
 from oltplab.sysbench.validity import FLAGS
 from tests.support.cli import oltplab

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from oltplab.cli.display import PlainDisplay, display_for, duration_text, shards_table
+from oltplab.cli.display import PlainDisplay, display_for, duration_text, rows_table
+from oltplab.distribute.progress import shards_rows
 from tests.support.cli import oltplab
 
 
@@ -64,7 +65,7 @@ def test_the_shards_table_fits_80_columns() -> None:
          "state": "interrupted (its process is gone; the next run resumes it) (8 planned)"},
     ]  # fmt: skip
     out = io.StringIO()
-    Console(file=out, width=80).print(shards_table(rows))
+    Console(file=out, width=80).print(rows_table(shards_rows(rows)))
     text = out.getvalue()
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "cells done; job running" in text and "RUNNING" in text

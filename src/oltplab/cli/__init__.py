@@ -21,7 +21,7 @@ from oltplab.base.errors import (
     EXIT_INTERRUPTED,
     OltplabError,
 )
-from oltplab.cli import replay, results, runs, shards, versions
+from oltplab.cli import results, runs, shards, versions
 from oltplab.cli.app import DEBUG_ENV, Command, app, engines_app, errors
 from oltplab.cli.plugins import load_plugins
 from oltplab.cli.submit import submit_app
@@ -33,7 +33,7 @@ COMMANDS: tuple[tuple[str | None, Callable[..., None]], ...] = (
     (None, runs.run), (None, runs.rerun), (None, runs.reproduced), (None, runs.demo),
     (None, results.status), (None, results.export), ("import", results.import_),
     (None, results.report), (None, results.rebuild), (None, results.clean),
-    (None, replay.replay),
+    (None, results.replay),
     (None, runs.calibrate), (None, runs.calibrations),
     (None, shards.plan), (None, shards.merge), (None, shards.cancel),
     (None, versions.history), (None, versions.bisect), (None, versions.capacity),

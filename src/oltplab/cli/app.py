@@ -170,15 +170,11 @@ def run_and_report(request: RunRequest) -> None:
 
         outcome = run_shard(request, display)
     elif request.spec.protocol.target_ci_pct is not None:
-        from oltplab.cli.display import answers_table
         from oltplab.experiments.until_answered import measure_until_answered
 
         search = measure_until_answered(request, display)
         outcome = search.outcome
-        if search.answers:
-            console.print(answers_table(search.answers, search.rounds, search.stopped))
-            for answer in search.answers:
-                console.print(answer.describe(), highlight=False, soft_wrap=True)
+        tell(Told(search.said()))
     else:
         from oltplab.measure.runner import run as run_matrix
 

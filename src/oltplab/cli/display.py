@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -24,12 +23,9 @@ from rich.text import Text
 
 from oltplab.base.sizes import duration_text
 from oltplab.base.telling import Note, Rows, Told, Verbatim
-from oltplab.base.wording import counted
-from oltplab.store.rows import CellRow
-from oltplab.store.status import Status
 
 if TYPE_CHECKING:  # the analysis loads SciPy, which most commands never need
-    from oltplab.analysis.precision import Answer
+    pass
 
 
 class RichDisplay:
@@ -139,92 +135,9 @@ class PlainDisplay:
         )
 
 
-# The status columns of a table of counts, in the order they are read.
-STATUS_COLUMNS = (Status.DONE, Status.FAILED, Status.PENDING, Status.RUNNING)
-
-
 def display_for(console: Console) -> RichDisplay | PlainDisplay:
     """A live bar on a terminal; plain lines anywhere else."""
     return RichDisplay(console) if console.is_terminal else PlainDisplay(console)
-
-
-def failed_table(failed: list[CellRow]) -> Table:
-    table = Table(title="Failed cells", title_style="bold red", show_lines=True)
-    table.add_column("cell", no_wrap=True)
-    table.add_column("reason", overflow="fold", ratio=1)
-    for row in failed:
-        run = f" run {row.repetition}" if row.repetition > 1 else ""
-        cell = (
-            f"{row.engine} {row.scenario}\n{row.tier} {row.workload} "
-            f"{counted(row.threads, 'thread')}{run}"
-        )
-        table.add_row(cell, row.reason or "")
-    return table
-
-
-def status_table(counts: dict[str, int]) -> Table:
-    table = Table(title="Cells")
-    for column in (*STATUS_COLUMNS, "total"):
-        table.add_column(column, justify="right")
-    table.add_row(
-        *(str(counts.get(c, 0)) for c in STATUS_COLUMNS),
-        str(sum(counts.values())),
-    )
-    return table
-
-
-def shards_table(rows: list[dict[str, str]]) -> Table:
-    """Several results directories (shards, mostly), a row each; narrow enough for 80
-    columns (the directories are listed under it when they are not one run's shards)."""
-    table = Table(title="Shards")
-    counts = ("done", "failed", "left")
-    for column in ("shard", "scheduler", "node", *counts, "state"):
-        table.add_column(column, justify="right" if column in counts else "left",
-                         overflow="fold")  # fmt: skip
-    for row in rows:
-        left = int(row.get(Status.PENDING, 0)) + int(row.get(Status.RUNNING, 0))
-        shard = row.get("shard", "-")
-        table.add_row(
-            shard if shard != "-" else Path(row["results"]).name,
-            row.get("scheduler", "-"),
-            row.get("node", "-"),
-            row.get(Status.DONE, "0"),
-            row.get(Status.FAILED, "0"),
-            str(left),
-            row.get("state", "-"),
-        )
-    return table
-
-
-def answers_table(found: list[Answer], rounds: int, stopped: str) -> Table:
-    """Each comparison's verdict, its 90% interval and the smallest difference it could
-    have told apart."""
-    measure = found[0].measure.label if found else ""
-    table = Table(title=f"Comparisons on {measure} after {rounds} rounds: {stopped}")
-    for column in ("comparison", "difference [90% interval]", "verdict", "could detect"):
-        table.add_column(column, justify="left" if column == "comparison" else "right")
-    colours = {"DIFFERENT": "red", "SAME": "green", "UNKNOWN": "yellow"}
-    for answer in found:
-        c = answer.comparison
-        shown = f"{c.diff_pct:+.1f}% {c.interval()}" if c else "-"
-        detectable = answer.detectable_pct
-        table.add_row(
-            answer.label,
-            shown,
-            f"[{colours[answer.verdict]}]{answer.verdict}[/]",
-            "-" if detectable is None else f"±{detectable:.1f}%",
-        )
-    return table
-
-
-def flagged_table(flagged: list[tuple[str, str]]) -> Table:
-    """The cells an import flagged, and their flags."""
-    table = Table(title="Flagged cells")
-    table.add_column("cell")
-    table.add_column("flags")
-    for cell, marks in flagged:
-        table.add_row(cell, marks)
-    return table
 
 
 def rows_table(rows: Rows) -> Table:

@@ -1,11 +1,13 @@
 """Where a results directory stands, or each shard of a distributed run: the scheduler's
-word and its ledger's."""
+word and its ledger's; what `oltplab status` tells of it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.base.telling import Rows, Said, Told
+from oltplab.base.wording import shown
 from oltplab.distribute.layout import (
     SPEC_FILE,
     is_distributed,
@@ -14,6 +16,7 @@ from oltplab.distribute.layout import (
     shards_of,
 )
 from oltplab.distribute.schedulers import scheduler_named
+from oltplab.report.run_tables import failed_rows, status_rows
 from oltplab.spec import load_spec
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import run_state
@@ -43,7 +46,47 @@ def standing_of(results: Path) -> Standing:
     return Standing(counts, failed, last)
 
 
-def status_rows(results: list[Path]) -> list[dict[str, str]]:
+def status_told(results: list[Path]) -> Told:
+    """One results directory's cells by status, its failed ones and its last run; or, for
+    several (or a distributed run), one row per shard."""
+    if len(results) == 1 and shards_of(results[0]) == results:
+        standing = standing_of(results[0])
+        said: list[Said] = [status_rows(standing.counts)]
+        if standing.failed:
+            said.append(failed_rows(standing.failed))
+        if standing.last_run is not None:
+            started, state = standing.last_run
+            said.append(f"last run: started {started}, {state}")
+        return Told(tuple(said), f"oltplab report {shown(results[0])}")
+    named = " ".join(shown(p) for p in results)
+    shards = shards_rows(results_rows(results))
+    return Told((shards,), f"oltplab report {named} (or oltplab merge {named} -o DIR)")
+
+
+def shards_rows(rows: list[dict[str, str]]) -> Rows:
+    """Several results directories (shards, mostly), a row each; narrow enough for 80
+    columns (the directories are listed under it when they are not one run's shards)."""
+    counts = ("done", "failed", "left")
+    columns = ("shard", "scheduler", "node", *counts, "state")
+    shown_rows = []
+    for row in rows:
+        left = int(row.get(Status.PENDING, 0)) + int(row.get(Status.RUNNING, 0))
+        shard = row.get("shard", "-")
+        shown_rows.append(
+            (
+                shard if shard != "-" else Path(row["results"]).name,
+                row.get("scheduler", "-"),
+                row.get("node", "-"),
+                row.get(Status.DONE, "0"),
+                row.get(Status.FAILED, "0"),
+                str(left),
+                row.get("state", "-"),
+            )
+        )
+    return Rows("Shards", columns, tuple(shown_rows), right=counts, folded=columns)
+
+
+def results_rows(results: list[Path]) -> list[dict[str, str]]:
     """One row per shard of these results directories, distributed runs' or not."""
     rows = []
     for path in results:

@@ -194,6 +194,12 @@ class Search:
         title = f"Comparisons on {measure} after {self.rounds} rounds: {self.stopped}"
         return Rows(title, columns, rows, right=columns[1:])
 
+    def said(self) -> tuple[Said, ...]:
+        """The table, then each verdict in words; nothing when no comparison was judged."""
+        if not self.answers:
+            return ()
+        return (self.rows(), *(answer.describe() for answer in self.answers))
+
 
 def measure_until_answered(request: RunRequest, display: Display) -> Search:
     """Rounds until every comparison is decided or the budget is spent: one run, its

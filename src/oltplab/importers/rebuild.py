@@ -19,6 +19,7 @@ from typing import Any
 
 from oltplab.base import nofollow
 from oltplab.base.errors import OltplabError
+from oltplab.base.telling import Note, Said, Told
 from oltplab.plan import Cell
 from oltplab.store.directory import (
     JOURNAL,
@@ -60,6 +61,19 @@ class Rebuilt:
     series_read: int = 0  # cells whose per-second samples came back from their raw output
     lost: list[str] = field(default_factory=list)  # what the raw files could not give back
     torn_lines: int = 0
+
+    def told(self) -> Told:
+        counts = ", ".join(f"{n} {state}" for state, n in self.cells.items() if n)
+        said: list[Said] = [
+            f"{self.ledger}: rebuilt ({counts or 'no cells'})",
+            f"  per-second samples read back for {self.series_read} cell(s)",
+        ]
+        if self.set_aside:
+            said.append(f"  the old ledger is kept as {self.set_aside}")
+        if self.torn_lines:
+            said.append(f"  {self.torn_lines} journal line(s) cut short by a kill were skipped")
+        said += [Note(f"not rebuilt: {lost}") for lost in self.lost]
+        return Told(tuple(said), f"oltplab status {self.ledger.parent}")
 
 
 def summary_from_columns(values: dict[str, Any]) -> Summary:

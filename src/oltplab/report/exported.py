@@ -6,65 +6,113 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from oltplab.analysis.changes import started
 from oltplab.analysis.dataset import load
-from oltplab.analysis.model import AnalysisOptions, analyse
-from oltplab.analysis.points import Points
+from oltplab.base.asking import (
+    MARGIN,
+    argument,
+    baseline_option,
+    cut_option,
+    margin_option,
+    option,
+    output_option,
+)
 from oltplab.base.errors import OltplabError
+from oltplab.base.given import parse_percent
+from oltplab.base.telling import Note, Said, Told, Verbatim
 from oltplab.importers.rebuild import salvage as salvaged
-from oltplab.report import tool_formats
-from oltplab.report.export import salvaged_rows, table_rows, to_csv, to_json
-from oltplab.report.tool_formats import Flagged
 from oltplab.store.files import check_output_file, write_atomic
+
+if TYPE_CHECKING:  # the analysis loads SciPy, which --help never needs
+    from oltplab.analysis.model import AnalysisOptions
+    from oltplab.report.tool_formats import Flagged
 
 TOOLS = ("otava", "bencher", "openmetrics")
 Files = Sequence[tuple[Path | None, str]]  # (where, text); None: the text goes to stdout
 
-
-@dataclass(frozen=True)
-class Exported:
-    """What an export gave: what it left out or lost (said first), its text when no file
-    was asked for, the files it wrote, a table's rows (a tool's format counts none) and,
-    for a history, the Otava command that reads it."""
-
-    notes: list[str]
-    stdout: str | None
-    written: list[Path]
-    rows: int | None = None
-    next_step: str | None = None
+Format = StrEnum("Format", ["csv", "json", "otava", "bencher", "openmetrics"])
+ExportTable = StrEnum(
+    "ExportTable",
+    ["summary", "progression", "differences", "findings", "flags", "operations", "changes",
+     "precision", "costs", "transactions"],
+)  # fmt: skip
 
 
-def export_results(
-    results: list[Path],
-    format: str,
-    table: str,
-    output: Path | None,
-    options: AnalysisOptions,
-    cut_seconds: int | None,
-    salvage: bool,
-) -> Exported:
-    """The export asked for, its files written; the text is returned instead when no file
-    is named (-o), for the command to print."""
-    if output is not None:
-        check_output_file(output)
-    if format in TOOLS:
-        if salvage:
-            raise OltplabError(f"--salvage exports the summary table as csv or json, not {format}")
-        return _for_tool(results, format, output, cut_seconds, options.include_flagged)
-    if salvage:
-        columns, rows, notes = _salvaged(results, table)
-    else:
-        columns, rows, notes = _table(results, table, options, cut_seconds)
-    text = to_csv(rows, columns) if format == "csv" else to_json(rows)
-    return _delivered([(output, text)], notes, rows=len(rows))
+@dataclass(frozen=True, kw_only=True)
+class ExportAsked:
+    results: list[Path] = argument(
+        "A results directory, or several read as one (shards of a run).", "RESULTS"
+    )
+    format: Format = option(
+        Format.csv,
+        "csv or json (a table); otava (a history of results directories: one row each, one "
+        "column per point and metric, with the Otava config beside -o), bencher (Bencher "
+        "Metric Format JSON) or openmetrics (one run's per-second series).",
+        "--format",
+        "-f",
+    )
+    table: ExportTable = option(
+        ExportTable.summary,
+        "summary (one row per measured cell), progression, differences, findings, flags, "
+        "operations (per-transaction CPU, context switches, I/O and redo from the telemetry), "
+        "changes (change points along each family's releases), precision (each comparison's "
+        "verdict against the run's --margin) or costs (the version progression on the "
+        "server's CPU and context switches per transaction).",
+        "--table",
+        "-t",
+    )
+    baseline: list[str] | None = baseline_option()
+    margin: str = margin_option("list differences beyond ±PCT.", "5%")
+    include_flagged: bool = option(
+        False,
+        "Let cells with validity flags count in the findings table, otava and bencher, which "
+        "otherwise leave them out and count them on stderr (otava gives each flagged point a "
+        "POINT/flags column).",
+        "--include-flagged",
+    )
+    cut_seconds: int | None = cut_option()
+    output: Path | None = output_option("Write here instead of stdout.")
+    salvage: bool = option(
+        False,
+        "From a damaged ledger: one row per cell it still gives (the summary table), values "
+        "it cannot vouch for left empty; what was lost is listed on stderr.",
+        "--salvage",
+    )
+
+    def exported(self) -> Told:
+        """The export asked for, its files written; its text is told instead when no file
+        is named (-o), what it left out or lost beside it."""
+        from oltplab.analysis.model import AnalysisOptions
+        from oltplab.report.export import to_csv, to_json
+
+        margin = parse_percent(self.margin, MARGIN)
+        options = AnalysisOptions(self.baseline or [], margin, include_flagged=self.include_flagged)
+        if self.output is not None:
+            check_output_file(self.output)
+        if self.format in TOOLS:
+            if self.salvage:
+                raise OltplabError(
+                    f"--salvage exports the summary table as csv or json, not {self.format}"
+                )
+            return _for_tool(
+                self.results, self.format, self.output, self.cut_seconds, self.include_flagged
+            )
+        if self.salvage:
+            columns, rows, notes = _salvaged(self.results, self.table)
+        else:
+            columns, rows, notes = _table(self.results, self.table, options, self.cut_seconds)
+        text = to_csv(rows, columns) if self.format == "csv" else to_json(rows)
+        return _delivered([(self.output, text)], notes, rows=len(rows))
 
 
 def _salvaged(
     results: list[Path], table: str
 ) -> tuple[tuple[str, ...], list[dict[str, Any]], list[str]]:
+    from oltplab.report.export import salvaged_rows
+
     if table != "summary":
         raise OltplabError("--salvage exports the summary table only (--table summary)")
     if len(results) != 1:
@@ -77,6 +125,10 @@ def _salvaged(
 def _table(
     results: list[Path], table: str, options: AnalysisOptions, cut_seconds: int | None
 ) -> tuple[tuple[str, ...], list[dict[str, Any]], list[str]]:
+    from oltplab.analysis.model import analyse
+    from oltplab.report.export import table_rows
+    from oltplab.report.tool_formats import Flagged
+
     analysis = analyse(load(results, cut_seconds), options)
     columns, rows = table_rows(table, analysis)
     flagged = Flagged.of([analysis.dataset])
@@ -92,9 +144,12 @@ def _for_tool(
     output: Path | None,
     cut_seconds: int | None,
     include_flagged: bool,
-) -> Exported:
+) -> Told:
     """A tool's format. Flagged cells left out are counted, and an export with nothing in
     it is refused with the reason, never written empty."""
+    from oltplab.analysis.points import Points
+    from oltplab.report import tool_formats
+
     notes: list[str] = []
     next_step: str | None = None
     flagged: Flagged | None = None
@@ -111,7 +166,7 @@ def _for_tool(
         )
     elif format == "bencher":
         points = Points(load(results, cut_seconds))
-        flagged = Flagged.of([points.dataset])
+        flagged = tool_formats.Flagged.of([points.dataset])
         text = tool_formats.bencher(points, include_flagged)
         if text is None:
             raise flagged.nothing_to_export(include_flagged)
@@ -129,6 +184,8 @@ def _for_tool(
 
 
 def _openmetrics(results: list[Path], cut_seconds: int | None) -> str:
+    from oltplab.report import tool_formats
+
     if len(results) != 1:
         raise OltplabError("--format openmetrics exports one run: give one results directory")
     series = tool_formats.openmetrics(load(results, cut_seconds))
@@ -144,11 +201,15 @@ def _otava_files(
     results: list[Path], output: Path, cut_seconds: int | None, include_flagged: bool
 ) -> tuple[Files, Flagged]:
     """The history's CSV files beside -o and the Otava config that names them."""
+    from oltplab.analysis.changes import started
+    from oltplab.analysis.points import Points
+    from oltplab.report import tool_formats
+
     runs = [
         tool_formats.RunPoints(path.name, started(path), Points(load([path], cut_seconds)))
         for path in sorted(results, key=started)
     ]
-    flagged = Flagged.of(run.points.dataset for run in runs)
+    flagged = tool_formats.Flagged.of(run.points.dataset for run in runs)
     history = tool_formats.otava(runs, output.name, include_flagged)
     if history is None:
         raise flagged.nothing_to_export(include_flagged)
@@ -161,11 +222,19 @@ def _otava_files(
 
 def _delivered(
     files: Files, notes: list[str], rows: int | None = None, next_step: str | None = None
-) -> Exported:
-    """Each file written, but the one for stdout, which the command prints."""
-    written = [path for path, _ in files if path is not None]
+) -> Told:
+    """Each file written, and what is told: what the export left out or lost, the text of
+    the one for stdout, the files written (a table's with its rows) and, for a history,
+    the Otava command that reads it, beside the output on stderr."""
+    said: list[Said] = [Note(note) for note in notes]
     for path, text in files:
-        if path is not None:
+        if path is None:
+            said.append(Verbatim(text))
+        else:
             write_atomic(path, text)
-    stdout = next((text for path, text in files if path is None), None)
-    return Exported(notes, stdout, written, rows, next_step)
+    for path, _ in files:
+        if path is not None:
+            said.append(Note(f"wrote {path}" if rows is None else f"{rows} row(s) in {path}"))
+    if next_step is not None:
+        said.append(Note(next_step))
+    return Told(tuple(said))

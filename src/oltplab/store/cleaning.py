@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oltplab.base.errors import OltplabError
+from oltplab.base.telling import Told
 from oltplab.store.directory import ResultsDir
-from oltplab.store.files import tree_bytes
+from oltplab.store.files import format_bytes, tree_bytes
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import ResultsLock
 from oltplab.store.scratch import scratch_root
@@ -21,9 +22,28 @@ from oltplab.store.status import Status
 
 @dataclass(frozen=True)
 class Cleaned:
+    results: Path
     removed: list[Path]  # the folders removed
     freed_bytes: int
     unfinished: int  # cells still to measure: nothing was removed when there are any
+
+    def told(self) -> Told:
+        if self.unfinished:
+            return Told(
+                (
+                    f"{self.results}: {self.unfinished} cell(s) still to measure; nothing "
+                    "removed (a resume needs the engines' snapshots)",
+                ),
+                f"oltplab status {self.results}",
+            )
+        where = ", ".join(str(folder) for folder in self.removed) or "nothing to remove"
+        return Told(
+            (
+                f"freed {format_bytes(self.freed_bytes)}: {where}",
+                f"kept: the ledger, raw outputs and run.json in {self.results}",
+            ),
+            f"oltplab report {self.results}",
+        )
 
 
 def clean(results: Path) -> Cleaned:
@@ -39,7 +59,7 @@ def clean(results: Path) -> Cleaned:
             ledger.close()
         unfinished = sum(s in (Status.PENDING, Status.RUNNING) for s in statuses)
         if unfinished:
-            return Cleaned([], 0, unfinished)
+            return Cleaned(results, [], 0, unfinished)
         removed, freed = [], 0
         for folder in (scratch_root(results), ResultsDir(results).snapshots):
             if folder.is_dir():
@@ -47,4 +67,4 @@ def clean(results: Path) -> Cleaned:
                 # rmtree removes a link the server's uid planted; it never follows one.
                 shutil.rmtree(folder)
                 removed.append(folder)
-        return Cleaned(removed, freed, 0)
+        return Cleaned(results, removed, freed, 0)
