@@ -9,6 +9,7 @@ against the last good one, with its interval.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass
@@ -17,12 +18,16 @@ from pathlib import Path
 import numpy as np
 
 from oltplab.analysis.changepoints import change_points
+from oltplab.analysis.comparability import alike_notes, unlike
 from oltplab.analysis.dataset import load
 from oltplab.analysis.estimate import Comparison, Estimate, PointSample, compare, mean_estimate
 from oltplab.analysis.points import Points
+from oltplab.base.asking import argument, measure_option, output_option, required
 from oltplab.base.errors import OltplabError
+from oltplab.base.given import measure_of
 from oltplab.base.metrics import TPS, Measure
-from oltplab.base.wording import counted
+from oltplab.base.telling import Rows, Told
+from oltplab.base.wording import counted, report_hint
 from oltplab.spec.catalog import UNKNOWN_FAMILY
 from oltplab.store.ledger import Ledger
 
@@ -305,6 +310,48 @@ def history_changes(
             raise OltplabError(f"{path}: has no engine {engine} (--engine)")
         per_dir.append(points)
     return ordered, changes_over(ordered, per_dir, engine)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryAsked:
+    results: list[Path] = argument("Results directories of the same engine over time.", "RESULTS")
+    engine: str = required("The engine to follow.")
+    measure: str = measure_option()
+
+
+def history_followed(asked: HistoryAsked) -> Told:
+    """The results directories in the order they ran, and where the engine changed along
+    them (or that it did not)."""
+    engine = asked.engine
+    ordered, changes = history_changes(asked.results, engine, measure_of(asked.measure))
+    # A change between two that were not measured alike may be the setup's, not the engine's.
+    notes = alike_notes(unlike(ordered, refuse=False))
+    listed = f"{engine} in {len(ordered)} results directories, oldest first: " + ", ".join(
+        str(p) for p in ordered
+    )
+    columns = ("scenario", "tier", "threads", "last good", "first changed", "size")
+    rows = tuple(
+        (c.scenario, c.tier, str(c.threads), c.last_good, c.first_changed,
+         "-" if c.size is None else c.size.change())
+        for c in changes
+    )  # fmt: skip
+    found = (
+        Rows(f"Where {engine} changed", columns, rows, folded=columns)
+        if changes
+        else "no change point (E-Divisive means, Hunter's t-test, p below 0.001)"
+    )
+    return Told((*notes, listed, found), report_hint(ordered))
+
+
+# `oltplab site`'s options are declared here rather than in report/site.py: the report
+# package loads Matplotlib when imported, and a command's options are bound as the command
+# line starts.
+@dataclass(frozen=True, kw_only=True)
+class SiteAsked:
+    results: list[Path] = argument(
+        "Results directories (nightly runs, shards, imports), in any order.", "RESULTS"
+    )
+    output: Path = output_option("The site's folder.", dataclasses.MISSING)
 
 
 def changes_over(ordered: list[Path], per_dir: list[Points], engine: str) -> list[Change]:

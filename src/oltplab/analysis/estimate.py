@@ -135,6 +135,13 @@ class Comparison:
             return "-"
         return f"[{self.low_pct:+.1f}, {self.high_pct:+.1f}]"
 
+    def change(self) -> str:
+        """-20.2% [-23.1, -17.0], with the machines when they differ; an undecided
+        comparison says why instead of an interval."""
+        if self.low_pct is None:
+            return f"{self.diff_pct:+.1f}% ({self.verdict}){self.cross_machine}"
+        return f"{self.diff_pct:+.1f}% {self.interval()}{self.cross_machine}"
+
     def ratio(self) -> Estimate:
         """The same comparison as a ratio a / b (1.0: equal)."""
         e = self.estimate

@@ -24,8 +24,30 @@ from oltplab.analysis.equivalence import TOST_CONFIDENCE
 from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Point
 from oltplab.analysis.reproduce import common_points, points_of
+from oltplab.base.asking import (
+    allow_mismatch_option,
+    argument,
+    margin_option,
+    measure_option,
+    output_option,
+)
 from oltplab.base.errors import EXIT_REGRESSED, EXIT_UNDECIDED
 from oltplab.base.metrics import TPS, Measure
+
+
+# What `oltplab gate` asks, declared here rather than beside the summary it writes
+# (report/gate_summary.py): the report package loads Matplotlib when imported, and a
+# command's options are bound as the command line starts.
+@dataclass(frozen=True, kw_only=True)
+class GateAsked:
+    baseline: Path = argument("The results directory to hold to.", "BASELINE")
+    candidate: Path = argument("The results directory to judge.", "CANDIDATE")
+    margin: str = margin_option("the largest regression allowed (TPS lower, a cost higher).", "3%")
+    allow_mismatch: bool = allow_mismatch_option()
+    measure: str = measure_option()
+    output: Path | None = output_option(
+        "Where gate.md and gate.xml (JUnit) go (default: CANDIDATE)."
+    )
 
 
 class GateVerdict(IntEnum):

@@ -105,21 +105,6 @@ def run_calibration(asked: CalibrationAsked) -> None:
         return
     tell(found.floor.said())  # shown even when no interval could be stored
     tell(found.kept())
-    _say_margins(found)
-
-
-def _say_margins(found: Calibrated) -> None:
-    """Which margin to ask for here, from the round spread of the measure calibrated."""
-    from oltplab.base.sizes import duration_text
-    from oltplab.cli.margins import DEFAULT_BUDGET_MINUTES, which_margin
-
-    chosen = found.asked.measure
-    spread = found.floor.round_spread_pct.get(chosen.name)
-    if spread is not None:
-        per_round = found.round_seconds()
-        table, said = which_margin(spread, per_round, DEFAULT_BUDGET_MINUTES * 60, chosen.label)
-        console.print(table)
-        console.print(f"{said} A round here took {duration_text(per_round)}.", highlight=False)
 
 
 @bound(MachineFiguresAsked)

@@ -11,6 +11,7 @@ the end, so a refused or failed one leaves nothing behind.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sqlite3
@@ -18,7 +19,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.analysis.comparability import alike_notes, unlike
+from oltplab.base.asking import argument, output_option
 from oltplab.base.errors import OltplabError
+from oltplab.base.telling import Told
+from oltplab.distribute.layout import shards_of
 from oltplab.importers.own import raw_outputs_disagree
 from oltplab.store.directory import LOCK, REBUILD_SCRATCH, RUN_STATE, WORK, ResultsDir
 from oltplab.store.files import write_atomic
@@ -144,6 +149,34 @@ def check_shards(shards: list[ShardDir]) -> None:
                     "holds too; merge each cell once"
                 )
             seen[key] = shard.path
+
+
+@dataclass(frozen=True, kw_only=True)
+class MergeAsked:
+    shards: list[Path] = argument(
+        "Shard results directories, a distributed run's directory, or a results volume "
+        "holding shard-K folders (Kubernetes).",
+        "SHARDS",
+    )
+    output: Path = output_option("The merged results directory.", dataclasses.MISSING)
+
+
+def merged(asked: MergeAsked) -> Told:
+    """The shards named, or those of each run or volume named, merged into --output: how
+    many, their done cells, and the machines that measured them."""
+    paths = [shard for path in asked.shards for shard in shards_of(path)]
+    shards = merge(paths, asked.output)
+    # One spec is merge's own rule; each shard's machine differs by design.
+    notes = alike_notes(unlike(paths, refuse=False, expected=("host",)))
+    machines = sorted({m for s in shards for m in s.machines.values() if m})
+    return Told(
+        (
+            *notes,
+            f"{asked.output}: {len(shards)} shard(s) merged, {sum(len(s.done) for s in shards)} "
+            f"done cell(s), measured on {', '.join(machines) or 'one machine'}",
+        ),
+        f"oltplab report {asked.output}",
+    )
 
 
 def merge(paths: list[Path], output: Path) -> list[ShardDir]:

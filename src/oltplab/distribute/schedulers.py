@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from oltplab.base.asking import option, results_option, spec_argument
+from oltplab.base.asking import argument, option, results_option, spec_argument
 from oltplab.base.errors import OltplabError
+from oltplab.base.telling import Told
 from oltplab.distribute.layout import Distributed, is_distributed, read_distributed
 
 
@@ -88,6 +89,7 @@ MAX_SHARDS = 10_000
 
 
 def shards_option(default: Any = dataclasses.MISSING) -> Any:
+    """`--shards N`, as plan and every scheduler's submit take it."""
     return option(default, "How many shards.", "--shards", "-n", min=1, max=MAX_SHARDS)
 
 
@@ -115,6 +117,21 @@ def scheduler_class(name: str) -> Callable[..., Scheduler]:
 def described(name: str) -> str:
     """What `oltplab submit <name>` does: the first paragraph of its class's docstring."""
     return " ".join((inspect.getdoc(_REGISTERED[name]) or "").split("\n\n")[0].split())
+
+
+@dataclass(frozen=True, kw_only=True)
+class CancelAsked:
+    results: Path = argument("A distributed run's directory (oltplab submit wrote it).", "RESULTS")
+
+
+def cancelled(asked: CancelAsked) -> Told:
+    """Every queued or running shard of the run cancelled, named; how to resume."""
+    stopped = cancel_run(asked.results)
+    said = ", ".join(map(str, stopped)) if stopped else "none was queued or running"
+    return Told(
+        (f"cancelled shard(s): {said}",),
+        f"oltplab status {asked.results}; the same oltplab submit command resumes the run",
+    )
 
 
 def cancel_run(results: Path) -> list[int]:

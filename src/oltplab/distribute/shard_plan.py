@@ -1,22 +1,96 @@
-"""What `oltplab plan` estimates: the spec as the command line revises it, its blocks dealt
-to shards with each shard's time, and the whole matrix on one machine beside them. Adaptive
-cells count the seconds they are expected to keep (plan/lengths.py), the fixed-length
-figure said beside."""
+"""What `oltplab plan` asks and estimates: the spec as the command line revises it, its
+blocks dealt to shards with each shard's time, and the whole matrix on one machine beside
+them. Adaptive cells count the seconds they are expected to keep (plan/lengths.py), the
+fixed-length figure said beside."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import get_args
 
+from oltplab.base.asking import (
+    MARGIN,
+    margin_option,
+    measure_option,
+    option,
+    spec_argument,
+)
 from oltplab.base.errors import OltplabError
+from oltplab.base.given import measure_of, parse_percent
+from oltplab.base.metrics import Measure
 from oltplab.base.sizes import duration_text
+from oltplab.base.telling import Note, Rows, Said, Told
+from oltplab.distribute.schedulers import shards_option
 from oltplab.plan.blocks import Block, assign, blocks, serial_seconds, shard_seconds
-from oltplab.plan.lengths import ExpectedLengths, expected_spec
+from oltplab.plan.lengths import ONE_REPETITION, ExpectedLengths, expected_spec
 from oltplab.plan.preparing import assumed
-from oltplab.spec import Spec, revised_spec
+from oltplab.spec import Spec, load_spec, revised_spec
 from oltplab.spec.distribute import BlockDimension
 from oltplab.store.directory import REPLAY_JSON
+
+
+class CellLength(StrEnum):
+    fixed = "fixed"
+    adaptive = "adaptive"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanAsked:
+    spec_path: Path = spec_argument()
+    shards: int = shards_option(1)
+    block: str | None = option(
+        None,
+        "Try another cut than the spec's [distribute] block, e.g. placement,tier,workload,threads.",
+    )
+    margin: str | None = margin_option(
+        "also print the paired rounds and the machine time this host needs for every "
+        "comparison to be decided against ±PCT, from its calibration (oltplab calibrate)."
+    )
+    measure: str = measure_option()
+    calibrate: bool = option(
+        False,
+        "With --margin on a host without a calibration of the spec's order of rounds: measure "
+        "one first (oltplab calibrate, about 10 minutes), then plan.",
+        "--calibrate",
+    )
+    repetitions: int | None = option(
+        None, "Plan this many repetitions instead of the spec's.", min=1, max=1000
+    )
+    stop: CellLength | None = option(
+        None,
+        "Plan cells of fixed length or adaptive ones (ending once settled) instead of the "
+        "spec's [protocol] stop.",
+    )
+    replayed: Path | None = option(
+        None,
+        "Adaptive: expect cells and warm-ups to keep the share of their seconds that oltplab "
+        "replay found on this run (else the most conservative share of the project's "
+        "long-cell corpus, said to be assumed).",
+        "--from",
+        metavar="RESULTS",
+    )
+
+
+# The paired rounds every comparison needs on this host against a margin, on a measure:
+# this host's calibrations are kept by the experiments layer, above this one.
+RoundsFor = Callable[[Spec, float, Measure], tuple[Said, ...]]
+
+
+def planned(asked: PlanAsked, rounds_for: RoundsFor) -> Told:
+    """The plan asked for, with the rounds against --margin when one is given. Every option
+    is checked, and the rounds made (what stops them, no calibration, is the only line),
+    before anything is said."""
+    spec = load_spec(asked.spec_path)
+    margin = parse_percent(asked.margin, MARGIN) if asked.margin is not None else None
+    chosen = measure_of(asked.measure)
+    stop = asked.stop.value if asked.stop is not None else None
+    revision = PlanRevision(asked.block, asked.repetitions, stop, asked.replayed)
+    matrix = expected_matrix(spec, asked.spec_path, revision)
+    rounds = rounds_for(matrix.spec, margin, chosen) if margin is not None else ()
+    return dealt(matrix, asked.shards).told(asked.spec_path, rounds)
 
 
 @dataclass(frozen=True)
@@ -155,6 +229,31 @@ class ShardPlan:
             f"only {self.blocks} block(s): {len(self.shards) - self.blocks} shard(s) would be "
             'idle; cut finer with [distribute] block = ["placement", "tier", "workload", '
             '"threads"] (or try --block)'
+        )
+
+    def told(self, spec_path: Path, rounds: tuple[Said, ...]) -> Told:
+        """The shards' table, the times and warnings beside it, the rounds, and the command
+        that runs it: on this machine, or through a scheduler."""
+        columns = ("shard", "blocks", "cells", "measure + warm-up", "prepare", "wall time")
+        right = tuple(c for c in columns if c != "blocks")
+        table = Rows(self.title, columns, tuple(self.rows()), right=right, folded=columns)
+        said: list[Said] = [table]
+        said += [s for s in (self.overall(), self.preparing(), *self.adaptive()) if s is not None]
+        if self.matrix.lengths is not None and self.matrix.spec.protocol.repetitions == 1:
+            said.append(Note(ONE_REPETITION))
+        if (fixed := self.fixed_length()) is not None:
+            said.append(fixed)
+        if (idle := self.idle()) is not None:
+            said.append(Note(idle))
+        shards = len(self.shards)
+        return Told(
+            (*said, *rounds),
+            f"oltplab run {spec_path} --results DIR (on this machine; --shards N plans the "
+            "matrix over N machines)"
+            if shards == 1
+            else f"oltplab submit slurm {spec_path} --shards {shards} --results DIR (or, on "
+            f"each machine, oltplab run {spec_path} --shard K/{shards} --results DIR "
+            "--snapshots SHARED)",
         )
 
 

@@ -47,21 +47,22 @@ from oltplab.analysis.equivalence import (
 from oltplab.analysis.estimate import Comparison, compare
 from oltplab.analysis.points import Points
 from oltplab.analysis.sessions import widened
-from oltplab.base.errors import OltplabError
+from oltplab.base.asking import margin_option, measure_option, option, required, results_option
+from oltplab.base.errors import EXIT_UNDECIDED, OltplabError
+from oltplab.base.given import margin_pct, measure_of, parse_duration
 from oltplab.base.metrics import TPS, Measure
-from oltplab.experiments.session_spread import StoredSpread
+from oltplab.base.telling import Told
+from oltplab.experiments.session_spread import StoredSpread, spread_here
 from oltplab.experiments.until_answered import rounds_order, with_rounds
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.rounds import more_repetitions
 from oltplab.measure.run import Round, Run
 from oltplab.measure.runner import run
 from oltplab.plan import KEPT_RUNNING, Scenario
-from oltplab.report.explained import bisect_markdown
-from oltplab.report.flamegraph import page
 from oltplab.spec import Spec, derived_spec, load_spec, parse_spec
 from oltplab.spec.catalog import CATALOG, family_releases
 from oltplab.spec.sources import EngineSpec
-from oltplab.store.directory import BISECT_MD, FLAMEGRAPH, ResultsDir
+from oltplab.store.directory import BISECT_MD, FLAMEGRAPH, STEPS, ResultsDir
 from oltplab.store.files import write_atomic
 from oltplab.store.scratch import snapshot_store
 from oltplab.store.status import Status
@@ -133,6 +134,38 @@ def bisect_subject(good: str, bad: str, spec_path: Path | None, cell: str | None
     )
     releases = releases_between(good, bad, spec if spec_path else None)
     return BisectSubject(spec, releases, CellChoice.parse(cell, spec))
+
+
+@dataclass(frozen=True, kw_only=True)
+class BisectAsked:
+    good: str = required("A release that is as it should be.")
+    bad: str = required("A later release that changed.")
+    spec_path: Path | None = option(
+        None,
+        "Releases in order as its engines (your own tarballs or basedirs, say), and the "
+        "dataset and protocol to measure with; without one, the catalog's releases between "
+        "--good and --bad, on a small dataset.",
+        "--spec",
+    )
+    cell: str | None = option(None, 'The cell to follow: "[SCENARIO] TIER WORKLOAD <N>t".')
+    margin: str | None = margin_option(
+        "a release within ±PCT of the other is the same; default: margin_pct of the spec's "
+        "compare section, 5."
+    )
+    results: Path | None = results_option("Default: runs/bisect-GOOD-BAD.", None)
+    max_repetitions: int = option(
+        20, "Rounds per step at most (3 at least), before it is undecided.", min=3, max=100
+    )
+    budget: str = option(
+        "30m",
+        "Add no round that would end the bisection after this much time (90s, 30m, 2h); "
+        "undecided ends then say the rounds and the budget that would decide.",
+        metavar="TIME",
+    )
+    explain: bool = option(
+        True, "Profile the two releases around the change and explain it.", "--explain/--no-explain"
+    )
+    measure: str = measure_option()
 
 
 @dataclass(frozen=True)
@@ -380,6 +413,11 @@ def bisect_and_explain(
 ) -> BisectWritten:
     """The bisection measured into `folder`, the change explained when asked and found,
     and the report (bisect.md) written beside its steps."""
+    # Here, not at the top: the report package loads Matplotlib, and this module is
+    # imported as the command line starts (BisectAsked).
+    from oltplab.report.explained import bisect_markdown
+    from oltplab.report.flamegraph import page
+
     bisector = Bisector(spec, question, folder.resolve(), display)
     found = bisector.search()
     explanation, flamegraph = None, None
@@ -394,3 +432,33 @@ def bisect_and_explain(
     report = folder / BISECT_MD
     write_atomic(report, bisect_markdown(found, explanation, flamegraph))
     return BisectWritten(found, report, flamegraph)
+
+
+def bisected(asked: BisectAsked, display: Display, say: Callable[[str], None]) -> Told:
+    """The bisection asked for, measured and explained: its verdict, its report and where
+    its steps are; undecided ends exit 5. What this host's between-session spread allows
+    for is said (`say`) before the steps begin."""
+    subject = bisect_subject(asked.good, asked.bad, asked.spec_path, asked.cell)
+    folder = asked.results or Path("runs") / f"bisect-{asked.good}-{asked.bad}"
+    threshold = margin_pct(asked.margin, subject.spec.compare.margin_pct)
+    budget_seconds = parse_duration(asked.budget, "--budget")
+    measure = measure_of(asked.measure)
+    spread = spread_here()
+    say(spread_allowed(spread))
+    question = BisectQuestion(
+        subject.releases, subject.cell, threshold, asked.max_repetitions, measure,
+        budget_seconds, spread,
+    )  # fmt: skip
+    done = bisect_and_explain(subject.spec, question, folder, display, explain=asked.explain)
+    beside = (
+        f" (allowing for a between-session spread of {spread.spread_pct:.2f}%)" if spread else ""
+    )
+    return Told(
+        (
+            f"verdict: {done.found.verdict}{beside}",
+            str(done.report),
+            *([str(done.flamegraph)] if done.flamegraph else []),
+        ),
+        f"read {done.report}; every step's results are in {folder / STEPS}",
+        0 if done.found.decided else EXIT_UNDECIDED,
+    )

@@ -28,8 +28,9 @@ from oltplab.base.errors import EnvironmentProblem, OltplabError
 from oltplab.base.given import measure_of
 from oltplab.base.metrics import MEASURES, TPS, Measure
 from oltplab.base.nesting import load_json
+from oltplab.base.sizes import duration_text
 from oltplab.base.stats import MIN_REPETITIONS
-from oltplab.base.telling import Note, Rows, Told
+from oltplab.base.telling import Note, Rows, Said, Told
 from oltplab.base.wording import counted
 from oltplab.engines.cache import cache_root
 from oltplab.measure.request import Display, RunRequest
@@ -477,8 +478,21 @@ class Calibrated:
                 f"and plans of {a.order} rounds; `oltplab calibrations` lists what is stored)",
                 f"round-to-round spread of A against B: {spreads}; about {self.overhead_s:.0f} s "
                 "a session beyond its warm-up and cells (stored for `oltplab plan --margin`)",
+                *self.margins(),
             )
         )
+
+    def margins(self) -> tuple[Said, ...]:
+        """Which margin to ask for here, from the round spread of the measure calibrated."""
+        from oltplab.experiments.margin_advice import DEFAULT_BUDGET_MINUTES, which_margin
+
+        chosen = self.asked.measure
+        spread = self.floor.round_spread_pct.get(chosen.name)
+        if spread is None:
+            return ()
+        per_round = self.round_seconds()
+        table, said = which_margin(spread, per_round, DEFAULT_BUDGET_MINUTES * 60, chosen.label)
+        return (table, f"{said} A round here took {duration_text(per_round)}.")
 
     def round_seconds(self) -> float:
         """The time a round took here, so far (the run and its analysis, per round)."""

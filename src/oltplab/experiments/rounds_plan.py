@@ -10,8 +10,16 @@ from dataclasses import dataclass
 
 from oltplab.analysis.precision import rounds_needed
 from oltplab.base.errors import OltplabError
+from oltplab.base.metrics import TPS, Measure
 from oltplab.base.sizes import duration_text
-from oltplab.experiments.calibrate import Calibration, calibration_here
+from oltplab.base.telling import Rows, Said
+from oltplab.experiments.calibrate import (
+    Calibration,
+    CalibrationAsked,
+    calibration_folder,
+    calibration_here,
+)
+from oltplab.experiments.margin_advice import DEFAULT_BUDGET_MINUTES, trials_here, which_margin
 from oltplab.experiments.until_answered import rounds_order, with_rounds
 from oltplab.plan import build_plan, plan_seconds
 from oltplab.spec import Spec
@@ -27,6 +35,13 @@ class CalibrationWanted:
     def command(self) -> str:
         # The order always named: calibrate's own default is another (sliced).
         return f"oltplab calibrate {self.engine} --order {self.order}"
+
+    def asked(self) -> CalibrationAsked:
+        """The calibration with the calibrate command's defaults, in the spec's order."""
+        folder = calibration_folder(self.engine)
+        return CalibrationAsked(
+            self.engine, folder, 5, 30, [1, 4], "oltp_read_only", TPS, self.order
+        )
 
 
 def calibration_wanted(spec: Spec, calibrate: bool) -> CalibrationWanted | None:
@@ -115,3 +130,23 @@ def rounds_plan(spec: Spec, margin: float) -> RoundsPlan:
         for name, spread in calibration.round_spread_pct.items()
     )
     return RoundsPlan(margin, order, calibration, sessions, round_seconds, measures)
+
+
+def rounds_said(spec: Spec, margin: float, chosen: Measure) -> tuple[Said, ...]:
+    """What `plan --margin` says beside the plan: the rounds every comparison needs on this
+    host, which margin to ask for within the spec's budget, and what the real trials on
+    this host showed."""
+    found = rounds_plan(spec, margin)
+    columns = ("measure", "round-to-round spread", "rounds", "machine time")
+    table = Rows(
+        f"Rounds for every comparison to be decided against ±{margin:g}% on this host",
+        columns,
+        tuple(found.rows(chosen.name)),
+        right=columns[1:],
+    )
+    spread = found.calibration.round_spread_pct.get(chosen.name)
+    budget = spec.protocol.budget or DEFAULT_BUDGET_MINUTES * 60.0
+    advice = (
+        () if spread is None else which_margin(spread, found.round_seconds, budget, chosen.label)
+    )
+    return (table, found.describe(), *advice, *trials_here(margin))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +24,67 @@ from oltplab.analysis.capacity import (
 )
 from oltplab.analysis.dataset import load
 from oltplab.analysis.latency import Histogram, percentile_estimate
+from oltplab.base.asking import (
+    RESOLUTION,
+    option,
+    required,
+    resolution_option,
+    results_option,
+    spec_argument,
+)
 from oltplab.base.errors import OltplabError
+from oltplab.base.given import parse_percent
+from oltplab.base.telling import Rows, Told
 from oltplab.base.wording import counted
 from oltplab.measure.request import Display, RunRequest
 from oltplab.measure.runner import run
 from oltplab.plan import Scenario
-from oltplab.spec import Spec, derived_spec
+from oltplab.spec import Spec, derived_spec, load_spec
 from oltplab.store.directory import ResultsDir
 from oltplab.store.files import write_atomic
 from oltplab.sysbench.validity import SATURATED
+
+
+@dataclass(frozen=True, kw_only=True)
+class CapacityAsked:
+    spec_path: Path = spec_argument()
+    slo: str = required('The objective, e.g. "p99<10ms" (a percentile under a limit).')
+    results: Path = results_option("Results directory for every probe.")
+    start: int = option(100, "The first rate offered (tps).", min=1, max=10_000_000)
+    resolution: str = resolution_option(
+        "bisect until the bracket is within PCT (0.5% to 50%).", "5%"
+    )
+    max_repetitions: int = option(
+        3, "Runs at one rate at most before its point decides.", min=1, max=100
+    )
+
+
+def capacity_probed(asked: CapacityAsked, display: Display) -> Told:
+    """Every engine and tier's capacity under the objective, ranked, beside its closed-loop
+    peak; where capacity.json is, and the report that draws every probe."""
+    objective = Objective.parse(asked.slo)
+    bracket_pct = parse_percent(asked.resolution, RESOLUTION)
+    if not 0.5 <= bracket_pct <= 50:
+        raise OltplabError(f"{RESOLUTION} {asked.resolution}: expected 0.5% to 50%, e.g. 5%")
+    found = capacities(
+        load_spec(asked.spec_path), objective, asked.results.resolve(), display,
+        start=asked.start, precision=bracket_pct / 100, max_repetitions=asked.max_repetitions,
+    )  # fmt: skip
+    columns = ("engine", "tier", "sustains", "closed-loop peak", "of the peak")
+    rows = tuple(
+        (one.engine, one.tier, one.text(),
+         "-" if one.closed_peak is None else f"{one.closed_peak:,.0f} tps",
+         "-" if one.share_of_peak is None else f"{one.share_of_peak:.0%}")
+        for one in found
+    )  # fmt: skip
+    return Told(
+        (
+            Rows(f"Capacity at {objective}", columns, rows, folded=columns),
+            *(one.sustains() for one in found if one.sustained),
+            str(ResultsDir(asked.results).capacity_json),
+        ),
+        f"oltplab report {asked.results} (latency against offered load, every probe)",
+    )
 
 
 class Prober:

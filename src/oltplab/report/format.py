@@ -168,8 +168,4 @@ def estimate(value: Estimate | None, shown: str = "{}") -> str:
 
 def with_interval(versus: Comparison | None) -> str:
     """-20.2% [-23.1, -17.0]; an undecided comparison says why instead of an interval."""
-    if versus is None:
-        return "-"
-    if versus.low_pct is None:
-        return f"{percent(versus.diff_pct)} ({versus.verdict}){versus.cross_machine}"
-    return f"{percent(versus.diff_pct)} {versus.interval()}{versus.cross_machine}"
+    return "-" if versus is None else versus.change()

@@ -5,12 +5,42 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oltplab.analysis.gate import OUTCOME_WORDS, Gate, GateVerdict, junit_xml
+from oltplab.analysis.comparability import alike_notes, uncompared, unlike
+from oltplab.analysis.gate import OUTCOME_WORDS, Gate, GateAsked, GateVerdict, gate, junit_xml
+from oltplab.base.asking import MARGIN
+from oltplab.base.given import measure_of, parse_percent
+from oltplab.base.telling import Note, Told, Verbatim
+from oltplab.base.wording import report_hint
 from oltplab.report.format import code, table, without_html
 from oltplab.store.directory import GATE_MD, GATE_XML, check_results
 from oltplab.store.outputs import check_beside, write_beside
 
 KIND = "gate"
+
+
+def gated(asked: GateAsked) -> Told:
+    """The candidate judged against the baseline: the Markdown summary on standard output
+    (a CI job appends it to its page), written with its JUnit XML; the verdict and where
+    the files are beside it; the verdict as the exit status."""
+    allowed, judged = parse_percent(asked.margin, MARGIN), measure_of(asked.measure)
+    both = [asked.baseline, asked.candidate]
+    folder = gate_folder(asked.baseline, asked.candidate, asked.output)
+    unalike = unlike(both, refuse=not asked.allow_mismatch)
+    found = gate(asked.baseline, asked.candidate, allowed, judged)
+    unknown = uncompared(both)
+    summary = write_gate(folder, found, asked.baseline, asked.candidate, unalike, unknown)
+    return Told(
+        (
+            *alike_notes(unalike, unknown),
+            Verbatim(summary),
+            Note(f"gate: {found.describe()}"),
+            Note(
+                f"Summary: {folder / GATE_MD}; JUnit XML: {folder / GATE_XML}. "
+                f"Next: {report_hint(both)}"
+            ),
+        ),
+        exit_status=int(found.outcome),
+    )
 
 
 def gate_folder(baseline: Path, candidate: Path, output: Path | None) -> Path:

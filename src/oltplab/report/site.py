@@ -28,6 +28,7 @@ from oltplab.analysis.model import AnalysisOptions, analyse
 from oltplab.analysis.points import Point, Points
 from oltplab.base.errors import OltplabError
 from oltplab.base.metrics import NOPM
+from oltplab.base.telling import Told
 from oltplab.report import NoiseFloorOf, build
 from oltplab.report.html import embed_json, plotly_js
 from oltplab.report.site_facets import facets_of
@@ -58,9 +59,20 @@ class SiteRun:
 
 @dataclass(frozen=True)
 class SiteFiles:
-    index: Path
+    folder: Path
     runs: int
     histories: int
+
+    @property
+    def index(self) -> Path:
+        return self.folder / "index.html"
+
+    def told(self) -> Told:
+        """What the site holds, and how to read or publish it."""
+        return Told(
+            (f"{self.index}: {self.runs} run(s), {self.histories} point(s) over them",),
+            f"open {self.index} in a browser (offline), or publish {self.folder} as it is",
+        )
 
 
 def _slug(point: Point) -> str:
@@ -199,7 +211,7 @@ def build_site(results: list[Path], out: Path, floor_for: NoiseFloorOf) -> SiteF
         raise OltplabError("site: give one results directory or more")
     with whole_folder(out, "site", results) as partial:
         listed = _write_site(results, partial, floor_for)
-    return SiteFiles(out / "index.html", len(results), len(listed))
+    return SiteFiles(out, len(results), len(listed))
 
 
 def _write_site(results: list[Path], out: Path, floor_for: NoiseFloorOf) -> list[dict[str, Any]]:
