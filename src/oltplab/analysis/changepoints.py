@@ -23,7 +23,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 MAX_PVALUE = 0.001
 WINDOW = 50
@@ -94,6 +93,8 @@ def _best_split(values: np.ndarray, allowed: np.ndarray | None = None) -> tuple[
 def t_test(left: np.ndarray, right: np.ndarray) -> tuple[float, float, float]:
     """Student's two-sided t-test of two sides' means (pooled variance, with each side's
     spread as its population standard deviation, as Hunter computes it): p, means."""
+    from scipy import special  # loaded by the first interval, not by every command
+
     mean_l, mean_r = float(left.mean()), float(right.mean())
     n_l, n_r = len(left), len(right)
     if n_l + n_r <= 2:

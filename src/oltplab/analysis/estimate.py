@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 
 import numpy as np
-from scipy import special
 
 from oltplab.base.stats import MIN_REPETITIONS
 
@@ -223,6 +222,8 @@ def _rng(*labels: object) -> np.random.Generator:
 
 
 def _expanded_quantiles(n: int, confidence: float) -> tuple[float, float]:
+    from scipy import special  # loaded by the first interval, not by every command
+
     z = math.sqrt(n / (n - 1)) * t_quantile(confidence, n - 1)
     tail = float(special.ndtr(-z))  # the normal distribution's upper tail beyond z
     return tail, 1 - tail
@@ -232,6 +233,8 @@ def _expanded_quantiles(n: int, confidence: float) -> tuple[float, float]:
 def t_quantile(confidence: float, df: float) -> float:
     """Student's t quantile for a two-sided interval (scipy.special: no scipy.stats import,
     which alone costs most of a second)."""
+    from scipy import special  # loaded by the first interval, not by every command
+
     return float(special.stdtrit(df, 1 - (1 - confidence) / 2))
 
 

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
-from scipy import special
 
 from oltplab.analysis.estimate import PointSample
 from oltplab.analysis.precision import DIFFERENT, SAME, UNKNOWN, decide
@@ -158,11 +157,15 @@ class CurvePoint:
     @property
     def upper_bound_different(self) -> float:
         """The one-sided 95% upper bound of the share DIFFERENT (A/A: the false-call rate)."""
+        from scipy import special  # loaded by the first interval, not by every command
+
         k, n = self.different, self.trials
         return 1.0 if k >= n else float(special.betaincinv(k + 1, n - k, 0.95))
 
 
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    from scipy import special  # loaded by the first interval, not by every command
+
     tail = (1 - confidence) / 2
     low = 0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, tail))
     high = 1.0 if k == n else float(special.betaincinv(k + 1, n - k, 1 - tail))

@@ -20,7 +20,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from oltplab.analysis.equivalence import DIFFERENT as BEYOND
 from oltplab.analysis.equivalence import EQUIVALENT, TOST_CONFIDENCE, judge
@@ -108,6 +107,8 @@ def trimmed_rounds(sample: PointSample, trim: float) -> PointSample:
     one thread this host's speed now and then jumps threefold for a second or two: a
     round's mean follows such a jump, its trimmed mean hardly moves; without one the
     trimmed mean wastes seconds. bench/precision.py replays the rule both ways."""
+    from scipy import stats  # loaded by the first interval, not by every command
+
     return PointSample(
         {r: np.array([stats.trim_mean(values, trim)]) for r, values in sample.series.items()}
     )

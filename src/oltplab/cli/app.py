@@ -21,17 +21,11 @@ from oltplab.base.errors import (
 )
 from oltplab.base.telling import Told
 from oltplab.cli.display import display_for, show
-from oltplab.cli.vocabulary import margin_option
 from oltplab.measure.request import RunRequest
 from oltplab.report.run_tables import outcome_told
 
 if TYPE_CHECKING:  # the runner loads the engines' drivers, which reports never need
     from oltplab.measure.runner import RunOutcome
-
-
-def flag(*names: str, **settings: Any) -> Any:
-    """A yes/no option, shown without a value placeholder (Typer would print `<bool>`)."""
-    return typer.Option(*names, metavar="", **settings)
 
 
 # Typer carries its own copy of Click: its context and option types, not click's.
@@ -96,66 +90,17 @@ DEBUG_ENV = "OLTPLAB_DEBUG"
 def _options(
     debug: Annotated[
         bool,
-        flag("--debug", help="Show the full traceback of an error instead of one line."),
+        typer.Option(
+            "--debug", metavar="", help="Show the full traceback of an error instead of one line."
+        ),
     ] = False,
 ) -> None:
     if debug:
         os.environ[DEBUG_ENV] = "1"
 
 
-ResultsOption = Annotated[
-    Path, typer.Option("--results", "-r", help="Results directory (ledger, raw outputs, log).")
-]
-
-
-BaselineOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--baseline",
-        help="Baseline engine of its family (repeat per family); "
-        "default: each family's oldest version.",
-    ),
-]
-# The longest any number of seconds a user gives may be.
-WEEK_SECONDS = 7 * 24 * 3600
-CutOption = Annotated[
-    int | None,
-    typer.Option(
-        min=0,
-        max=WEEK_SECONDS,
-        help="Cut this many seconds from the start of every series instead of "
-        "detecting the end of the warm-up (MSER-5).",
-    ),
-]
-IncludeFlaggedOption = Annotated[
-    bool,
-    flag("--include-flagged", help="Let cells with validity flags count in the key findings."),
-]
-DifferencesMarginOption = Annotated[str, margin_option("list differences beyond ±PCT.")]
-MeasureOption = Annotated[
-    str,
-    typer.Option(
-        "--measure",
-        metavar="NAME",
-        help="Compare on tps, cpu_us_per_txn (the server's CPU per transaction: another load "
-        "on the host moves it far less than TPS), switches_per_txn, or nopm (New-Orders a "
-        "minute, for TPC-C-like workloads).",
-    ),
-]
-
-
 def report_outcome(results: Path, outcome: RunOutcome) -> None:
     tell(outcome_told(results, outcome))
-
-
-AllowMismatchOption = Annotated[
-    bool,
-    flag(
-        "--allow-mismatch",
-        help="Give a verdict even between runs whose spec, dataset, engine settings, "
-        "isolation, order or host differ (each difference is still named).",
-    ),
-]
 
 
 def run_and_report(request: RunRequest) -> None:

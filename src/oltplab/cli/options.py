@@ -39,26 +39,19 @@ def _repeated(kind: Any) -> Any | None:
 def parameters(options: type[Any]) -> list[inspect.Parameter]:
     """The declared fields of `options` as the parameters of a Typer command; a tuple is an
     option given once per value."""
-    hints = typing.get_type_hints(options, include_extras=True)
+    hints = typing.get_type_hints(options)
     found = []
     for field in dataclasses.fields(options):
         said, kind, default = declared(field), hints[field.name], field.default
-        if said is None and typing.get_origin(kind) is not Annotated:
+        if said is None:
             continue  # not an option: a scheduler's own setting, say
         if (element := _repeated(kind)) is not None:
             kind, default = list[element] | None, None  # type: ignore[valid-type]
-        annotation = (
-            kind if said is None else Annotated[kind, _typer_parameter(said, field.name, kind)]
-        )
+        annotation = Annotated[kind, _typer_parameter(said, field.name, kind)]  # type: ignore[valid-type]
         empty = inspect.Parameter.empty
-        found.append(
-            inspect.Parameter(
-                field.name,
-                inspect.Parameter.KEYWORD_ONLY,
-                annotation=annotation,
-                default=empty if default is dataclasses.MISSING else default,
-            )
-        )
+        default = empty if default is dataclasses.MISSING else default
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        found.append(inspect.Parameter(field.name, keyword, annotation=annotation, default=default))
     return found
 
 

@@ -10,9 +10,6 @@ names that commands used before are still accepted, each with a one-line note.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-import typer
 
 from oltplab.base.asking import MARGIN, RESOLUTION
 
@@ -27,16 +24,6 @@ RENAMED: dict[str, dict[str, str]] = {
     "replay": {"--threshold": MARGIN, "--target": RESOLUTION},
     "capacity": {"--precision": RESOLUTION},
 }
-
-
-def margin_option(what: str) -> Any:
-    """`--margin PCT`, with what it decides in this command."""
-    return typer.Option(MARGIN, metavar="PCT", help=f"The margin, e.g. 3% (or 3): {what}")
-
-
-def resolution_option(what: str) -> Any:
-    """`--resolution PCT`, with what it refines in this command."""
-    return typer.Option(RESOLUTION, metavar="PCT", help=f"The resolution, e.g. 2% (or 2): {what}")
 
 
 def _command(arguments: list[str]) -> str | None:
