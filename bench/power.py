@@ -37,6 +37,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -128,6 +129,10 @@ def run_trial(work: Path, number: int, size: int, source: Path | None = None) ->
     """One search; by the code in `source` (a `src` folder), without waiting for a quiet
     host, when given."""
     folder = work / f"trial{number:02d}-plus{size}"
+    if folder.exists() and not (folder / "trial.json").exists():
+        # A trial cut short (the bench stopped mid-search) starts again whole: resumed, its
+        # machine time would be the resume's alone.
+        shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
     spec_file = folder / "spec.toml"
     spec_file.write_text(spec(size))
