@@ -11,14 +11,16 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Rows:
     """A table: its title, column names and rows of text; `right` names the columns
-    aligned right (counts, figures), `folded` those whose long values fold onto more lines;
-    `last_bold` sets a totals row apart; the caption is said under it."""
+    aligned right (counts, figures), `folded` those whose long values fold onto more lines,
+    `whole` those never cut nor wrapped (a name to copy into a spec); `last_bold` sets a
+    totals row apart; the caption is said under it."""
 
     title: str
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     right: tuple[str, ...] = ()
     folded: tuple[str, ...] = ()
+    whole: tuple[str, ...] = ()
     last_bold: bool = False
     caption: str | None = None
 

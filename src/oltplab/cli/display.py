@@ -150,7 +150,10 @@ def rows_table(rows: Rows) -> Table:
     for column in rows.columns:
         right, folded = column in rows.right, column in rows.folded
         table.add_column(
-            column, justify="right" if right else "left", overflow="fold" if folded else "ellipsis"
+            column,
+            justify="right" if right else "left",
+            overflow="fold" if folded else "ellipsis",
+            no_wrap=column in rows.whole,
         )
     for number, row in enumerate(rows.rows, start=1):
         table.add_row(*row, style="bold" if rows.last_bold and number == len(rows.rows) else None)

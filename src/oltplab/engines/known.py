@@ -99,9 +99,9 @@ class EnginesListAsked:
             (e.name, e.family, e.version, e.source, "yes" if e.fetched else "no")
             for e in listed_engines(self.spec, family)
         )
-        # A source folds onto more lines rather than end in "…": a terminal of 80 columns
-        # still shows what a spec would name.
-        return Told((Rows(title, columns, rows, folded=("source",)),))
+        # A name is never cut, and a source folds onto more lines rather than end in "…":
+        # a narrow terminal still shows what a spec would name.
+        return Told((Rows(title, columns, rows, folded=("source",), whole=("name",)),))
 
 
 @dataclass(frozen=True, kw_only=True)
