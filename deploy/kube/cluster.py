@@ -55,8 +55,10 @@ from layout import (
     bin_dir,
     exit_status,
     free_port,
+    go_command,
     state_dir,
 )
+from operators import install_operators
 from pki import kubeconfig, make_pki
 from processes import alive, shims, start, stop
 from runtime import (
@@ -67,13 +69,6 @@ from runtime import (
     make_bridge,
     pause_image,
 )
-
-
-def go_command() -> str:
-    found = shutil.which("go") or "/usr/local/go/bin/go"
-    if not Path(found).exists():
-        raise ClusterError("go is missing: scripts/setup.sh installs it (golang-go)")
-    return found
 
 
 def build() -> float:
@@ -126,7 +121,7 @@ def check_tools() -> None:
         raise ClusterError("the kubelet and containerd manage cgroups and namespaces: run as root")
 
 
-def up() -> None:
+def up(with_operators: bool = False) -> None:
     check_tools()
     state = state_dir()
     if any(alive(state, component) for component in COMPONENTS):
@@ -140,6 +135,8 @@ def up() -> None:
     build_seconds = build()
     try:
         start_cluster(state, build_seconds)
+        if with_operators:
+            install_operators(state)
     except BaseException:
         print("kube up failed: stopping what it started", file=sys.stderr)
         down()
@@ -154,14 +151,19 @@ def start_cluster(state: Path, build_seconds: float) -> None:
     make_pki(state / "pki")
     cni_config(state)
     make_bridge()
-    ports = {name: free_port() for name in ("etcd", "etcd-peer", "apiserver", "kubelet")}
+    ports = {
+        name: free_port()
+        for name in (
+            "etcd", "etcd-peer", "apiserver", "kubelet", "kube-proxy-health", "kube-proxy-metrics"
+        )
+    }  # fmt: skip
     (state / "ports.json").write_text(json.dumps(ports) + "\n")
     argv = commands(state, ports)
     admin = kubeconfig(state, "admin", ports["apiserver"])
     start(state, "containerd", argv["containerd"], env=REFUSE_PULLS)
     sock = state / "containerd" / "containerd.sock"
     wait_for("containerd", sock.exists, state, "containerd", 30)
-    import_image(state, pause_image(state), PAUSE_IMAGE)
+    import_image(state, pause_image(), PAUSE_IMAGE)
     start(state, "etcd", argv["etcd"])
     start(state, "kube-apiserver", argv["kube-apiserver"])
     wait_for(
@@ -173,7 +175,7 @@ def start_cluster(state: Path, build_seconds: float) -> None:
     )
     allow_dns_reads(state)
     make_cgroups()
-    for component in ("kube-controller-manager", "kube-scheduler", "coredns", "kubelet"):
+    for component in COMPONENTS[COMPONENTS.index("kube-controller-manager") :]:
         start(state, component, argv[component])
     wait_for(f"node {NODE}", lambda: node_ready(state), state, "kubelet", 180)
     ready = time.monotonic() - started
@@ -214,9 +216,18 @@ def down() -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("action", choices=("build", "up", "down"))
-    action = parser.parse_args().action
-    actions: dict[str, Callable[[], object]] = {"build": build, "up": up, "down": down}
-    return exit_status(f"kube {action}", actions[action])
+    parser.add_argument(
+        "--with-operators",
+        action="store_true",
+        help="up: also install CloudNativePG and mariadb-operator (deploy/kube/operators.py)",
+    )
+    given = parser.parse_args()
+    actions: dict[str, Callable[[], object]] = {
+        "build": build,
+        "up": lambda: up(given.with_operators),
+        "down": down,
+    }
+    return exit_status(f"kube {given.action}", actions[given.action])
 
 
 if __name__ == "__main__":

@@ -52,6 +52,32 @@ def kubelet_config(state: Path, port: int) -> Path:
     return path
 
 
+def proxy_config(state: Path, ports: dict[str, int]) -> Path:
+    """Services' addresses routed to their pods (the operators' pods reach the API server and
+    their databases that way). Every connection to a Service is masqueraded: a pod then
+    answers through the node, also when the Service sends a pod back to itself or to a
+    neighbour on the same bridge. Its health and metrics listen on loopback, at free ports,
+    and the host's conntrack limits stay as they are."""
+    config = {
+        "apiVersion": "kubeproxy.config.k8s.io/v1alpha1",
+        "kind": "KubeProxyConfiguration",
+        "clientConnection": {
+            "kubeconfig": str(kubeconfig(state, "kube-proxy", ports["apiserver"]))
+        },
+        "hostnameOverride": NODE,
+        "mode": "iptables",
+        "clusterCIDR": str(POD_CIDR),
+        "iptables": {"masqueradeAll": True},
+        "conntrack": {"maxPerCore": 0},
+        "nodePortAddresses": [f"{GATEWAY}/32"],
+        "healthzBindAddress": f"127.0.0.1:{ports['kube-proxy-health']}",
+        "metricsBindAddress": f"127.0.0.1:{ports['kube-proxy-metrics']}",
+    }
+    path = state / "kube-proxy.yaml"
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return path
+
+
 def corefile(state: Path, credentials: Path) -> Path:
     """The cluster's names, served on the bridge's address from what the API server knows.
     Nothing is forwarded: a name beyond the cluster gets no answer from outside it."""
@@ -102,6 +128,9 @@ def commands(state: Path, ports: dict[str, int]) -> dict[str, list[str]]:
             # The kubelet by its address on the bridge: its name would need a DNS beyond us.
             "--kubelet-preferred-address-types", "InternalIP",
             "--profiling=false",
+            # A webhook's Service is called at its pods' addresses, which the node reaches
+            # over the bridge, and never through a route that kube-proxy may not have yet.
+            "--enable-aggregator-routing=true",
         ],
         "kube-controller-manager": [
             str(binaries / "kube-controller-manager"),
@@ -131,5 +160,8 @@ def commands(state: Path, ports: dict[str, int]) -> dict[str, list[str]]:
             "--root-dir", str(state / "kubelet"),
             "--hostname-override", NODE,
             "--node-ip", GATEWAY,
+        ],
+        "kube-proxy": [
+            str(binaries / "kube-proxy"), "--config", str(proxy_config(state, ports)),
         ],
     }  # fmt: skip

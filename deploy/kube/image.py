@@ -148,17 +148,6 @@ def build_image(specs: list[Path]) -> tuple[str, Path]:
         if archive.exists():
             return f"{REPOSITORY}:{tag}", archive
         root = base_rootfs(dependencies)
-        layout = images_dir() / "layout"
-        if not layout.exists():
-            run("umoci", "init", "--layout", str(layout))
-        base = f"base-{root.name}"
-        if base not in run("umoci", "ls", "--layout", str(layout)).stdout.split():
-            print("layering the root filesystem (umoci) ...", flush=True)
-            run("umoci", "new", "--image", f"{layout}:{base}")
-            run("umoci", "insert", "--image", f"{layout}:{base}", str(root), "/")
-        if tag in run("umoci", "ls", "--layout", str(layout)).stdout.split():
-            run("umoci", "rm", "--image", f"{layout}:{tag}")  # a build that stopped half-way
-        run("umoci", "tag", "--image", f"{layout}:{base}", tag)
         upper = work / "upper"
         install_oltplab(root, own[0], upper, work)
         for engine in engines:
@@ -166,53 +155,86 @@ def build_image(specs: list[Path]) -> tuple[str, Path]:
                 engine, upper / CACHE.lstrip("/") / "engines" / engine.name, symlinks=True
             )
         run("chown", "-R", f"{USER_ID}:{USER_ID}", str(upper / CACHE.lstrip("/")))
-        run("umoci", "insert", "--image", f"{layout}:{tag}", str(upper), "/")
         user = f"{USER_ID}:{USER_ID}"
-        run("umoci", "config", "--image", f"{layout}:{tag}", "--config.user", user,
-            "--config.workingdir", "/home/oltplab", "--config.env", f"OLTPLAB_CACHE={CACHE}",
-            "--config.env", f"PATH={VENV}/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
-            "--config.env", "HOME=/home/oltplab")  # fmt: skip
-        export(layout, tag, archive)
-        forget_older(layout, keep=tag)
+        layered(root, tag, upper, archive, "--config.user", user,
+                "--config.workingdir", "/home/oltplab", "--config.env", f"OLTPLAB_CACHE={CACHE}",
+                "--config.env", f"PATH={VENV}/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+                "--config.env", "HOME=/home/oltplab")  # fmt: skip
+        forget_older(keep=tag)
         return f"{REPOSITORY}:{tag}", archive
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def install_oltplab(root: Path, wheel: Path, upper: Path, work: Path) -> None:
-    """oltplab installed into the base's venv through an overlay: the upper folder then
-    holds exactly the files the install added, which become one layer."""
+def layout_dir() -> Path:
+    return images_dir() / "layout"
+
+
+def layered(
+    root: Path, tag: str, upper: Path, archive: Path, *config: str, named: str = ""
+) -> None:
+    """An image of the base root filesystem with UPPER as one more layer and umoci's
+    CONFIG options, tagged TAG in the layout and exported to ARCHIVE (as NAMED's tag)."""
+    layout = layout_dir()
+    if not layout.exists():
+        run("umoci", "init", "--layout", str(layout))
+    base = f"base-{root.name}"
+    if base not in run("umoci", "ls", "--layout", str(layout)).stdout.split():
+        print("layering the root filesystem (umoci) ...", flush=True)
+        run("umoci", "new", "--image", f"{layout}:{base}")
+        run("umoci", "insert", "--image", f"{layout}:{base}", str(root), "/")
+    if tag in run("umoci", "ls", "--layout", str(layout)).stdout.split():
+        run("umoci", "rm", "--image", f"{layout}:{tag}")  # a build that stopped half-way
+    run("umoci", "tag", "--image", f"{layout}:{base}", tag)
+    run("umoci", "insert", "--image", f"{layout}:{tag}", str(upper), "/")
+    run("umoci", "config", "--image", f"{layout}:{tag}", *config)
+    export(layout, tag, archive, named)
+
+
+@contextmanager
+def overlaid(root: Path, upper: Path, work: Path) -> Iterator[Path]:
+    """ROOT as a tool run inside it sees it, through an overlay: UPPER then holds exactly
+    the files the tool added or changed, which become one layer."""
     merged, scratch = work / "merged", work / "overlay-work"
     for folder in (merged, scratch, upper):
         folder.mkdir(parents=True)
     options = f"lowerdir={root},upperdir={upper},workdir={scratch}"
     run("mount", "-t", "overlay", "overlay", "-o", options, str(merged))
     try:
-        shutil.copy2(wheel, merged / "tmp" / wheel.name)
         with mounted_for_chroot(merged):
-            run("chroot", str(merged), f"{VENV}/bin/pip", "install", "--quiet", "--no-cache-dir",
-                "--no-deps", "--no-index", f"/tmp/{wheel.name}")  # fmt: skip
-        (merged / "tmp" / wheel.name).unlink()
+            yield merged
     finally:
         run("umount", str(merged))
     # The overlay's own bookkeeping folder is no part of the image.
     shutil.rmtree(upper / "tmp", ignore_errors=True)
 
 
-def forget_older(layout: Path, keep: str) -> None:
+def install_oltplab(root: Path, wheel: Path, upper: Path, work: Path) -> None:
+    """oltplab installed into the base's venv."""
+    with overlaid(root, upper, work) as merged:
+        shutil.copy2(wheel, merged / "tmp" / wheel.name)
+        run("chroot", str(merged), f"{VENV}/bin/pip", "install", "--quiet", "--no-cache-dir",
+            "--no-deps", "--no-index", f"/tmp/{wheel.name}")  # fmt: skip
+        (merged / "tmp" / wheel.name).unlink()
+
+
+def forget_older(keep: str) -> None:
     """Only the newest build's archive and tag stay in the cache (each is ~400 MB); the
-    base root filesystem and its layer stay for the next build."""
+    base root filesystem and its layer stay for the next build, and the databases' images
+    too."""
+    layout = layout_dir()
     for old in images_dir().glob("oltplab-*.oci.tar"):
         if old.name != f"oltplab-{keep}.oci.tar":
             old.unlink()
     for tag in run("umoci", "ls", "--layout", str(layout)).stdout.split():
-        if tag != keep and not tag.startswith("base-"):
+        if tag != keep and not tag.startswith(("base-", "database-")):
             run("umoci", "rm", "--image", f"{layout}:{tag}")
     run("umoci", "gc", "--layout", str(layout))
 
 
-def export(layout: Path, tag: str, archive: Path) -> None:
-    """One image's OCI archive: the layout's blobs it refers to, and an index naming it."""
+def export(layout: Path, tag: str, archive: Path, named: str = "") -> None:
+    """One image's OCI archive: the layout's blobs it refers to, and an index naming it
+    by its tag, or by NAMED's tag (several images in one layout may share none)."""
     single = archive.with_suffix(".layout")
     shutil.rmtree(single, ignore_errors=True)
     run("umoci", "init", "--layout", str(single))
@@ -221,6 +243,9 @@ def export(layout: Path, tag: str, archive: Path) -> None:
         m for m in index["manifests"]
         if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == tag
     ]  # fmt: skip
+    if named:
+        for manifest in chosen:
+            manifest["annotations"]["org.opencontainers.image.ref.name"] = named.rsplit(":")[-1]
     index["manifests"] = chosen
     (single / "index.json").write_text(json.dumps(index))
     blobs = single / "blobs" / "sha256"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -23,6 +24,7 @@ PAUSE_IMAGE = "oltplab.local/pause:3.10"
 DOMAIN = "cluster.local"
 CGROUP_ROOT = "oltplab"  # the kubelet's, in each cgroup hierarchy
 DNS_USER = "oltplab:coredns"  # what the cluster's DNS server reads the API as
+PROXY_USER = "system:kube-proxy"  # bound to system:node-proxier by the API server itself
 # Each binary: the Go module folder it is built in, and its command's package. etcd's
 # server module is itself a command; CoreDNS has a module of its own.
 COMMANDS = {
@@ -31,6 +33,7 @@ COMMANDS = {
     "kube-controller-manager": (HERE, "k8s.io/kubernetes/cmd/kube-controller-manager"),
     "kube-scheduler": (HERE, "k8s.io/kubernetes/cmd/kube-scheduler"),
     "kubelet": (HERE, "k8s.io/kubernetes/cmd/kubelet"),
+    "kube-proxy": (HERE, "k8s.io/kubernetes/cmd/kube-proxy"),
     "coredns": (HERE / "dns", "github.com/coredns/coredns"),
     "pause": (HERE, "./pause"),
 }
@@ -59,11 +62,19 @@ COMPONENTS = (
     "kube-scheduler",
     "coredns",
     "kubelet",
+    "kube-proxy",
 )
 
 
 class ClusterError(Exception):
     """One line saying what is wrong and how to put it right."""
+
+
+def go_command() -> str:
+    found = shutil.which("go") or "/usr/local/go/bin/go"
+    if not Path(found).exists():
+        raise ClusterError("go is missing: scripts/setup.sh installs it (golang-go)")
+    return found
 
 
 def cache_root() -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from layout import DNS_USER, GATEWAY, NODE, SERVICE_CIDR, run
+from layout import DNS_USER, GATEWAY, NODE, PROXY_USER, SERVICE_CIDR, run
 
 # P-256 keys: as good as RSA here and made in milliseconds.
 NEW_KEY = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1")
@@ -48,6 +48,7 @@ def make_pki(pki: Path) -> None:
     issue(pki, "controller-manager", "/CN=system:kube-controller-manager")
     issue(pki, "scheduler", "/CN=system:kube-scheduler")
     issue(pki, "coredns", f"/CN={DNS_USER}")
+    issue(pki, "kube-proxy", f"/CN={PROXY_USER}")
     issue(pki, "kubelet", f"/O=system:nodes/CN=system:node:{NODE}")
     run("openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
         "-out", str(pki / "sa.key"))  # fmt: skip

@@ -109,24 +109,42 @@ def make_bridge() -> None:
     if GATEWAY not in addresses:
         run("ip", "addr", "add", f"{GATEWAY}/{POD_CIDR.prefixlen}", "dev", BRIDGE)
     run("ip", "link", "set", BRIDGE, "up")
+    # A Service's address lives on the bridge: with kube-proxy not (yet) routing it, a
+    # packet to it stays here instead of taking the machine's default route out.
+    run("ip", "route", "replace", str(SERVICE_CIDR), "dev", BRIDGE)
+    # A pod's packet to a Service comes back out of the bridge to the chosen pod: forwarding
+    # on this bridge alone, which goes with it; the machine's own setting stays as it is.
+    Path(f"/proc/sys/net/ipv4/conf/{BRIDGE}/forwarding").write_text("1\n")
 
 
-def pause_image(state: Path) -> Path:
+def pause_image() -> Path:
     """The sandbox image as an OCI archive: the pause binary alone, run as nobody."""
     archive = bin_dir().parent / "pause.oci.tar"
+    return binary_image(bin_dir() / "pause", "/pause", "65535:65535", PAUSE_IMAGE, archive)
+
+
+def binary_image(
+    binary: Path, inside: str, user: str, name: str, archive: Path, aliases: tuple[str, ...] = ()
+) -> Path:
+    """An image of one static binary at INSIDE, its entrypoint, run as USER from / and
+    tagged as NAME's tag, with symbolic links to it at ALIASES: built once into ARCHIVE."""
     if archive.exists():
         return archive
-    work = state / "image-build"
+    work = archive.with_suffix(".build")
     layout, bundle = work / "layout", work / "bundle"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    image = f"{layout}:3.10"
+    image = f"{layout}:{name.rsplit(':', 1)[1]}"
     run("umoci", "init", "--layout", str(layout))
     run("umoci", "new", "--image", image)
-    run("umoci", "config", "--image", image, "--config.entrypoint", "/pause",
-        "--config.user", "65535:65535")  # fmt: skip
+    run("umoci", "config", "--image", image, "--config.entrypoint", inside,
+        "--config.user", user, "--config.workingdir", "/")  # fmt: skip
     run("umoci", "unpack", "--image", image, str(bundle))
-    shutil.copy2(bin_dir() / "pause", bundle / "rootfs" / "pause")
+    target = bundle / "rootfs" / inside.lstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(binary, target)
+    for alias in aliases:
+        (bundle / "rootfs" / alias.lstrip("/")).symlink_to(target.relative_to(bundle / "rootfs"))
     run("umoci", "repack", "--image", image, str(bundle))
     run("umoci", "gc", "--layout", str(layout))
     partial = archive.with_suffix(".partial")

@@ -19,6 +19,7 @@ from oltplab.distribute import kubernetes, slurm
 from oltplab.distribute.layout import Distributed
 from oltplab.distribute.merge import merge
 from oltplab.distribute.shard_canary import canary_spec
+from oltplab.kube.client import Api
 from oltplab.plan import build_plan, cells_of
 from oltplab.plan.blocks import Block, Shard, assign, blocks, shard_sessions
 from oltplab.spec import parse_spec
@@ -262,7 +263,8 @@ def test_an_endpoint_service_the_user_may_not_read_says_so_where_its_platform_go
         'password_env = "PW" }\n',
         "s.toml",
     )
-    found = kubernetes.endpoint_platforms(ServicesUnreadable(), Refused, spec)
+    api = Api(batch=None, core=ServicesUnreadable(), apps=None, custom=None, error=Refused)
+    found = kubernetes.endpoint_platforms(api, spec)
     assert found == {"db": "Kubernetes Service db.bench: its pods not read (403 Forbidden)"}
 
 

@@ -16,6 +16,7 @@ LAYERS = (
     ("workloads",),
     ("plan",),
     ("store",),
+    ("kube",),
     ("engines",),
     ("telemetry",),
     ("measure",),

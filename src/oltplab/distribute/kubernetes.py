@@ -14,20 +14,28 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
 
-from oltplab.base.errors import EnvironmentProblem, OltplabError
+from oltplab.base.errors import OltplabError
 from oltplab.distribute.layout import SNAPSHOTS, SPEC_FILE, Distributed
 from oltplab.distribute.schedulers import TaskState, submit_option
-from oltplab.engines.endpoint import PLATFORM_ENV, endpoint_host
+from oltplab.engines.endpoint import (
+    OPERATED_ENV,
+    PLATFORM_ENV,
+    endpoint_host,
+    operated_password_env,
+)
+from oltplab.kube.client import Api, connect, refusal, unreachable
+from oltplab.kube.operated import read_operated
+from oltplab.kube.waiting import waiting
 from oltplab.spec import Spec, load_spec
+from oltplab.spec.sources import KubernetesSource
 from oltplab.store.files import write_atomic
 from oltplab.store.scratch import WORK_DIR_ENV
 
@@ -234,32 +242,6 @@ def job_manifest(
     }
 
 
-def _clients() -> tuple[Any, Any, type[Exception]]:
-    """The batch and core APIs of the cluster the user's kubeconfig points to."""
-    try:
-        from kubernetes import client, config
-        from kubernetes.client.rest import ApiException
-    except ImportError:
-        raise EnvironmentProblem(
-            "the kubernetes client is missing: pip install kubernetes"
-        ) from None
-    try:
-        # KUBECONFIG as it is now: the client reads it once, when first imported.
-        config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
-    except Exception as exc:  # the client raises several kinds for a missing kubeconfig
-        raise EnvironmentProblem(
-            f"no usable kubeconfig ({exc}); point KUBECONFIG at your cluster, or use --dry-run"
-        ) from None
-    return client.BatchV1Api(), client.CoreV1Api(), ApiException
-
-
-def _unreachable(exc: Exception) -> EnvironmentProblem:
-    return EnvironmentProblem(
-        f"the Kubernetes API server did not answer ({str(exc).splitlines()[0][:200]}); check "
-        "KUBECONFIG and that the cluster runs"
-    )
-
-
 @dataclass(frozen=True)
 class Kubernetes:
     """Submit the shards as a Kubernetes Indexed Job (one pod per node) into the namespace,
@@ -338,21 +320,19 @@ class Kubernetes:
         write_atomic(path, yaml.safe_dump(job, sort_keys=False))
         if self.dry_run:
             return f"manifest {path} written, nothing created (kubectl apply -f {path} creates it)"
-        batch, core, api_error = _clients()
-        platforms = endpoint_platforms(core, api_error, load_spec(distributed.root / SPEC_FILE))
-        if platforms:
-            env = job["spec"]["template"]["spec"]["containers"][0]["env"]
+        api = connect()
+        spec = load_spec(distributed.root / SPEC_FILE)
+        env = job["spec"]["template"]["spec"]["containers"][0]["env"]
+        if platforms := endpoint_platforms(api, spec):
             env.append({"name": PLATFORM_ENV, "value": json.dumps(platforms)})
-            write_atomic(path, yaml.safe_dump(job, sort_keys=False))
+        env += operated_env(api, spec, request.namespace)
+        write_atomic(path, yaml.safe_dump(job, sort_keys=False))
         try:
-            batch.create_namespaced_job(request.namespace, job)
-        except api_error as exc:
-            raise OltplabError(
-                f"Kubernetes refused the job: {exc.status} {exc.reason}: "  # type: ignore[attr-defined]
-                f"{_message(exc)}"
-            ) from None
+            api.batch.create_namespaced_job(request.namespace, job)
+        except api.error as exc:
+            raise OltplabError(f"Kubernetes refused the job: {refusal(exc)}") from None
         except OSError as exc:
-            raise _unreachable(exc) from None
+            raise unreachable(exc) from None
         distributed.jobs.append({"job": name, "shards": shards, "namespace": request.namespace})
         distributed.save()
         return name
@@ -362,22 +342,22 @@ class Kubernetes:
         and has no pod yet is pending. Jobs the cluster removed are absent."""
         if not distributed.jobs:
             return {}
-        batch, core, api_error = _clients()
+        api = connect()
         found: dict[int, TaskState] = {}
         for recorded in distributed.jobs:
             namespace = recorded.get("namespace", self.namespace)
             shards = [int(s) for s in recorded["shards"]]
             try:
-                job = batch.read_namespaced_job(recorded["job"], namespace)
-                pods = core.list_namespaced_pod(
+                job = api.batch.read_namespaced_job(recorded["job"], namespace)
+                pods = api.core.list_namespaced_pod(
                     namespace, label_selector=f"oltplab/job={recorded['job']}"
                 ).items
-            except api_error as exc:
+            except api.error as exc:
                 if exc.status == 404:  # type: ignore[attr-defined]
                     continue
-                raise _unreachable(exc) from None
+                raise unreachable(exc) from None
             except OSError as exc:
-                raise _unreachable(exc) from None
+                raise unreachable(exc) from None
             # An index the running Job has not ended is active, between two tries too.
             ended = _indexes(job.status.completed_indexes) | _indexes(job.status.failed_indexes)
             running = set() if _finished(job) else set(range(len(shards))) - ended
@@ -388,7 +368,8 @@ class Kubernetes:
                 if 0 <= index < len(shards):
                     phase = pod.status.phase or "Unknown"
                     active = phase in _ACTIVE_PHASES or index in running
-                    said = " ".join([phase, *_waiting(pod)])
+                    as_json = api.core.api_client.sanitize_for_serialization(pod)
+                    said = " ".join([phase, *(f"({why})" for _, why, _ in waiting(as_json))])
                     found[shards[index]] = TaskState(said, pod.spec.node_name or "-", active)
         return found
 
@@ -397,32 +378,47 @@ class Kubernetes:
         active = {k for k, s in self.states(distributed).items() if s.active}
         if not active:
             return []
-        batch, _, api_error = _clients()
+        api = connect()
         for recorded in distributed.jobs:
             if active & {int(s) for s in recorded["shards"]}:
                 try:
-                    batch.delete_namespaced_job(
+                    api.batch.delete_namespaced_job(
                         recorded["job"],
                         recorded.get("namespace", self.namespace),
                         propagation_policy="Foreground",
                     )
-                except api_error as exc:
+                except api.error as exc:
                     if exc.status != 404:  # type: ignore[attr-defined]
-                        raise _unreachable(exc) from None
+                        raise unreachable(exc) from None
         return sorted(active)
 
 
-def _waiting(pod: Any) -> list[str]:
-    """Why a pod's container has not started (ImagePullBackOff, CrashLoopBackOff, ...): a
-    pod that will never run otherwise looks merely Pending in `status`."""
-    return [
-        f"({status.state.waiting.reason})"
-        for status in pod.status.container_statuses or []
-        if status.state and status.state.waiting and status.state.waiting.reason
-    ]
+def operated_env(api: Api, spec: Spec, namespace: str) -> list[dict[str, Any]]:
+    """What the pods need of each operator's database in the spec and cannot read
+    themselves: the database as read now (ready or not, and why), and its password from
+    the resource's own Secret, which a pod can only read in its own namespace."""
+    found, env = {}, []
+    for engine in spec.engines:
+        source = engine.source
+        if not isinstance(source, KubernetesSource):
+            continue
+        if source.namespace != namespace:
+            raise OltplabError(
+                f"engine {engine.name}: its {source.kind} is in namespace {source.namespace}, "
+                f"the pods in {namespace}, where they cannot read its Secret; submit with "
+                f"--namespace {source.namespace}"
+            )
+        operated = read_operated(api, source.kind, source.namespace, source.name)
+        found[engine.name] = asdict(operated)
+        # Optional: a Secret the operator has not made yet fails that engine, not the pod.
+        reference = {"name": operated.secret, "key": operated.secret_key, "optional": True}
+        env.append(
+            {"name": operated_password_env(engine.name), "valueFrom": {"secretKeyRef": reference}}
+        )
+    return [{"name": OPERATED_ENV, "value": json.dumps(found)}, *env] if found else []
 
 
-def endpoint_platforms(core: Any, api_error: type[Exception], spec: Spec) -> dict[str, str]:
+def endpoint_platforms(api: Api, spec: Spec) -> dict[str, str]:
     """For each endpoint of the spec that is a Service of this cluster (NAME.NAMESPACE.svc,
     or POD.NAME.NAMESPACE.svc for one of its pods), the pods behind it with their node and
     CPU and memory limits: what the report says the server ran on, or why that is not
@@ -434,11 +430,11 @@ def endpoint_platforms(core: Any, api_error: type[Exception], spec: Spec) -> dic
             continue
         service, namespace = labels[labels.index("svc") - 2 : labels.index("svc")]
         try:
-            selector = core.read_namespaced_service(service, namespace).spec.selector or {}
-            pods = core.list_namespaced_pod(
+            selector = api.core.read_namespaced_service(service, namespace).spec.selector or {}
+            pods = api.core.list_namespaced_pod(
                 namespace, label_selector=",".join(f"{k}={v}" for k, v in selector.items())
             ).items
-        except api_error as exc:
+        except api.error as exc:
             found[engine.name] = (
                 f"Kubernetes Service {service}.{namespace}: its pods not read "
                 f"({exc.status} {exc.reason})"  # type: ignore[attr-defined]
@@ -492,11 +488,3 @@ def _indexes(said: str | None) -> set[int]:
         elif part:
             found.add(int(part))
     return found
-
-
-def _message(exc: Exception) -> str:
-    """The API server's own sentence from an ApiException's body, when there is one."""
-    try:
-        return str(json.loads(exc.body)["message"])  # type: ignore[attr-defined]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from oltplab.base.errors import EngineError, EnvironmentProblem
 from oltplab.base.telling import Rows, Said, Told
 from oltplab.base.wording import shown
 from oltplab.distribute.layout import (
@@ -16,8 +17,11 @@ from oltplab.distribute.layout import (
     shards_of,
 )
 from oltplab.distribute.schedulers import scheduler_named
+from oltplab.kube.client import connect
+from oltplab.kube.operated import read_operated
 from oltplab.report.run_tables import failed_rows, status_rows
-from oltplab.spec import load_spec
+from oltplab.spec import Spec, load_spec
+from oltplab.spec.sources import KubernetesSource
 from oltplab.store.ledger import Ledger
 from oltplab.store.lock import run_state
 from oltplab.store.rows import CellRow
@@ -60,7 +64,35 @@ def status_told(results: list[Path]) -> Told:
         return Told(tuple(said), f"oltplab report {shown(results[0])}")
     named = " ".join(shown(p) for p in results)
     shards = shards_rows(results_rows(results))
-    return Told((shards,), f"oltplab report {named} (or oltplab merge {named} -o DIR)")
+    databases = [
+        line
+        for path in results
+        if is_distributed(path)
+        for line in databases_said(load_spec(path / SPEC_FILE))
+    ]
+    return Told((shards, *databases), f"oltplab report {named} (or oltplab merge {named} -o DIR)")
+
+
+def databases_said(spec: Spec) -> list[str]:
+    """Each operator's database the spec names, as its resource stands now: ready, or why
+    not in the operator's words (a pod's image the node lacks, a claim never bound)."""
+    sources = [(e.name, e.source) for e in spec.engines if isinstance(e.source, KubernetesSource)]
+    if not sources:
+        return []
+    try:
+        api = connect()
+    except EnvironmentProblem as problem:
+        return [f"the operators' databases not read: {problem}"]
+    said = []
+    for engine, source in sources:
+        try:
+            found = read_operated(api, source.kind, source.namespace, source.name)
+        except EngineError as problem:
+            said.append(f"engine {engine}: {problem}")
+            continue
+        where = f"engine {engine}: Kubernetes {source.kind} {source.namespace}/{source.name}"
+        said.append(f"{where} not ready: {found.problem}" if found.problem else f"{where} ready")
+    return said
 
 
 def shards_rows(rows: list[dict[str, str]]) -> Rows:

@@ -1,10 +1,14 @@
-"""An existing server reached by its endpoint: measured as it is, never started or stopped."""
+"""A server oltplab does not own, measured as it is and never started or stopped: an
+existing server reached by its endpoint, or a database an operator deploys on Kubernetes,
+reached by the Service its resource names."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +20,72 @@ from oltplab.engines.families import family_named
 from oltplab.engines.family import Family
 from oltplab.engines.hosts import Host, PrivateFile
 from oltplab.engines.server import vault
+from oltplab.kube.client import connect
+from oltplab.kube.operated import Operated, read_operated, secret_value
 from oltplab.spec import EngineSpec
-from oltplab.spec.sources import EndpointSource
+from oltplab.spec.sources import EndpointSource, KubernetesSource
 from oltplab.sysbench.driver import ConnectionTarget
 
 # What the platform running an endpoint says of it (Kubernetes: its pod, node and limits),
 # as {engine name: text}, given by whoever started the run; recorded beside its source.
 PLATFORM_ENV = "OLTPLAB_ENDPOINT_PLATFORM"
+# The operators' databases as the submitting side read them for the pods, which have no
+# access to the API: {engine name: Operated}; each password in its own variable, from
+# the resource's Secret.
+OPERATED_ENV = "OLTPLAB_OPERATED"
+
+
+def operated_password_env(engine: str) -> str:
+    return "OLTPLAB_PASSWORD_" + re.sub(r"[^A-Z0-9]", "_", engine.upper())
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How a server oltplab does not own is reached: its endpoint and account, the password,
+    the family whose protocol it speaks, and what its platform says of it."""
+
+    source: EndpointSource
+    password: str
+    family: type[Family]
+    platform: str | None
+    unready: str = ""  # an operator's database: why it was not ready when it was read
+
+
+def reach(engine: EngineSpec) -> Reach:
+    """An operator's database from its live resource (or what the submitting side read
+    for a pod); an endpoint from the spec."""
+    if isinstance(engine.source, KubernetesSource):
+        return _operated_reach(engine.name, engine.source)
+    assert isinstance(engine.source, EndpointSource)
+    password = endpoint_password(engine.name, engine.source)
+    return Reach(engine.source, password, protocol_family(engine), platform_of(engine.name))
+
+
+def _operated_reach(engine: str, source: KubernetesSource) -> Reach:
+    where = f"engine {engine}: Kubernetes {source.kind} {source.namespace}/{source.name}"
+    given = json.loads(os.environ.get(OPERATED_ENV, "{}"))
+    if engine in given:
+        found = Operated(**given[engine])
+        password = os.environ.get(operated_password_env(engine), "")
+    else:
+        api = connect()
+        found = read_operated(api, source.kind, source.namespace, source.name)
+        if found.problem:
+            raise EngineError(f"{where} is not ready: {found.problem}")
+        password = secret_value(api, source.namespace, found.secret, found.secret_key)
+    if not password and not found.problem:
+        raise EngineError(
+            f"{where}: no password in key {found.secret_key} of Secret {found.secret}"
+        )
+    return Reach(
+        EndpointSource(endpoint=found.endpoint, user=found.user), password,
+        family_named(found.family), found.platform, found.problem,
+    )  # fmt: skip
 
 
 def endpoint_host(engine: EngineSpec) -> str | None:
-    """The host name or address an endpoint engine is reached at; None for any other."""
+    """The host name or address an endpoint engine is reached at; None for any other (an
+    operator's database says more of itself)."""
     if not isinstance(engine.source, EndpointSource):
         return None
     return engine.source.endpoint.rsplit(":", 1)[0]
@@ -92,9 +151,8 @@ class Endpoint:
 
     @classmethod
     def of(cls, engine: EngineSpec, work: Path) -> Endpoint:
-        assert isinstance(engine.source, EndpointSource)
-        password = endpoint_password(engine.name, engine.source)
-        return cls(engine.source, password, work, protocol_family(engine))
+        reached = reach(engine)
+        return cls(reached.source, reached.password, work, reached.family)
 
     @property
     def client_protocol(self) -> WireProtocol:
@@ -173,6 +231,8 @@ def check_endpoints(engines: list[EngineSpec]) -> None:
     tells. A server that does not answer is the environment's to fix, not the spec's: no
     results folder full of cells that failed for it."""
     for engine in engines:
+        # An operator's database is checked where its engine is set up: one that never
+        # became ready fails its own cells, with the operator's reason, not the run.
         if not isinstance(engine.source, EndpointSource):
             continue
         where = f"engine {engine.name}"

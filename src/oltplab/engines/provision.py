@@ -24,7 +24,7 @@ from oltplab.base import nofollow
 from oltplab.base.errors import EngineError
 from oltplab.engines.config import Setting, extra_settings
 from oltplab.engines.distribution import Distribution
-from oltplab.engines.endpoint import Endpoint
+from oltplab.engines.endpoint import Endpoint, reach
 from oltplab.engines.families import (
     family_named,
     family_of,
@@ -48,7 +48,7 @@ from oltplab.engines.server import (
 from oltplab.engines.snapshots import SnapshotStore
 from oltplab.engines.supplier import supply
 from oltplab.spec import LOCAL_HOST, Spec, TierSpec
-from oltplab.spec.sources import EndpointSource, EngineSpec
+from oltplab.spec.sources import EngineSpec, KubernetesSource
 from oltplab.store.directory import prepare_output
 from oltplab.store.files import os_problem, write_atomic, write_secret
 from oltplab.sysbench.driver import execute
@@ -325,13 +325,28 @@ def _prepare_snapshot(
 def endpoint_engine(
     spec: Spec, engine: EngineSpec, work: Path, sysbench: str, phase: Phase, prepare: bool
 ) -> EngineState:
-    assert isinstance(engine.source, EndpointSource)
-    phase(f"{engine.name}: connecting to {engine.source.endpoint}")
-    server = Endpoint.of(engine, work)
-    with server.control() as control:
+    reached = reach(engine)
+    phase(f"{engine.name}: connecting to {reached.source.endpoint}")
+    server = Endpoint(reached.source, reached.password, work, reached.family)
+    try:
+        control = server.control()
+    except EngineError as unanswered:
+        if not reached.unready:
+            raise
+        raise EngineError(
+            f"engine {engine.name}: {reached.platform}: not ready when it was read "
+            f"({reached.unready}), and it did not answer: {unanswered}"
+        ) from None
+    with control:
         version = control.version()
         said = control.self_description()
         tables = control.benchmark_tables()
+        unconfined = control.unconfined() if isinstance(engine.source, KubernetesSource) else ""
+    if unconfined:
+        raise EngineError(
+            f"engine {engine.name}: {unconfined}; the operator's benchmark account must have "
+            "rights on its own database only"
+        )
     family = (
         family_named(engine.family) if engine.family else family_said(said, server.client_protocol)
     )
@@ -341,7 +356,7 @@ def endpoint_engine(
         family.name,
         family.release(version),
         server,
-        engine.source.user,
+        reached.source.user,
         server.password,
         version,
         work,
@@ -349,7 +364,7 @@ def endpoint_engine(
     if tables < spec.dataset.tables:
         if not prepare:
             raise EngineError(
-                f"engine {engine.name}: {engine.source.endpoint} has {tables} sbtest table(s), "
+                f"engine {engine.name}: {reached.source.endpoint} has {tables} sbtest table(s), "
                 f"the dataset needs {spec.dataset.tables}; run with --prepare to "
                 "create them (oltplab never writes to an endpoint unasked)"
             )

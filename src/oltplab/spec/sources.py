@@ -1,11 +1,11 @@
 """Where an engine comes from: a Maven artifact, a tarball, a folder, a Debian package, an npm
-package, or an existing server's endpoint."""
+package, an existing server's endpoint, or a database an operator deploys on Kubernetes."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -132,7 +132,21 @@ class EndpointSource(StrictModel):
     password_file: PathText | None = None
 
 
-SOURCE_KINDS = ("maven", "tarball", "basedir", "debian", "npm", "endpoint")
+_DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+
+
+class KubernetesSource(StrictModel):
+    """A database that an operator deploys on Kubernetes, named by its resource: a
+    CloudNativePG `Cluster` or a mariadb-operator `MariaDB`. Its Service, its account's
+    Secret, its server's pod and its operator's version are read from the live objects."""
+
+    provisioned: ClassVar[bool] = False
+    kind: Literal["Cluster", "MariaDB"]
+    name: Annotated[str, Field(pattern=_DNS_LABEL)]
+    namespace: Annotated[str, Field(pattern=_DNS_LABEL)] = "default"
+
+
+SOURCE_KINDS = ("maven", "tarball", "basedir", "debian", "npm", "endpoint", "kubernetes")
 
 
 def _source_kind(value: Any) -> str | None:
@@ -151,7 +165,8 @@ EngineSource = Annotated[
     | Annotated[BasedirSource, Tag("basedir")]
     | Annotated[DebianSource, Tag("debian")]
     | Annotated[NpmSource, Tag("npm")]
-    | Annotated[EndpointSource, Tag("endpoint")],
+    | Annotated[EndpointSource, Tag("endpoint")]
+    | Annotated[KubernetesSource, Tag("kubernetes")],
     Discriminator(
         _source_kind,
         custom_error_type="source_kind",
@@ -176,7 +191,7 @@ class EngineSpec(StrictModel):
             known = ", ".join(sorted(CATALOG))
             raise ValueError(
                 f"unknown engine {self.name!r}: use one of {known}, "
-                "or give it a source (maven, tarball, basedir, debian, npm or endpoint)"
+                "or give it a source (maven, tarball, basedir, debian, npm, endpoint or kubernetes)"
             )
         return self
 
