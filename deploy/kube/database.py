@@ -73,7 +73,7 @@ def server_script(paths: dict[str, str], buffer_pool: str) -> str:
     grant = (
         f"CREATE DATABASE IF NOT EXISTS {USER};\\n"
         f"CREATE USER IF NOT EXISTS '{USER}'@'%%' IDENTIFIED BY '%s';\\n"
-        f"GRANT ALL ON *.* TO '{USER}'@'%%';\\n"
+        f"GRANT ALL ON {USER}.* TO '{USER}'@'%%';\\n"
     )
     return "\n".join([
         "set -eu",

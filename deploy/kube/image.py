@@ -115,11 +115,16 @@ def base_rootfs(dependencies: list[Path]) -> Path:
     return root
 
 
-def engine_dirs(specs: list[Path]) -> list[Path]:
-    """This machine's cached engines that the specs name (fetched first with oltplab)."""
-    names: set[str] = set()
+def engine_dirs(specs: list[Path], more: tuple[str, ...] = ()) -> list[Path]:
+    """This machine's cached engines that the specs name (fetched first with oltplab), and
+    MORE: the servers the pods start themselves, not those they reach where they run."""
+    names: set[str] = set(more)
     for spec in specs:
-        names.update(e["name"] for e in tomllib.loads(spec.read_text()).get("engines", []))
+        names.update(
+            e["name"]
+            for e in tomllib.loads(spec.read_text()).get("engines", [])
+            if not {"endpoint", "kubernetes"} & set(e.get("source") or {})
+        )
     found = []
     for manifest in (cache_root() / "engines").glob("*/manifest.json"):
         if json.loads(manifest.read_text())["engine"] in names:
@@ -133,11 +138,11 @@ def engine_dirs(specs: list[Path]) -> list[Path]:
     return sorted(found)
 
 
-def build_image(specs: list[Path]) -> tuple[str, Path]:
+def build_image(specs: list[Path], more: tuple[str, ...] = ()) -> tuple[str, Path]:
     """The image's name and its OCI archive, built once for this checkout and engines."""
     work = Path(tempfile.mkdtemp(prefix="image-", dir=images_dir().parent))
     try:
-        engines = engine_dirs(specs)  # before the wheels: a missing engine fails at once
+        engines = engine_dirs(specs, more)  # before the wheels: a missing engine fails at once
         built = wheels(work / "wheels")
         own = [w for w in built if w.name.startswith("oltplab-")]
         dependencies = [w for w in built if w not in own]
@@ -261,11 +266,17 @@ def export(layout: Path, tag: str, archive: Path, named: str = "") -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("specs", nargs="+", type=Path, help="specs whose engines go in")
-    specs = parser.parse_args().specs
+    parser.add_argument(
+        "--engine",
+        action="append",
+        default=[],
+        help="one more engine of the catalog to carry (deploy/kube/database.py runs it)",
+    )
+    given = parser.parse_args()
 
     def build_and_import() -> None:
         images_dir().mkdir(parents=True, exist_ok=True)
-        name, archive = build_image(specs)
+        name, archive = build_image(given.specs, tuple(given.engine))
         import_image(state_dir(), archive, name)
         print(f"image {name} in the cluster's containerd (archive {archive})")
         print(f"next: oltplab submit k8s SPEC --image {name} --engine-cache image ...")

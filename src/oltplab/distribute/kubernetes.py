@@ -402,13 +402,14 @@ def operated_env(api: Api, spec: Spec, namespace: str) -> list[dict[str, Any]]:
         source = engine.source
         if not isinstance(source, KubernetesSource):
             continue
-        if source.namespace != namespace:
+        resource = source.kubernetes
+        if resource.namespace != namespace:
             raise OltplabError(
-                f"engine {engine.name}: its {source.kind} is in namespace {source.namespace}, "
-                f"the pods in {namespace}, where they cannot read its Secret; submit with "
-                f"--namespace {source.namespace}"
+                f"engine {engine.name}: its {resource.kind} is in namespace "
+                f"{resource.namespace}, the pods in {namespace}, where they cannot read its "
+                f"Secret; submit with --namespace {resource.namespace}"
             )
-        operated = read_operated(api, source.kind, source.namespace, source.name)
+        operated = read_operated(api, resource.kind, resource.namespace, resource.name)
         found[engine.name] = asdict(operated)
         # Optional: a Secret the operator has not made yet fails that engine, not the pod.
         reference = {"name": operated.secret, "key": operated.secret_key, "optional": True}

@@ -85,12 +85,13 @@ def databases_said(spec: Spec) -> list[str]:
         return [f"the operators' databases not read: {problem}"]
     said = []
     for engine, source in sources:
+        resource = source.kubernetes
         try:
-            found = read_operated(api, source.kind, source.namespace, source.name)
+            found = read_operated(api, resource.kind, resource.namespace, resource.name)
         except EngineError as problem:
             said.append(f"engine {engine}: {problem}")
             continue
-        where = f"engine {engine}: Kubernetes {source.kind} {source.namespace}/{source.name}"
+        where = f"engine {engine}: Kubernetes {resource}"
         said.append(f"{where} not ready: {found.problem}" if found.problem else f"{where} ready")
     return said
 

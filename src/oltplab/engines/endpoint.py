@@ -62,17 +62,18 @@ def reach(engine: EngineSpec) -> Reach:
 
 
 def _operated_reach(engine: str, source: KubernetesSource) -> Reach:
-    where = f"engine {engine}: Kubernetes {source.kind} {source.namespace}/{source.name}"
+    resource = source.kubernetes
+    where = f"engine {engine}: Kubernetes {resource}"
     given = json.loads(os.environ.get(OPERATED_ENV, "{}"))
     if engine in given:
         found = Operated(**given[engine])
         password = os.environ.get(operated_password_env(engine), "")
     else:
         api = connect()
-        found = read_operated(api, source.kind, source.namespace, source.name)
+        found = read_operated(api, resource.kind, resource.namespace, resource.name)
         if found.problem:
             raise EngineError(f"{where} is not ready: {found.problem}")
-        password = secret_value(api, source.namespace, found.secret, found.secret_key)
+        password = secret_value(api, resource.namespace, found.secret, found.secret_key)
     if not password and not found.problem:
         raise EngineError(
             f"{where}: no password in key {found.secret_key} of Secret {found.secret}"

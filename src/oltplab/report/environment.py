@@ -238,11 +238,16 @@ def _source(text: str) -> str:
         source = load_json(text)
     except ValueError:
         return text
-    return "; ".join(
-        f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
-        for k, v in source.items()
-        if k != "password_env"
-    )
+    return "; ".join(f"{k}: {_shown_value(v)}" for k, v in source.items() if k != "password_env")
+
+
+def _shown_value(value: object) -> str:
+    """A list as its items, a table (an operator's resource) as its keys' values."""
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    if isinstance(value, dict):
+        return " ".join(f"{k} {v}" for k, v in value.items())
+    return str(value)
 
 
 def configuration(analysis: Analysis, charts: list[Path]) -> list[str]:

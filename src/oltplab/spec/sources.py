@@ -135,15 +135,25 @@ class EndpointSource(StrictModel):
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 
 
-class KubernetesSource(StrictModel):
-    """A database that an operator deploys on Kubernetes, named by its resource: a
-    CloudNativePG `Cluster` or a mariadb-operator `MariaDB`. Its Service, its account's
-    Secret, its server's pod and its operator's version are read from the live objects."""
+class KubernetesResource(StrictModel):
+    """A database resource of an operator: a CloudNativePG `Cluster` or a mariadb-operator
+    `MariaDB`, by its name and namespace."""
 
-    provisioned: ClassVar[bool] = False
     kind: Literal["Cluster", "MariaDB"]
     name: Annotated[str, Field(pattern=_DNS_LABEL)]
     namespace: Annotated[str, Field(pattern=_DNS_LABEL)] = "default"
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+class KubernetesSource(StrictModel):
+    """A database that an operator deploys on Kubernetes, named by its resource. Its
+    Service, its account's Secret, its server's pod and its operator's version are read
+    from the live objects."""
+
+    provisioned: ClassVar[bool] = False
+    kubernetes: KubernetesResource
 
 
 SOURCE_KINDS = ("maven", "tarball", "basedir", "debian", "npm", "endpoint", "kubernetes")
