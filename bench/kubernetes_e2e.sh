@@ -29,7 +29,7 @@ trap 'bash scripts/kube-down.sh' EXIT
 echo "== image"
 oltplab engines fetch $(python3 -c "import tomllib,sys; print(' '.join(e['name'] for e in tomllib.load(open('$spec','rb'))['engines']))")
 start=$(now)
-image=$(python3 deploy/kube/image.py "$spec" | tee -a /dev/stderr | awk '/^image /{print $2}')
+image=$(python3 -m deploy.kube.image "$spec" | tee -a /dev/stderr | awk '/^image /{print $2}')
 echo "image $image built and imported in $(seconds "$start") s"
 
 echo "== submit"

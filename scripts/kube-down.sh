@@ -4,4 +4,4 @@
 # chains. Its state and logs stay in oltplab's cache until the next kube-up.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec python3 deploy/kube/cluster.py down
+exec python3 -m deploy.kube.cluster down

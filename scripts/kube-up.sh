@@ -22,4 +22,4 @@ if [ "${#missing[@]}" -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 export PATH="$PATH:/usr/local/go/bin"
-exec python3 deploy/kube/cluster.py up "$@"
+exec python3 -m deploy.kube.cluster up "$@"

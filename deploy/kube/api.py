@@ -1,71 +1,60 @@
-"""The API server as its administrator sees it, over the cluster's own TLS."""
+"""The API server as the cluster's administrator sees it, through oltplab's one client
+(oltplab.kube.client) on the admin kubeconfig."""
 
 from __future__ import annotations
 
-import json
-import ssl
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from layout import DNS_USER, GATEWAY, NODE, ClusterError
-from processes import alive
-
-
-def admin_context(state: Path) -> ssl.SSLContext:
-    pki = state / "pki"
-    context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
-    context.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
-    return context
+from deploy.kube.layout import DNS_USER, NODE, ClusterError
+from deploy.kube.processes import alive
+from oltplab.kube.client import Api, apply, connect
 
 
-def api_get(state: Path, path: str) -> Any:
-    port = json.loads((state / "ports.json").read_text())["apiserver"]
-    with urllib.request.urlopen(
-        f"https://{GATEWAY}:{port}{path}", context=admin_context(state), timeout=5
-    ) as response:
-        body = response.read()
-    return json.loads(body) if body.startswith(b"{") else {"text": body.decode()}
+def admin(state: Path) -> Api:
+    return connect(state / "admin.kubeconfig")
 
 
-def api_request(state: Path, method: str, path: str, body: object = None) -> None:
-    port = json.loads((state / "ports.json").read_text())["apiserver"]
-    request = urllib.request.Request(
-        f"https://{GATEWAY}:{port}{path}",
-        method=method,
-        data=None if body is None else json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, context=admin_context(state), timeout=10):
-        pass
+def api_ready(state: Path) -> bool:
+    """The API server's own word on its readiness (/readyz)."""
+    client = admin(state).client
+    method, url, headers, _, _ = client.param_serialize("GET", "/readyz", auth_settings=[])
+    response = client.call_api(method, url, headers, _request_timeout=5)
+    response.read()
+    return bool(response.status == 200 and response.data == b"ok")
 
 
 def allow_dns_reads(state: Path) -> None:
     """What the DNS server may read: Services, their endpoints, pods and namespaces."""
-    rbac = "/apis/rbac.authorization.k8s.io/v1"
     name = DNS_USER.replace(":", "-")
-    api_request(state, "POST", f"{rbac}/clusterroles", {
-        "metadata": {"name": name},
-        "rules": [
-            {"apiGroups": [""], "resources": ["endpoints", "services", "pods", "namespaces"],
-             "verbs": ["list", "watch"]},
-            {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
-             "verbs": ["list", "watch"]},
-        ],
-    })  # fmt: skip
-    api_request(state, "POST", f"{rbac}/clusterrolebindings", {
-        "metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": DNS_USER}],
-    })  # fmt: skip
+    rbac = "rbac.authorization.k8s.io/v1"
+    apply(admin(state), [
+        {"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": name},
+         "rules": [
+             {"apiGroups": [""], "resources": ["endpoints", "services", "pods", "namespaces"],
+              "verbs": ["list", "watch"]},
+             {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
+              "verbs": ["list", "watch"]},
+         ]},
+        {"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": {"name": name},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "name": name},
+         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                       "name": DNS_USER}]},
+    ])  # fmt: skip
 
 
 def node_ready(state: Path) -> bool:
-    node = api_get(state, f"/api/v1/nodes/{NODE}")
-    conditions = node["status"]["conditions"]
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+    conditions = admin(state).core.read_node(NODE).status.conditions or []
+    return any(c.type == "Ready" and c.status == "True" for c in conditions)
+
+
+def delete_all_pods(state: Path) -> None:
+    """Every pod of every namespace asked to go at once."""
+    api = admin(state)
+    for namespace in api.core.list_namespace().items:
+        api.core.delete_collection_namespaced_pod(namespace.metadata.name, grace_period_seconds=0)
 
 
 def wait_for(
@@ -77,7 +66,7 @@ def wait_for(
         try:
             if ready():
                 return
-        except (OSError, ValueError, KeyError):
+        except Exception:  # not answering yet, in any of the client's ways
             pass
         if not alive(state, component):
             break

@@ -12,10 +12,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from api import api_get, api_request
-from layout import CGROUP_ROOT, run
-from processes import alive, stop
-from runtime import ctr
+from deploy.kube.api import delete_all_pods
+from deploy.kube.layout import CGROUP_ROOT, run
+from deploy.kube.processes import alive, stop
+from deploy.kube.runtime import ctr
 
 
 def remove_pods(state: Path) -> None:
@@ -24,10 +24,7 @@ def remove_pods(state: Path) -> None:
         return
     for name in ("kube-controller-manager", "kube-scheduler"):
         stop(state, name)  # nothing may make new pods while the old ones go
-    namespaces = api_get(state, "/api/v1/namespaces")["items"]
-    for namespace in namespaces:
-        name = namespace["metadata"]["name"]
-        api_request(state, "DELETE", f"/api/v1/namespaces/{name}/pods?gracePeriodSeconds=0")
+    delete_all_pods(state)
     deadline = time.monotonic() + 60
     while ctr(state, "tasks", "ls", "--quiet").split() and time.monotonic() < deadline:
         time.sleep(0.5)

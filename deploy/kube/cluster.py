@@ -12,8 +12,8 @@ pid, and `down` stops exactly those (and what its pods left running, should cont
 died first), then removes the mounts, cgroups, network namespaces, bridge and firewall
 chains the cluster made.
 
-    python3 deploy/kube/cluster.py up      # build if needed, start, wait for a Ready node
-    python3 deploy/kube/cluster.py down    # stop it and leave nothing behind
+    python3 -m deploy.kube.cluster up      # build if needed, start, wait for a Ready node
+    python3 -m deploy.kube.cluster down    # stop it and leave nothing behind
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from api import allow_dns_reads, api_get, node_ready, wait_for
-from cleanup import (
+from deploy.kube.api import allow_dns_reads, api_ready, node_ready, wait_for
+from deploy.kube.cleanup import (
     NETNS,
     kill_pod_processes,
     leftover_tasks,
@@ -42,8 +42,8 @@ from cleanup import (
     remove_pods,
     unmount_under,
 )
-from components import commands
-from layout import (
+from deploy.kube.components import commands
+from deploy.kube.layout import (
     BRIDGE,
     COMMANDS,
     COMPONENTS,
@@ -58,10 +58,10 @@ from layout import (
     go_command,
     state_dir,
 )
-from operators import install_operators
-from pki import kubeconfig, make_pki
-from processes import alive, shims, start, stop
-from runtime import (
+from deploy.kube.operators import install_operators
+from deploy.kube.pki import kubeconfig, make_pki
+from deploy.kube.processes import alive, shims, start, stop
+from deploy.kube.runtime import (
     REFUSE_PULLS,
     check_addresses,
     cni_config,
@@ -168,7 +168,7 @@ def start_cluster(state: Path, build_seconds: float) -> None:
     start(state, "kube-apiserver", argv["kube-apiserver"])
     wait_for(
         "the API server",
-        lambda: api_get(state, "/readyz").get("text") == "ok",
+        lambda: api_ready(state),
         state,
         "kube-apiserver",
         120,
@@ -192,7 +192,7 @@ def down() -> None:
         return
     try:
         remove_pods(state)
-    except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as problem:
+    except Exception as problem:  # the API server gone, refusing, or the client's own error
         print(f"the API server did not remove the pods ({problem}); stopping them directly")
     leftover_tasks(state)
     for component in reversed(COMPONENTS):
@@ -219,7 +219,7 @@ def main() -> int:
     parser.add_argument(
         "--with-operators",
         action="store_true",
-        help="up: also install CloudNativePG and mariadb-operator (deploy/kube/operators.py)",
+        help="up: also install CloudNativePG and mariadb-operator (deploy.kube.operators)",
     )
     given = parser.parse_args()
     actions: dict[str, Callable[[], object]] = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from layout import CGROUP_ROOT, DOMAIN, GATEWAY, NODE, POD_CIDR, SERVICE_CIDR, bin_dir
-from pki import kubeconfig
-from runtime import containerd_config
+from deploy.kube.layout import CGROUP_ROOT, DOMAIN, GATEWAY, NODE, POD_CIDR, SERVICE_CIDR, bin_dir
+from deploy.kube.pki import kubeconfig
+from deploy.kube.runtime import containerd_config
 
 
 def kubelet_config(state: Path, port: int) -> Path:

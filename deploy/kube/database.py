@@ -3,7 +3,7 @@ pod of a StatefulSet running an engine of the catalog from the pods' image, its 
 the node's own disk, behind a headless Service, the benchmark account's password in a
 Secret. oltplab then measures it as an endpoint, by the Service's DNS name.
 
-    python3 deploy/kube/database.py ENGINE IMAGE --namespace NS [--cpu 1 --memory 1Gi]
+    python3 -m deploy.kube.database ENGINE IMAGE --namespace NS [--cpu 1 --memory 1Gi]
 
 applies the Secret, the Service and the StatefulSet with the cluster's admin kubeconfig,
 waits for the server to answer and prints the endpoint and the Secret to give `oltplab
@@ -16,14 +16,16 @@ import argparse
 import json
 import secrets
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from image import CACHE, USER_ID
-from layout import DOMAIN, ClusterError, cache_root, exit_status, state_dir
+from deploy.kube.image import CACHE, USER_ID
+from deploy.kube.layout import DOMAIN, ClusterError, cache_root, exit_status, state_dir
+from oltplab.kube.client import apply, connect
+from oltplab.kube.pods import restricted_container, restricted_pod
+from oltplab.kube.waiting import stuck
 
 NAME = "oltplab-db"
 PORT = 3306
@@ -90,12 +92,6 @@ def manifests(
     engine: str, image: str, namespace: str, cpu: str, memory: str, password: str
 ) -> list[dict[str, Any]]:
     labels = {"app.kubernetes.io/name": NAME, "oltplab/engine": engine}
-    restricted = {
-        "allowPrivilegeEscalation": False,
-        "capabilities": {"drop": ["ALL"]},
-        "runAsNonRoot": True,
-        "seccompProfile": {"type": "RuntimeDefault"},
-    }
     container = {
         "name": "server",
         "image": image,
@@ -117,17 +113,12 @@ def manifests(
             {"name": "data", "mountPath": "/data"},
             {"name": "secrets", "mountPath": "/secrets"},
         ],
-        "securityContext": restricted,
+        "securityContext": restricted_container(),
     }
     pod = {
         "metadata": {"labels": labels},
         "spec": {
-            "securityContext": {
-                "runAsUser": USER_ID,
-                "runAsNonRoot": True,
-                "fsGroup": USER_ID,
-                "seccompProfile": {"type": "RuntimeDefault"},
-            },
+            "securityContext": restricted_pod(USER_ID),
             "automountServiceAccountToken": False,
             "containers": [container],
             # The datadir on the node's own disk; the password file in memory only.
@@ -152,31 +143,28 @@ def manifests(
 
 def deploy(engine: str, image: str, namespace: str, cpu: str, memory: str) -> str:
     """The server applied and answering; its endpoint by the Service's name."""
-    kubeconfig = str(state_dir() / "admin.kubeconfig")
-    known = subprocess.run(
-        ["kubectl", "--kubeconfig", kubeconfig, "get", "namespace", namespace],
-        text=True, capture_output=True,
-    )  # fmt: skip
-    if known.returncode != 0:
+    api = connect(state_dir() / "admin.kubeconfig")
+    try:
+        api.core.read_namespace(namespace)
+    except api.error:
         raise ClusterError(
             f"namespace {namespace} does not exist: make it first (kubectl apply -f "
             "examples/kubernetes-storage.yaml makes `bench`, with the claim oltplab's pods "
             "write their results to)"
-        )
-    found = manifests(engine, image, namespace, cpu, memory, secrets.token_urlsafe(24))
-    subprocess.run(
-        ["kubectl", "--kubeconfig", kubeconfig, "apply", "-f", "-"],
-        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": found}),
-        text=True, capture_output=True, check=True,
-    )  # fmt: skip
+        ) from None
+    apply(api, manifests(engine, image, namespace, cpu, memory, secrets.token_urlsafe(24)))
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        pod = _pod(kubeconfig, namespace)
+        try:
+            found = api.core.read_namespaced_pod(f"{NAME}-0", namespace)
+        except api.error:
+            time.sleep(2)  # the StatefulSet has not made it yet
+            continue
+        pod = api.client.sanitize_for_serialization(found)
         if any(c.get("ready") for c in pod.get("status", {}).get("containerStatuses", [])):
             return f"{NAME}.{namespace}.svc.{DOMAIN}:{PORT}"
-        stuck = _stuck(pod)
-        if stuck:
-            raise ClusterError(f"{NAME}-0 in namespace {namespace} cannot start: {stuck}")
+        if reason := stuck(pod):
+            raise ClusterError(f"{NAME}-0 in namespace {namespace} cannot start: {reason}")
         time.sleep(2)
     raise ClusterError(
         f"{NAME}-0 in namespace {namespace} not ready after 300 s: "
@@ -184,33 +172,10 @@ def deploy(engine: str, image: str, namespace: str, cpu: str, memory: str) -> st
     )
 
 
-# Waiting reasons a pod does not leave by waiting longer.
-STUCK = {"ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff", "InvalidImageName",
-         "CreateContainerConfigError", "CrashLoopBackOff"}  # fmt: skip
-
-
-def _pod(kubeconfig: str, namespace: str) -> dict[str, Any]:
-    said = subprocess.run(
-        ["kubectl", "--kubeconfig", kubeconfig, "-n", namespace, "get", "pod", f"{NAME}-0",
-         "-o", "json"],
-        text=True, capture_output=True,
-    )  # fmt: skip
-    return json.loads(said.stdout) if said.returncode == 0 else {}
-
-
-def _stuck(pod: dict[str, Any]) -> str:
-    """The reason and message of a container that will not start, or ''."""
-    for status in pod.get("status", {}).get("containerStatuses", []):
-        waiting = status.get("state", {}).get("waiting", {})
-        if waiting.get("reason") in STUCK:
-            return f"{waiting['reason']}: {waiting.get('message', '')}".strip(": ")
-    return ""
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("engine", help="an engine of the catalog, in the image")
-    parser.add_argument("image", help="the pods' image (deploy/kube/image.py prints it)")
+    parser.add_argument("image", help="the pods' image (deploy.kube.image prints it)")
     parser.add_argument("--namespace", default="default")
     parser.add_argument("--cpu", default="1", help="the server pod's CPU request and limit")
     parser.add_argument("--memory", default="1Gi", help="its memory request and limit")

@@ -24,8 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from image import base_rootfs, images_dir, layered, overlaid, wheels
-from layout import HERE, cache_root, run
+from deploy.kube.image import base_rootfs, images_dir, layered, overlaid, wheels
+from deploy.kube.layout import HERE, cache_root, run
 
 POSTGRESQL_PACKAGE = "postgresql-15"  # the catalog's postgresql-15: Debian's package
 POSTGRESQL_IMAGE = "oltplab.local/postgresql:15"

@@ -3,7 +3,7 @@
 per build, this checkout's oltplab and the engines a spec names, copied from this machine's
 cache. Layers are made with umoci and imported into the cluster's containerd.
 
-    python3 deploy/kube/image.py SPEC...    # prints the image's name for --image
+    python3 -m deploy.kube.image SPEC...    # prints the image's name for --image
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from layout import HERE, ClusterError, cache_root, exit_status, run, state_dir
-from runtime import import_image
+from deploy.kube.layout import HERE, ClusterError, cache_root, exit_status, run, state_dir
+from deploy.kube.runtime import import_image
+from oltplab.kube.pods import POD_USER
 
 SUITE = "bookworm"
 # What `oltplab run` calls in a pod, and the libraries engine binaries link to.
@@ -30,7 +31,7 @@ PACKAGES = (
     "python3", "python3-venv", "ca-certificates", "sysbench", "sysstat", "procps",
     "percona-toolkit", "mariadb-server-core", "libaio1", "libnuma1", "libwrap0",
 )  # fmt: skip
-USER_ID = 10001  # the pods' user (distribute/kubernetes.py), as in deploy/Containerfile
+USER_ID = POD_USER  # as in deploy/Containerfile
 VENV = "/opt/oltplab"
 CACHE = f"{VENV}/cache"
 REPOSITORY = "oltplab.local/oltplab"
@@ -270,7 +271,7 @@ def main() -> int:
         "--engine",
         action="append",
         default=[],
-        help="one more engine of the catalog to carry (deploy/kube/database.py runs it)",
+        help="one more engine of the catalog to carry (deploy.kube.database runs it)",
     )
     given = parser.parse_args()
 

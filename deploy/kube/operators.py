@@ -9,7 +9,7 @@ files, and its image built here under the name those manifests run it by. Nothin
   written here as there is no Helm. Its admission webhook (a second Deployment with a
   certificate controller) is left out: the controller runs with --webhook off, its default.
 
-    python3 deploy/kube/operators.py     # on a running cluster (or: kube-up.sh --with-operators)
+    python3 -m deploy.kube.operators     # on a running cluster (or: kube-up.sh --with-operators)
 """
 
 from __future__ import annotations
@@ -25,9 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from database_images import database_images
-from layout import HERE, ClusterError, cache_root, exit_status, go_command, state_dir
-from runtime import binary_image, import_image
+
+from deploy.kube.api import admin
+from deploy.kube.database_images import database_images
+from deploy.kube.layout import HERE, ClusterError, cache_root, exit_status, go_command, state_dir
+from deploy.kube.runtime import binary_image, import_image
+from oltplab.kube.client import apply
+from oltplab.kube.waiting import stuck
 
 NAMESPACE_OF_MARIADB_OPERATOR = "mariadb-operator"
 STORAGE_CLASS = "oltplab-local"
@@ -118,17 +122,10 @@ def build(operator: Operator) -> tuple[Path, float]:
     return binary, time.monotonic() - started
 
 
-def kubectl(state: Path, *args: str, given: str | None = None) -> str:
-    return subprocess.run(
-        ["kubectl", "--kubeconfig", str(state / "admin.kubeconfig"), *args],
-        input=given, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-
-
-def apply(state: Path, documents: list[dict[str, Any]] | str) -> None:
-    """Server-side, as CRDs this large exceed what a client-side apply may annotate."""
-    text = documents if isinstance(documents, str) else yaml.safe_dump_all(documents)
-    kubectl(state, "apply", "--server-side", "--force-conflicts", "-f", "-", given=text)
+def apply_all(state: Path, documents: list[dict[str, Any]] | str) -> None:
+    """Objects, or a manifest's text, applied as the cluster's administrator."""
+    found = list(yaml.safe_load_all(documents)) if isinstance(documents, str) else documents
+    apply(admin(state), found)
 
 
 def cloudnative_pg_manifests(source: Path, operator: Operator) -> str:
@@ -228,23 +225,18 @@ def storage(state: Path) -> list[dict[str, Any]]:
 
 def wait_available(state: Path, namespace: str, deployment: str, seconds: float = 180) -> None:
     """Until the Deployment is available; a pod that cannot start ends the wait with why."""
+    api = admin(state)
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        found = json.loads(kubectl(state, "-n", namespace, "get", "deployment", deployment,
-                                   "-o", "json"))  # fmt: skip
-        if found.get("status", {}).get("availableReplicas"):
+        found = api.apps.read_namespaced_deployment(deployment, namespace)
+        if found.status.available_replicas:
             return
-        pods = json.loads(kubectl(state, "-n", namespace, "get", "pods", "-o", "json"))
-        for pod in pods["items"]:
-            for status in pod.get("status", {}).get("containerStatuses", []):
-                waiting = status.get("state", {}).get("waiting", {})
-                if waiting.get("reason") in ("ErrImageNeverPull", "ErrImagePull",
-                                             "ImagePullBackOff", "CrashLoopBackOff"):  # fmt: skip
-                    raise ClusterError(
-                        f"{deployment} in {namespace}: pod {pod['metadata']['name']} "
-                        f"{waiting['reason']}: {waiting.get('message', '')}; kubectl -n "
-                        f"{namespace} logs {pod['metadata']['name']}"
-                    )
+        for pod in api.core.list_namespaced_pod(namespace).items:
+            if reason := stuck(api.client.sanitize_for_serialization(pod)):
+                raise ClusterError(
+                    f"{deployment} in {namespace}: {reason}; kubectl -n {namespace} logs "
+                    f"{pod.metadata.name}"
+                )
         time.sleep(2)
     raise ClusterError(
         f"{deployment} in {namespace} not available after {seconds:.0f} s: "
@@ -257,7 +249,7 @@ def install_operators(state: Path) -> None:
     images in the node's containerd; each build's time and each version said."""
     if not (state / "admin.kubeconfig").exists():
         raise ClusterError(f"no cluster in {state}: scripts/kube-up.sh starts one")
-    apply(state, storage(state))
+    apply_all(state, storage(state))
     for operator in OPERATORS:
         binary, seconds = build(operator)
         built = f"built in {seconds:.0f} s" if seconds else "built before"
@@ -269,16 +261,18 @@ def install_operators(state: Path) -> None:
         import_image(state, archive, operator.image)
         source = module_dir(operator)
         if operator is CLOUDNATIVE_PG:
-            apply(state, cloudnative_pg_manifests(source, operator))
+            apply_all(state, cloudnative_pg_manifests(source, operator))
             wait_available(state, "cnpg-system", "cnpg-controller-manager")
         else:
-            apply(state, mariadb_operator_manifests(source, operator))
+            apply_all(state, mariadb_operator_manifests(source, operator))
             wait_available(state, NAMESPACE_OF_MARIADB_OPERATOR, operator.name)
         print(f"{operator.name} {operator.version}: available (image {operator.image})", flush=True)
     for name, archive in database_images():
         import_image(state, archive, name)
         print(f"database image {name} in the cluster's containerd", flush=True)
-    crds = kubectl(state, "get", "crd", "-o", "name").split()
+    from kubernetes.client import ApiextensionsV1Api
+
+    crds = ApiextensionsV1Api(admin(state).client).list_custom_resource_definition().items
     print(f"{len(crds)} CRDs; next: kubectl apply -f examples/kubernetes-operators.yaml")
 
 

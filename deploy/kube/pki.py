@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from layout import DNS_USER, GATEWAY, NODE, PROXY_USER, SERVICE_CIDR, run
+from deploy.kube.layout import DNS_USER, GATEWAY, NODE, PROXY_USER, SERVICE_CIDR, run
 
 # P-256 keys: as good as RSA here and made in milliseconds.
 NEW_KEY = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1")

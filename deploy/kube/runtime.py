@@ -7,7 +7,16 @@ import json
 import shutil
 from pathlib import Path
 
-from layout import BRIDGE, GATEWAY, PAUSE_IMAGE, POD_CIDR, SERVICE_CIDR, ClusterError, bin_dir, run
+from deploy.kube.layout import (
+    BRIDGE,
+    GATEWAY,
+    PAUSE_IMAGE,
+    POD_CIDR,
+    SERVICE_CIDR,
+    ClusterError,
+    bin_dir,
+    run,
+)
 
 # containerd's environment. Every image is imported, so a pull only happens for an image the
 # node lacks; it then goes to a proxy on loopback that refuses it (ErrImagePull), and no name

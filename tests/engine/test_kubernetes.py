@@ -62,7 +62,7 @@ def cluster() -> Iterator[dict[str, str]]:
 def image_build(
     cluster: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
-    """deploy/kube/image.py for the tiny spec's engine, started with the module's first
+    """deploy.kube.image for the tiny spec's engine, started with the module's first
     test: the longest part of this module (2-5 minutes on a busy host), done while the tests
     that need no image run. Its engine is fetched first: the image copies this machine's
     cache, and this module may run alone."""
@@ -71,8 +71,8 @@ def image_build(
     said = tmp_path_factory.mktemp("image") / "image.out"
     with said.open("w") as sink:
         building = subprocess.Popen(
-            ["python3", str(ROOT / "deploy" / "kube" / "image.py"), str(TINY)],
-            env=_env(cluster), stdout=sink, stderr=subprocess.STDOUT,
+            ["python3", "-m", "deploy.kube.image", str(TINY)],
+            env=_env(cluster), stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT,
         )  # fmt: skip
     try:
         yield building, said
@@ -357,9 +357,9 @@ def test_a_database_in_the_cluster_is_driven_through_its_service(
     for folder in (srv, volume):  # install -d -o 10001 /srv/bench /srv/bench/endpoint
         folder.mkdir()
         os.chown(folder, POD_USER, -1)
-    database = ["python3", str(ROOT / "deploy" / "kube" / "database.py"), "mariadb-10.11.5", image]
+    database = ["python3", "-m", "deploy.kube.database", "mariadb-10.11.5", image]
     refused = subprocess.run(
-        [*database, "--namespace", "nowhere"], env=env, capture_output=True, text=True
+        [*database, "--namespace", "nowhere"], env=env, capture_output=True, text=True, cwd=ROOT
     )
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "namespace nowhere does not exist: make it first" in refused.stderr
@@ -371,7 +371,7 @@ def test_a_database_in_the_cluster_is_driven_through_its_service(
     assert applied.returncode == 0, applied.stdout + applied.stderr
     deployed = subprocess.run(
         [*database, "--namespace", "bench", "--cpu", "1", "--memory", "1Gi"],
-        env=env, capture_output=True, text=True, timeout=600,
+        env=env, capture_output=True, text=True, timeout=600, cwd=ROOT,
     )  # fmt: skip
     assert deployed.returncode == 0, deployed.stdout + deployed.stderr
     assert "oltplab-db.bench.svc.cluster.local:3306" in deployed.stdout

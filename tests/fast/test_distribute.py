@@ -263,7 +263,7 @@ def test_an_endpoint_service_the_user_may_not_read_says_so_where_its_platform_go
         'password_env = "PW" }\n',
         "s.toml",
     )
-    api = Api(batch=None, core=ServicesUnreadable(), apps=None, custom=None, error=Refused)
+    api = Api(None, batch=None, core=ServicesUnreadable(), apps=None, custom=None, error=Refused)
     found = kubernetes.endpoint_platforms(api, spec)
     assert found == {"db": "Kubernetes Service db.bench: its pods not read (403 Forbidden)"}
 

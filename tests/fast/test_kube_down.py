@@ -1,4 +1,4 @@
-"""`deploy/kube/cluster.py down` removes the pods' network namespaces its own containerd made
+"""`deploy.kube.cluster down` removes the pods' network namespaces its own containerd made
 and no other: /run/netns holds other runtimes' cni-* namespaces too, named alike; and it kills
 the processes its pods left in the kubelet's cgroups, which would keep a namespace alive. No
 cluster is started: a folder stands for /run/netns, and one for /sys/fs/cgroup, a file for
@@ -11,11 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-KUBE = Path(__file__).resolve().parents[2] / "deploy" / "kube"
-# deploy/kube's modules import each other by their bare names (layout, api, ...): imported in
-# a process of their own, they stay out of the test session's modules.
+ROOT = Path(__file__).resolve().parents[2]
+# The cluster tooling runs as root on the real /run/netns: imported in a process of its own,
+# its modules stay out of the test session's.
 REMOVE = (
-    "import json, sys\nfrom pathlib import Path\nfrom cleanup import remove_network_namespaces\n"
+    "import json, sys\nfrom pathlib import Path\n"
+    "from deploy.kube.cleanup import remove_network_namespaces\n"
     "print(json.dumps(remove_network_namespaces(Path(sys.argv[1]), Path(sys.argv[2]))))"
 )
 OURS = "cni-0b8e6a8e-3f7e-4c6c-9a57-2b1f1f7c1d2a"
@@ -26,7 +27,7 @@ PREFIX_OF_OURS = OURS[:20]  # a name that is only a prefix of one containerd nam
 def down_in(state: Path, netns: Path) -> list[str]:
     done = subprocess.run(
         [sys.executable, "-c", REMOVE, str(state), str(netns)],
-        cwd=KUBE,
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,
@@ -69,7 +70,7 @@ def test_down_removes_only_the_namespaces_its_containerd_names(tmp_path: Path) -
 
 
 KILL = (
-    "import json, sys\nfrom pathlib import Path\nfrom cleanup import kill_pod_processes\n"
+    "import json, sys\nfrom pathlib import Path\nfrom deploy.kube.cleanup import kill_pod_processes\n"
     "print(json.dumps(kill_pod_processes(Path(sys.argv[1]), seconds=0.2)))"
 )
 
@@ -92,7 +93,7 @@ def test_down_kills_what_the_pods_left_in_the_kubelets_cgroups_and_nothing_else(
         (tmp_path / "cgroup" / "memory" / "oltplab").mkdir(parents=True)  # no process there
         done = subprocess.run(
             [sys.executable, "-c", KILL, str(tmp_path / "cgroup")],
-            cwd=KUBE, capture_output=True, text=True, timeout=60, check=False,
+            cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == [pod.pid]

@@ -55,6 +55,7 @@ def test_a_mariadb_whose_image_the_node_lacks_says_so_in_the_operators_words() -
     found = operated(MARIADB, resource, pods, "25.10.2")
     assert found.problem.startswith("condition Ready False ("), found.problem
     assert "pod mariadb-missing-0 container mariadb ErrImageNeverPull" in found.problem
+    assert found.blocked.startswith("pod mariadb-missing-0 container mariadb ErrImageNeverPull")
     assert stuck(pods[0]).startswith("pod mariadb-missing-0 container mariadb ErrImageNeverPull")
 
 
@@ -63,6 +64,7 @@ def test_a_cluster_not_set_up_yet_gives_its_phase() -> None:
     resource["status"] = {"phase": "Setting up primary", "phaseReason": "Creating primary"}
     found = operated(CLUSTER, resource, [], "1.25.1")
     assert found.problem == "phase 'Setting up primary' (Creating primary)"
+    assert found.blocked == ""  # still starting: submit waits for it
     assert found.platform.endswith(": no pod yet")
 
 

@@ -18,7 +18,6 @@ import pytest
 from tests.support.phases import cluster_time
 
 ROOT = Path(__file__).resolve().parents[2]
-CLUSTER = ROOT / "deploy" / "kube" / "cluster.py"
 BRIDGE = "oltplab0"
 # Where the cluster's sockets may point: loopback, its bridge's pods and its Services.
 LOCAL = [
@@ -73,8 +72,8 @@ def cluster_command(action: str, state: Path, timeout: float = 1800) -> str:
     env = {**os.environ, "OLTPLAB_KUBE_STATE": str(state)}
     env["PATH"] = f"{env['PATH']}:/usr/local/go/bin"
     done = subprocess.run(
-        ["python3", str(CLUSTER), action], env=env, capture_output=True, text=True,
-        timeout=timeout,
+        ["python3", "-m", "deploy.kube.cluster", action], env=env, capture_output=True,
+        text=True, timeout=timeout, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0, f"kube {action}: {done.stdout}\n{done.stderr}"
     return done.stdout

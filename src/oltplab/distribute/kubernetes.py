@@ -32,7 +32,8 @@ from oltplab.engines.endpoint import (
     operated_password_env,
 )
 from oltplab.kube.client import Api, connect, refusal, unreachable
-from oltplab.kube.operated import read_operated
+from oltplab.kube.operated import settled
+from oltplab.kube.pods import POD_USER, restricted_container, restricted_pod
 from oltplab.kube.waiting import waiting
 from oltplab.spec import Spec, load_spec
 from oltplab.spec.sources import KubernetesSource
@@ -46,7 +47,6 @@ SCRATCH_MOUNT = "/scratch"  # the node's own disk (emptyDir): datadirs and snaps
 DEADLINE_SECONDS = 7 * 24 * 3600
 KEEP_FINISHED_SECONDS = 24 * 3600
 ENGINE_CACHES = ("volume", "image")
-POD_USER = 10001  # the image's own user (deploy/Containerfile)
 _NAME = re.compile(r"[^a-z0-9-]+")
 # What the API server accepts, checked here so that a typo fails before anything is sent.
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -61,6 +61,9 @@ _SUBPATH = re.compile(r"([A-Za-z0-9._-]+/)*[A-Za-z0-9._-]*")
 # A pod in these phases has not ended; a Job's index with no pod yet is waiting too.
 _ACTIVE_PHASES = {"Pending", "Running", "Unknown"}
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+# How long submit waits for an operator's database that is still starting; one whose pod
+# will never start is said at once.
+OPERATED_WAIT_SECONDS = 120
 # What the pod's command sets itself; a --run-arg may not set them again.
 _OWN_RUN_OPTIONS = ("--shard", "--results", "-r", "--snapshots")
 
@@ -183,27 +186,15 @@ def job_manifest(
             {"name": "results", "mountPath": VOLUME_MOUNT},
             {"name": "scratch", "mountPath": SCRATCH_MOUNT},
         ],
-        # The "restricted" Pod Security level: no privilege, no capability, the runtime's
-        # seccomp profile.
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "capabilities": {"drop": ["ALL"]},
-            "runAsNonRoot": True,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": restricted_container(),
     }
     selector = parse_node_selector(request.node_selector)
     pod = {
         "metadata": {"labels": labels},
         "spec": {
             "restartPolicy": "Never",
-            # The image's own user (deploy/Containerfile), who must be able to write the volume.
-            "securityContext": {
-                "runAsUser": POD_USER,
-                "runAsNonRoot": True,
-                "fsGroup": POD_USER,
-                "seccompProfile": {"type": "RuntimeDefault"},
-            },
+            # The image's own user, who must be able to write the volume.
+            "securityContext": restricted_pod(),
             # oltplab never talks to the API server from a pod.
             "automountServiceAccountToken": False,
             "containers": [container],
@@ -409,7 +400,9 @@ def operated_env(api: Api, spec: Spec, namespace: str) -> list[dict[str, Any]]:
                 f"{resource.namespace}, the pods in {namespace}, where they cannot read its "
                 f"Secret; submit with --namespace {resource.namespace}"
             )
-        operated = read_operated(api, resource.kind, resource.namespace, resource.name)
+        operated = settled(
+            api, resource.kind, resource.namespace, resource.name, OPERATED_WAIT_SECONDS
+        )
         found[engine.name] = asdict(operated)
         # Optional: a Secret the operator has not made yet fails that engine, not the pod.
         reference = {"name": operated.secret, "key": operated.secret_key, "optional": True}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -53,6 +54,7 @@ class Operated:
     family: str
     platform: str  # the operator, the resource's spec and the server's pod, in a line
     problem: str  # why it is not ready, in the operator's words; '' when it is
+    blocked: str = ""  # a pod of it that will not start by waiting longer, and why
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -110,14 +112,16 @@ def operated(
         f"{kind.operator} {operator_version}, {resource_name(kind, namespace, name)} "
         f"({described}, limits {shown_limits}): {servers}"
     )
+    blocked = "; ".join(reason for pod in pods if (reason := stuck(pod)))
+    said = not_ready(kind, resource)
     return Operated(
         f"{service}.{namespace}.svc.{domain}:{port}", user, secret, key, kind.family, platform,
-        not_ready(kind, resource, pods),
+        "; ".join(filter(None, [said, blocked])) if said else "", blocked if said else "",
     )  # fmt: skip
 
 
-def not_ready(kind: OperatorKind, resource: dict[str, Any], pods: list[dict[str, Any]]) -> str:
-    """Why the database is not ready, in its operator's words and its pods'; '' when it is."""
+def not_ready(kind: OperatorKind, resource: dict[str, Any]) -> str:
+    """Why the database is not ready, in its operator's words; '' when it is."""
     status, spec = resource.get("status") or {}, resource.get("spec") or {}
     if kind is CLUSTER:
         ready = status.get("readyInstances", 0) >= spec.get("instances", 1)
@@ -134,8 +138,19 @@ def not_ready(kind: OperatorKind, resource: dict[str, Any], pods: list[dict[str,
         said = f"condition Ready {condition.get('status', 'not set yet')}" + (
             f" ({condition['reason']}: {condition.get('message', '')})" if condition else ""
         )
-    blocked = [reason for pod in pods if (reason := stuck(pod))]
-    return "; ".join([said, *blocked])
+    return said
+
+
+def settled(api: Api, kind_name: str, namespace: str, name: str, seconds: float) -> Operated:
+    """The database once it is ready, or once a pod of it says why it never will be (an
+    image the node lacks, a crash loop, no room on any node), or as it stands after
+    SECONDS: one still starting is not taken for one that failed."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = read_operated(api, kind_name, namespace, name)
+        if not found.problem or found.blocked or time.monotonic() > deadline:
+            return found
+        time.sleep(2)
 
 
 def read_operated(api: Api, kind_name: str, namespace: str, name: str) -> Operated:
