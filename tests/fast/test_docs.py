@@ -132,6 +132,9 @@ FOREIGN_OPTIONS = {
     "--key": "sysbench (`--key=value`: any option of a workload's)",
     "--isolation": "bench/precision.py",
     "--against": "bench/profile_coverage.py",
+    "--with-operators": "scripts/kube-up.sh",
+    "--enable-aggregator-routing": "kube-apiserver",
+    "--webhook": "mariadb-operator's controller",
 }
 SYSBENCH_HELP = ROOT / "tests" / "data" / "sysbench_help" / "general.txt"
 OPTION = re.compile(r"--?[a-zA-Z][\w-]*")
