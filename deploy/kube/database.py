@@ -1,7 +1,8 @@
 """A database server inside the cluster, as the Kubernetes report deployed its MySQL: one
-pod of a StatefulSet running an engine of the catalog from the pods' image, its datadir on
-the node's own disk, behind a headless Service, the benchmark account's password in a
-Secret. oltplab then measures it as an endpoint, by the Service's DNS name.
+pod of a StatefulSet in which oltplab serves an engine of the catalog from the pods' image
+(`oltplab engines serve`, provisioned by its family as a run would), its datadir on the
+node's own disk, behind a headless Service, the benchmark account's password in a Secret.
+oltplab then measures it as an endpoint, by the Service's DNS name.
 
     python3 -m deploy.kube.database ENGINE IMAGE --namespace NS [--cpu 1 --memory 1Gi]
 
@@ -13,106 +14,62 @@ submit k8s` (--env-from-secret).
 from __future__ import annotations
 
 import argparse
-import json
 import secrets
-import shlex
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from deploy.kube.image import CACHE, USER_ID
-from deploy.kube.layout import DOMAIN, ClusterError, cache_root, exit_status, state_dir
+from deploy.kube.image import USER_ID
+from deploy.kube.layout import DOMAIN, ClusterError, exit_status, state_dir
 from oltplab.kube.client import apply, connect
 from oltplab.kube.pods import restricted_container, restricted_pod
 from oltplab.kube.waiting import stuck
+from oltplab.spec.catalog import CATALOG
 
 NAME = "oltplab-db"
-PORT = 3306
 USER = "sbtest"
 PASSWORD_ENV = "OLTPLAB_DB_PASSWORD"  # the Secret's key: the pods' variable of that name
 
 
-def in_image(engine: str) -> dict[str, str]:
-    """The engine's programs where the image keeps them (its copy of this machine's cache)."""
-    for manifest in (cache_root() / "engines").glob("*/manifest.json"):
-        found = json.loads(manifest.read_text())
-        if found["engine"] != engine:
-            continue
-        folder = manifest.parent.name
-        keys = ("basedir", "server", "install_db", "messages_dir")
-        return {k: _moved(found.get(k), folder) for k in keys}
-    raise ClusterError(
-        f"engine {engine}: not in this machine's cache; oltplab engines fetch {engine}"
-    )
+def port_of(engine: str) -> int:
+    """The port its family's servers listen on by convention."""
+    if engine not in CATALOG:
+        raise ClusterError(f"engine {engine}: not in the catalog (oltplab engines list)")
+    return 5432 if CATALOG[engine].family == "postgresql" else 3306
 
 
-def _moved(path: str | None, folder: str) -> str:
-    """A path of this machine's cache where the image's copy of the folder has it."""
-    if not path:
-        return ""
-    parts = Path(path).parts
-    return str(Path(CACHE, "engines", folder, *parts[parts.index(folder) + 1 :]))
-
-
-def server_script(paths: dict[str, str], buffer_pool: str) -> str:
-    """Initialise the datadir once, let the benchmark account in with the Secret's password,
-    and run the server in the foreground on the pod's address."""
-    base, server = shlex.quote(paths["basedir"]), shlex.quote(paths["server"])
-    if paths["install_db"]:  # MariaDB's script
-        initialise = (
-            f"{shlex.quote(paths['install_db'])} --no-defaults --basedir={base} "
-            "--datadir=/data/db --auth-root-authentication-method=normal --skip-test-db "
-            "--skip-name-resolve"
-        )
-    else:  # MySQL initialises with the server itself
-        initialise = (
-            f"{server} --no-defaults --basedir={base} --datadir=/data/db --initialize-insecure"
-        )
-    messages = (
-        f" --lc-messages-dir={shlex.quote(paths['messages_dir'])}" if paths["messages_dir"] else ""
-    )
-    grant = (
-        f"CREATE DATABASE IF NOT EXISTS {USER};\\n"
-        f"CREATE USER IF NOT EXISTS '{USER}'@'%%' IDENTIFIED BY '%s';\\n"
-        f"GRANT ALL ON {USER}.* TO '{USER}'@'%%';\\n"
-    )
-    return "\n".join([
-        "set -eu",
-        f"[ -d /data/db ] || {initialise} > /data/initialise.log 2>&1",
-        # printf is the shell's own: the password is on no process's command line.
-        f'printf "{grant}" "${PASSWORD_ENV}" > /secrets/init.sql',
-        f"exec {server} --no-defaults --basedir={base} --datadir=/data/db --port={PORT} "
-        f"--bind-address=0.0.0.0 --socket=/tmp/server.sock --skip-name-resolve{messages} "
-        f"--init-file=/secrets/init.sql --innodb-buffer-pool-size={buffer_pool}",
-    ])  # fmt: skip
+def serving(engine: str, port: int, buffer_pool: str) -> list[str]:
+    """oltplab itself runs the server, as its family provisions one for a run: the option
+    file from the intent, the datadir made once, the benchmark account's rights on sbtest
+    only; the password from the Secret, through the environment."""
+    return ["oltplab", "engines", "serve", engine, "--datadir", "/data/engine",
+            "--password-env", PASSWORD_ENV, "--port", str(port),
+            "--buffer-pool", buffer_pool]  # fmt: skip
 
 
 def manifests(
     engine: str, image: str, namespace: str, cpu: str, memory: str, password: str
 ) -> list[dict[str, Any]]:
     labels = {"app.kubernetes.io/name": NAME, "oltplab/engine": engine}
+    port = port_of(engine)
     container = {
         "name": "server",
         "image": image,
         "imagePullPolicy": "Never",
-        "command": ["sh", "-c", server_script(in_image(engine), "128M")],
+        "command": serving(engine, port, "128M"),
         "env": [
             {
                 "name": PASSWORD_ENV,
                 "valueFrom": {"secretKeyRef": {"name": NAME, "key": PASSWORD_ENV}},
             }
         ],
-        "ports": [{"name": "mysql", "containerPort": PORT}],
+        "ports": [{"name": "server", "containerPort": port}],
         "resources": {
             "requests": {"cpu": cpu, "memory": memory},
             "limits": {"cpu": cpu, "memory": memory},
         },
-        "readinessProbe": {"tcpSocket": {"port": PORT}, "periodSeconds": 2},
-        "volumeMounts": [
-            {"name": "data", "mountPath": "/data"},
-            {"name": "secrets", "mountPath": "/secrets"},
-        ],
+        "readinessProbe": {"tcpSocket": {"port": port}, "periodSeconds": 2},
+        "volumeMounts": [{"name": "data", "mountPath": "/data"}],
         "securityContext": restricted_container(),
     }
     pod = {
@@ -121,11 +78,8 @@ def manifests(
             "securityContext": restricted_pod(USER_ID),
             "automountServiceAccountToken": False,
             "containers": [container],
-            # The datadir on the node's own disk; the password file in memory only.
-            "volumes": [
-                {"name": "data", "emptyDir": {}},
-                {"name": "secrets", "emptyDir": {"medium": "Memory"}},
-            ],
+            # The datadir on the node's own disk.
+            "volumes": [{"name": "data", "emptyDir": {}}],
         },
     }
     meta = {"name": NAME, "namespace": namespace, "labels": labels}
@@ -134,7 +88,7 @@ def manifests(
          "stringData": {PASSWORD_ENV: password}},
         {"apiVersion": "v1", "kind": "Service", "metadata": meta,
          "spec": {"clusterIP": "None", "selector": labels,
-                  "ports": [{"name": "mysql", "port": PORT}]}},
+                  "ports": [{"name": "server", "port": port}]}},
         {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta,
          "spec": {"serviceName": NAME, "replicas": 1, "selector": {"matchLabels": labels},
                   "template": pod}},
@@ -152,7 +106,8 @@ def deploy(engine: str, image: str, namespace: str, cpu: str, memory: str) -> st
             "examples/kubernetes-storage.yaml makes `bench`, with the claim oltplab's pods "
             "write their results to)"
         ) from None
-    apply(api, manifests(engine, image, namespace, cpu, memory, secrets.token_urlsafe(24)))
+    # 24 characters of A-Z, a-z, 0-9, _ and -: what `engines serve` takes.
+    apply(api, manifests(engine, image, namespace, cpu, memory, secrets.token_urlsafe(18)))
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         try:
@@ -162,7 +117,7 @@ def deploy(engine: str, image: str, namespace: str, cpu: str, memory: str) -> st
             continue
         pod = api.client.sanitize_for_serialization(found)
         if any(c.get("ready") for c in pod.get("status", {}).get("containerStatuses", [])):
-            return f"{NAME}.{namespace}.svc.{DOMAIN}:{PORT}"
+            return f"{NAME}.{namespace}.svc.{DOMAIN}:{port_of(engine)}"
         if reason := stuck(pod):
             raise ClusterError(f"{NAME}-0 in namespace {namespace} cannot start: {reason}")
         time.sleep(2)

@@ -130,10 +130,18 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
         "--margin", "10", "--max-repetitions", "6", "--measure", CPU, "-r", "bisect",
         cwd=tmp_path,
     )  # fmt: skip
-    assert bisected.returncode == 0, bisected.stdout + bisected.stderr
     found_by = json.loads((tmp_path / "bisect" / "bisect.json").read_text())
-    assert (found_by["last_good"], found_by["first_changed"]) == ("r1", "r2"), found_by
     assert len(found_by["steps"]) == 2, found_by["steps"]  # the ends, then r1 against r2
+    # r2 is decided like r3; or, when this busy host's CPU per transaction spreads so far
+    # that its six rounds leave r2's interval across halfway (a CI run on 2026-12-07:
+    # r1 to r3 +217%, r1 to r2 +95% [+64, +137]), the bisection says it is undecided and
+    # what it leans on, and exits 5. Never a decided answer that names the wrong release.
+    if found_by["steps"][1]["leaning"]:
+        assert bisected.returncode == 5, bisected.stdout + bisected.stderr
+        assert "undecided, leaning on r2 against r1" in found_by["verdict"], found_by
+    else:
+        assert bisected.returncode == 0, bisected.stdout + bisected.stderr
+        assert (found_by["last_good"], found_by["first_changed"]) == ("r1", "r2"), found_by
     # Each step is one run, however many batches of rounds it took, on engines started once.
     for step in sorted((tmp_path / "bisect" / "steps").iterdir()):
         db = sqlite3.connect(f"file:{step / 'ledger.sqlite'}?mode=ro", uri=True)
@@ -146,8 +154,9 @@ def test_change_points_and_a_bisection_name_the_release_that_changed(
         assert runs == 1 and len(started) == 2 == len(set(started)), (step.name, runs, started)
         assert rounds >= 3, (step.name, rounds)
     md = (tmp_path / "bisect" / "bisect.md").read_text()
-    assert "| optimizer_trace | enabled=off | enabled=on |" in md
-    assert "## What differs: r2 against r1" in md
+    assert f"## What differs: {found_by['first_changed']} against {found_by['last_good']}" in md
+    if not found_by["steps"][1]["leaning"]:  # r2's settings against r1's: the planted one
+        assert "| optimizer_trace | enabled=off | enabled=on |" in md
     # the flame graph of a real cell opens, and lists functions with samples per transaction
     page, errors = browser_page
     # Without it, bisect.md says why (what the profiler wrote down in each cell).

@@ -43,6 +43,7 @@ for name, command in COMMANDS:
     app.command(name, cls=Command)(command)
 engines_app.command("list", cls=Command)(runs.engines_list)
 engines_app.command("fetch", cls=Command)(runs.engines_fetch)
+engines_app.command("serve", cls=Command)(runs.engines_serve)
 # One `submit <name>` per registered scheduler (oltplab.cli.submit), plugins' included.
 app.add_typer(submit_app, name="submit")
 

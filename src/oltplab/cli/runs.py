@@ -12,6 +12,7 @@ from oltplab.cli.app import console, errors, report_outcome, run_and_report, say
 from oltplab.cli.display import display_for
 from oltplab.cli.options import bound
 from oltplab.engines.known import EnginesFetchAsked, EnginesListAsked, before_fetching, fetched
+from oltplab.engines.serving import EnginesServeAsked
 from oltplab.experiments.calibrate import CalibrateAsked, Calibrated, CalibrationAsked
 from oltplab.experiments.machine_figures import MachineFiguresAsked
 from oltplab.experiments.measuring import RunAsked
@@ -123,6 +124,14 @@ def calibrations(given: MachineFiguresAsked) -> None:
 def engines_list(given: EnginesListAsked) -> None:
     """The engines oltplab knows: name, family, version, source and whether they are fetched."""
     tell(given.told())
+
+
+@bound(EnginesServeAsked)
+def engines_serve(given: EnginesServeAsked) -> None:
+    """Serve one engine of the catalog in the foreground, provisioned as a run would (its
+    option file from the intent, the benchmark account's rights on its database only), on
+    every interface, until SIGTERM: what a container platform runs (deploy.kube.database)."""
+    tell(given.served())
 
 
 @bound(EnginesFetchAsked)

@@ -281,6 +281,17 @@ class Bisector:
                 high = middle
         found.last_good, found.first_changed = names[low], names[high]
         found.verdict = f"{names[high]} is the first release that changed (after {names[low]})"
+        # A middle step still undecided after its last round was placed by its point: the
+        # answer leans on it, and is said to, not given as decided.
+        if leaned := [s for s in found.steps if s.leaning]:
+            found.decided = False
+            found.verdict += (
+                "; undecided, leaning on "
+                + "; ".join(
+                    f"{s.measured} against {s.known}: {s.judged.describe()}" for s in leaned
+                )
+                + f" (more rounds decide it: --max-repetitions above {leaned[0].repetitions})"
+            )
         return self._saved()
 
     def spent(self) -> float:
