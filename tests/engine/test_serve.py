@@ -43,9 +43,9 @@ def serve(datadir: Path, password: str, port: int, log: Path) -> subprocess.Pope
 def test_a_served_engine_answers_everywhere_stops_on_sigterm_and_starts_again(
     tmp_path: Path,
 ) -> None:
-    password, datadir, log = secrets.token_urlsafe(18), tmp_path / "db", tmp_path / "serve.log"
+    password, datadir = secrets.token_urlsafe(18), tmp_path / "db"
     for attempt in (1, 2):
-        port = free_port()
+        log, port = tmp_path / f"serve-{attempt}.log", free_port()
         server = serve(datadir, password, port, log)
         try:
             with (
@@ -66,4 +66,4 @@ def test_a_served_engine_answers_everywhere_stops_on_sigterm_and_starts_again(
         assert server.wait(timeout=120) == 0, log.read_text()
         assert "stopped cleanly" in log.read_text()
         assert processes_using(str(datadir)) == []
-    assert password not in log.read_text()
+        assert password not in log.read_text()
