@@ -105,11 +105,13 @@ def module_dir(operator: Operator) -> Path:
     return Path(json.loads(found)["Dir"])
 
 
-def build(operator: Operator) -> tuple[Path, float]:
-    """The controller in the cache, built once per pin; the seconds the build took."""
+def build(operator: Operator) -> tuple[Path, float | None, bool]:
+    """The controller in the cache, built once per pin; the seconds that build took (kept
+    beside it), and whether it was built before this call."""
     binary = cache_root() / "kube" / "operators" / f"{operator.name}-{operator.version}"
+    took = binary.parent / f"{binary.name}.build-seconds"
     if binary.exists():
-        return binary, 0.0
+        return binary, float(took.read_text()) if took.exists() else None, True
     binary.parent.mkdir(parents=True, exist_ok=True)
     print(f"building {operator.name} {operator.version} ({operator.command}) ...", flush=True)
     started = time.monotonic()
@@ -118,8 +120,10 @@ def build(operator: Operator) -> tuple[Path, float]:
         [go_command(), "build", "-trimpath", "-o", str(partial), operator.command],
         cwd=operator.folder, env=go_env(), check=True,
     )  # fmt: skip
+    seconds = time.monotonic() - started
+    took.write_text(f"{seconds:.0f}\n")
     partial.rename(binary)
-    return binary, time.monotonic() - started
+    return binary, seconds, False
 
 
 def apply_all(state: Path, documents: list[dict[str, Any]] | str) -> None:
@@ -251,8 +255,12 @@ def install_operators(state: Path) -> None:
         raise ClusterError(f"no cluster in {state}: scripts/kube-up.sh starts one")
     apply_all(state, storage(state))
     for operator in OPERATORS:
-        binary, seconds = build(operator)
-        built = f"built in {seconds:.0f} s" if seconds else "built before"
+        binary, seconds, cached = build(operator)
+        built = (
+            "built before, its time not recorded"
+            if seconds is None
+            else (f"built in {seconds:.0f} s" + (" (cached since)" if cached else ""))
+        )
         print(f"{operator.name} {operator.version}: controller {built} ({binary})", flush=True)
         archive = binary_image(
             binary, operator.binary, operator.user, operator.image,
