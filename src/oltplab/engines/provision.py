@@ -360,6 +360,7 @@ def endpoint_engine(
         server.password,
         version,
         work,
+        platform=reached.platform,
     )
     if tables < spec.dataset.tables:
         if not prepare:

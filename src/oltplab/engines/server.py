@@ -89,6 +89,7 @@ class EngineState:
     work: Path
     distribution: Distribution | None = None
     artifact_dir: str = ""
+    platform: str | None = None  # an endpoint's: what its platform says of it (a pod, ...)
 
     def target(self) -> ConnectionTarget:
         driver = self.server.client_protocol.sysbench_driver

@@ -168,8 +168,7 @@ def read_operated(api: Api, kind_name: str, namespace: str, name: str) -> Operat
         listed = api.core.list_namespaced_pod(namespace, label_selector=f"{kind.pods_label}={name}")
         pods = [client.sanitize_for_serialization(pod) for pod in listed.items]
     except api.error as exc:
-        pods = []
-        resource.setdefault("status", {})["phaseReason"] = f"its pods not read: {refusal(exc)}"
+        raise EngineError(f"Kubernetes {where}: its pods not read ({refusal(exc)})") from None
     return operated(kind, resource, pods, operator_version(api, kind))
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from oltplab.base.errors import DiskFull, EngineError
 from oltplab.base.hostinfo import disk_of
-from oltplab.engines.endpoint import reach
 from oltplab.engines.isolation import CpuSplit
 from oltplab.engines.provision import endpoint_engine, machine_for, provisioned_engine
 from oltplab.engines.server import EngineState, Server
@@ -189,8 +188,8 @@ def _engine_facts(state: EngineState, engine: EngineSpec) -> dict[str, Any]:
     """What the ledger and run.json both say of an engine."""
     dist = state.distribution
     source = source_of(engine)
-    if engine.is_endpoint and (platform := reach(engine).platform):
-        source = {**source, "platform": platform}
+    if state.platform:
+        source = {**source, "platform": state.platform}
     return {
         "family": state.family,
         "version": state.version,
